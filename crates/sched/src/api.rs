@@ -1,0 +1,354 @@
+//! The scheduler's driving contract: the events it takes, the decisions it gives, the errors it
+//! returns and the plain-data snapshot it shows.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use thiserror::Error;
+use weft_config::{AllocationConfig, SchedulerProperties};
+use weft_types::{AppId, ContainerId, Locality, NodeId, Resource};
+
+/// A complete scheduler configuration: the allocation file and the yarn-site properties.
+#[derive(Clone, Debug, Default)]
+pub struct SchedulerConfig {
+    /// The parsed `fair-scheduler.xml`.
+    pub allocations: AllocationConfig,
+    /// The yarn-site.xml properties.
+    pub properties: SchedulerProperties,
+}
+
+/// User name -> groups, primary group first (what Hadoop's group mapping service answers).
+pub type GroupMapping = BTreeMap<String, Vec<String>>;
+
+/// A request for `count` containers of one size at one priority.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ContainerAsk {
+    /// Request priority: a lower number is served first, as in YARN.
+    pub priority: i32,
+    /// The size of each container (normalized by the scheduler before it is stored).
+    pub resources: Resource,
+    /// How many containers.
+    pub count: u32,
+    /// Preferred hosts (node-local placement).
+    pub hosts: Vec<String>,
+    /// Preferred racks (rack-local placement).
+    pub racks: Vec<String>,
+    /// Whether the scheduler may place the containers elsewhere when the preferences cannot be met.
+    pub relax_locality: bool,
+}
+
+/// Why a container ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ContainerExit {
+    /// The process finished on its own (reported by the node).
+    Success,
+    /// The application gave the container back.
+    Released,
+    /// The application finished or was killed while the container ran.
+    Killed,
+    /// The node was lost.
+    Lost,
+    /// The scheduler preempted it.
+    Preempted,
+}
+
+impl ContainerExit {
+    /// The name used in outputs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ContainerExit::Success => "success",
+            ContainerExit::Released => "released",
+            ContainerExit::Killed => "killed",
+            ContainerExit::Lost => "lost",
+            ContainerExit::Preempted => "preempted",
+        }
+    }
+}
+
+/// One input to the scheduler. The only way its state changes is `Scheduler::handle(now, event)`.
+#[derive(Clone, Debug)]
+pub enum Event {
+    /// A node joined the cluster.
+    NodeAdded {
+        /// The driver's id for the node (must be new).
+        node: NodeId,
+        /// Host name, matched against asks' preferred hosts.
+        host: String,
+        /// Rack path, e.g. `/default-rack`.
+        rack: String,
+        /// Total resources of the node.
+        capability: Resource,
+    },
+    /// A node left; its containers are lost and its reservation dropped.
+    NodeRemoved {
+        /// The node.
+        node: NodeId,
+    },
+    /// A node heartbeat: the scheduler assigns containers on that node.
+    NodeHeartbeat {
+        /// The node.
+        node: NodeId,
+    },
+    /// A running container ended (reported by its node or by the driver).
+    ContainerCompleted {
+        /// The container.
+        container: ContainerId,
+        /// Why it ended.
+        exit: ContainerExit,
+    },
+    /// An application was submitted: placement rules, ACLs and limits apply.
+    AppSubmitted {
+        /// The driver's id (must be new; also the final tie-break among apps).
+        app: AppId,
+        /// The submitting user.
+        user: String,
+        /// The queue the user asked for, if any.
+        queue: Option<String>,
+        /// The AM container's size; `None` for an unmanaged AM (no AM container).
+        am_resource: Option<Resource>,
+    },
+    /// The application finished: its containers are released and it leaves its queue.
+    AppFinished {
+        /// The application.
+        app: AppId,
+    },
+    /// The application was killed by `user` (checked against aclAdministerApps when given).
+    AppKilled {
+        /// The application.
+        app: AppId,
+        /// Who asks; `None` is the administrator (no check).
+        user: Option<String>,
+    },
+    /// More outstanding container asks for an application.
+    Ask {
+        /// The application.
+        app: AppId,
+        /// What it asks for.
+        ask: ContainerAsk,
+    },
+    /// Withdraw outstanding asks at one priority (or every priority).
+    CancelAsks {
+        /// The application.
+        app: AppId,
+        /// Only this priority; `None` = every priority.
+        priority: Option<i32>,
+        /// At most this many containers; `None` = all of them.
+        count: Option<u32>,
+    },
+    /// The application gives a running container back.
+    Release {
+        /// The application.
+        app: AppId,
+        /// The container.
+        container: ContainerId,
+    },
+    /// Move an application to another (existing, leaf) queue.
+    Move {
+        /// The application.
+        app: AppId,
+        /// Target queue, with or without the `root.` prefix.
+        queue: String,
+    },
+    /// Swap in a new configuration (already parsed and validated by the caller).
+    Reload(Box<SchedulerConfig>),
+    /// The user -> groups mapping changed.
+    GroupsChanged(GroupMapping),
+    /// The periodic update: demand, fair shares, runnability (Hadoop's update thread).
+    Update,
+}
+
+/// One output of the scheduler, drained with `Scheduler::poll_decision`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Decision {
+    /// The application was placed in `queue`.
+    Accepted {
+        /// The application.
+        app: AppId,
+        /// Full queue name.
+        queue: String,
+    },
+    /// The application was refused; `reason` says why in words a person can act on.
+    Rejected {
+        /// The application.
+        app: AppId,
+        /// Why.
+        reason: String,
+    },
+    /// A container was allocated; the driver launches it.
+    Allocated {
+        /// The application.
+        app: AppId,
+        /// The new container.
+        container: ContainerId,
+        /// Where.
+        node: NodeId,
+        /// Its size.
+        resources: Resource,
+        /// How local the placement is.
+        locality: Locality,
+        /// Whether this is the application's AM container.
+        am: bool,
+        /// The request priority it satisfied.
+        priority: i32,
+    },
+    /// A container ended; the driver stops it if it still runs.
+    Completed {
+        /// The application.
+        app: AppId,
+        /// The container.
+        container: ContainerId,
+        /// Why.
+        exit: ContainerExit,
+    },
+    /// A node was reserved for an application's ask that does not fit there yet.
+    Reserved {
+        /// The application.
+        app: AppId,
+        /// The node.
+        node: NodeId,
+        /// The reserved size.
+        resources: Resource,
+    },
+}
+
+/// Errors of `Scheduler::handle`. A refused event leaves the state exactly as it was.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum SchedError {
+    /// The event names an application the scheduler does not know (or no longer runs).
+    #[error("unknown application {0}")]
+    UnknownApp(AppId),
+    /// The event names a node the scheduler does not know.
+    #[error("unknown node {0}")]
+    UnknownNode(NodeId),
+    /// The event names a container the scheduler does not know.
+    #[error("unknown container {0}")]
+    UnknownContainer(ContainerId),
+    /// An id was used twice.
+    #[error("{0} already exists")]
+    Duplicate(String),
+    /// A move was refused.
+    #[error("cannot move {app} to {queue}: {reason}")]
+    MoveRefused {
+        /// The application.
+        app: AppId,
+        /// The target as given.
+        queue: String,
+        /// Why.
+        reason: String,
+    },
+    /// A kill was refused.
+    #[error("{user} may not kill {app}: {reason}")]
+    KillRefused {
+        /// The application.
+        app: AppId,
+        /// Who asked.
+        user: String,
+        /// Why.
+        reason: String,
+    },
+    /// A new configuration was refused; the old one stays.
+    #[error("configuration refused: {0}")]
+    ConfigRefused(String),
+    /// An ask is invalid (e.g. it asks for a type the queue may never have).
+    #[error("invalid ask for {app}: {reason}")]
+    InvalidAsk {
+        /// The application.
+        app: AppId,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// A read-only picture of the scheduler's state, plain data for outputs, REST and UI.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Snapshot {
+    /// Sum of node capabilities.
+    pub cluster_capacity: Resource,
+    /// Sum of allocated containers.
+    pub cluster_used: Resource,
+    /// Sum of outstanding asks (ANY level) of all applications.
+    pub cluster_pending: Resource,
+    /// Every queue, in tree (depth-first, name) order.
+    pub queues: Vec<QueueSnapshot>,
+    /// Every live application, by id.
+    pub apps: Vec<AppSnapshot>,
+    /// Every node, by id.
+    pub nodes: Vec<NodeSnapshot>,
+}
+
+/// One queue in a [`Snapshot`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct QueueSnapshot {
+    /// Full name.
+    pub name: String,
+    /// Leaf or parent.
+    pub leaf: bool,
+    /// Policy name.
+    pub policy: &'static str,
+    /// Weight.
+    pub weight: f64,
+    /// Instantaneous fair share (as of the last update).
+    pub fair_share: Resource,
+    /// Steady fair share.
+    pub steady_fair_share: Resource,
+    /// Current usage.
+    pub usage: Resource,
+    /// Demand (as of the last update).
+    pub demand: Resource,
+    /// Min share.
+    pub min_resources: Resource,
+    /// Max share, resolved against the cluster.
+    pub max_resources: Resource,
+    /// AM usage (leaves).
+    pub am_usage: Resource,
+    /// Runnable apps (subtree for parents).
+    pub running_apps: usize,
+    /// Non-runnable apps (subtree for parents).
+    pub pending_apps: usize,
+    /// Whether the queue was declared in the allocation file.
+    pub configured: bool,
+}
+
+/// One application in a [`Snapshot`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct AppSnapshot {
+    /// The application.
+    pub app: AppId,
+    /// Its leaf queue.
+    pub queue: String,
+    /// Its user.
+    pub user: String,
+    /// `running` or `pending` (waiting for maxRunningApps).
+    pub runnable: bool,
+    /// Current usage.
+    pub usage: Resource,
+    /// Demand (as of the last update).
+    pub demand: Resource,
+    /// Instantaneous fair share.
+    pub fair_share: Resource,
+    /// Running containers.
+    pub running_containers: usize,
+    /// Outstanding container asks.
+    pub pending_containers: u64,
+    /// Whether the AM container runs.
+    pub am_running: bool,
+}
+
+/// One node in a [`Snapshot`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeSnapshot {
+    /// The node.
+    pub node: NodeId,
+    /// Host name.
+    pub host: String,
+    /// Rack.
+    pub rack: String,
+    /// Total resources.
+    pub capacity: Resource,
+    /// Allocated resources.
+    pub used: Resource,
+    /// The reservation held on the node, if any.
+    pub reserved: Option<(AppId, Resource)>,
+}
+
+/// Shared immutable configuration handle.
+pub type ConfigHandle = Arc<SchedulerConfig>;

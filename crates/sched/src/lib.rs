@@ -1,0 +1,15 @@
+//! The scheduler core: Hadoop's Fair Scheduler as a deterministic, sans-IO state machine.
+//!
+//! Events go in through [`Scheduler::handle`] with the current time passed as an argument;
+//! decisions come out through [`Scheduler::poll_decision`] ("mutate, then drain").
+//! The same events always give the same decisions.
+//!
+//! This crate must not read a clock, spawn threads, use async, touch files or sockets, or iterate
+//! a hash map in an order that could affect a decision. `tests/tidy.rs` enforces the first four.
+
+mod api;
+mod placement;
+mod policy;
+mod shares;
+
+pub use api::*;

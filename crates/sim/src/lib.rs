@@ -1,0 +1,1 @@
+//! The discrete-event simulator. Owned by the sim helper.
