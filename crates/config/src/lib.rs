@@ -7,9 +7,9 @@
 //! Parsing is pure: it takes text and returns values; reading files is the caller's business.
 //! It must not know about the scheduler's runtime state.
 
+pub mod alloc_file;
 mod diagnostic;
 mod model;
-pub mod alloc_file;
 pub mod resource_string;
 pub mod site;
 

@@ -266,7 +266,10 @@ impl PlacementRule {
     }
 
     /// The policy used when the allocation file has no `queuePlacementPolicy` (spec §12.3).
-    pub fn default_policy(allow_undeclared_pools: bool, user_as_default_queue: bool) -> Vec<PlacementRule> {
+    pub fn default_policy(
+        allow_undeclared_pools: bool,
+        user_as_default_queue: bool,
+    ) -> Vec<PlacementRule> {
         let rule = |kind, create| PlacementRule {
             kind,
             create,
