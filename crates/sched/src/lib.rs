@@ -8,8 +8,19 @@
 //! a hash map in an order that could affect a decision. `tests/tidy.rs` enforces the first four.
 
 mod api;
+mod app;
+mod assign;
+mod moves;
+mod node;
+mod order;
 mod placement;
 mod policy;
+mod queues;
+mod runnable;
+mod scheduler;
 mod shares;
+mod update;
+mod verify;
 
 pub use api::*;
+pub use scheduler::{Scheduler, WalkMode};

@@ -1,0 +1,177 @@
+//! An application attempt as the scheduler sees it: its asks, usage and locality-delay state.
+
+use std::collections::{BTreeMap, BTreeSet};
+use weft_types::{AppId, ContainerId, Locality, Resource};
+
+use crate::queues::QueueId;
+
+/// Outstanding asks at one location level, with the "may be placed elsewhere" flag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LocationAsk {
+    pub(crate) count: u32,
+    pub(crate) relax_locality: bool,
+}
+
+/// Everything asked under one scheduler key (priority + size), at node, rack and ANY level.
+#[derive(Clone, Debug)]
+pub(crate) struct Request {
+    pub(crate) size: Resource,
+    /// The ANY ("*") level: the number of containers wanted.
+    pub(crate) any: LocationAsk,
+    /// Per rack.
+    pub(crate) racks: BTreeMap<String, LocationAsk>,
+    /// Per host.
+    pub(crate) hosts: BTreeMap<String, LocationAsk>,
+    /// Delay scheduling: visits since the last relaxation or allocation.
+    pub(crate) opportunities: u64,
+    /// Delay scheduling: the most relaxed level currently allowed (absent until the first visit).
+    pub(crate) allowed: Option<Locality>,
+}
+
+impl Request {
+    pub(crate) fn new(size: Resource) -> Request {
+        Request {
+            size,
+            any: LocationAsk {
+                count: 0,
+                relax_locality: true,
+            },
+            racks: BTreeMap::new(),
+            hosts: BTreeMap::new(),
+            opportunities: 0,
+            allowed: None,
+        }
+    }
+
+    pub(crate) fn rack_count(&self, rack: &str) -> Option<LocationAsk> {
+        self.racks.get(rack).copied()
+    }
+
+    pub(crate) fn host_count(&self, host: &str) -> Option<LocationAsk> {
+        self.hosts.get(host).copied()
+    }
+
+    /// Whether the request names any host or rack (Hadoop: more than the ANY request exists).
+    pub(crate) fn has_locations(&self) -> bool {
+        self.racks.values().any(|a| a.count > 0) || self.hosts.values().any(|a| a.count > 0)
+    }
+
+    /// Takes one container out of the request at the achieved locality (Hadoop decrements the
+    /// node, rack and ANY levels for node-local, rack and ANY for rack-local, ANY otherwise).
+    pub(crate) fn take_one(&mut self, host: &str, rack: &str, locality: Locality) {
+        let dec = |a: &mut LocationAsk| a.count = a.count.saturating_sub(1);
+        if locality == Locality::NodeLocal {
+            if let Some(a) = self.hosts.get_mut(host) {
+                dec(a);
+            }
+        }
+        if locality <= Locality::RackLocal {
+            if let Some(a) = self.racks.get_mut(rack) {
+                dec(a);
+            }
+        }
+        dec(&mut self.any);
+    }
+}
+
+/// The key requests are ordered by: priority first (lower is served first), then the order in
+/// which distinct sizes appeared at that priority (Hadoop's allocation request id).
+pub(crate) type SchedulerKey = (i32, u32);
+
+/// A live application attempt.
+#[derive(Clone, Debug)]
+pub(crate) struct App {
+    pub(crate) id: AppId,
+    pub(crate) user: String,
+    pub(crate) queue: QueueId,
+    pub(crate) start_time: u64,
+    /// The AM container's size (None: unmanaged AM).
+    pub(crate) am_resource: Option<Resource>,
+    pub(crate) am_running: bool,
+    pub(crate) runnable: bool,
+    pub(crate) usage: Resource,
+    /// Demand as of the last update (spec §3).
+    pub(crate) demand: Resource,
+    /// Weight as of the last update (1, or log2(1 + demand MB) with size-based weight).
+    pub(crate) weight: f64,
+    pub(crate) fair_share: Resource,
+    pub(crate) requests: BTreeMap<SchedulerKey, Request>,
+    pub(crate) containers: BTreeSet<ContainerId>,
+    /// Nodes this app holds a reservation on.
+    pub(crate) reservations: BTreeSet<weft_types::NodeId>,
+    /// Fast path: the key this app sits under in its leaf's candidates, if it is one.
+    pub(crate) key_in_leaf: Option<crate::policy::SortKey>,
+}
+
+impl App {
+    pub(crate) fn new(
+        id: AppId,
+        user: String,
+        queue: QueueId,
+        start_time: u64,
+        am_resource: Option<Resource>,
+    ) -> App {
+        App {
+            id,
+            user,
+            queue,
+            start_time,
+            am_resource,
+            am_running: false,
+            runnable: false,
+            usage: Resource::ZERO,
+            demand: Resource::ZERO,
+            weight: 1.0,
+            fair_share: Resource::ZERO,
+            requests: BTreeMap::new(),
+            containers: BTreeSet::new(),
+            reservations: BTreeSet::new(),
+            key_in_leaf: None,
+        }
+    }
+
+    /// Whether the app has a managed AM that is not running yet.
+    pub(crate) fn waiting_for_am(&self) -> bool {
+        self.am_resource.is_some() && !self.am_running
+    }
+
+    /// Whether any ANY-level ask is outstanding.
+    pub(crate) fn has_outstanding_asks(&self) -> bool {
+        self.requests.values().any(|r| r.any.count > 0)
+    }
+
+    /// Sum over requests of count x size at the ANY level.
+    pub(crate) fn outstanding(&self) -> Resource {
+        self.requests.values().fold(Resource::ZERO, |acc, r| {
+            acc.saturating_add(r.size.saturating_mul(r.any.count as i64))
+        })
+    }
+
+    /// Outstanding container count.
+    pub(crate) fn outstanding_containers(&self) -> u64 {
+        self.requests.values().map(|r| r.any.count as u64).sum()
+    }
+
+    /// Demand = usage + outstanding asks (spec §3).
+    pub(crate) fn compute_demand(&self) -> Resource {
+        self.usage.saturating_add(self.outstanding())
+    }
+
+    /// Hadoop's pending demand: last update's demand minus current usage, "none" only when zero.
+    pub(crate) fn has_pending_demand(&self) -> bool {
+        !self.demand.saturating_sub(self.usage).is_zero()
+    }
+
+    /// The key for a new ask of `size` at `priority`: an existing key with the same size, or a
+    /// new one after the existing keys of that priority.
+    pub(crate) fn key_for(&self, priority: i32, size: Resource) -> SchedulerKey {
+        let mut next = 0;
+        for (k, r) in self.requests.range((priority, 0)..=(priority, u32::MAX)) {
+            if r.size == size {
+                return *k;
+            }
+            next = k.1 + 1;
+        }
+        (priority, next)
+    }
+}

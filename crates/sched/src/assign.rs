@@ -1,0 +1,456 @@
+//! Container assignment on a node heartbeat (spec §6, §7, §8).
+//!
+//! The walk descends from the root; at every level it tries children in policy order and stops
+//! at the first that assigns (or reserves). The fast path takes the order from the incrementally
+//! maintained candidate sets; the reference path sorts every level with the comparator and
+//! recomputes usage by recursion. Both call the same per-app code, so they decide identically.
+
+use std::ops::Bound;
+
+use weft_types::{AppId, ContainerId, Locality, NodeId, Resource};
+
+use crate::api::Decision;
+use crate::app::SchedulerKey;
+use crate::node::{Container, Reservation};
+use crate::policy::{self, compare};
+use crate::queues::{QueueId, ROOT};
+use crate::scheduler::{Scheduler, WalkMode};
+
+/// What one attempt produced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Assignment {
+    None,
+    Allocated(Resource),
+    Reserved,
+}
+
+impl Scheduler {
+    /// One node heartbeat: serve the node's reservation, or assign containers (spec §6).
+    pub(crate) fn heartbeat(&mut self, node: NodeId) {
+        if self.order_dirty {
+            self.rebuild_order();
+        }
+        if let Some(res) = self.nodes.get(&node).and_then(|n| n.reservation.clone()) {
+            if self.assign_reserved(node, &res) {
+                return;
+            }
+        }
+        let props = &self.config.properties;
+        let (assign_multiple, dynamic, max_assign) = (props.assign_multiple, props.dynamic_max_assign, props.max_assign);
+        let Some(n) = self.nodes.get(&node) else { return };
+        let max_to_assign = n.unallocated().mul_trunc(0.5);
+        let mut assigned = Resource::ZERO;
+        let mut count = 0;
+        loop {
+            if self.nodes.get(&node).is_none_or(|n| n.reservation.is_some()) {
+                break;
+            }
+            let a = self.assign_queue(ROOT, node);
+            let size = match a {
+                Assignment::None => break,
+                Assignment::Reserved => break,
+                Assignment::Allocated(size) => size,
+            };
+            count += 1;
+            assigned = assigned.saturating_add(size);
+            let go_on = if !assign_multiple {
+                false
+            } else if dynamic {
+                assigned.fits_in(&max_to_assign)
+            } else {
+                max_assign <= 0 || count < max_assign
+            };
+            if !go_on {
+                break;
+            }
+        }
+    }
+
+    /// Usage of a queue: the maintained aggregate, or a recursive sum in the reference walk.
+    fn usage_of(&self, q: QueueId) -> Resource {
+        match self.walk {
+            WalkMode::Fast => self.queues.get(q).usage,
+            WalkMode::Reference => self.recursive_usage(q),
+        }
+    }
+
+    pub(crate) fn recursive_usage(&self, q: QueueId) -> Resource {
+        let queue = self.queues.get(q);
+        let mut sum = Resource::ZERO;
+        for a in queue.runnable_apps.iter().chain(queue.non_runnable_apps.iter()) {
+            if let Some(app) = self.apps.get(a) {
+                sum = sum.saturating_add(app.usage);
+            }
+        }
+        for c in &queue.children {
+            sum = sum.saturating_add(self.recursive_usage(*c));
+        }
+        sum
+    }
+
+    /// Queue pre-check (spec §6.1), then children or apps in policy order.
+    fn assign_queue(&mut self, q: QueueId, node: NodeId) -> Assignment {
+        if self.nodes.get(&node).is_none_or(|n| n.reservation.is_some()) {
+            return Assignment::None;
+        }
+        if !self.usage_of(q).fits_in(&self.queues.get(q).max_share) {
+            return Assignment::None;
+        }
+        let is_leaf = self.queues.get(q).is_leaf;
+        match self.walk {
+            WalkMode::Fast => {
+                let mut cursor = None;
+                loop {
+                    let set = &self.queues.get(q).candidates;
+                    let next = match cursor {
+                        None => set.iter().next(),
+                        Some(c) => set.range((Bound::Excluded(c), Bound::Unbounded)).next(),
+                    };
+                    let Some(&entry) = next else { return Assignment::None };
+                    cursor = Some(entry);
+                    let a = if is_leaf {
+                        self.assign_app(AppId(entry.1), node, None)
+                    } else {
+                        self.assign_queue(QueueId(entry.1 as u32), node)
+                    };
+                    if a != Assignment::None {
+                        return a;
+                    }
+                }
+            }
+            WalkMode::Reference => {
+                let order = self.reference_order(q);
+                for member in order {
+                    let a = if is_leaf {
+                        self.assign_app(AppId(member), node, None)
+                    } else {
+                        self.assign_queue(QueueId(member as u32), node)
+                    };
+                    if a != Assignment::None {
+                        return a;
+                    }
+                }
+                Assignment::None
+            }
+        }
+    }
+
+    /// The textbook order at one level: every child queue, or every runnable app with pending
+    /// demand, sorted with the comparator.
+    fn reference_order(&self, q: QueueId) -> Vec<u64> {
+        let queue = self.queues.get(q);
+        let ctx = self.policy_context();
+        if queue.is_leaf {
+            let mut apps: Vec<_> = queue
+                .runnable_apps
+                .iter()
+                .filter_map(|a| self.apps.get(a))
+                .filter(|a| a.has_pending_demand())
+                .map(|a| (Self::app_view(a), a.id.0))
+                .collect();
+            apps.sort_by(|x, y| compare(queue.policy, &x.0, &y.0, &ctx));
+            apps.into_iter().map(|(_, id)| id).collect()
+        } else {
+            let mut children: Vec<_> = queue
+                .children
+                .iter()
+                .map(|c| {
+                    let child = self.queues.get(*c);
+                    (Self::queue_view(child, self.recursive_usage(*c)), c.0 as u64)
+                })
+                .collect();
+            children.sort_by(|x, y| compare(queue.policy, &x.0, &y.0, &ctx));
+            children.into_iter().map(|(_, id)| id).collect()
+        }
+    }
+
+    /// Whether the leaf of `app` can admit an AM of `am` (spec §8).
+    pub(crate) fn can_run_am(&self, leaf: QueueId, am: Resource) -> bool {
+        let q = self.queues.get(leaf);
+        if (q.max_am_share - -1.0).abs() < 0.0001 {
+            return true;
+        }
+        let mut max = q.fair_share;
+        for i in 0..self.resource_types().len() {
+            if max.get(i) == 0 {
+                max.set(i, self.root_available.get(i).min(q.max_share.get(i)));
+            }
+        }
+        let max = max.mul_ceil(f64::from(q.max_am_share));
+        q.am_usage.saturating_add(am).fits_in(&max)
+    }
+
+    /// Whether the app is blocked from running its AM (spec §6.4 step 0).
+    fn am_blocked(&self, app: AppId) -> bool {
+        let Some(a) = self.apps.get(&app) else { return true };
+        if !a.waiting_for_am() {
+            return false;
+        }
+        match a.requests.values().find(|r| r.any.count > 0) {
+            None => true,
+            Some(r) => !self.can_run_am(a.queue, r.size),
+        }
+    }
+
+    /// `hasContainerForNode` (spec §6.4 step 1a).
+    fn has_container_for_node(&self, app: AppId, key: SchedulerKey, node: NodeId) -> bool {
+        let (Some(a), Some(n)) = (self.apps.get(&app), self.nodes.get(&node)) else {
+            return false;
+        };
+        let Some(req) = a.requests.get(&key) else { return false };
+        if req.any.count == 0 {
+            return false;
+        }
+        let rack = req.rack_count(&n.rack);
+        if !req.any.relax_locality && rack.is_none_or(|r| r.count == 0) {
+            return false;
+        }
+        if let Some(r) = rack {
+            if !r.relax_locality && req.host_count(&n.host).is_none_or(|h| h.count == 0) {
+                return false;
+            }
+        }
+        if !req.size.fits_in(&n.capability) {
+            return false;
+        }
+        self.queues
+            .path_to_root(a.queue)
+            .all(|q| self.usage_of(q).saturating_add(req.size).fits_in(&self.queues.get(q).max_share))
+    }
+
+    /// Delay scheduling, count-based (spec §7.1).
+    fn allowed_locality(&mut self, app: AppId, key: SchedulerKey) -> Locality {
+        let props = &self.config.properties;
+        let node_t = f64::from(props.locality_threshold_node.min(1.0));
+        let rack_t = f64::from(props.locality_threshold_rack.min(1.0));
+        let nodes = self.nodes.len() as f64;
+        let Some(req) = self.apps.get_mut(&app).and_then(|a| a.requests.get_mut(&key)) else {
+            return Locality::OffSwitch;
+        };
+        if node_t < 0.0 || rack_t < 0.0 {
+            return Locality::OffSwitch;
+        }
+        let Some(allowed) = req.allowed else {
+            req.allowed = Some(Locality::NodeLocal);
+            return Locality::NodeLocal;
+        };
+        if allowed == Locality::OffSwitch {
+            return allowed;
+        }
+        let threshold = if allowed == Locality::NodeLocal { node_t } else { rack_t };
+        if req.opportunities as f64 > nodes * threshold {
+            let relaxed = if allowed == Locality::NodeLocal {
+                Locality::RackLocal
+            } else {
+                Locality::OffSwitch
+            };
+            req.allowed = Some(relaxed);
+            req.opportunities = 0;
+            return relaxed;
+        }
+        allowed
+    }
+
+    /// `FSAppAttempt.assignContainer(node)` (spec §6.4): keys in priority order, locality, then
+    /// allocate or reserve. `only` restricts to the reserved key.
+    pub(crate) fn assign_app(&mut self, app: AppId, node: NodeId, only: Option<SchedulerKey>) -> Assignment {
+        if self.am_blocked(app) {
+            return Assignment::None;
+        }
+        let keys: Vec<SchedulerKey> = match (only, self.apps.get(&app)) {
+            (Some(k), _) => vec![k],
+            (None, Some(a)) => a.requests.keys().copied().collect(),
+            (None, None) => return Assignment::None,
+        };
+        let Some(n) = self.nodes.get(&node) else { return Assignment::None };
+        let (host, rack) = (n.host.clone(), n.rack.clone());
+        for key in keys {
+            if !self.has_container_for_node(app, key, node) {
+                continue;
+            }
+            if let Some(req) = self.apps.get_mut(&app).and_then(|a| a.requests.get_mut(&key)) {
+                req.opportunities += 1;
+            }
+            let allowed = self.allowed_locality(app, key);
+            let Some(req) = self.apps.get(&app).and_then(|a| a.requests.get(&key)) else {
+                continue;
+            };
+            let rack_ask = req.rack_count(&rack);
+            let host_ask = req.host_count(&host);
+            let rack_count = rack_ask.map_or(0, |r| r.count);
+            if rack_count > 0 && host_ask.is_some_and(|h| h.count > 0) {
+                return self.assign_at(app, key, node, Locality::NodeLocal, only.is_some());
+            }
+            if rack_ask.is_some_and(|r| !r.relax_locality) {
+                continue;
+            }
+            if rack_count > 0 && allowed >= Locality::RackLocal {
+                return self.assign_at(app, key, node, Locality::RackLocal, only.is_some());
+            }
+            if !req.any.relax_locality {
+                continue;
+            }
+            if req.any.count > 0 && (!req.has_locations() || allowed == Locality::OffSwitch) {
+                return self.assign_at(app, key, node, Locality::OffSwitch, only.is_some());
+            }
+        }
+        Assignment::None
+    }
+
+    /// Allocates on the node if the ask fits, else tries to reserve (spec §6.4 step 2).
+    fn assign_at(&mut self, app: AppId, key: SchedulerKey, node: NodeId, locality: Locality, reserved: bool) -> Assignment {
+        let (Some(a), Some(n)) = (self.apps.get(&app), self.nodes.get(&node)) else {
+            return Assignment::None;
+        };
+        let Some(req) = a.requests.get(&key) else { return Assignment::None };
+        let size = req.size;
+        if size.fits_in(&n.unallocated()) {
+            if reserved {
+                self.unreserve_node(node);
+            }
+            self.allocate(app, key, node, locality);
+            return Assignment::Allocated(size);
+        }
+        if self.may_reserve(app, size, node, locality) {
+            self.reserve(app, key, node, size);
+            return Assignment::Reserved;
+        }
+        Assignment::None
+    }
+
+    fn allocate(&mut self, app_id: AppId, key: SchedulerKey, node_id: NodeId, locality: Locality) {
+        let Some(n) = self.nodes.get(&node_id) else { return };
+        let (host, rack) = (n.host.clone(), n.rack.clone());
+        let Some(app) = self.apps.get_mut(&app_id) else { return };
+        let Some(req) = app.requests.get_mut(&key) else { return };
+        let size = req.size;
+        if let Some(allowed) = req.allowed {
+            if locality < allowed {
+                req.allowed = Some(locality);
+            }
+        }
+        req.take_one(&host, &rack, locality);
+        let id = ContainerId(self.next_container);
+        self.next_container += 1;
+        self.allocations += 1;
+        let am = app.waiting_for_am();
+        app.usage = app.usage.saturating_add(size);
+        app.containers.insert(id);
+        let leaf = app.queue;
+        if am {
+            app.am_resource = Some(size);
+            app.am_running = true;
+            let q = self.queues.get_mut(leaf);
+            q.am_usage = q.am_usage.saturating_add(size);
+        }
+        if let Some(n) = self.nodes.get_mut(&node_id) {
+            n.allocated = n.allocated.saturating_add(size);
+            n.containers.insert(id);
+        }
+        self.cluster_used = self.cluster_used.saturating_add(size);
+        self.containers.insert(
+            id,
+            Container {
+                app: app_id,
+                node: node_id,
+                size,
+            },
+        );
+        self.add_queue_usage(leaf, size, true);
+        self.refresh_app(app_id);
+        self.decisions.push_back(Decision::Allocated {
+            app: app_id,
+            container: id,
+            node: node_id,
+            resources: size,
+            locality,
+            am,
+            priority: key.0,
+        });
+    }
+
+    /// Reservation conditions (spec §6.4 step 2, §6.6).
+    fn may_reserve(&self, app: AppId, size: Resource, node: NodeId, locality: Locality) -> bool {
+        let (Some(a), Some(n)) = (self.apps.get(&app), self.nodes.get(&node)) else {
+            return false;
+        };
+        let props = &self.config.properties;
+        let policy = self.queues.get(a.queue).policy;
+        let threshold = props
+            .increment_allocation
+            .mul_trunc(f64::from(props.reservation_threshold_increment_multiple));
+        if !policy::at_least_threshold(policy, size, threshold, &self.policy_context()) {
+            return false;
+        }
+        if !policy::is_starved_for_reservation(policy, a.usage, a.fair_share, &self.policy_context()) {
+            return false;
+        }
+        if n.reservation.as_ref().is_some_and(|r| r.app != app) {
+            return false;
+        }
+        if locality != Locality::NodeLocal && n.reservation.is_none() {
+            let ratio = f64::from(props.reservable_nodes);
+            let (existing, scope) = if locality == Locality::OffSwitch {
+                (a.reservations.len(), self.nodes.len())
+            } else {
+                let in_rack = a
+                    .reservations
+                    .iter()
+                    .filter(|r| self.nodes.get(r).is_some_and(|x| x.rack == n.rack))
+                    .count();
+                (in_rack, self.rack_sizes.get(&n.rack).copied().unwrap_or(0) as usize)
+            };
+            let allowed = (scope as f64 * ratio).ceil() as usize;
+            if existing >= allowed {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn reserve(&mut self, app: AppId, key: SchedulerKey, node: NodeId, size: Resource) {
+        let Some(n) = self.nodes.get_mut(&node) else { return };
+        let fresh = n.reservation.is_none();
+        n.reservation = Some(Reservation { app, key, size });
+        if let Some(a) = self.apps.get_mut(&app) {
+            a.reservations.insert(node);
+        }
+        if fresh {
+            self.decisions.push_back(Decision::Reserved {
+                app,
+                node,
+                resources: size,
+            });
+        }
+    }
+
+    /// Drops the reservation held on `node`, if any.
+    pub(crate) fn unreserve_node(&mut self, node: NodeId) {
+        let Some(n) = self.nodes.get_mut(&node) else { return };
+        if let Some(r) = n.reservation.take() {
+            if let Some(a) = self.apps.get_mut(&r.app) {
+                a.reservations.remove(&node);
+            }
+        }
+    }
+
+    /// Serves an existing reservation (spec §6.5). True when it is still valid, in which case
+    /// nothing else is scheduled on this heartbeat.
+    fn assign_reserved(&mut self, node: NodeId, res: &Reservation) -> bool {
+        let valid = self.apps.contains_key(&res.app)
+            && self.has_container_for_node(res.app, res.key, node)
+            && !self.am_blocked(res.app);
+        if !valid {
+            self.unreserve_node(node);
+            return false;
+        }
+        let fits = self
+            .nodes
+            .get(&node)
+            .is_some_and(|n| res.size.fits_in(&n.unallocated()));
+        if fits {
+            self.assign_app(res.app, node, Some(res.key));
+        }
+        true
+    }
+}

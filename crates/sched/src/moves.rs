@@ -1,0 +1,132 @@
+//! Moving an application between leaf queues (spec §16).
+
+use weft_types::AppId;
+
+use crate::api::SchedError;
+use crate::queues::QueueId;
+use crate::scheduler::Scheduler;
+
+impl Scheduler {
+    pub(crate) fn move_app(&mut self, id: AppId, target: &str) -> Result<(), SchedError> {
+        let refuse = |reason: String| SchedError::MoveRefused {
+            app: id,
+            queue: target.to_string(),
+            reason,
+        };
+        let Some(app) = self.apps.get(&id) else {
+            return Err(SchedError::UnknownApp(id));
+        };
+        let mut name = crate::placement::normalize_queue_name(target).map_err(|e| refuse(e.to_string()))?;
+        if let Some(q) = self.queues.lookup(&name) {
+            if self.queues.get(q).reservable {
+                let leaf = name.rsplit('.').next().unwrap_or("default").to_string();
+                name = format!("{name}.{leaf}-default");
+            }
+        }
+        let new = match self.queues.lookup(&name) {
+            Some(q) if self.queues.get(q).is_leaf => q,
+            _ => return Err(refuse(format!("queue {name} not found or is not a leaf queue"))),
+        };
+        let old = app.queue;
+        if old == new {
+            return Ok(());
+        }
+        let was_runnable = app.runnable;
+        let usage = app.usage;
+        if was_runnable {
+            let lca = self.lowest_common_ancestor(old, new);
+            for q in self.queues.path_to_root(new).take_while(|q| Some(*q) != lca) {
+                let queue = self.queues.get(q);
+                if queue.runnable_count >= queue.max_running_apps {
+                    return Err(refuse(format!(
+                        "moving would exceed maxRunningApps ({}) of queue {}",
+                        queue.max_running_apps, queue.name
+                    )));
+                }
+                if !queue.usage.saturating_add(usage).fits_in(&queue.max_share) {
+                    return Err(refuse(format!(
+                        "the application's usage {:?} would exceed maxResources {:?} of queue {} (usage {:?})",
+                        usage, queue.max_share, queue.name, queue.usage
+                    )));
+                }
+            }
+        }
+        let user = app.user.clone();
+        let now_runnable = was_runnable || self.can_app_be_runnable(new, &user);
+        let am = app.am_resource.filter(|_| app.am_running);
+        let old_key = app.key_in_leaf;
+
+        // Out of the old queue (runnable bookkeeping and AM usage go with it).
+        {
+            let q = self.queues.get_mut(old);
+            if was_runnable {
+                q.runnable_apps.retain(|a| *a != id);
+                if let Some(am) = am {
+                    q.am_usage = q.am_usage.saturating_sub(am);
+                }
+            } else {
+                q.non_runnable_apps.retain(|a| *a != id);
+            }
+            if let Some(k) = old_key {
+                q.candidates.remove(&(k, id.0));
+            }
+        }
+        self.add_queue_usage(old, usage, false);
+        self.set_runnable_counts(old, was_runnable, false, &user);
+        if !was_runnable {
+            if let Some(u) = self.users.get_mut(&user) {
+                u.waiting.retain(|a| *a != id);
+            }
+        }
+
+        // Into the new one.
+        if let Some(app) = self.apps.get_mut(&id) {
+            app.queue = new;
+            app.key_in_leaf = None;
+            app.runnable = now_runnable;
+        }
+        {
+            let q = self.queues.get_mut(new);
+            if now_runnable {
+                q.runnable_apps.push(id);
+                if let Some(am) = am {
+                    q.am_usage = q.am_usage.saturating_add(am);
+                }
+            } else {
+                q.non_runnable_apps.push(id);
+            }
+        }
+        self.add_queue_usage(new, usage, true);
+        if now_runnable {
+            self.set_runnable_counts(new, true, true, &user);
+        } else {
+            self.users.entry(user.clone()).or_default().waiting.push(id);
+        }
+        self.refresh_queue_path(old);
+        self.refresh_app(id);
+        if was_runnable {
+            self.promote_after_move(old, &user);
+        }
+        self.order_dirty = true;
+        Ok(())
+    }
+
+    /// Adjusts the runnable counters of `leaf`'s path and the user (only for runnable apps).
+    fn set_runnable_counts(&mut self, leaf: QueueId, runnable: bool, add: bool, user: &str) {
+        if !runnable {
+            return;
+        }
+        let delta = if add { 1 } else { -1 };
+        let path: Vec<QueueId> = self.queues.path_to_root(leaf).collect();
+        for q in path {
+            self.queues.get_mut(q).runnable_count += delta;
+        }
+        self.users.entry(user.to_string()).or_default().runnable += delta;
+    }
+
+    /// The deepest queue that is an ancestor of both (by dot-delimited name prefix).
+    fn lowest_common_ancestor(&self, a: QueueId, b: QueueId) -> Option<QueueId> {
+        let ancestors_a: Vec<QueueId> = self.queues.path_to_root(a).collect();
+        self.queues.path_to_root(b).find(|q| ancestors_a.contains(q))
+    }
+}

@@ -1,0 +1,52 @@
+//! A node as the scheduler sees it: capacity, allocation, running containers, reservation.
+
+use std::collections::BTreeSet;
+use weft_types::{AppId, ContainerId, NodeId, Resource};
+
+use crate::app::SchedulerKey;
+
+/// A container reserved on a node for an app's ask that does not fit yet (spec §6.4, §6.5).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Reservation {
+    pub(crate) app: AppId,
+    pub(crate) key: SchedulerKey,
+    pub(crate) size: Resource,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Node {
+    pub(crate) id: NodeId,
+    pub(crate) host: String,
+    pub(crate) rack: String,
+    pub(crate) capability: Resource,
+    pub(crate) allocated: Resource,
+    pub(crate) containers: BTreeSet<ContainerId>,
+    pub(crate) reservation: Option<Reservation>,
+}
+
+impl Node {
+    pub(crate) fn new(id: NodeId, host: String, rack: String, capability: Resource) -> Node {
+        Node {
+            id,
+            host,
+            rack,
+            capability,
+            allocated: Resource::ZERO,
+            containers: BTreeSet::new(),
+            reservation: None,
+        }
+    }
+
+    /// Resources not allocated to containers (reservations do not count).
+    pub(crate) fn unallocated(&self) -> Resource {
+        self.capability.saturating_sub(self.allocated)
+    }
+}
+
+/// A running container.
+#[derive(Clone, Debug)]
+pub(crate) struct Container {
+    pub(crate) app: AppId,
+    pub(crate) node: NodeId,
+    pub(crate) size: Resource,
+}

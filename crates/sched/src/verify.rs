@@ -1,0 +1,101 @@
+//! Trust, but verify: recompute every aggregate and ordering from scratch and report drift.
+//!
+//! Tests run this after every event; a driver may run it periodically and export the result.
+
+use std::collections::BTreeSet;
+
+use weft_types::Resource;
+
+use crate::policy::sort_key;
+use crate::queues::QueueId;
+use crate::scheduler::{Scheduler, WalkMode};
+
+impl Scheduler {
+    /// Every inconsistency between the maintained state and a from-scratch recomputation, in
+    /// words. Empty means consistent. Also checks that no node is over its capacity.
+    pub fn verify(&self) -> Vec<String> {
+        let mut drift = Vec::new();
+        for id in self.queues.ids() {
+            let q = self.queues.get(id);
+            let usage = self.recursive_usage(id);
+            if usage != q.usage {
+                drift.push(format!("queue {} usage {:?}, recomputed {:?}", q.name, q.usage, usage));
+            }
+            let runnable = self.recursive_runnable(id);
+            if runnable != q.runnable_count {
+                drift.push(format!(
+                    "queue {} runnable count {}, recomputed {}",
+                    q.name, q.runnable_count, runnable
+                ));
+            }
+        }
+        let mut used = Resource::ZERO;
+        for n in self.nodes.values() {
+            let sum = n
+                .containers
+                .iter()
+                .filter_map(|c| self.containers.get(c))
+                .fold(Resource::ZERO, |acc, c| acc.saturating_add(c.size));
+            if sum != n.allocated {
+                drift.push(format!("node {} allocated {:?}, containers sum {:?}", n.host, n.allocated, sum));
+            }
+            if !n.allocated.fits_in(&n.capability) {
+                drift.push(format!("node {} over capacity: {:?} > {:?}", n.host, n.allocated, n.capability));
+            }
+            used = used.saturating_add(sum);
+        }
+        if used != self.cluster_used {
+            drift.push(format!("cluster used {:?}, recomputed {:?}", self.cluster_used, used));
+        }
+        for a in self.apps.values() {
+            let sum = a
+                .containers
+                .iter()
+                .filter_map(|c| self.containers.get(c))
+                .fold(Resource::ZERO, |acc, c| acc.saturating_add(c.size));
+            if sum != a.usage {
+                drift.push(format!("app {} usage {:?}, containers sum {:?}", a.id, a.usage, sum));
+            }
+        }
+        if self.walk == WalkMode::Fast && !self.order_dirty {
+            self.verify_order(&mut drift);
+        }
+        drift
+    }
+
+    fn recursive_runnable(&self, id: QueueId) -> i32 {
+        let q = self.queues.get(id);
+        let own = q.runnable_apps.len() as i32;
+        own + q.children.iter().map(|c| self.recursive_runnable(*c)).sum::<i32>()
+    }
+
+    fn verify_order(&self, drift: &mut Vec<String>) {
+        let ctx = self.policy_context();
+        for id in self.queues.ids() {
+            let q = self.queues.get(id);
+            let expected: BTreeSet<_> = if q.is_leaf {
+                q.runnable_apps
+                    .iter()
+                    .filter_map(|a| self.apps.get(a))
+                    .filter(|a| Self::is_candidate(a))
+                    .map(|a| (sort_key(q.policy, &Self::app_view(a), &ctx), a.id.0))
+                    .collect()
+            } else {
+                q.children
+                    .iter()
+                    .map(|c| self.queues.get(*c))
+                    .filter(|c| !c.candidates.is_empty())
+                    .map(|c| (sort_key(q.policy, &Self::queue_view(c, c.usage), &ctx), c.id.0 as u64))
+                    .collect()
+            };
+            if expected != q.candidates {
+                drift.push(format!(
+                    "queue {}: candidate order has {} entries, recomputed {} (or keys differ)",
+                    q.name,
+                    q.candidates.len(),
+                    expected.len()
+                ));
+            }
+        }
+    }
+}
