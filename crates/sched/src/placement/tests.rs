@@ -535,6 +535,48 @@ fn secondary_group_under_a_parent_rule_looks_inside_the_parent() {
 }
 
 #[test]
+fn nested_user_queue_under_the_specified_queue() {
+    let rules = [
+        nested(NestedUserQueue, true, rule(Specified, false)),
+        default_to(None, true),
+    ];
+    let tree = Tree::default()
+        .static_parent("root.p1")
+        .static_parent("root.p2")
+        .static_leaf("root.leaf");
+    assert_eq!(run(&rules, Some("p1"), &tree), ok("root.p1.bob"));
+    assert_eq!(run(&rules, Some("root.p2"), &tree), ok("root.p2.bob"));
+    // Nothing requested, an unknown queue, or a leaf: the nested rule passes.
+    assert_eq!(run(&rules, None, &tree), ok("root.default"));
+    assert_eq!(run(&rules, Some("p3"), &tree), ok("root.default"));
+    assert_eq!(run(&rules, Some("leaf"), &tree), ok("root.default"));
+    // A parent rule's invalid-name failure still fails the submission.
+    assert!(run(&rules, Some(".p1"), &tree).is_err());
+}
+
+#[test]
+fn nested_user_queue_under_the_default_rule() {
+    let parent = default_to(Some("root.parent"), true);
+    let rules = [
+        rule(Specified, false),
+        nested(NestedUserQueue, true, parent),
+    ];
+    assert_eq!(run(&rules, None, &Tree::default()), ok("root.parent.bob"));
+    assert_eq!(
+        run(&rules, None, &Tree::default().static_leaf("root.parent")),
+        rejected("specified(create=false), nestedUserQueue(parent=default(queue=root.parent))")
+    );
+    // Under root.default, which the scheduler keeps as a leaf, nothing can be nested.
+    let rules = [nested(NestedUserQueue, true, default_to(None, true))];
+    let tree = Tree::default().dynamic_leaf("root.default");
+    assert!(matches!(
+        run(&rules, None, &tree),
+        Err(PlacementError::Rejected { .. })
+    ));
+    assert_eq!(run(&rules, None, &Tree::default()), ok("root.default.bob"));
+}
+
+#[test]
 fn user_rule_may_have_a_parent_rule() {
     let rules = [nested(User, true, rule(PrimaryGroup, true))];
     assert_eq!(run(&rules, None, &Tree::default()), ok("root.grp.bob"));
