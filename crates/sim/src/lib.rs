@@ -1,1 +1,35 @@
-//! The discrete-event simulator. Owned by the sim helper.
+//! The discrete-event simulator behind `weft sim run`: it parses a scenario file (the public
+//! contract in `scenario-format.md`), replays it through the real scheduler with a virtual
+//! clock, and writes what happened as JSON lines.
+//!
+//! This crate is sans-IO: it reads no files (the caller reads the scenario and any
+//! `allocations_file` and passes text in), reads no clock (the scheduler's CPU time comes from
+//! an injected [`CpuClock`]), spawns nothing and never uses async.
+//!
+//! Driving it: [`parse_scenario`] -> provide [`Scenario::needed_file`] if any ->
+//! [`initial_config`] -> [`run`].
+
+mod clock;
+mod config;
+mod duration;
+mod events;
+pub mod output;
+mod parse;
+mod queue;
+mod runner;
+mod scenario;
+#[cfg(test)]
+mod tests;
+mod toml_walk;
+
+pub use clock::{CpuClock, ZeroClock};
+pub use config::{initial_config, parse_reload, InitialConfig};
+pub use duration::parse_duration;
+pub use parse::{parse_scenario, DEFAULT_RACK};
+pub use runner::{run, RunError, RunSummary};
+pub use scenario::{
+    Action, AllocationsSource, EmbeddedText, NodeSpec, Problem, Property, Scenario, ScenarioError,
+    ScheduledEvent,
+};
+
+use weft_sched::Scheduler;

@@ -1,0 +1,96 @@
+//! `weft sim run FILE`: replays a scenario and prints JSON lines on standard output.
+//!
+//! Exit status: 0 when the scenario ran; 2 when the scenario file or its initial configuration
+//! is invalid (or unreadable); 1 when the run itself failed (the scheduler refused an event the
+//! scenario cannot go on without, or standard output broke).
+
+use crate::clock::WallClock;
+use anyhow::Context;
+use clap::Subcommand;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use weft_sim::{initial_config, parse_scenario, run, CpuClock, ZeroClock};
+
+/// Simulator subcommands.
+#[derive(Subcommand)]
+pub(crate) enum SimCommand {
+    /// Replay a scenario file through the scheduler and print what happened as JSON lines.
+    Run {
+        /// The scenario file (TOML).
+        file: PathBuf,
+        /// Report scheduler_cpu_ms as 0 so that the output is byte-identical across runs.
+        #[arg(long)]
+        deterministic: bool,
+    },
+}
+
+/// Why the command failed, which decides the exit status.
+enum Failure {
+    /// The input is invalid: exit 2.
+    Input(anyhow::Error),
+    /// The run failed: exit 1.
+    Run(anyhow::Error),
+}
+
+pub(crate) fn main(command: SimCommand) -> ExitCode {
+    let SimCommand::Run {
+        file,
+        deterministic,
+    } = command;
+    match run_file(&file, deterministic) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Input(e)) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Run(e)) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run_file(file: &Path, deterministic: bool) -> Result<(), Failure> {
+    let text = std::fs::read_to_string(file)
+        .with_context(|| format!("cannot read {}", file.display()))
+        .map_err(Failure::Input)?;
+    let shown = file.display().to_string();
+    let mut scenario = parse_scenario(&text, &shown).map_err(|e| Failure::Input(e.into()))?;
+    if let Some(needed) = scenario.needed_file() {
+        let path = file.parent().unwrap_or(Path::new(".")).join(needed);
+        let contents = std::fs::read_to_string(&path)
+            .with_context(|| format!("{shown}: allocations_file: cannot read {}", path.display()))
+            .map_err(Failure::Input)?;
+        scenario.provide_file(contents);
+    }
+    let initial = initial_config(&scenario).map_err(|e| Failure::Input(e.into()))?;
+    for warning in &initial.warnings {
+        eprintln!("warning: {warning}");
+    }
+
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let mut write_error: Option<std::io::Error> = None;
+    let mut sink = |line: &str| {
+        if write_error.is_none() {
+            if let Err(e) = writeln!(out, "{line}") {
+                write_error = Some(e);
+            }
+        }
+    };
+    let mut zero = ZeroClock;
+    let mut wall = WallClock::start();
+    let clock: &mut dyn CpuClock = if deterministic { &mut zero } else { &mut wall };
+    let result = run(&scenario, initial.config, clock, &mut sink);
+    let flushed = out.flush();
+    if let Some(e) = write_error {
+        return Err(Failure::Run(
+            anyhow::Error::new(e).context("cannot write to standard output"),
+        ));
+    }
+    flushed
+        .context("cannot write to standard output")
+        .map_err(Failure::Run)?;
+    result.map(|_| ()).map_err(|e| Failure::Run(e.into()))
+}

@@ -1,0 +1,133 @@
+//! Runs the built `weft` binary on scenario files, as users and outside checks do.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// A scratch directory for this test's files, unique per test name.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("weft-cli-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn weft(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_weft"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+const SMALL: &str = r#"name = "small"
+
+[[nodes]]
+host = "n"
+count = 2
+resources = "4096 mb, 4 vcores"
+
+[[events]]
+at = "0s"
+type = "submit"
+app = "app1"
+user = "alice"
+
+[[events]]
+at = "0s"
+type = "ask"
+app = "app1"
+resources = "1024 mb, 1 vcores"
+count = 1
+duration = "3s"
+"#;
+
+#[test]
+fn runs_a_scenario_and_prints_json_lines() {
+    let dir = scratch("small");
+    let file = dir.join("small.toml");
+    std::fs::write(&file, SMALL).unwrap();
+    let out = weft(&["sim", "run", "--deterministic", file.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "stderr: {stderr}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            r#"{"type":"accepted","at_ms":0,"app":"app1","queue":"root.alice"}"#,
+            r#"{"type":"allocated","at_ms":0,"app":"app1","container":"c_0001","node":"n1","resources":{"memory_mb":1024,"vcores":1},"locality":"off_switch","am":false,"priority":0}"#,
+            r#"{"type":"completed","at_ms":3000,"app":"app1","container":"c_0001","exit":"success"}"#,
+            r#"{"type":"summary","at_ms":4000,"allocations":1,"scheduler_cpu_ms":0.0}"#,
+        ],
+        "{stdout}"
+    );
+    // Deterministic mode is byte-identical from run to run.
+    let again = weft(&["sim", "run", "--deterministic", file.to_str().unwrap()]);
+    assert_eq!(String::from_utf8(again.stdout).unwrap(), stdout);
+}
+
+#[test]
+fn a_malformed_scenario_exits_2_naming_the_line() {
+    let dir = scratch("malformed");
+    let file = dir.join("bad.toml");
+    let text = SMALL.replace("duration = \"3s\"", "durration = \"3s\"");
+    std::fs::write(&file, text).unwrap();
+    let out = weft(&["sim", "run", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("bad.toml: line 20, field events[1].durration: unknown field (did you mean 'duration'?)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_invalid_initial_configuration_exits_2_naming_the_embedded_line() {
+    let dir = scratch("badconfig");
+    let file = dir.join("conf.toml");
+    let text = format!(
+        "allocations = '''\n<allocations>\n  <queue name=\"a\">\n    <weight>heavy</weight>\n  </queue>\n</allocations>\n'''\n{SMALL}"
+    );
+    std::fs::write(&file, text).unwrap();
+    let out = weft(&["sim", "run", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // The weight is on line 3 of the embedded text, which is line 4 of the scenario file.
+    assert!(
+        stderr.contains("conf.toml: allocations (line 4 of the scenario file): line 3, column"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("heavy"), "{stderr}");
+}
+
+#[test]
+fn allocations_file_is_read_relative_to_the_scenario() {
+    let dir = scratch("allocfile");
+    std::fs::create_dir_all(dir.join("conf")).unwrap();
+    std::fs::write(
+        dir.join("conf/fs.xml"),
+        "<allocations>\n  <queue name=\"a\"><weight>2.0</weight></queue>\n</allocations>\n",
+    )
+    .unwrap();
+    let text = format!(
+        "allocations_file = \"conf/fs.xml\"\n{}\n[[events]]\nat = \"1s\"\ntype = \"snapshot\"\n",
+        SMALL.replace("user = \"alice\"", "user = \"alice\"\nqueue = \"a\"")
+    );
+    let file = dir.join("s.toml");
+    std::fs::write(&file, text).unwrap();
+    let out = weft(&["sim", "run", "--deterministic", file.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.starts_with(r#"{"type":"accepted","at_ms":0,"app":"app1","queue":"root.a"}"#),
+        "{stdout}"
+    );
+    let snapshot = stdout
+        .lines()
+        .find(|l| l.contains(r#""type":"snapshot""#))
+        .unwrap();
+    assert!(
+        snapshot.contains(r#"{"name":"root.a","leaf":true,"policy":"fair","weight":2.0,"#),
+        "{snapshot}"
+    );
+}

@@ -1,0 +1,174 @@
+//! The scheduler configuration a scenario describes: its properties and allocation file,
+//! parsed by `weft-config`, with every diagnostic placed back in the scenario file.
+
+use crate::scenario::{AllocationsSource, Problem, Scenario, ScenarioError};
+use weft_config::alloc_file::parse_allocations;
+use weft_config::{site, AllocationConfig, Diagnostic, Severity};
+use weft_sched::SchedulerConfig;
+use weft_types::ResourceTypes;
+
+/// The initial configuration and the warnings its texts produced (each a full sentence that
+/// names where it comes from, for standard error).
+#[derive(Clone, Debug)]
+pub struct InitialConfig {
+    /// The configuration to start the scheduler with.
+    pub config: SchedulerConfig,
+    /// Warnings (unknown elements, deprecated properties...).
+    pub warnings: Vec<String>,
+}
+
+/// Builds the initial configuration. An invalid one fails with every problem, each naming the
+/// line and column inside the embedded text and (for inline text) the scenario line.
+///
+/// Fails too when the scenario's `allocations_file` was not provided
+/// ([`Scenario::provide_file`]).
+pub fn initial_config(scenario: &Scenario) -> Result<InitialConfig, ScenarioError> {
+    let mut problems = Vec::new();
+    let mut warnings = Vec::new();
+    let pairs = scenario
+        .properties
+        .iter()
+        .map(|p| (p.name.as_str(), p.value.as_str()));
+    let mut properties = match site::from_pairs(pairs) {
+        Ok((props, warns)) => {
+            warnings.extend(
+                warns
+                    .iter()
+                    .map(|d| property_problem(scenario, d).to_string()),
+            );
+            Some(props)
+        }
+        Err(diags) => {
+            problems.extend(diags.0.iter().map(|d| property_problem(scenario, d)));
+            None
+        }
+    };
+    if let Some(props) = &mut properties {
+        // The scenario's registry is a superset: yarn.resource-types first, then the types its
+        // amounts mention.
+        props.resource_types = scenario.resource_types.clone();
+    }
+    let types = properties.as_ref().map_or_else(
+        || scenario.resource_types.clone(),
+        |p| p.resource_types.clone(),
+    );
+    let allocations = match &scenario.allocations {
+        None => Some(AllocationConfig::default()),
+        Some(source) => {
+            let (text, place) = match source {
+                AllocationsSource::Inline(e) => {
+                    (Some(e.text.as_str()), Place::Inline(e.first_line))
+                }
+                AllocationsSource::File { path, text, .. } => {
+                    (text.as_deref(), Place::File(path.clone()))
+                }
+            };
+            match text {
+                None => {
+                    let line = match source {
+                        AllocationsSource::File { line, .. } => *line,
+                        AllocationsSource::Inline(e) => e.key_line,
+                    };
+                    problems.push(Problem {
+                        line,
+                        field: "allocations_file".to_string(),
+                        message: "the file was not read".to_string(),
+                    });
+                    None
+                }
+                Some(text) => match parse_allocations(text, &types) {
+                    Ok((config, warns)) => {
+                        warnings.extend(warns.iter().map(|d| place.problem(d).to_string()));
+                        Some(config)
+                    }
+                    Err(diags) => {
+                        problems.extend(
+                            diags
+                                .0
+                                .iter()
+                                .filter(|d| d.severity == Severity::Error)
+                                .map(|d| place.problem(d)),
+                        );
+                        if diags.0.iter().all(|d| d.severity != Severity::Error) {
+                            problems.extend(diags.0.iter().map(|d| place.problem(d)));
+                        }
+                        None
+                    }
+                },
+            }
+        }
+    };
+    match (properties, allocations) {
+        (Some(properties), Some(allocations)) if problems.is_empty() => Ok(InitialConfig {
+            config: SchedulerConfig {
+                allocations,
+                properties,
+            },
+            warnings: warnings
+                .into_iter()
+                .map(|w| format!("{}: {w}", scenario.file))
+                .collect(),
+        }),
+        _ => Err(ScenarioError {
+            file: scenario.file.clone(),
+            problems,
+        }),
+    }
+}
+
+/// Parses a `reload` event's allocation text; the error is the diagnostics' text.
+pub fn parse_reload(text: &str, types: &ResourceTypes) -> Result<AllocationConfig, String> {
+    parse_allocations(text, types)
+        .map(|(config, _warnings)| config)
+        .map_err(|d| d.to_string().replace('\n', "; "))
+}
+
+/// Where an allocation text came from, to place its diagnostics.
+enum Place {
+    /// Inline; its first line is this scenario line.
+    Inline(u32),
+    /// A separate file.
+    File(String),
+}
+
+impl Place {
+    fn problem(&self, d: &Diagnostic) -> Problem {
+        let message = match self {
+            Place::Inline(first) if d.line > 0 => format!(
+                "allocations (line {} of the scenario file): {d}",
+                first + d.line - 1
+            ),
+            Place::Inline(_) => format!("allocations: {d}"),
+            Place::File(path) => format!("allocations_file {path}: {d}"),
+        };
+        Problem {
+            line: 0,
+            field: String::new(),
+            message,
+        }
+    }
+}
+
+/// A property diagnostic, placed at the property it names (or at `[properties]`).
+fn property_problem(scenario: &Scenario, d: &Diagnostic) -> Problem {
+    let named = scenario
+        .properties
+        .iter()
+        .find(|p| d.path == p.name || d.message.contains(&p.name));
+    match named {
+        Some(p) => Problem {
+            line: p.line,
+            field: format!("properties.\"{}\"", p.name),
+            message: if d.path == p.name {
+                d.message.clone()
+            } else {
+                d.to_string()
+            },
+        },
+        None => Problem {
+            line: scenario.properties_line,
+            field: "properties".to_string(),
+            message: d.to_string(),
+        },
+    }
+}

@@ -1,0 +1,207 @@
+//! One `[[events]]` table -> [`ScheduledEvent`], with the fields its `type` allows.
+
+use crate::parse::{duration, embedded, resource, DEFAULT_RACK};
+use crate::scenario::{Action, NodeSpec, ScheduledEvent};
+use crate::toml_walk::{Ctx, Tbl};
+use weft_sched::ContainerAsk;
+use weft_types::{ResourceTypes, Time};
+
+const TYPES: &[&str] = &[
+    "submit",
+    "ask",
+    "release",
+    "cancel",
+    "finish",
+    "kill",
+    "move",
+    "add_node",
+    "remove_node",
+    "reload",
+    "snapshot",
+];
+
+/// The fields each event type allows (besides `at` and `type`).
+fn fields(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "submit" => &["app", "user", "queue", "am", "priority", "app_type"],
+        "ask" => &[
+            "app",
+            "resources",
+            "count",
+            "priority",
+            "hosts",
+            "racks",
+            "relax_locality",
+            "duration",
+        ],
+        "release" => &["app", "count", "priority"],
+        "cancel" => &["app", "priority", "count"],
+        "finish" => &["app"],
+        "kill" => &["app", "user"],
+        "move" => &["app", "queue"],
+        "add_node" => &["host", "rack", "resources"],
+        "remove_node" => &["host"],
+        "reload" => &["allocations", "capacity"],
+        _ => &[],
+    }
+}
+
+const PRIORITY_RANGE: (i64, i64) = (i32::MIN as i64, i32::MAX as i64);
+const COUNT_RANGE: (i64, i64) = (1, u32::MAX as i64);
+
+/// Parses one event; `None` when it has problems (already recorded in `ctx`).
+pub(crate) fn parse_event(
+    ctx: &mut Ctx,
+    t: &Tbl<'_, '_>,
+    index: usize,
+    types: &ResourceTypes,
+    source: &str,
+) -> Option<ScheduledEvent> {
+    let before = ctx.problems.len();
+    let kind = t.req_str(ctx, "type").map(|(k, _)| k);
+    if let Some(k) = kind {
+        if TYPES.contains(&k) {
+            let mut allowed = vec!["at", "type"];
+            allowed.extend_from_slice(fields(k));
+            t.check_keys(ctx, &allowed);
+        } else {
+            let line = t.raw("type").map_or(t.line, |v| ctx.line(v.span().start));
+            ctx.problem(
+                line,
+                &t.path_of("type"),
+                format!(
+                    "unknown event type '{k}'; expected one of: {}",
+                    TYPES.join(", ")
+                ),
+            );
+        }
+    }
+    let at = match duration(ctx, t, "at") {
+        Some((d, _)) => Some(Time(d.as_millis())),
+        None => {
+            if t.raw("at").is_none() {
+                t.missing(ctx, "at");
+            }
+            None
+        }
+    };
+    let action = match kind {
+        Some(k) if TYPES.contains(&k) => action(ctx, t, k, types, source),
+        _ => None,
+    };
+    if ctx.problems.len() > before {
+        return None;
+    }
+    Some(ScheduledEvent {
+        at: at?,
+        index,
+        line: t.line,
+        action: action?,
+    })
+}
+
+fn action(
+    ctx: &mut Ctx,
+    t: &Tbl<'_, '_>,
+    kind: &str,
+    types: &ResourceTypes,
+    source: &str,
+) -> Option<Action> {
+    let owned = |v: Option<(&str, u32)>| v.map(|(s, _)| s.to_string());
+    let priority = |ctx: &mut Ctx| {
+        t.int(ctx, "priority", PRIORITY_RANGE.0, PRIORITY_RANGE.1)
+            .and_then(|(p, _)| i32::try_from(p).ok())
+    };
+    let count = |ctx: &mut Ctx| {
+        t.int(ctx, "count", COUNT_RANGE.0, COUNT_RANGE.1)
+            .and_then(|(c, _)| u32::try_from(c).ok())
+    };
+    let app = |ctx: &mut Ctx| owned(t.req_str(ctx, "app"));
+    Some(match kind {
+        "submit" => Action::Submit {
+            app: app(ctx)?,
+            user: owned(t.req_str(ctx, "user"))?,
+            queue: owned(t.str(ctx, "queue")),
+            am: resource(ctx, t, "am", types, false),
+            priority: priority(ctx).unwrap_or(0),
+            app_type: owned(t.str(ctx, "app_type")),
+        },
+        "ask" => {
+            let app = app(ctx);
+            let resources = resource(ctx, t, "resources", types, true);
+            if t.raw("count").is_none() {
+                t.missing(ctx, "count");
+            }
+            let ask = ContainerAsk {
+                priority: priority(ctx).unwrap_or(0),
+                resources: resources?,
+                count: count(ctx)?,
+                hosts: t.str_list(ctx, "hosts").map(|(l, _)| l).unwrap_or_default(),
+                racks: t.str_list(ctx, "racks").map(|(l, _)| l).unwrap_or_default(),
+                relax_locality: t.bool(ctx, "relax_locality").is_none_or(|(b, _)| b),
+            };
+            Action::Ask {
+                app: app?,
+                ask,
+                duration: duration(ctx, t, "duration").map(|(d, _)| d),
+            }
+        }
+        "release" => {
+            let app = app(ctx);
+            if t.raw("count").is_none() {
+                t.missing(ctx, "count");
+            }
+            Action::Release {
+                app: app?,
+                count: count(ctx)?,
+                priority: priority(ctx),
+            }
+        }
+        "cancel" => Action::Cancel {
+            app: app(ctx)?,
+            priority: priority(ctx),
+            count: count(ctx),
+        },
+        "finish" => Action::Finish { app: app(ctx)? },
+        "kill" => Action::Kill {
+            app: app(ctx)?,
+            user: owned(t.str(ctx, "user")),
+        },
+        "move" => Action::Move {
+            app: app(ctx)?,
+            queue: owned(t.req_str(ctx, "queue"))?,
+        },
+        "add_node" => {
+            let host = owned(t.req_str(ctx, "host"));
+            let rack = owned(t.str(ctx, "rack")).unwrap_or_else(|| DEFAULT_RACK.to_string());
+            Action::AddNode(NodeSpec {
+                host: host?,
+                rack,
+                resources: resource(ctx, t, "resources", types, true)?,
+                line: t.line,
+            })
+        }
+        "remove_node" => Action::RemoveNode {
+            host: owned(t.req_str(ctx, "host"))?,
+        },
+        "reload" => {
+            if let Some(v) = t.raw("capacity") {
+                let line = ctx.line(v.span().start);
+                ctx.problem(
+                    line,
+                    &t.path_of("capacity"),
+                    "capacity-scheduler.xml text needs scheduler = \"capacity\", which is not supported yet",
+                );
+                return None;
+            }
+            if t.raw("allocations").is_none() {
+                t.missing(ctx, "allocations");
+                return None;
+            }
+            Action::Reload {
+                allocations: embedded(ctx, t, "allocations", source)?,
+            }
+        }
+        _ => Action::Snapshot,
+    })
+}

@@ -1,0 +1,203 @@
+//! The JSON lines `weft sim run` prints (the shapes of the scenario-format contract).
+//!
+//! Objects are written field by field in a fixed order, so a line is byte-identical from run to
+//! run and keys appear in the order the contract lists them (a map type would sort them).
+//! Values go through `serde_json` so strings are escaped and numbers formatted as JSON wants.
+//!
+//! Output types beyond the contract's: `reserved` (a node reserved for an app), `moved` (a move
+//! that succeeded), `ask_refused` (the scheduler refused an ask as invalid) and `skipped` (an
+//! event for an app that is not running any more, e.g. rejected or finished: nothing was sent).
+
+use serde::Serialize;
+use weft_sched::{AppSnapshot, NodeSnapshot, QueueSnapshot, Snapshot};
+use weft_types::{AppId, NodeId, Resource, ResourceTypes};
+
+/// A JSON object under construction; fields keep the order they are added in.
+#[derive(Debug)]
+pub struct Obj {
+    buf: String,
+    empty: bool,
+}
+
+impl Default for Obj {
+    fn default() -> Self {
+        Obj::new()
+    }
+}
+
+impl Obj {
+    /// An empty object.
+    pub fn new() -> Obj {
+        Obj {
+            buf: String::from("{"),
+            empty: true,
+        }
+    }
+
+    /// An output line's object: `{"type": kind, "at_ms": at_ms, ...`.
+    pub fn line(kind: &str, at_ms: u64) -> Obj {
+        Obj::new().field("type", kind).field("at_ms", at_ms)
+    }
+
+    fn key(&mut self, name: &str) {
+        if !self.empty {
+            self.buf.push(',');
+        }
+        self.empty = false;
+        push_json(&mut self.buf, name);
+        self.buf.push(':');
+    }
+
+    /// Adds a field holding any serializable value.
+    pub fn field(mut self, name: &str, value: impl Serialize) -> Obj {
+        self.key(name);
+        push_json(&mut self.buf, &value);
+        self
+    }
+
+    /// Adds a field holding already-encoded JSON (a nested object or array).
+    pub fn raw(mut self, name: &str, json: &str) -> Obj {
+        self.key(name);
+        self.buf.push_str(json);
+        self
+    }
+
+    /// The encoded object.
+    pub fn finish(mut self) -> String {
+        self.buf.push('}');
+        self.buf
+    }
+}
+
+fn push_json(buf: &mut String, value: &(impl Serialize + ?Sized)) {
+    // Serializing plain values into a string cannot fail; `null` keeps the line valid if it did.
+    match serde_json::to_string(value) {
+        Ok(s) => buf.push_str(&s),
+        Err(_) => buf.push_str("null"),
+    }
+}
+
+/// `{"memory_mb": m, "vcores": v, <custom type>: n, ...}`.
+pub fn resource_json(types: &ResourceTypes, r: &Resource) -> String {
+    let mut o = Obj::new();
+    for i in 0..types.len() {
+        o = o.field(types.output_name(i), r.get(i));
+    }
+    o.finish()
+}
+
+fn array(items: impl Iterator<Item = String>) -> String {
+    let items: Vec<String> = items.collect();
+    format!("[{}]", items.join(","))
+}
+
+/// How the runner names apps and nodes in outputs (the scenario's names, not ids).
+pub trait Names {
+    /// The scenario's name of an app.
+    fn app(&self, app: AppId) -> String;
+    /// The host of a node.
+    fn node(&self, node: NodeId) -> String;
+}
+
+/// The `snapshot` line.
+///
+/// Each app's `state` is `running` when runnable and `pending` when it waits for
+/// maxRunningApps; `am_running` says whether its AM container runs. Each node carries
+/// `reserved`: `null` or `{"app": .., "resources": ..}`. Queues carry `configured` (declared
+/// in the allocation file rather than created by placement).
+pub fn snapshot_line(at_ms: u64, s: &Snapshot, types: &ResourceTypes, names: &dyn Names) -> String {
+    let res = |r: &Resource| resource_json(types, r);
+    let cluster = Obj::new()
+        .raw("capacity", &res(&s.cluster_capacity))
+        .raw("used", &res(&s.cluster_used))
+        .raw("pending", &res(&s.cluster_pending))
+        .finish();
+    let queues = array(s.queues.iter().map(|q| queue_json(q, &res)));
+    let apps = array(s.apps.iter().map(|a| app_json(a, &res, names)));
+    let nodes = array(s.nodes.iter().map(|n| node_json(n, &res, names)));
+    Obj::line("snapshot", at_ms)
+        .raw("cluster", &cluster)
+        .raw("queues", &queues)
+        .raw("apps", &apps)
+        .raw("nodes", &nodes)
+        .finish()
+}
+
+fn queue_json(q: &QueueSnapshot, res: &dyn Fn(&Resource) -> String) -> String {
+    Obj::new()
+        .field("name", &q.name)
+        .field("leaf", q.leaf)
+        .field("policy", q.policy)
+        .field("weight", q.weight)
+        .raw("fair_share", &res(&q.fair_share))
+        .raw("steady_fair_share", &res(&q.steady_fair_share))
+        .raw("usage", &res(&q.usage))
+        .raw("demand", &res(&q.demand))
+        .raw("min_resources", &res(&q.min_resources))
+        .raw("max_resources", &res(&q.max_resources))
+        .raw("am_usage", &res(&q.am_usage))
+        .field("running_apps", q.running_apps)
+        .field("pending_apps", q.pending_apps)
+        .field("configured", q.configured)
+        .finish()
+}
+
+fn app_json(a: &AppSnapshot, res: &dyn Fn(&Resource) -> String, names: &dyn Names) -> String {
+    Obj::new()
+        .field("app", names.app(a.app))
+        .field("queue", &a.queue)
+        .field("user", &a.user)
+        .field("state", if a.runnable { "running" } else { "pending" })
+        .field("runnable", a.runnable)
+        .raw("usage", &res(&a.usage))
+        .raw("demand", &res(&a.demand))
+        .raw("fair_share", &res(&a.fair_share))
+        .field("running_containers", a.running_containers)
+        .field("pending_containers", a.pending_containers)
+        .field("am_running", a.am_running)
+        .finish()
+}
+
+fn node_json(n: &NodeSnapshot, res: &dyn Fn(&Resource) -> String, names: &dyn Names) -> String {
+    let reserved = match &n.reserved {
+        Some((app, r)) => Obj::new()
+            .field("app", names.app(*app))
+            .raw("resources", &res(r))
+            .finish(),
+        None => "null".to_string(),
+    };
+    Obj::new()
+        .field("host", &n.host)
+        .field("rack", &n.rack)
+        .raw("capacity", &res(&n.capacity))
+        .raw("used", &res(&n.used))
+        .raw("reserved", &reserved)
+        .finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn objects_keep_field_order_and_escape_strings() {
+        let line = Obj::line("rejected", 5)
+            .field("app", "a\"1")
+            .field("reason", "no")
+            .finish();
+        assert_eq!(
+            line,
+            r#"{"type":"rejected","at_ms":5,"app":"a\"1","reason":"no"}"#
+        );
+    }
+
+    #[test]
+    fn resources_name_custom_types() {
+        let types = ResourceTypes::with_custom(["gpu"]).unwrap();
+        let r = Resource::new(1024, 2).with(2, 1);
+        assert_eq!(
+            resource_json(&types, &r),
+            r#"{"memory_mb":1024,"vcores":2,"gpu":1}"#
+        );
+    }
+}

@@ -1,0 +1,137 @@
+//! The simulator's agenda: what is due when, in the contract's order within an instant.
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
+use weft_types::{ContainerId, NodeId, Time};
+
+/// The phases of one instant, in the order they apply (the contract's timing rules).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Phase {
+    /// (a) Containers whose duration is up.
+    Completion,
+    /// (b) The file's events, in file order.
+    FileEvent,
+    /// (c) The periodic update.
+    Update,
+    /// (d) Node heartbeats, in node order.
+    Heartbeat,
+}
+
+/// What is due.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Due {
+    /// A container's duration is up.
+    Completion(ContainerId),
+    /// The scenario's event at this position of the sorted timeline.
+    FileEvent(usize),
+    /// The periodic update.
+    Update,
+    /// A node's heartbeat.
+    Heartbeat(NodeId),
+}
+
+impl Due {
+    fn phase(&self) -> Phase {
+        match self {
+            Due::Completion(_) => Phase::Completion,
+            Due::FileEvent(_) => Phase::FileEvent,
+            Due::Update => Phase::Update,
+            Due::Heartbeat(_) => Phase::Heartbeat,
+        }
+    }
+
+    /// The order within a phase: container id, file position, node id.
+    fn rank(&self) -> u64 {
+        match self {
+            Due::Completion(c) => c.0,
+            Due::FileEvent(i) => *i as u64,
+            Due::Update => 0,
+            Due::Heartbeat(n) => u64::from(n.0),
+        }
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+struct Entry {
+    at: Time,
+    phase: Phase,
+    rank: u64,
+    seq: u64,
+    due: Due,
+}
+
+impl Ord for Entry {
+    fn cmp(&self, other: &Self) -> Ordering {
+        (self.at, self.phase, self.rank, self.seq).cmp(&(
+            other.at,
+            other.phase,
+            other.rank,
+            other.seq,
+        ))
+    }
+}
+
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// A min-heap keyed by (time, phase, rank within phase, insertion sequence).
+#[derive(Debug, Default)]
+pub(crate) struct Agenda {
+    heap: BinaryHeap<Reverse<Entry>>,
+    seq: u64,
+}
+
+impl Agenda {
+    pub(crate) fn push(&mut self, at: Time, due: Due) {
+        self.seq += 1;
+        self.heap.push(Reverse(Entry {
+            at,
+            phase: due.phase(),
+            rank: due.rank(),
+            seq: self.seq,
+            due,
+        }));
+    }
+
+    /// When the next item is due.
+    pub(crate) fn peek_time(&self) -> Option<Time> {
+        self.heap.peek().map(|Reverse(e)| e.at)
+    }
+
+    pub(crate) fn pop(&mut self) -> Option<(Time, Due)> {
+        self.heap.pop().map(|Reverse(e)| (e.at, e.due))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_instant_applies_completions_events_update_then_heartbeats() {
+        let mut a = Agenda::default();
+        a.push(Time(1000), Due::Heartbeat(NodeId(2)));
+        a.push(Time(1000), Due::Heartbeat(NodeId(1)));
+        a.push(Time(1000), Due::Update);
+        a.push(Time(1000), Due::FileEvent(3));
+        a.push(Time(1000), Due::FileEvent(1));
+        a.push(Time(1000), Due::Completion(ContainerId(9)));
+        a.push(Time(500), Due::Heartbeat(NodeId(7)));
+        let order: Vec<Due> = std::iter::from_fn(|| a.pop().map(|(_, d)| d)).collect();
+        assert_eq!(
+            order,
+            vec![
+                Due::Heartbeat(NodeId(7)),
+                Due::Completion(ContainerId(9)),
+                Due::FileEvent(1),
+                Due::FileEvent(3),
+                Due::Update,
+                Due::Heartbeat(NodeId(1)),
+                Due::Heartbeat(NodeId(2)),
+            ]
+        );
+    }
+}

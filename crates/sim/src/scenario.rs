@@ -1,0 +1,270 @@
+//! The scenario model: what a valid scenario file says, with every default applied.
+//!
+//! [`parse_scenario`](crate::parse_scenario) builds it from TOML text; the runner replays it.
+//! Lines are the scenario file's (1-based) so later messages can point back into the file.
+
+use std::fmt;
+use thiserror::Error;
+use weft_sched::{ContainerAsk, GroupMapping};
+use weft_types::{Duration, Resource, ResourceTypes, Time};
+
+/// A parsed, validated scenario.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    /// The file name used in messages (as the caller gave it).
+    pub file: String,
+    /// The optional `name`.
+    pub name: Option<String>,
+    /// Each node heartbeats at this period (default 1 s).
+    pub heartbeat_interval: Duration,
+    /// Period of the scheduler's update (default 500 ms).
+    pub update_interval: Duration,
+    /// Seed for anything random (default 0).
+    pub seed: u64,
+    /// When the run stops, if the file says (`end = "120s"`, an extension of the contract).
+    pub end: Option<Time>,
+    /// `[properties]`, in file order.
+    pub properties: Vec<Property>,
+    /// Line of the `[properties]` table (0 when absent).
+    pub properties_line: u32,
+    /// Where the initial allocation file comes from; `None` = an empty allocation file.
+    pub allocations: Option<AllocationsSource>,
+    /// `[groups]`: user -> groups, primary first.
+    pub groups: GroupMapping,
+    /// The nodes that join at time 0, already expanded (`count` > 1 gives `host1..hostN`).
+    pub nodes: Vec<NodeSpec>,
+    /// The timeline, sorted by time; events at the same instant keep file order.
+    pub events: Vec<ScheduledEvent>,
+    /// Memory, vcores, then custom types: those of `yarn.resource-types`, then any other type
+    /// the file's resource amounts mention, in order of first mention.
+    pub resource_types: ResourceTypes,
+}
+
+impl Scenario {
+    /// The file the scenario needs read before it can run (its `allocations_file`, relative to
+    /// the scenario's directory), if it has not been provided yet.
+    pub fn needed_file(&self) -> Option<&str> {
+        match &self.allocations {
+            Some(AllocationsSource::File {
+                path, text: None, ..
+            }) => Some(path),
+            _ => None,
+        }
+    }
+
+    /// Provides the text of the file [`Scenario::needed_file`] named.
+    pub fn provide_file(&mut self, contents: String) {
+        if let Some(AllocationsSource::File { text, .. }) = &mut self.allocations {
+            *text = Some(contents);
+        }
+    }
+}
+
+/// One `[properties]` entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Property {
+    /// Hadoop's property name.
+    pub name: String,
+    /// Its value as text (TOML booleans and numbers are written as Hadoop would read them).
+    pub value: String,
+    /// Line in the scenario file.
+    pub line: u32,
+}
+
+/// A configuration text embedded in the scenario file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EmbeddedText {
+    /// The text.
+    pub text: String,
+    /// The scenario line holding the text's first line, so that a diagnostic at line L of the
+    /// text can be reported at scenario line `first_line + L - 1`.
+    pub first_line: u32,
+    /// Line of the key (`allocations = ...`).
+    pub key_line: u32,
+}
+
+/// Where the initial `fair-scheduler.xml` text comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AllocationsSource {
+    /// Written inline (`allocations = '''...'''`).
+    Inline(EmbeddedText),
+    /// Named by `allocations_file`; the caller reads it and hands the text back with
+    /// [`Scenario::provide_file`].
+    File {
+        /// Path relative to the scenario's directory, as written.
+        path: String,
+        /// Line of the key.
+        line: u32,
+        /// The contents, once provided.
+        text: Option<String>,
+    },
+}
+
+/// A node of the cluster.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeSpec {
+    /// Host name (unique among live nodes).
+    pub host: String,
+    /// Rack path (default `/default-rack`).
+    pub rack: String,
+    /// Total resources.
+    pub resources: Resource,
+    /// Line in the scenario file.
+    pub line: u32,
+}
+
+/// One `[[events]]` entry, placed in time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScheduledEvent {
+    /// When it applies.
+    pub at: Time,
+    /// Its position among the file's events (0-based), the tie-break at one instant.
+    pub index: usize,
+    /// Line of its `[[events]]` header.
+    pub line: u32,
+    /// What happens.
+    pub action: Action,
+}
+
+/// What a scenario event does. Apps are named by the scenario's own names.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    /// Submit an application.
+    Submit {
+        /// The scenario's name for it.
+        app: String,
+        /// The submitting user.
+        user: String,
+        /// The requested queue, if any.
+        queue: Option<String>,
+        /// The AM container's size; `None` = unmanaged AM.
+        am: Option<Resource>,
+        /// Application priority (default 0); not yet passed to the scheduler.
+        priority: i32,
+        /// Application type, if given; not yet passed to the scheduler.
+        app_type: Option<String>,
+    },
+    /// Add outstanding container asks.
+    Ask {
+        /// The application.
+        app: String,
+        /// The asks.
+        ask: ContainerAsk,
+        /// Each container completes this long after it is allocated, when given.
+        duration: Option<Duration>,
+    },
+    /// Release the newest `count` running containers.
+    Release {
+        /// The application.
+        app: String,
+        /// How many.
+        count: u32,
+        /// Only containers allocated at this request priority.
+        priority: Option<i32>,
+    },
+    /// Withdraw outstanding asks.
+    Cancel {
+        /// The application.
+        app: String,
+        /// Only this priority; `None` = all.
+        priority: Option<i32>,
+        /// At most this many; `None` = all.
+        count: Option<u32>,
+    },
+    /// The application finishes.
+    Finish {
+        /// The application.
+        app: String,
+    },
+    /// Kill the application.
+    Kill {
+        /// The application.
+        app: String,
+        /// Who asks (`None` = the administrator).
+        user: Option<String>,
+    },
+    /// Move the application.
+    Move {
+        /// The application.
+        app: String,
+        /// Target queue.
+        queue: String,
+    },
+    /// A node joins.
+    AddNode(NodeSpec),
+    /// A node is lost.
+    RemoveNode {
+        /// Its host.
+        host: String,
+    },
+    /// A new allocation file.
+    Reload {
+        /// The new text.
+        allocations: EmbeddedText,
+    },
+    /// Recompute and print the state.
+    Snapshot,
+}
+
+impl Action {
+    /// The event's `type` as written in the file.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Action::Submit { .. } => "submit",
+            Action::Ask { .. } => "ask",
+            Action::Release { .. } => "release",
+            Action::Cancel { .. } => "cancel",
+            Action::Finish { .. } => "finish",
+            Action::Kill { .. } => "kill",
+            Action::Move { .. } => "move",
+            Action::AddNode(_) => "add_node",
+            Action::RemoveNode { .. } => "remove_node",
+            Action::Reload { .. } => "reload",
+            Action::Snapshot => "snapshot",
+        }
+    }
+}
+
+/// One problem found in a scenario file (or in its initial configuration).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    /// 1-based line in the scenario file; 0 when the problem has no single line.
+    pub line: u32,
+    /// The field's path, e.g. `events[2].resources` (0-based indices); may be empty.
+    pub field: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    /// `line 14, field events[2].resources: '1024' is not a resource: ...`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.line, self.field.is_empty()) {
+            (0, true) => write!(f, "{}", self.message),
+            (0, false) => write!(f, "field {}: {}", self.field, self.message),
+            (l, true) => write!(f, "line {l}: {}", self.message),
+            (l, false) => write!(f, "line {l}, field {}: {}", self.field, self.message),
+        }
+    }
+}
+
+/// A scenario that cannot run: every problem found, in file order, each prefixed by the file.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub struct ScenarioError {
+    /// The file name used in messages.
+    pub file: String,
+    /// The problems.
+    pub problems: Vec<Problem>,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, p) in self.problems.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{}: {p}", self.file)?;
+        }
+        Ok(())
+    }
+}
