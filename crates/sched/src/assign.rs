@@ -36,13 +36,23 @@ impl Scheduler {
             }
         }
         let props = &self.config.properties;
-        let (assign_multiple, dynamic, max_assign) = (props.assign_multiple, props.dynamic_max_assign, props.max_assign);
-        let Some(n) = self.nodes.get(&node) else { return };
+        let (assign_multiple, dynamic, max_assign) = (
+            props.assign_multiple,
+            props.dynamic_max_assign,
+            props.max_assign,
+        );
+        let Some(n) = self.nodes.get(&node) else {
+            return;
+        };
         let max_to_assign = n.unallocated().mul_trunc(0.5);
         let mut assigned = Resource::ZERO;
         let mut count = 0;
         loop {
-            if self.nodes.get(&node).is_none_or(|n| n.reservation.is_some()) {
+            if self
+                .nodes
+                .get(&node)
+                .is_none_or(|n| n.reservation.is_some())
+            {
                 break;
             }
             let a = self.assign_queue(ROOT, node);
@@ -77,7 +87,11 @@ impl Scheduler {
     pub(crate) fn recursive_usage(&self, q: QueueId) -> Resource {
         let queue = self.queues.get(q);
         let mut sum = Resource::ZERO;
-        for a in queue.runnable_apps.iter().chain(queue.non_runnable_apps.iter()) {
+        for a in queue
+            .runnable_apps
+            .iter()
+            .chain(queue.non_runnable_apps.iter())
+        {
             if let Some(app) = self.apps.get(a) {
                 sum = sum.saturating_add(app.usage);
             }
@@ -90,7 +104,11 @@ impl Scheduler {
 
     /// Queue pre-check (spec §6.1), then children or apps in policy order.
     fn assign_queue(&mut self, q: QueueId, node: NodeId) -> Assignment {
-        if self.nodes.get(&node).is_none_or(|n| n.reservation.is_some()) {
+        if self
+            .nodes
+            .get(&node)
+            .is_none_or(|n| n.reservation.is_some())
+        {
             return Assignment::None;
         }
         if !self.usage_of(q).fits_in(&self.queues.get(q).max_share) {
@@ -106,7 +124,9 @@ impl Scheduler {
                         None => set.iter().next(),
                         Some(c) => set.range((Bound::Excluded(c), Bound::Unbounded)).next(),
                     };
-                    let Some(&entry) = next else { return Assignment::None };
+                    let Some(&entry) = next else {
+                        return Assignment::None;
+                    };
                     cursor = Some(entry);
                     let a = if is_leaf {
                         self.assign_app(AppId(entry.1), node, None)
@@ -156,7 +176,10 @@ impl Scheduler {
                 .iter()
                 .map(|c| {
                     let child = self.queues.get(*c);
-                    (Self::queue_view(child, self.recursive_usage(*c)), c.0 as u64)
+                    (
+                        Self::queue_view(child, self.recursive_usage(*c)),
+                        c.0 as u64,
+                    )
                 })
                 .collect();
             children.sort_by(|x, y| compare(queue.policy, &x.0, &y.0, &ctx));
@@ -182,7 +205,9 @@ impl Scheduler {
 
     /// Whether the app is blocked from running its AM (spec §6.4 step 0).
     fn am_blocked(&self, app: AppId) -> bool {
-        let Some(a) = self.apps.get(&app) else { return true };
+        let Some(a) = self.apps.get(&app) else {
+            return true;
+        };
         if !a.waiting_for_am() {
             return false;
         }
@@ -197,7 +222,9 @@ impl Scheduler {
         let (Some(a), Some(n)) = (self.apps.get(&app), self.nodes.get(&node)) else {
             return false;
         };
-        let Some(req) = a.requests.get(&key) else { return false };
+        let Some(req) = a.requests.get(&key) else {
+            return false;
+        };
         if req.any.count == 0 {
             return false;
         }
@@ -213,9 +240,11 @@ impl Scheduler {
         if !req.size.fits_in(&n.capability) {
             return false;
         }
-        self.queues
-            .path_to_root(a.queue)
-            .all(|q| self.usage_of(q).saturating_add(req.size).fits_in(&self.queues.get(q).max_share))
+        self.queues.path_to_root(a.queue).all(|q| {
+            self.usage_of(q)
+                .saturating_add(req.size)
+                .fits_in(&self.queues.get(q).max_share)
+        })
     }
 
     /// Delay scheduling, count-based (spec §7.1).
@@ -224,7 +253,11 @@ impl Scheduler {
         let node_t = f64::from(props.locality_threshold_node.min(1.0));
         let rack_t = f64::from(props.locality_threshold_rack.min(1.0));
         let nodes = self.nodes.len() as f64;
-        let Some(req) = self.apps.get_mut(&app).and_then(|a| a.requests.get_mut(&key)) else {
+        let Some(req) = self
+            .apps
+            .get_mut(&app)
+            .and_then(|a| a.requests.get_mut(&key))
+        else {
             return Locality::OffSwitch;
         };
         if node_t < 0.0 || rack_t < 0.0 {
@@ -237,7 +270,11 @@ impl Scheduler {
         if allowed == Locality::OffSwitch {
             return allowed;
         }
-        let threshold = if allowed == Locality::NodeLocal { node_t } else { rack_t };
+        let threshold = if allowed == Locality::NodeLocal {
+            node_t
+        } else {
+            rack_t
+        };
         if req.opportunities as f64 > nodes * threshold {
             let relaxed = if allowed == Locality::NodeLocal {
                 Locality::RackLocal
@@ -253,7 +290,12 @@ impl Scheduler {
 
     /// `FSAppAttempt.assignContainer(node)` (spec §6.4): keys in priority order, locality, then
     /// allocate or reserve. `only` restricts to the reserved key.
-    pub(crate) fn assign_app(&mut self, app: AppId, node: NodeId, only: Option<SchedulerKey>) -> Assignment {
+    pub(crate) fn assign_app(
+        &mut self,
+        app: AppId,
+        node: NodeId,
+        only: Option<SchedulerKey>,
+    ) -> Assignment {
         if self.am_blocked(app) {
             return Assignment::None;
         }
@@ -262,13 +304,19 @@ impl Scheduler {
             (None, Some(a)) => a.requests.keys().copied().collect(),
             (None, None) => return Assignment::None,
         };
-        let Some(n) = self.nodes.get(&node) else { return Assignment::None };
+        let Some(n) = self.nodes.get(&node) else {
+            return Assignment::None;
+        };
         let (host, rack) = (n.host.clone(), n.rack.clone());
         for key in keys {
             if !self.has_container_for_node(app, key, node) {
                 continue;
             }
-            if let Some(req) = self.apps.get_mut(&app).and_then(|a| a.requests.get_mut(&key)) {
+            if let Some(req) = self
+                .apps
+                .get_mut(&app)
+                .and_then(|a| a.requests.get_mut(&key))
+            {
                 req.opportunities += 1;
             }
             let allowed = self.allowed_locality(app, key);
@@ -298,11 +346,20 @@ impl Scheduler {
     }
 
     /// Allocates on the node if the ask fits, else tries to reserve (spec §6.4 step 2).
-    fn assign_at(&mut self, app: AppId, key: SchedulerKey, node: NodeId, locality: Locality, reserved: bool) -> Assignment {
+    fn assign_at(
+        &mut self,
+        app: AppId,
+        key: SchedulerKey,
+        node: NodeId,
+        locality: Locality,
+        reserved: bool,
+    ) -> Assignment {
         let (Some(a), Some(n)) = (self.apps.get(&app), self.nodes.get(&node)) else {
             return Assignment::None;
         };
-        let Some(req) = a.requests.get(&key) else { return Assignment::None };
+        let Some(req) = a.requests.get(&key) else {
+            return Assignment::None;
+        };
         let size = req.size;
         if size.fits_in(&n.unallocated()) {
             if reserved {
@@ -319,10 +376,16 @@ impl Scheduler {
     }
 
     fn allocate(&mut self, app_id: AppId, key: SchedulerKey, node_id: NodeId, locality: Locality) {
-        let Some(n) = self.nodes.get(&node_id) else { return };
+        let Some(n) = self.nodes.get(&node_id) else {
+            return;
+        };
         let (host, rack) = (n.host.clone(), n.rack.clone());
-        let Some(app) = self.apps.get_mut(&app_id) else { return };
-        let Some(req) = app.requests.get_mut(&key) else { return };
+        let Some(app) = self.apps.get_mut(&app_id) else {
+            return;
+        };
+        let Some(req) = app.requests.get_mut(&key) else {
+            return;
+        };
         let size = req.size;
         if let Some(allowed) = req.allowed {
             if locality < allowed {
@@ -382,7 +445,12 @@ impl Scheduler {
         if !policy::at_least_threshold(policy, size, threshold, &self.policy_context()) {
             return false;
         }
-        if !policy::is_starved_for_reservation(policy, a.usage, a.fair_share, &self.policy_context()) {
+        if !policy::is_starved_for_reservation(
+            policy,
+            a.usage,
+            a.fair_share,
+            &self.policy_context(),
+        ) {
             return false;
         }
         if n.reservation.as_ref().is_some_and(|r| r.app != app) {
@@ -398,7 +466,10 @@ impl Scheduler {
                     .iter()
                     .filter(|r| self.nodes.get(r).is_some_and(|x| x.rack == n.rack))
                     .count();
-                (in_rack, self.rack_sizes.get(&n.rack).copied().unwrap_or(0) as usize)
+                (
+                    in_rack,
+                    self.rack_sizes.get(&n.rack).copied().unwrap_or(0) as usize,
+                )
             };
             let allowed = (scope as f64 * ratio).ceil() as usize;
             if existing >= allowed {
@@ -409,7 +480,9 @@ impl Scheduler {
     }
 
     fn reserve(&mut self, app: AppId, key: SchedulerKey, node: NodeId, size: Resource) {
-        let Some(n) = self.nodes.get_mut(&node) else { return };
+        let Some(n) = self.nodes.get_mut(&node) else {
+            return;
+        };
         let fresh = n.reservation.is_none();
         n.reservation = Some(Reservation { app, key, size });
         if let Some(a) = self.apps.get_mut(&app) {
@@ -426,7 +499,9 @@ impl Scheduler {
 
     /// Drops the reservation held on `node`, if any.
     pub(crate) fn unreserve_node(&mut self, node: NodeId) {
-        let Some(n) = self.nodes.get_mut(&node) else { return };
+        let Some(n) = self.nodes.get_mut(&node) else {
+            return;
+        };
         if let Some(r) = n.reservation.take() {
             if let Some(a) = self.apps.get_mut(&r.app) {
                 a.reservations.remove(&node);

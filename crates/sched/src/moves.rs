@@ -16,7 +16,8 @@ impl Scheduler {
         let Some(app) = self.apps.get(&id) else {
             return Err(SchedError::UnknownApp(id));
         };
-        let mut name = crate::placement::normalize_queue_name(target).map_err(|e| refuse(e.to_string()))?;
+        let mut name =
+            crate::placement::normalize_queue_name(target).map_err(|e| refuse(e.to_string()))?;
         if let Some(q) = self.queues.lookup(&name) {
             if self.queues.get(q).reservable {
                 let leaf = name.rsplit('.').next().unwrap_or("default").to_string();
@@ -25,7 +26,11 @@ impl Scheduler {
         }
         let new = match self.queues.lookup(&name) {
             Some(q) if self.queues.get(q).is_leaf => q,
-            _ => return Err(refuse(format!("queue {name} not found or is not a leaf queue"))),
+            _ => {
+                return Err(refuse(format!(
+                    "queue {name} not found or is not a leaf queue"
+                )))
+            }
         };
         let old = app.queue;
         if old == new {
@@ -35,7 +40,11 @@ impl Scheduler {
         let usage = app.usage;
         if was_runnable {
             let lca = self.lowest_common_ancestor(old, new);
-            for q in self.queues.path_to_root(new).take_while(|q| Some(*q) != lca) {
+            for q in self
+                .queues
+                .path_to_root(new)
+                .take_while(|q| Some(*q) != lca)
+            {
                 let queue = self.queues.get(q);
                 if queue.runnable_count >= queue.max_running_apps {
                     return Err(refuse(format!(
@@ -127,6 +136,8 @@ impl Scheduler {
     /// The deepest queue that is an ancestor of both (by dot-delimited name prefix).
     fn lowest_common_ancestor(&self, a: QueueId, b: QueueId) -> Option<QueueId> {
         let ancestors_a: Vec<QueueId> = self.queues.path_to_root(a).collect();
-        self.queues.path_to_root(b).find(|q| ancestors_a.contains(q))
+        self.queues
+            .path_to_root(b)
+            .find(|q| ancestors_a.contains(q))
     }
 }

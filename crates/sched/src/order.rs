@@ -52,7 +52,11 @@ impl Scheduler {
             return None;
         }
         let policy = self.queues.get(app.queue).policy;
-        Some(sort_key(policy, &Self::app_view(app), &self.policy_context()))
+        Some(sort_key(
+            policy,
+            &Self::app_view(app),
+            &self.policy_context(),
+        ))
     }
 
     fn queue_key(&self, q: &Queue) -> Option<SortKey> {
@@ -61,7 +65,11 @@ impl Scheduler {
             return None;
         }
         let policy = self.queues.get(parent).policy;
-        Some(sort_key(policy, &Self::queue_view(q, q.usage), &self.policy_context()))
+        Some(sort_key(
+            policy,
+            &Self::queue_view(q, q.usage),
+            &self.policy_context(),
+        ))
     }
 
     /// Re-keys an app after its usage, asks or runnability changed, then its queue path.
@@ -69,7 +77,9 @@ impl Scheduler {
         if self.order_dirty || self.walk != crate::WalkMode::Fast {
             return;
         }
-        let Some(app) = self.apps.get(&id) else { return };
+        let Some(app) = self.apps.get(&id) else {
+            return;
+        };
         let new = self.app_key(app);
         let (old, leaf) = (app.key_in_leaf, app.queue);
         if new != old {
@@ -126,7 +136,17 @@ impl Scheduler {
         let keys: Vec<(AppId, QueueId, Option<SortKey>)> = self
             .apps
             .values()
-            .map(|a| (a.id, a.queue, if self.walk == crate::WalkMode::Fast { self.app_key(a) } else { None }))
+            .map(|a| {
+                (
+                    a.id,
+                    a.queue,
+                    if self.walk == crate::WalkMode::Fast {
+                        self.app_key(a)
+                    } else {
+                        None
+                    },
+                )
+            })
             .collect();
         for (id, leaf, key) in keys {
             if let Some(k) = key {
@@ -142,7 +162,10 @@ impl Scheduler {
             for id in by_depth {
                 let q = self.queues.get(id);
                 if let (Some(parent), Some(k)) = (q.parent, self.queue_key(q)) {
-                    self.queues.get_mut(parent).candidates.insert((k, id.0 as u64));
+                    self.queues
+                        .get_mut(parent)
+                        .candidates
+                        .insert((k, id.0 as u64));
                     self.queues.get_mut(id).key_in_parent = Some(k);
                 }
             }

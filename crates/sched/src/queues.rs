@@ -106,9 +106,10 @@ impl Queue {
 
     /// No apps and no children: a dynamic queue in this state can be removed.
     pub(crate) fn is_empty(&self) -> bool {
-        self.children.is_empty() && self.runnable_apps.is_empty() && self.non_runnable_apps.is_empty()
+        self.children.is_empty()
+            && self.runnable_apps.is_empty()
+            && self.non_runnable_apps.is_empty()
     }
-
 }
 
 /// Why a queue could not be created or found as a leaf.
@@ -226,7 +227,8 @@ impl QueueTree {
         let ids: Vec<QueueId> = self.ids().collect();
         for id in ids {
             let name = self.get(id).name.clone();
-            let configured = name == ROOT_NAME || name == DEFAULT_NAME || alloc.queues.contains_key(&name);
+            let configured =
+                name == ROOT_NAME || name == DEFAULT_NAME || alloc.queues.contains_key(&name);
             self.get_mut(id).configured = configured;
             self.resolve(id, alloc);
         }
@@ -249,7 +251,9 @@ impl QueueTree {
         let parent_child_max = parent.and_then(|p| self.get(p).max_child_cfg);
         let is_root = id == ROOT;
         let q = self.get_mut(id);
-        q.policy = cfg.scheduling_policy.unwrap_or(alloc.default_queue_scheduling_policy);
+        q.policy = cfg
+            .scheduling_policy
+            .unwrap_or(alloc.default_queue_scheduling_policy);
         q.weight = cfg.weight.map_or(1.0, f64::from);
         q.min_share = cfg.min_resources.unwrap_or(Resource::ZERO);
         q.max_share_cfg = match cfg.max_resources {
@@ -261,8 +265,15 @@ impl QueueTree {
         q.max_running_apps = cfg.max_running_apps.unwrap_or(alloc.queue_max_apps_default);
         q.max_am_share = cfg.max_am_share.unwrap_or(alloc.queue_max_am_share_default);
         q.max_container_cfg = cfg.max_container_allocation;
-        let default_acl = if is_root { Acl::everyone() } else { Acl::nobody() };
-        q.acl_submit = cfg.acl_submit_apps.clone().unwrap_or_else(|| default_acl.clone());
+        let default_acl = if is_root {
+            Acl::everyone()
+        } else {
+            Acl::nobody()
+        };
+        q.acl_submit = cfg
+            .acl_submit_apps
+            .clone()
+            .unwrap_or_else(|| default_acl.clone());
         q.acl_admin = cfg.acl_administer_apps.clone().unwrap_or(default_acl);
         q.reservable = cfg.reservation;
     }
@@ -338,7 +349,9 @@ impl QueueTree {
                 .get(&qname)
                 .and_then(|c| c.scheduling_policy)
                 .unwrap_or(alloc.default_queue_scheduling_policy);
-            if !parent_policy.allows_child(policy, is_leaf) || (!is_leaf && policy == PolicyKind::Fifo) {
+            if !parent_policy.allows_child(policy, is_leaf)
+                || (!is_leaf && policy == PolicyKind::Fifo)
+            {
                 return Err(QueueError::PolicyConflict {
                     name: qname,
                     parent: parts[..i].join("."),
@@ -404,7 +417,12 @@ impl QueueTree {
 
     /// The effective per-container maximum of a queue (spec §9.3): own or nearest ancestor's
     /// `maxContainerAllocation`, capped by the scheduler's maximum allocation.
-    pub(crate) fn max_container_allocation(&self, id: QueueId, scheduler_max: Resource, cluster: Resource) -> Resource {
+    pub(crate) fn max_container_allocation(
+        &self,
+        id: QueueId,
+        scheduler_max: Resource,
+        cluster: Resource,
+    ) -> Resource {
         for q in self.path_to_root(id) {
             if let Some(cfg) = self.get(q).max_container_cfg {
                 return cfg.resolve(cluster).cw_min(scheduler_max);
@@ -414,8 +432,15 @@ impl QueueTree {
     }
 
     /// Whether `user` may do what `acl` selects on queue `id` or any ancestor (spec §13).
-    pub(crate) fn allows(&self, id: QueueId, user: &str, groups: &[String], acl: impl Fn(&Queue) -> &Acl) -> bool {
-        self.path_to_root(id).any(|q| acl(self.get(q)).allows(user, groups))
+    pub(crate) fn allows(
+        &self,
+        id: QueueId,
+        user: &str,
+        groups: &[String],
+        acl: impl Fn(&Queue) -> &Acl,
+    ) -> bool {
+        self.path_to_root(id)
+            .any(|q| acl(self.get(q)).allows(user, groups))
     }
 }
 

@@ -18,7 +18,11 @@ pub(crate) struct UserState {
 impl Scheduler {
     fn user_max_apps(&self, user: &str) -> i32 {
         let alloc = &self.config.allocations;
-        alloc.user_max_apps.get(user).copied().unwrap_or(alloc.user_max_apps_default)
+        alloc
+            .user_max_apps
+            .get(user)
+            .copied()
+            .unwrap_or(alloc.user_max_apps_default)
     }
 
     fn user_runnable(&self, user: &str) -> i32 {
@@ -39,7 +43,9 @@ impl Scheduler {
 
     /// Puts a newly submitted (or moved) app in its leaf, runnable or waiting.
     pub(crate) fn add_app_to_queue(&mut self, id: AppId) {
-        let Some(app) = self.apps.get(&id) else { return };
+        let Some(app) = self.apps.get(&id) else {
+            return;
+        };
         let (leaf, user) = (app.queue, app.user.clone());
         if self.can_app_be_runnable(leaf, &user) {
             self.queues.get_mut(leaf).runnable_apps.push(id);
@@ -51,7 +57,9 @@ impl Scheduler {
     }
 
     fn track_runnable(&mut self, id: AppId) {
-        let Some(app) = self.apps.get_mut(&id) else { return };
+        let Some(app) = self.apps.get_mut(&id) else {
+            return;
+        };
         app.runnable = true;
         let (leaf, user) = (app.queue, app.user.clone());
         self.users.entry(user).or_default().runnable += 1;
@@ -62,7 +70,9 @@ impl Scheduler {
     }
 
     fn untrack_runnable(&mut self, id: AppId) {
-        let Some(app) = self.apps.get_mut(&id) else { return };
+        let Some(app) = self.apps.get_mut(&id) else {
+            return;
+        };
         app.runnable = false;
         let (leaf, user) = (app.queue, app.user.clone());
         if let Some(u) = self.users.get_mut(&user) {
@@ -77,7 +87,9 @@ impl Scheduler {
     /// Takes an app out of its leaf (finish, kill or move), releasing its AM usage, and promotes
     /// waiting apps when this freed a slot (spec §10).
     pub(crate) fn remove_app_from_queue(&mut self, id: AppId) {
-        let Some(app) = self.apps.get(&id) else { return };
+        let Some(app) = self.apps.get(&id) else {
+            return;
+        };
         let (leaf, user, runnable) = (app.queue, app.user.clone(), app.runnable);
         let am = app.am_resource.filter(|_| app.am_running);
         let q = self.queues.get_mut(leaf);
@@ -151,7 +163,9 @@ impl Scheduler {
             if promoted >= cap {
                 break;
             }
-            let Some(app) = self.apps.get(&id) else { continue };
+            let Some(app) = self.apps.get(&id) else {
+                continue;
+            };
             if app.runnable {
                 continue;
             }

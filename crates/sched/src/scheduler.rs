@@ -100,7 +100,9 @@ impl Scheduler {
 
     /// The full name of the queue an application is in.
     pub fn queue_name(&self, app: AppId) -> Option<&str> {
-        self.apps.get(&app).map(|a| self.queues.get(a.queue).name.as_str())
+        self.apps
+            .get(&app)
+            .map(|a| self.queues.get(a.queue).name.as_str())
     }
 
     /// How many containers have been allocated since the start.
@@ -181,7 +183,13 @@ impl Scheduler {
         }
     }
 
-    fn add_node(&mut self, id: NodeId, host: String, rack: String, capability: Resource) -> Result<(), SchedError> {
+    fn add_node(
+        &mut self,
+        id: NodeId,
+        host: String,
+        rack: String,
+        capability: Resource,
+    ) -> Result<(), SchedError> {
         if self.nodes.contains_key(&id) {
             return Err(SchedError::Duplicate(format!("node {id}")));
         }
@@ -251,12 +259,16 @@ impl Scheduler {
                 self.apps.insert(id, app);
                 self.add_app_to_queue(id);
                 let name = self.queues.get(queue).name.clone();
-                self.decisions.push_back(Decision::Accepted { app: id, queue: name });
+                self.decisions.push_back(Decision::Accepted {
+                    app: id,
+                    queue: name,
+                });
                 self.refresh_app(id);
                 Ok(())
             }
             Err(reason) => {
-                self.decisions.push_back(Decision::Rejected { app: id, reason });
+                self.decisions
+                    .push_back(Decision::Rejected { app: id, reason });
                 Ok(())
             }
         }
@@ -276,7 +288,10 @@ impl Scheduler {
         let rules: &[PlacementRule] = match &self.config.allocations.placement_policy {
             Some(r) => r,
             None => {
-                default_rules = PlacementRule::default_policy(props.allow_undeclared_pools, props.user_as_default_queue);
+                default_rules = PlacementRule::default_policy(
+                    props.allow_undeclared_pools,
+                    props.user_as_default_queue,
+                );
                 &default_rules
             }
         };
@@ -292,7 +307,9 @@ impl Scheduler {
         let queue = self
             .queues
             .get_or_create_leaf(&name, &config.allocations, self.cluster)
-            .map_err(|e| format!("application {id} submitted by user {user} could not be placed: {e}"))?;
+            .map_err(|e| {
+                format!("application {id} submitted by user {user} could not be placed: {e}")
+            })?;
         if !self.queues.allows(queue, user, &groups, |q| &q.acl_submit)
             && !self.queues.allows(queue, user, &groups, |q| &q.acl_admin)
         {
@@ -302,7 +319,10 @@ impl Scheduler {
             ));
         }
         let am = match am {
-            Some(r) => Some(self.normalize(queue, r).map_err(|e| format!("application {id} rejected: AM container {e}"))?),
+            Some(r) => Some(
+                self.normalize(queue, r)
+                    .map_err(|e| format!("application {id} rejected: AM container {e}"))?,
+            ),
             None => None,
         };
         self.steady_dirty = true;
@@ -323,10 +343,15 @@ impl Scheduler {
                 ));
             }
             if ask.get(i) < 0 {
-                return Err(format!("asks for a negative amount of '{}'", self.resource_types().name(i)));
+                return Err(format!(
+                    "asks for a negative amount of '{}'",
+                    self.resource_types().name(i)
+                ));
             }
         }
-        let max = self.queues.max_container_allocation(queue, props.maximum_allocation, self.cluster);
+        let max =
+            self.queues
+                .max_container_allocation(queue, props.maximum_allocation, self.cluster);
         let min = props.minimum_allocation;
         let step = props.increment_allocation;
         let mut out = ask;
@@ -334,8 +359,16 @@ impl Scheduler {
             let mut v = ask.get(i).max(min.get(i));
             let s = step.get(i);
             if s > 0 {
-                let rounded = if v % s == 0 { v } else { (v / s).saturating_add(1) };
-                v = if v % s == 0 { v } else { rounded.saturating_mul(s) };
+                let rounded = if v % s == 0 {
+                    v
+                } else {
+                    (v / s).saturating_add(1)
+                };
+                v = if v % s == 0 {
+                    v
+                } else {
+                    rounded.saturating_mul(s)
+                };
             }
             out.set(i, v.min(max.get(i).max(min.get(i))));
         }
@@ -349,7 +382,11 @@ impl Scheduler {
         if let Some(user) = user {
             let groups = self.groups.get(&user).cloned().unwrap_or_default();
             let owner = a.user == user;
-            if !owner && !self.queues.allows(a.queue, &user, &groups, |q| &q.acl_admin) {
+            if !owner
+                && !self
+                    .queues
+                    .allows(a.queue, &user, &groups, |q| &q.acl_admin)
+            {
                 return Err(SchedError::KillRefused {
                     app,
                     reason: format!(
@@ -367,7 +404,9 @@ impl Scheduler {
     /// Removes an application: kills its containers, drops its reservations, leaves its queue,
     /// and promotes waiting apps (spec §17, §10).
     fn remove_app(&mut self, id: AppId, exit: ContainerExit) {
-        let Some(app) = self.apps.get(&id) else { return };
+        let Some(app) = self.apps.get(&id) else {
+            return;
+        };
         let containers: Vec<ContainerId> = app.containers.iter().copied().collect();
         let reserved: Vec<NodeId> = app.reservations.iter().copied().collect();
         for c in containers {
@@ -388,7 +427,9 @@ impl Scheduler {
 
     /// A container ends: usage drops along the queue path, the node frees it.
     pub(crate) fn complete_container(&mut self, id: ContainerId, exit: ContainerExit) {
-        let Some(c) = self.containers.remove(&id) else { return };
+        let Some(c) = self.containers.remove(&id) else {
+            return;
+        };
         if let Some(node) = self.nodes.get_mut(&c.node) {
             node.allocated = node.allocated.saturating_sub(c.size);
             node.containers.remove(&id);
@@ -441,7 +482,10 @@ impl Scheduler {
             return Err(SchedError::UnknownApp(id));
         };
         let key = app.key_for(ask.priority, size);
-        let req = app.requests.entry(key).or_insert_with(|| crate::app::Request::new(size));
+        let req = app
+            .requests
+            .entry(key)
+            .or_insert_with(|| crate::app::Request::new(size));
         req.any.count = req.any.count.saturating_add(ask.count);
         req.any.relax_locality = ask.relax_locality;
         for (rack, relax) in racks {
@@ -453,17 +497,25 @@ impl Scheduler {
             e.relax_locality = relax;
         }
         for host in &ask.hosts {
-            let e = req.hosts.entry(host.clone()).or_insert(crate::app::LocationAsk {
-                count: 0,
-                relax_locality: true,
-            });
+            let e = req
+                .hosts
+                .entry(host.clone())
+                .or_insert(crate::app::LocationAsk {
+                    count: 0,
+                    relax_locality: true,
+                });
             e.count = e.count.saturating_add(ask.count);
         }
         self.refresh_app(id);
         Ok(())
     }
 
-    fn cancel_asks(&mut self, id: AppId, priority: Option<i32>, count: Option<u32>) -> Result<(), SchedError> {
+    fn cancel_asks(
+        &mut self,
+        id: AppId,
+        priority: Option<i32>,
+        count: Option<u32>,
+    ) -> Result<(), SchedError> {
         let Some(app) = self.apps.get_mut(&id) else {
             return Err(SchedError::UnknownApp(id));
         };
@@ -480,7 +532,8 @@ impl Scheduler {
                 a.count = a.count.min(cap);
             }
         }
-        app.requests.retain(|_, r| r.any.count > 0 || r.allowed.is_some());
+        app.requests
+            .retain(|_, r| r.any.count > 0 || r.allowed.is_some());
         self.refresh_app(id);
         Ok(())
     }
@@ -590,7 +643,9 @@ impl QueueLookup for TreeLookup<'_> {
         self.0.lookup(full_name).is_some()
     }
     fn is_configured(&self, full_name: &str) -> bool {
-        self.0.lookup(full_name).is_some_and(|q| self.0.get(q).configured)
+        self.0
+            .lookup(full_name)
+            .is_some_and(|q| self.0.get(q).configured)
     }
     fn is_leaf(&self, full_name: &str) -> Option<bool> {
         self.0.lookup(full_name).map(|q| self.0.get(q).is_leaf)

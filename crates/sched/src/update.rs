@@ -43,7 +43,12 @@ impl Scheduler {
         let q = self.queues.get(id);
         let mut sum = Resource::ZERO;
         if q.is_leaf {
-            let apps: Vec<_> = q.runnable_apps.iter().chain(q.non_runnable_apps.iter()).copied().collect();
+            let apps: Vec<_> = q
+                .runnable_apps
+                .iter()
+                .chain(q.non_runnable_apps.iter())
+                .copied()
+                .collect();
             for a in apps {
                 if let Some(app) = self.apps.get_mut(&a) {
                     app.demand = app.compute_demand();
@@ -88,7 +93,8 @@ impl Scheduler {
             }
         } else {
             let children: Vec<QueueId> = q.children.iter().copied().collect();
-            let items: Vec<ShareItem> = children.iter().map(|c| self.queue_share_item(*c)).collect();
+            let items: Vec<ShareItem> =
+                children.iter().map(|c| self.queue_share_item(*c)).collect();
             let shares = policy_shares(policy, &items, total, ShareMode::Instantaneous, types);
             for (c, s) in children.iter().zip(shares) {
                 if let Some(s) = s {

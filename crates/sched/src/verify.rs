@@ -19,7 +19,10 @@ impl Scheduler {
             let q = self.queues.get(id);
             let usage = self.recursive_usage(id);
             if usage != q.usage {
-                drift.push(format!("queue {} usage {:?}, recomputed {:?}", q.name, q.usage, usage));
+                drift.push(format!(
+                    "queue {} usage {:?}, recomputed {:?}",
+                    q.name, q.usage, usage
+                ));
             }
             let runnable = self.recursive_runnable(id);
             if runnable != q.runnable_count {
@@ -37,15 +40,24 @@ impl Scheduler {
                 .filter_map(|c| self.containers.get(c))
                 .fold(Resource::ZERO, |acc, c| acc.saturating_add(c.size));
             if sum != n.allocated {
-                drift.push(format!("node {} allocated {:?}, containers sum {:?}", n.host, n.allocated, sum));
+                drift.push(format!(
+                    "node {} allocated {:?}, containers sum {:?}",
+                    n.host, n.allocated, sum
+                ));
             }
             if !n.allocated.fits_in(&n.capability) {
-                drift.push(format!("node {} over capacity: {:?} > {:?}", n.host, n.allocated, n.capability));
+                drift.push(format!(
+                    "node {} over capacity: {:?} > {:?}",
+                    n.host, n.allocated, n.capability
+                ));
             }
             used = used.saturating_add(sum);
         }
         if used != self.cluster_used {
-            drift.push(format!("cluster used {:?}, recomputed {:?}", self.cluster_used, used));
+            drift.push(format!(
+                "cluster used {:?}, recomputed {:?}",
+                self.cluster_used, used
+            ));
         }
         for a in self.apps.values() {
             let sum = a
@@ -54,7 +66,10 @@ impl Scheduler {
                 .filter_map(|c| self.containers.get(c))
                 .fold(Resource::ZERO, |acc, c| acc.saturating_add(c.size));
             if sum != a.usage {
-                drift.push(format!("app {} usage {:?}, containers sum {:?}", a.id, a.usage, sum));
+                drift.push(format!(
+                    "app {} usage {:?}, containers sum {:?}",
+                    a.id, a.usage, sum
+                ));
             }
         }
         if self.walk == WalkMode::Fast && !self.order_dirty {
@@ -66,7 +81,11 @@ impl Scheduler {
     fn recursive_runnable(&self, id: QueueId) -> i32 {
         let q = self.queues.get(id);
         let own = q.runnable_apps.len() as i32;
-        own + q.children.iter().map(|c| self.recursive_runnable(*c)).sum::<i32>()
+        own + q
+            .children
+            .iter()
+            .map(|c| self.recursive_runnable(*c))
+            .sum::<i32>()
     }
 
     fn verify_order(&self, drift: &mut Vec<String>) {
@@ -85,7 +104,12 @@ impl Scheduler {
                     .iter()
                     .map(|c| self.queues.get(*c))
                     .filter(|c| !c.candidates.is_empty())
-                    .map(|c| (sort_key(q.policy, &Self::queue_view(c, c.usage), &ctx), c.id.0 as u64))
+                    .map(|c| {
+                        (
+                            sort_key(q.policy, &Self::queue_view(c, c.usage), &ctx),
+                            c.id.0 as u64,
+                        )
+                    })
                     .collect()
             };
             if expected != q.candidates {

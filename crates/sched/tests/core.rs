@@ -5,7 +5,8 @@ use weft_sched::{ContainerAsk, Decision, Event, Scheduler, SchedulerConfig};
 use weft_types::{AppId, NodeId, Resource, ResourceTypes, Time};
 
 fn scheduler(xml: &str) -> Scheduler {
-    let (allocations, _) = parse_allocations(xml, &ResourceTypes::default()).expect("valid allocations");
+    let (allocations, _) =
+        parse_allocations(xml, &ResourceTypes::default()).expect("valid allocations");
     Scheduler::new(
         SchedulerConfig {
             allocations,
@@ -77,11 +78,26 @@ fn weighted_queues_split_a_full_cluster_by_weight() {
     add_node(&mut s, 1, 8192, 8);
     submit(&mut s, 1, "alice", "a");
     submit(&mut s, 2, "bob", "b");
-    s.handle(Time(0), Event::Ask { app: AppId(1), ask: ask(1024, 100) }).unwrap();
-    s.handle(Time(0), Event::Ask { app: AppId(2), ask: ask(1024, 100) }).unwrap();
+    s.handle(
+        Time(0),
+        Event::Ask {
+            app: AppId(1),
+            ask: ask(1024, 100),
+        },
+    )
+    .unwrap();
+    s.handle(
+        Time(0),
+        Event::Ask {
+            app: AppId(2),
+            ask: ask(1024, 100),
+        },
+    )
+    .unwrap();
     s.handle(Time(0), Event::Update).unwrap();
     for t in 0..8 {
-        s.handle(Time(t), Event::NodeHeartbeat { node: NodeId(1) }).unwrap();
+        s.handle(Time(t), Event::NodeHeartbeat { node: NodeId(1) })
+            .unwrap();
         assert!(s.verify().is_empty(), "{:?}", s.verify());
     }
     let d = drain(&mut s);
@@ -106,16 +122,30 @@ fn fast_and_reference_walks_decide_the_same() {
         }
         for (app, q) in [(1, "a.a1"), (2, "a.a2"), (3, "b"), (4, "b")] {
             submit(&mut s, app, "u", q);
-            s.handle(Time(0), Event::Ask { app: AppId(app), ask: ask(512 * app as i64, 20) }).unwrap();
+            s.handle(
+                Time(0),
+                Event::Ask {
+                    app: AppId(app),
+                    ask: ask(512 * app as i64, 20),
+                },
+            )
+            .unwrap();
         }
         let mut out = Vec::new();
         for t in 0..40u64 {
             if t % 5 == 0 {
                 s.handle(Time(t), Event::Update).unwrap();
             }
-            s.handle(Time(t), Event::NodeHeartbeat { node: NodeId((t % 3) as u32 + 1) }).unwrap();
+            s.handle(
+                Time(t),
+                Event::NodeHeartbeat {
+                    node: NodeId((t % 3) as u32 + 1),
+                },
+            )
+            .unwrap();
             if t == 20 {
-                s.handle(Time(t), Event::AppFinished { app: AppId(3) }).unwrap();
+                s.handle(Time(t), Event::AppFinished { app: AppId(3) })
+                    .unwrap();
             }
             out.extend(drain(&mut s));
             assert!(s.verify().is_empty(), "{mode:?} {:?}", s.verify());

@@ -1,0 +1,83 @@
+//! The sans-IO rule, checked mechanically: the scheduler core (and the crates it builds on) never
+//! reads a clock, spawns a thread, uses async, or touches files and sockets.
+
+use std::path::Path;
+
+const FORBIDDEN: &[(&str, &str)] = &[
+    ("Instant::now", "reads the clock"),
+    ("SystemTime", "reads the clock"),
+    ("std::thread", "spawns threads"),
+    ("thread::spawn", "spawns threads"),
+    ("async fn", "uses async"),
+    (".await", "uses async"),
+    ("tokio", "uses an async runtime"),
+    ("std::fs", "touches files"),
+    ("File::open", "touches files"),
+    ("std::net", "touches sockets"),
+    ("rand::thread_rng", "seeds randomness from entropy"),
+    ("HashMap", "may iterate in a random order (use BTreeMap)"),
+    ("HashSet", "may iterate in a random order (use BTreeSet)"),
+];
+
+fn check_dir(dir: &Path, problems: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        problems.push(format!("cannot read {}", dir.display()));
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            check_dir(&path, problems);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            for (lineno, line) in text.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                for (needle, why) in FORBIDDEN {
+                    if code.contains(needle) {
+                        problems.push(format!(
+                            "{}:{}: `{}` {}",
+                            path.display(),
+                            lineno + 1,
+                            needle,
+                            why
+                        ));
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn sans_io_crates_do_no_io_and_read_no_clock() {
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut problems = Vec::new();
+    for name in ["types", "config", "sched"] {
+        check_dir(&crates.join(name).join("src"), &mut problems);
+        let manifest =
+            std::fs::read_to_string(crates.join(name).join("Cargo.toml")).unwrap_or_default();
+        if manifest.contains("tokio") {
+            problems.push(format!("crates/{name}/Cargo.toml depends on tokio"));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "sans-IO violations:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn the_checker_catches_a_violation() {
+    let dir = std::env::temp_dir().join(format!("weft-tidy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    std::fs::write(
+        dir.join("bad.rs"),
+        "fn f() { let _ = std::time::Instant::now(); }\n",
+    )
+    .expect("write");
+    let mut problems = Vec::new();
+    check_dir(&dir, &mut problems);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+}
