@@ -1,0 +1,201 @@
+//! The Fair Scheduler behaviour suite: scenario files replayed by the simulator and compared with
+//! expectations derived BY HAND from `fair-scheduler-spec.md` (never copied from a run).
+//!
+//! # Layout
+//!
+//! * `crates/testkit/scenarios/<name>.toml` — a scenario (`scenario-format.md`); its comment header
+//!   says what it checks and how the expected numbers follow from the spec.
+//! * `crates/testkit/scenarios/<name>.expect` — what the output must contain.
+//! * `examples/<name>.toml` at the repository root — user-facing examples; each must run, and
+//!   `crates/testkit/scenarios/examples/<name>.expect`, when present, is checked too.
+//!
+//! # The `.expect` format
+//!
+//! One directive per line; blank lines and `#` lines are comments.
+//!
+//! * `{json}` — ordered: an output line after the previous ordered match must match.
+//! * `! {json}` — no output line may match.
+//! * `count {json} N` — exactly N output lines match.
+//!
+//! A line matches when the expected JSON is a subset of it: objects by the keys given (others
+//! ignored), arrays as unordered subsets (each expected element matches a distinct actual one),
+//! numbers numerically (`2` matches `2.0`). Operator objects: `{"$contains": "s"}`,
+//! `{"$lt"|"$le"|"$gt"|"$ge": n}` (combinable), `{"$absent": true}`, `{"$any": [..]}`.
+//! Full reference: `weft_testkit::expect`.
+//!
+//! # Known failures
+//!
+//! A scenario whose expectation is right by the spec but which the code does not meet yet is listed
+//! in [`KNOWN_FAILING`] with the reason; its test prints the failures and passes, and fails as soon
+//! as the scenario passes (so the entry gets removed).
+
+use std::path::{Path, PathBuf};
+use weft_sim::{initial_config, parse_scenario, run, ZeroClock};
+use weft_testkit::expect;
+
+/// Scenarios whose expectation follows the spec but whose run does not match it yet, with why.
+/// Keep a comment per entry; remove the entry when the code is fixed.
+const KNOWN_FAILING: &[(&str, &str)] = &[];
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn scenarios_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios")
+}
+
+/// Runs one scenario file through the simulator and returns its JSON lines.
+fn simulate(path: &Path) -> Result<Vec<String>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let shown = path.display().to_string();
+    let mut scenario = parse_scenario(&text, &shown).map_err(|e| e.to_string())?;
+    if let Some(needed) = scenario.needed_file().map(str::to_string) {
+        let file = path.parent().unwrap_or(Path::new(".")).join(&needed);
+        let contents =
+            std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+        scenario.provide_file(contents);
+    }
+    let initial = initial_config(&scenario).map_err(|e| e.to_string())?;
+    let mut lines = Vec::new();
+    run(&scenario, initial.config, &mut ZeroClock, &mut |l: &str| {
+        lines.push(l.to_string())
+    })
+    .map_err(|e| e.to_string())?;
+    Ok(lines)
+}
+
+/// Checks `toml` against `expect_file` (if any); returns a report of every failure.
+fn evaluate(name: &str, toml: &Path, expect_file: Option<&Path>) -> Result<(), String> {
+    let output = simulate(toml).map_err(|e| format!("scenario `{name}` did not run: {e}"))?;
+    let Some(expect_file) = expect_file else {
+        return Ok(());
+    };
+    let text = std::fs::read_to_string(expect_file)
+        .map_err(|e| format!("{}: {e}", expect_file.display()))?;
+    let directives = expect::parse(&text).map_err(|e| format!("{}: {e}", expect_file.display()))?;
+    let failures = expect::check(&directives, &output);
+    if failures.is_empty() {
+        return Ok(());
+    }
+    let mut report = expect::report(name, &failures);
+    if std::env::var_os("WEFT_SHOW_OUTPUT").is_some() {
+        report.push_str("\nfull output:\n");
+        for (i, l) in output.iter().enumerate() {
+            report.push_str(&format!("  #{}: {l}\n", i + 1));
+        }
+    } else {
+        report.push_str("(set WEFT_SHOW_OUTPUT=1 to print the whole output)\n");
+    }
+    Err(report)
+}
+
+/// Applies the KNOWN_FAILING policy to a result.
+fn conclude(name: &str, result: Result<(), String>) {
+    let known = KNOWN_FAILING.iter().find(|(n, _)| *n == name);
+    match (result, known) {
+        (Ok(()), None) => {}
+        (Err(report), None) => panic!("{report}"),
+        (Err(report), Some((_, why))) => {
+            eprintln!("KNOWN FAILING `{name}` ({why}):\n{report}");
+        }
+        (Ok(()), Some(_)) => panic!(
+            "scenario `{name}` passes now: remove it from KNOWN_FAILING in tests/behaviour.rs"
+        ),
+    }
+}
+
+fn run_scenario(name: &str) {
+    let dir = scenarios_dir();
+    let toml = dir.join(format!("{name}.toml"));
+    let exp = dir.join(format!("{name}.expect"));
+    assert!(exp.exists(), "{} is missing", exp.display());
+    conclude(name, evaluate(name, &toml, Some(&exp)));
+}
+
+fn run_example(name: &str) {
+    let toml = repo_root().join("examples").join(format!("{name}.toml"));
+    let exp = scenarios_dir()
+        .join("examples")
+        .join(format!("{name}.expect"));
+    let key = format!("examples/{name}");
+    conclude(
+        &key,
+        evaluate(&key, &toml, exp.exists().then_some(exp.as_path())),
+    );
+}
+
+macro_rules! scenarios {
+    ($($test:ident => $file:literal),* $(,)?) => {
+        $( #[test] fn $test() { run_scenario($file) } )*
+        const LISTED: &[&str] = &[$($file),*];
+    };
+}
+
+macro_rules! examples {
+    ($($test:ident => $file:literal),* $(,)?) => {
+        $( #[test] fn $test() { run_example($file) } )*
+        const LISTED_EXAMPLES: &[&str] = &[$($file),*];
+    };
+}
+
+scenarios! {
+    resources_normalization => "resources-normalization",
+    resources_increment => "resources-increment",
+    alloc_resource_syntax => "alloc-resource-syntax",
+    max_resources_parent => "max-resources-parent",
+    min_resources => "min-resources",
+    weights => "weights",
+    max_running_apps => "max-running-apps",
+    user_limits => "user-limits",
+    queue_max_apps_default_root => "queue-max-apps-default-root",
+    max_am_share => "max-am-share",
+    max_container_allocation => "max-container-allocation",
+    max_child_resources => "max-child-resources",
+}
+
+examples! {}
+
+fn stems(dir: &Path, ext: &str) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == ext))
+                .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// Every scenario file has a test (and an expectation), so none is silently skipped.
+#[test]
+fn every_scenario_is_listed() {
+    let dir = scenarios_dir();
+    for name in stems(&dir, "toml") {
+        assert!(
+            LISTED.contains(&name.as_str()),
+            "scenarios/{name}.toml has no test: add it to `scenarios!` in tests/behaviour.rs"
+        );
+    }
+    for name in stems(&dir, "expect") {
+        assert!(
+            LISTED.contains(&name.as_str()),
+            "scenarios/{name}.expect has no scenario test"
+        );
+    }
+    for name in stems(&repo_root().join("examples"), "toml") {
+        assert!(
+            LISTED_EXAMPLES.contains(&name.as_str()),
+            "examples/{name}.toml has no test: add it to `examples!` in tests/behaviour.rs"
+        );
+    }
+    for (name, why) in KNOWN_FAILING {
+        assert!(
+            !why.is_empty(),
+            "KNOWN_FAILING entry `{name}` needs a reason"
+        );
+    }
+}
