@@ -1,10 +1,30 @@
 //! Scheduling policy comparators (spec §5). Owned by the shares helper.
+//!
+//! Two forms of each ordering live here: [`compare`], the reference comparator written straight
+//! from the spec (signum of double differences, like Hadoop), and [`sort_key`], a precomputed
+//! [`SortKey`] whose `Ord` gives exactly the same answer, so the scheduler can keep children in a
+//! `BTreeSet` keyed by it. The property tests in `policy/tests.rs` hold the two together.
+//!
+//! Where Hadoop's comparators would not be a total order (NaN weights, 0/0 ratios, negative
+//! demand, all impossible in a running cluster), we pick one consistent reading and document it:
+//! a NaN weight counts as 0, a 0/0 ratio counts as 0, and a demand <= 0 counts as "no demand".
+//! A key depends on the cluster resource under `drf`: keys must be rebuilt when it changes.
 
 use std::cmp::Ordering;
 use weft_config::PolicyKind;
-use weft_types::Resource;
+use weft_types::{Resource, MAX_RESOURCE_TYPES};
+
+mod calc;
+mod drf;
+mod fair;
+#[cfg(test)]
+mod tests;
+
+#[allow(unused_imports)] // used by the scheduler core
+pub(crate) use calc::{at_least_threshold, is_starved_for_reservation, usage_over_fair_share};
 
 /// What a comparator looks at for one schedulable (queue or app).
+#[allow(dead_code)] // used by the scheduler core
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct SchedView {
     /// Demand as of the last update.
@@ -22,6 +42,7 @@ pub(crate) struct SchedView {
 }
 
 /// Cluster-wide inputs of the comparators.
+#[allow(dead_code)] // used by the scheduler core
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct PolicyContext {
     /// Cluster capacity (drf shares are fractions of it).
@@ -30,20 +51,97 @@ pub(crate) struct PolicyContext {
     pub(crate) resource_types: usize,
 }
 
+impl PolicyContext {
+    /// The resource types the drf arithmetic looks at: at least memory, at most what a
+    /// [`Resource`] holds.
+    fn types(&self) -> usize {
+        self.resource_types.clamp(1, MAX_RESOURCE_TYPES)
+    }
+}
+
+/// Words of policy-specific ordering levels in a [`SortKey`]: drf needs one for neediness plus
+/// one per resource type.
+const KEY_LEVELS: usize = 1 + MAX_RESOURCE_TYPES;
+
 /// A precomputed ordering key: comparing two keys gives exactly what [`compare`] gives.
+///
+/// `levels` holds the policy's fairness levels, most significant first, each an unsigned word
+/// (booleans as 0/1, doubles through [`ordered_bits`]); unused words are 0. The start time and
+/// the tie-break follow, so keys of distinct schedulables never compare equal.
+#[allow(dead_code)] // used by the scheduler core
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct SortKey {
+    /// Policy-specific levels (see `fair::key` and `drf::key`).
+    pub(crate) levels: [u64; KEY_LEVELS],
+    /// Start time, earlier first.
+    pub(crate) start_time: u64,
+    /// Final tie-break, smaller first.
     pub(crate) tiebreak: u64,
 }
 
-/// The reference comparator, written straight from the spec.
-pub(crate) fn compare(policy: PolicyKind, a: &SchedView, b: &SchedView, ctx: &PolicyContext) -> Ordering {
-    let _ = (policy, ctx);
-    a.tiebreak.cmp(&b.tiebreak)
+/// The reference comparator, written straight from the spec: `Less` means `a` is served first.
+#[allow(dead_code)] // used by the scheduler core
+pub(crate) fn compare(
+    policy: PolicyKind,
+    a: &SchedView,
+    b: &SchedView,
+    ctx: &PolicyContext,
+) -> Ordering {
+    let fairness = match policy {
+        PolicyKind::Fair => fair::compare(a, b),
+        PolicyKind::Drf => drf::compare(a, b, ctx),
+        PolicyKind::Fifo => Ordering::Equal,
+    };
+    fairness
+        .then_with(|| a.start_time.cmp(&b.start_time))
+        .then_with(|| a.tiebreak.cmp(&b.tiebreak))
 }
 
-/// The fast path's key for `v`.
+/// The fast path's key for `v`: `sort_key(a).cmp(&sort_key(b)) == compare(a, b)` for all views
+/// under the same policy and context.
+#[allow(dead_code)] // used by the scheduler core
 pub(crate) fn sort_key(policy: PolicyKind, v: &SchedView, ctx: &PolicyContext) -> SortKey {
-    let _ = (policy, ctx);
-    SortKey { tiebreak: v.tiebreak }
+    let levels = match policy {
+        PolicyKind::Fair => fair::key(v),
+        PolicyKind::Drf => drf::key(v, ctx),
+        PolicyKind::Fifo => [0; KEY_LEVELS],
+    };
+    SortKey {
+        levels,
+        start_time: v.start_time,
+        tiebreak: v.tiebreak,
+    }
+}
+
+/// Hadoop's `(int) Math.signum(x)`: NaN gives 0, i.e. a tie.
+fn signum(x: f64) -> Ordering {
+    if x > 0.0 {
+        Ordering::Greater
+    } else if x < 0.0 {
+        Ordering::Less
+    } else {
+        Ordering::Equal
+    }
+}
+
+/// Maps a double to a word whose unsigned order is the double's numeric order, with -0.0 and
+/// 0.0 (which `signum(x - y)` treats as equal) mapped to the same word. NaN, which the callers
+/// never pass, maps like 0.0.
+fn ordered_bits(x: f64) -> u64 {
+    let x = if x == 0.0 || x.is_nan() { 0.0 } else { x };
+    let bits = x.to_bits();
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | (1 << 63)
+    }
+}
+
+/// The weight the comparators use: NaN counts as 0 so that every ordering stays total.
+fn weight_of(v: &SchedView) -> f64 {
+    if v.weight.is_nan() {
+        0.0
+    } else {
+        v.weight
+    }
 }

@@ -1,9 +1,22 @@
 //! Fair share computation (Hadoop's ComputeFairShares, spec §4). Owned by the shares helper.
+//!
+//! Everything here is a pure function of its inputs: the scheduler core gathers a parent's
+//! children (or a leaf's runnable apps) into [`ShareItem`]s, calls [`policy_shares`] and writes the
+//! results back. The arithmetic deliberately mirrors Hadoop's, quirks included (truncation, the
+//! final share taken from the binary search's upper bound, saturating sums), because fair shares
+//! are observable through preemption and reservations.
 
 use weft_config::PolicyKind;
-use weft_types::Resource;
+use weft_types::{Resource, MAX_RESOURCE_TYPES, MEMORY};
+
+#[cfg(test)]
+mod tests;
+
+/// Binary search steps of the weight-to-resource ratio search (Hadoop's constant).
+const SEARCH_ITERATIONS: usize = 25;
 
 /// Which fair share is being computed.
+#[allow(dead_code)] // used by the scheduler core
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum ShareMode {
     /// Instantaneous: inactive queues get 0.
@@ -13,6 +26,7 @@ pub(crate) enum ShareMode {
 }
 
 /// One schedulable's inputs to a share computation.
+#[allow(dead_code)] // used by the scheduler core
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ShareItem {
     /// Weight (already including size-based weighting for apps).
@@ -31,6 +45,14 @@ pub(crate) struct ShareItem {
 
 /// Computes the shares of `items` out of `total` under `policy` (spec §4, §5.3).
 /// Returns one entry per item; `None` means "leave this item's share as it was" (fifo).
+///
+/// * `fair`: memory only; every other component of each share is 0.
+/// * `drf`: every resource type below `resource_types` independently (each its own search);
+///   components at or above `resource_types` are 0.
+/// * `fifo`: in instantaneous mode the item with the earliest `(start_time, tiebreak)` gets all
+///   of `total` and every other entry is `None`; in steady mode every entry is `None` (fifo
+///   queues are leaves and only queues have steady shares).
+#[allow(dead_code)] // used by the scheduler core
 pub(crate) fn policy_shares(
     policy: PolicyKind,
     items: &[ShareItem],
@@ -38,6 +60,143 @@ pub(crate) fn policy_shares(
     mode: ShareMode,
     resource_types: usize,
 ) -> Vec<Option<Resource>> {
-    let _ = (policy, total, mode, resource_types);
-    vec![None; items.len()]
+    match policy {
+        PolicyKind::Fair => per_type_shares(items, total, mode, 1),
+        PolicyKind::Drf => per_type_shares(items, total, mode, resource_types),
+        PolicyKind::Fifo => fifo_shares(items, total, mode),
+    }
+}
+
+/// Runs [`compute_shares`] for types `0..types` (memory is type 0) and assembles the vectors.
+fn per_type_shares(
+    items: &[ShareItem],
+    total: Resource,
+    mode: ShareMode,
+    types: usize,
+) -> Vec<Option<Resource>> {
+    let mut out = vec![Resource::ZERO; items.len()];
+    for t in MEMORY..types.min(MAX_RESOURCE_TYPES) {
+        let shares = compute_shares(items, total.get(t), t, mode);
+        for (r, s) in out.iter_mut().zip(shares) {
+            r.set(t, s);
+        }
+    }
+    out.into_iter().map(Some).collect()
+}
+
+/// Fifo's "share": the whole total to the earliest item (spec §5.3).
+fn fifo_shares(items: &[ShareItem], total: Resource, mode: ShareMode) -> Vec<Option<Resource>> {
+    let mut out = vec![None; items.len()];
+    if mode == ShareMode::Instantaneous {
+        let earliest = items
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, it)| (it.start_time, it.tiebreak))
+            .map(|(i, _)| i);
+        if let Some(i) = earliest {
+            out[i] = Some(total);
+        }
+    }
+    out
+}
+
+/// Computes the shares of resource type `t` for `items` out of `total` (spec §4.1, exactly).
+///
+/// 1. Fixed shares: max share <= 0, or an inactive item in instantaneous mode, gets 0; a weight
+///    <= 0 (or NaN, which Hadoop never produces) gets `max(min share, 0)`.
+/// 2. The rest ("flexible") share `avail = min(sum of their maxima, max(total - fixed, 0))` through
+///    a weight-to-resource ratio `R`: `share(s, R) = trunc(min(max(w R, min), max))`. `R` is
+///    bounded by doubling from 1, then narrowed by 25 bisection steps, and the final shares
+///    use the upper bound. Because of truncation the flexible shares may add up to more than
+///    `avail` (two equal items splitting 1 get 1 each); that mirrors Hadoop.
+///
+/// All sums saturate at `i64::MAX` like Hadoop's `safeAdd`. Returns one share per item.
+pub(crate) fn compute_shares(
+    items: &[ShareItem],
+    total: i64,
+    t: usize,
+    mode: ShareMode,
+) -> Vec<i64> {
+    let mut shares = vec![0_i64; items.len()];
+    let mut flexible: Vec<usize> = Vec::with_capacity(items.len());
+    let mut taken: i64 = 0;
+    for (i, item) in items.iter().enumerate() {
+        match fixed_share(item, t, mode) {
+            Some(s) => {
+                shares[i] = s;
+                taken = taken.saturating_add(s);
+            }
+            None => flexible.push(i),
+        }
+    }
+    if flexible.is_empty() {
+        return shares;
+    }
+
+    let flex: Vec<&ShareItem> = flexible.iter().map(|&i| &items[i]).collect();
+    let total_max = flex
+        .iter()
+        .fold(0_i64, |acc, it| acc.saturating_add(it.max_share.get(t)));
+    let avail = total_max.min(total.saturating_sub(taken).max(0));
+
+    // Terminates: at R = +inf every flexible share is its max, so used(R) = total_max >= avail.
+    let mut r_max = 1.0_f64;
+    while used(&flex, r_max, t) < avail {
+        r_max *= 2.0;
+    }
+    let mut left = 0.0_f64;
+    let mut right = r_max;
+    for _ in 0..SEARCH_ITERATIONS {
+        let mid = (left + right) / 2.0;
+        let u = used(&flex, mid, t);
+        if u == avail {
+            right = mid;
+            break;
+        } else if u < avail {
+            left = mid;
+        } else {
+            right = mid;
+        }
+    }
+    for (&i, it) in flexible.iter().zip(&flex) {
+        shares[i] = share_at(it, right, t);
+    }
+    shares
+}
+
+/// The share of `item` if it does not take part in the ratio search, else `None`.
+fn fixed_share(item: &ShareItem, t: usize, mode: ShareMode) -> Option<i64> {
+    if item.max_share.get(t) <= 0 {
+        return Some(0);
+    }
+    if mode == ShareMode::Instantaneous && !item.active {
+        return Some(0);
+    }
+    // NaN counts as zero: Hadoop would let a NaN weight into the search, where it would never
+    // use anything and the doubling loop would spin forever.
+    if item.weight.is_nan() || item.weight <= 0.0 {
+        return Some(item.min_share.get(t).max(0));
+    }
+    None
+}
+
+/// Total resources the flexible items would use at ratio `r` (saturating).
+fn used(flex: &[&ShareItem], r: f64, t: usize) -> i64 {
+    flex.iter()
+        .fold(0_i64, |acc, it| acc.saturating_add(share_at(it, r, t)))
+}
+
+/// One item's share at ratio `r`: clamp `w r` into `[min, max]` (max wins) and truncate.
+/// `as i64` truncates toward zero and saturates, like Java's `(long)` cast.
+fn share_at(item: &ShareItem, r: f64, t: usize) -> i64 {
+    let mut share = item.weight * r;
+    let min = item.min_share.get(t) as f64;
+    let max = item.max_share.get(t) as f64;
+    if share < min {
+        share = min;
+    }
+    if share > max {
+        share = max;
+    }
+    share as i64
 }
