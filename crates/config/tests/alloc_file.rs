@@ -520,3 +520,19 @@ fn xml_syntax_errors_say_where_and_what() {
         "{e:?}"
     );
 }
+
+#[test]
+fn xml_errors_say_what_was_expected() {
+    let e = errors("<allocations>\n  <queue name=\"a\" weight>\n  </queue>\n</allocations>");
+    assert_eq!(e.len(), 1);
+    assert!(e[0].starts_with("line 2, column "), "{e:?}");
+    assert!(
+        e[0].contains("XML syntax error: malformed markup: expected '='; found '>'"),
+        "{e:?}"
+    );
+    let e = errors("<allocations>\n<weight/>\n<queue name=\"a\"><weight/></queue>\n</allocations>");
+    assert_eq!(
+        e,
+        ["line 3, column 17: queue root.a: weight: the value is empty; a number is needed"]
+    );
+}

@@ -1,9 +1,14 @@
 //! Reading element values the way Hadoop's Java parsing reads them, with messages that say
 //! what is wrong. Each returns the value or a message starting with the quoted text.
 
+const EMPTY: &str = "the value is empty; a number is needed";
+
 /// `Integer.parseInt` of the trimmed text.
 pub(crate) fn int(text: &str) -> Result<i32, String> {
     let t = text.trim();
+    if t.is_empty() {
+        return Err(EMPTY.to_string());
+    }
     t.parse::<i32>().map_err(|_| {
         if is_integer_text(t) {
             format!("'{t}' is out of range (at most {})", i32::MAX)
@@ -16,6 +21,9 @@ pub(crate) fn int(text: &str) -> Result<i32, String> {
 /// `Long.parseLong` of the trimmed text.
 pub(crate) fn long(text: &str) -> Result<i64, String> {
     let t = text.trim();
+    if t.is_empty() {
+        return Err(EMPTY.to_string());
+    }
     t.parse::<i64>().map_err(|_| {
         if is_integer_text(t) {
             format!("'{t}' is out of range")
@@ -34,6 +42,9 @@ pub(crate) fn seconds_as_ms(text: &str) -> Result<i64, String> {
 /// refused because no setting means anything with it.
 pub(crate) fn double(text: &str) -> Result<f64, String> {
     let t = text.trim();
+    if t.is_empty() {
+        return Err(EMPTY.to_string());
+    }
     let digits = t
         .strip_suffix(['f', 'F', 'd', 'D'])
         .filter(|d| !d.is_empty())
@@ -83,7 +94,8 @@ mod tests {
         assert_eq!(float("1.5x"), Err("'1.5x' is not a number".to_string()));
         assert!(float("NaN").is_err());
         assert!(float("inf").is_err());
-        assert!(float("").is_err());
+        assert_eq!(float(" "), Err(EMPTY.to_string()));
+        assert_eq!(int(""), Err(EMPTY.to_string()));
         assert!(java_bool("TRUE"));
         assert!(!java_bool("yes"));
     }

@@ -55,7 +55,20 @@ fn syntax_error(text: &str, e: &Error) -> Diagnostic {
             ),
             None => "malformed markup: an element or attribute name is missing".to_string(),
         },
-        _ => malformed_markup(text, line, column, found),
+        Error::InvalidChar(expected, _, _) => malformed_markup(
+            text,
+            line,
+            column,
+            found,
+            Some(format!("'{}'", *expected as char)),
+        ),
+        Error::InvalidChar2(expected, _, _) => {
+            malformed_markup(text, line, column, found, Some((*expected).to_string()))
+        }
+        Error::InvalidString(expected, _) => {
+            malformed_markup(text, line, column, found, Some(format!("'{expected}'")))
+        }
+        _ => malformed_markup(text, line, column, found, None),
     };
     Diagnostic {
         severity: Severity::Error,
@@ -68,7 +81,13 @@ fn syntax_error(text: &str, e: &Error) -> Diagnostic {
 
 /// A message for the tokenizer's generic errors, saying which markup was being read and which
 /// character was found where something else was expected.
-fn malformed_markup(text: &str, line: u32, column: u32, found: Option<char>) -> String {
+fn malformed_markup(
+    text: &str,
+    line: u32,
+    column: u32,
+    found: Option<char>,
+    expected: Option<String>,
+) -> String {
     let found_text = |c: Option<char>| match c {
         Some(c) => format!("found {}", describe_char(c)),
         None => "found the end of the document".to_string(),
@@ -102,7 +121,10 @@ fn malformed_markup(text: &str, line: u32, column: u32, found: Option<char>) -> 
             return format!("malformed comment; {}", found_text(found));
         }
     }
-    format!("malformed markup; {}", found_text(found))
+    match expected {
+        Some(e) => format!("malformed markup: expected {e}; {}", found_text(found)),
+        None => format!("malformed markup; {}", found_text(found)),
+    }
 }
 
 fn is_dash_like(c: char) -> bool {
