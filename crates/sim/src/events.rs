@@ -118,14 +118,19 @@ fn action(
     };
     let app = |ctx: &mut Ctx| owned(t.req_str(ctx, "app"));
     Some(match kind {
-        "submit" => Action::Submit {
-            app: app(ctx)?,
-            user: owned(t.req_str(ctx, "user"))?,
-            queue: owned(t.str(ctx, "queue")),
-            am: resource(ctx, t, "am", types, false),
-            priority: priority(ctx).unwrap_or(0),
-            app_type: owned(t.str(ctx, "app_type")),
-        },
+        "submit" => {
+            // Every field is read before any `?`, so all of its problems are reported.
+            let app = app(ctx);
+            let user = owned(t.req_str(ctx, "user"));
+            Action::Submit {
+                queue: owned(t.str(ctx, "queue")),
+                am: resource(ctx, t, "am", types, false),
+                priority: priority(ctx).unwrap_or(0),
+                app_type: owned(t.str(ctx, "app_type")),
+                app: app?,
+                user: user?,
+            }
+        }
         "ask" => {
             let app = app(ctx);
             let resources = resource(ctx, t, "resources", types, true);
@@ -167,10 +172,14 @@ fn action(
             app: app(ctx)?,
             user: owned(t.str(ctx, "user")),
         },
-        "move" => Action::Move {
-            app: app(ctx)?,
-            queue: owned(t.req_str(ctx, "queue"))?,
-        },
+        "move" => {
+            let app = app(ctx);
+            let queue = owned(t.req_str(ctx, "queue"));
+            Action::Move {
+                app: app?,
+                queue: queue?,
+            }
+        }
         "add_node" => {
             let host = owned(t.req_str(ctx, "host"));
             let rack = owned(t.str(ctx, "rack")).unwrap_or_else(|| DEFAULT_RACK.to_string());

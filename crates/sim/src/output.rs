@@ -5,8 +5,10 @@
 //! Values go through `serde_json` so strings are escaped and numbers formatted as JSON wants.
 //!
 //! Output types beyond the contract's: `reserved` (a node reserved for an app), `moved` (a move
-//! that succeeded), `ask_refused` (the scheduler refused an ask as invalid) and `skipped` (an
-//! event for an app that is not running any more, e.g. rejected or finished: nothing was sent).
+//! that succeeded), `killed` and `finished` (a kill or finish event took effect; the app's
+//! containers then appear as `completed`), `ask_refused` (the scheduler refused an ask as
+//! invalid) and `skipped` (an event for an app that is not running any more, e.g. rejected,
+//! finished or killed: nothing was sent). `crates/sim/README.md` lists every line.
 
 use serde::Serialize;
 use weft_sched::{AppSnapshot, NodeSnapshot, QueueSnapshot, Snapshot};

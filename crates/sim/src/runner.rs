@@ -270,7 +270,6 @@ impl Runner<'_> {
 
     fn decision(&mut self, d: Decision) {
         let at = self.now.as_millis();
-        let types = self.sched.resource_types().clone();
         let line = match d {
             Decision::Accepted { app, queue } => {
                 self.set_state(app, AppState::Running);
@@ -295,13 +294,14 @@ impl Runner<'_> {
                 am,
                 priority,
             } => {
+                let resources = resource_json(self.sched.resource_types(), &resources);
                 self.allocations += 1;
                 self.allocated(app, container, am, priority);
                 Obj::line("allocated", at)
                     .field("app", self.names().app(app))
                     .field("container", container.to_string())
                     .field("node", self.names().node(node))
-                    .raw("resources", &resource_json(&types, &resources))
+                    .raw("resources", &resources)
                     .field("locality", locality.as_str())
                     .field("am", am)
                     .field("priority", priority)
@@ -340,7 +340,10 @@ impl Runner<'_> {
             } => Obj::line("reserved", at)
                 .field("app", self.names().app(app))
                 .field("node", self.names().node(node))
-                .raw("resources", &resource_json(&types, &resources))
+                .raw(
+                    "resources",
+                    &resource_json(self.sched.resource_types(), &resources),
+                )
                 .finish(),
         };
         self.emit(line);
@@ -504,6 +507,8 @@ impl Runner<'_> {
                 };
                 self.must(Event::AppFinished { app: id })?;
                 self.set_state(id, AppState::Finished);
+                let line = Obj::line("finished", at).field("app", app).finish();
+                self.emit(line);
             }
             Action::Kill { app, user } => {
                 let id = self.app_ids.get(app).copied().unwrap_or(AppId(0));
@@ -511,7 +516,14 @@ impl Runner<'_> {
                     app: id,
                     user: user.clone(),
                 }) {
-                    Ok(()) => self.set_state(id, AppState::Killed),
+                    Ok(()) => {
+                        self.set_state(id, AppState::Killed);
+                        let line = Obj::line("killed", at)
+                            .field("app", app)
+                            .field("user", user)
+                            .finish();
+                        self.emit(line);
+                    }
                     Err(err) => {
                         let line = Obj::line("kill_refused", at)
                             .field("app", app)
@@ -579,8 +591,7 @@ impl Runner<'_> {
                 let start = self.clock.now_nanos();
                 let snapshot = self.sched.snapshot();
                 self.cpu_nanos += self.clock.now_nanos().saturating_sub(start);
-                let types = self.sched.resource_types().clone();
-                let line = snapshot_line(at, &snapshot, &types, &self.names());
+                let line = snapshot_line(at, &snapshot, self.sched.resource_types(), &self.names());
                 self.emit(line);
             }
         }

@@ -269,3 +269,54 @@ fn a_bad_reload_is_an_output_and_the_run_goes_on() {
         lines.join("\n")
     );
 }
+
+#[test]
+fn events_for_an_app_that_is_gone_are_skipped_not_sent() {
+    let text = format!(
+        "{NODE}[[events]]\nat = \"0s\"\ntype = \"submit\"\napp = \"a\"\nuser = \"u\"\n[[events]]\nat = \"1s\"\ntype = \"finish\"\napp = \"a\"\n[[events]]\nat = \"2s\"\ntype = \"ask\"\napp = \"a\"\nresources = \"1024 mb, 1 vcores\"\ncount = 1\n"
+    );
+    let lines = run_lines(&text);
+    assert!(
+        lines.contains(&r#"{"type":"finished","at_ms":1000,"app":"a"}"#.to_string()),
+        "{}",
+        lines.join("\n")
+    );
+    assert!(
+        lines.contains(
+            &r#"{"type":"skipped","at_ms":2000,"event":"ask","app":"a","reason":"a has finished"}"#
+                .to_string()
+        ),
+        "{}",
+        lines.join("\n")
+    );
+}
+
+#[test]
+fn cpu_time_comes_from_the_injected_clock() {
+    let s = parse(NODE);
+    let init = initial_config(&s).unwrap();
+    let mut t = 0u64;
+    let mut clock = move || {
+        t += 500_000; // every reading is 0.5 ms after the previous one
+        t
+    };
+    let summary = run(&s, init.config, &mut clock, &mut |_: &str| {}).unwrap();
+    // Each call into the scheduler is bracketed by two readings: 0.5 ms per call.
+    assert!(summary.scheduler_cpu_ms >= 1.0, "{summary:?}");
+    assert_eq!(
+        summary.scheduler_cpu_ms.fract() * 2.0 % 1.0,
+        0.0,
+        "{summary:?}"
+    );
+}
+
+#[test]
+fn a_bad_property_names_its_line() {
+    let text = "[properties]\n\"yarn.scheduler.fair.preemption\" = \"maybe\"\n";
+    let s = parse(text);
+    let e = initial_config(&s).unwrap_err().to_string();
+    assert!(
+        e.starts_with("s.toml: line 2, field properties.\"yarn.scheduler.fair.preemption\":"),
+        "{e}"
+    );
+}
