@@ -62,7 +62,8 @@ pub(crate) fn policy_shares(
 ) -> Vec<Option<Resource>> {
     match policy {
         PolicyKind::Fair => per_type_shares(items, total, mode, 1),
-        PolicyKind::Drf => per_type_shares(items, total, mode, resource_types),
+        // Memory is always in use, even if a caller says no type is.
+        PolicyKind::Drf => per_type_shares(items, total, mode, resource_types.max(1)),
         PolicyKind::Fifo => fifo_shares(items, total, mode),
     }
 }
