@@ -63,14 +63,11 @@ pub fn parse_quantity(text: &str, types: &ResourceTypes) -> Result<Resource, Str
     }
     let mut out = Resource::ZERO;
     let mut seen = [false; MAX_RESOURCE_TYPES];
-    for term in text.split(',').map(str::trim) {
-        if term.is_empty() {
-            continue;
-        }
-        let (number, unit) = split_amount(term).ok_or_else(|| {
-            format!("'{term}' is not an amount: expected a number and a unit, e.g. '1024 mb' or '2 vcores'")
+    for term in amount_terms(text) {
+        let (number, unit, term) = term.map_err(|bad| {
+            format!("'{bad}' is not an amount: expected a number and a unit, e.g. '1024 mb' or '2 vcores'")
         })?;
-        let index = quantity_unit_index(&unit, types).ok_or_else(|| {
+        let index = quantity_unit_index(unit, types).ok_or_else(|| {
             format!(
                 "'{term}': unknown resource type '{unit}' (known: mb, vcores{}); custom types must be declared in yarn.resource-types",
                 custom_names(types)
@@ -110,15 +107,20 @@ pub fn parse_quantity(text: &str, types: &ResourceTypes) -> Result<Resource, Str
 /// so that a caller can register them before calling [`parse_quantity`]. Never fails: text it
 /// cannot read contributes no names.
 pub fn quantity_type_names(text: &str) -> Vec<String> {
+    let mentioned: Vec<String> = if text.contains('=') {
+        text.split(',')
+            .filter_map(|term| term.split_once('='))
+            .map(|(name, _)| name.trim().to_string())
+            .collect()
+    } else {
+        amount_terms(text)
+            .into_iter()
+            .flatten()
+            .map(|(_, unit, _)| unit.to_string())
+            .collect()
+    };
     let mut names: Vec<String> = Vec::new();
-    for term in text.split(',').map(str::trim) {
-        let name = if let Some((name, _)) = term.split_once('=') {
-            name.trim().to_string()
-        } else if let Some((_, unit)) = split_amount(term) {
-            unit
-        } else {
-            continue;
-        };
+    for name in mentioned {
         let builtin = matches!(
             name.to_ascii_lowercase().as_str(),
             "mb" | "memory" | "memory-mb" | "vcores" | "vcore"
@@ -130,16 +132,34 @@ pub fn quantity_type_names(text: &str) -> Vec<String> {
     names
 }
 
-/// `<number><spaces><unit>` with the number `-?digits(.digits*)?`; returns the number text and
-/// the unit.
-fn split_amount(term: &str) -> Option<(&str, String)> {
-    let end = number_prefix_len(term.as_bytes())?;
-    let (number, rest) = term.split_at(end);
-    let unit = rest.trim_start();
-    if unit.is_empty() || unit.contains(char::is_whitespace) {
-        return None;
+/// Splits an absolute amount into `(number, unit, term)` triples; terms are separated by commas
+/// or spaces (`8192 mb, 8 vcores` or `8192 mb 8 vcores`). `Err` carries text that is not a
+/// `<number> <unit>` term.
+fn amount_terms(text: &str) -> Vec<Result<(&str, &str, &str), &str>> {
+    let is_sep = |c: char| c.is_whitespace() || c == ',';
+    let mut out = Vec::new();
+    let mut rest = text.trim_start_matches(is_sep);
+    while !rest.is_empty() {
+        let start = rest;
+        let up_to_comma = || start.split(',').next().unwrap_or(start).trim();
+        let Some(n) = number_prefix_len(rest.as_bytes()) else {
+            out.push(Err(up_to_comma()));
+            rest = &start[start.find(',').unwrap_or(start.len())..];
+            rest = rest.trim_start_matches(is_sep);
+            continue;
+        };
+        let after = rest[n..].trim_start();
+        let unit_len = after.find(is_sep).unwrap_or(after.len());
+        if unit_len == 0 {
+            out.push(Err(up_to_comma()));
+            rest = after.trim_start_matches(is_sep);
+            continue;
+        }
+        let consumed = start.len() - after.len() + unit_len;
+        out.push(Ok((&start[..n], &after[..unit_len], &start[..consumed])));
+        rest = after[unit_len..].trim_start_matches(is_sep);
     }
-    Some((number, unit.to_string()))
+    out
 }
 
 fn quantity_unit_index(unit: &str, types: &ResourceTypes) -> Option<usize> {

@@ -319,6 +319,16 @@ fn quantities() {
     );
     assert_eq!(parse_quantity("1024 mb", &t), Ok(Resource::new(1024, 0)));
     assert_eq!(
+        parse_quantity("8192mb 8 vcores 2 gpu", &t),
+        Ok(Resource::new(8192, 8).with(2, 2))
+    );
+    assert!(parse_quantity("1024, 2 vcores", &t)
+        .unwrap_err()
+        .starts_with("'1024' is not an amount"));
+    assert!(parse_quantity("mb 1024", &t)
+        .unwrap_err()
+        .starts_with("'mb 1024' is not an amount"));
+    assert_eq!(
         parse_quantity("1 vcores, 2048mb", &t),
         Ok(Resource::new(2048, 1))
     );
@@ -354,4 +364,8 @@ fn quantity_names() {
         vec!["gpu"]
     );
     assert!(quantity_type_names("1024 mb, 1 vcores").is_empty());
+    assert_eq!(
+        quantity_type_names("8192 mb 8 vcores 2 yarn.io/gpu"),
+        vec!["yarn.io/gpu"]
+    );
 }
