@@ -132,23 +132,29 @@ fn action(
             }
         }
         "ask" => {
+            // Every field is read before any `?`, so all of its problems are reported.
             let app = app(ctx);
             let resources = resource(ctx, t, "resources", types, true);
             if t.raw("count").is_none() {
                 t.missing(ctx, "count");
             }
-            let ask = ContainerAsk {
-                priority: priority(ctx).unwrap_or(0),
-                resources: resources?,
-                count: count(ctx)?,
-                hosts: t.str_list(ctx, "hosts").map(|(l, _)| l).unwrap_or_default(),
-                racks: t.str_list(ctx, "racks").map(|(l, _)| l).unwrap_or_default(),
-                relax_locality: t.bool(ctx, "relax_locality").is_none_or(|(b, _)| b),
-            };
+            let count = count(ctx);
+            let priority = priority(ctx).unwrap_or(0);
+            let hosts = t.str_list(ctx, "hosts").map(|(l, _)| l).unwrap_or_default();
+            let racks = t.str_list(ctx, "racks").map(|(l, _)| l).unwrap_or_default();
+            let relax_locality = t.bool(ctx, "relax_locality").is_none_or(|(b, _)| b);
+            let duration = duration(ctx, t, "duration").map(|(d, _)| d);
             Action::Ask {
                 app: app?,
-                ask,
-                duration: duration(ctx, t, "duration").map(|(d, _)| d),
+                ask: ContainerAsk {
+                    priority,
+                    resources: resources?,
+                    count: count?,
+                    hosts,
+                    racks,
+                    relax_locality,
+                },
+                duration,
             }
         }
         "release" => {

@@ -142,6 +142,17 @@ fn check_scheduler(ctx: &mut Ctx, root: &Tbl<'_, '_>) {
 
 /// An optional duration field.
 pub(crate) fn duration(ctx: &mut Ctx, t: &Tbl<'_, '_>, key: &str) -> Option<(Duration, u32)> {
+    let value = t.raw(key)?;
+    if !value.get_ref().is_str() {
+        let line = ctx.line(value.span().start);
+        let found = value.get_ref().type_str();
+        ctx.problem(
+            line,
+            &t.path_of(key),
+            format!("expected a duration string such as \"500ms\", \"1s\", \"2m\" or \"1h\", found {found}"),
+        );
+        return None;
+    }
     let (text, line) = t.str(ctx, key)?;
     match parse_duration(text) {
         Ok(d) => Some((d, line)),

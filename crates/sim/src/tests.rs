@@ -188,6 +188,16 @@ fn embedded_allocations_know_their_first_line() {
 }
 
 #[test]
+fn durations_must_be_strings_with_units() {
+    let e = error("[[events]]\nat = 5\ntype = \"snapshot\"\n");
+    assert!(
+        e.contains("line 2, field events[0].at: expected a duration string such as \"500ms\""),
+        "{e}"
+    );
+    assert!(!e.contains("missing"), "{e}");
+}
+
+#[test]
 fn end_extension_sets_the_stop_time() {
     let s = parse("end = \"2m\"\n");
     assert_eq!(s.end, Some(Time(120_000)));
