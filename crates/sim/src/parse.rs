@@ -9,6 +9,7 @@ use crate::scenario::{
 use crate::toml_walk::{Ctx, Tbl, Val};
 use std::collections::BTreeMap;
 use toml::de::{DeTable, DeValue};
+use toml::Spanned;
 use weft_config::resource_string::{parse_quantity, quantity_type_names};
 use weft_sched::GroupMapping;
 use weft_types::{Duration, Resource, ResourceTypes, Time};
@@ -108,8 +109,6 @@ pub fn parse_scenario(text: &str, file: &str) -> Result<Scenario, ScenarioError>
         resource_types,
     })
 }
-
-use toml::Spanned;
 
 fn check_scheduler(ctx: &mut Ctx, root: &Tbl<'_, '_>) {
     let (kind, line) = match root.str(ctx, "scheduler") {
