@@ -35,7 +35,18 @@ use weft_testkit::expect;
 
 /// Scenarios whose expectation follows the spec but whose run does not match it yet, with why.
 /// Keep a comment per entry; remove the entry when the code is fixed.
-const KNOWN_FAILING: &[(&str, &str)] = &[];
+const KNOWN_FAILING: &[(&str, &str)] = &[
+    // Spec §1: `root` and `root.default` always exist. With
+    // <defaultQueueSchedulingPolicy>drf</defaultQueueSchedulingPolicy> the scheduler starts without
+    // root.default (QueueTree::apply_config calls ensure_default before root's own policy is
+    // resolved, so root is still `fair` and refuses a `drf` child, §5.4); root.default only appears
+    // when an app is submitted to it. Its steady share is therefore missing: a and b get
+    // 2560/7680 MB steady instead of 2048/6144 (and default 2048).
+    (
+        "fair-shares-drf",
+        "root.default missing at start under a drf default policy",
+    ),
+];
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -140,21 +151,42 @@ macro_rules! examples {
 }
 
 scenarios! {
-    resources_normalization => "resources-normalization",
-    resources_increment => "resources-increment",
+    acl => "acl",
+    acl_defaults => "acl-defaults",
     alloc_resource_syntax => "alloc-resource-syntax",
-    max_resources_parent => "max-resources-parent",
-    min_resources => "min-resources",
-    weights => "weights",
-    max_running_apps => "max-running-apps",
-    user_limits => "user-limits",
-    queue_max_apps_default_root => "queue-max-apps-default-root",
+    fair_shares => "fair-shares",
+    fair_shares_drf => "fair-shares-drf",
+    fair_shares_drf_truncation => "fair-shares-drf-truncation",
     max_am_share => "max-am-share",
-    max_container_allocation => "max-container-allocation",
     max_child_resources => "max-child-resources",
+    max_container_allocation => "max-container-allocation",
+    max_resources_parent => "max-resources-parent",
+    max_running_apps => "max-running-apps",
+    min_resources => "min-resources",
+    move_app => "move",
+    placement_default_policy => "placement-default-policy",
+    placement_no_user_queue => "placement-no-user-queue",
+    placement_reject => "placement-reject",
+    placement_rules => "placement-rules",
+    queue_max_apps_default_root => "queue-max-apps-default-root",
+    queue_names => "queue-names",
+    reload => "reload",
+    resources_increment => "resources-increment",
+    resources_normalization => "resources-normalization",
+    user_limits => "user-limits",
+    walk_assignmultiple => "walk-assignmultiple",
+    walk_dynamic_max_assign => "walk-dynamic-max-assign",
+    walk_locality => "walk-locality",
+    walk_ordering => "walk-ordering",
+    walk_priorities => "walk-priorities",
+    walk_reservation => "walk-reservation",
+    weights => "weights",
 }
 
-examples! {}
+examples! {
+    example_quickstart => "quickstart",
+    example_seed001_big_and_small => "seed001-big-and-small",
+}
 
 fn stems(dir: &Path, ext: &str) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
