@@ -175,6 +175,7 @@ scenarios! {
     queue_names => "queue-names",
     release_cancel => "release-cancel",
     reload => "reload",
+    reload_lower_limit => "reload-lower-limit",
     resources_increment => "resources-increment",
     resources_normalization => "resources-normalization",
     user_limits => "user-limits",
