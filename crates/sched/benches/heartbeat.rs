@@ -45,8 +45,10 @@ fn build(mode: WalkMode) -> Scheduler {
         queues,
         ..Default::default()
     };
-    let mut properties = weft_config::SchedulerProperties::default();
-    properties.maximum_allocation = Resource::new(409_600, 100);
+    let properties = weft_config::SchedulerProperties {
+        maximum_allocation: Resource::new(409_600, 100),
+        ..Default::default()
+    };
     let mut s = Scheduler::new(
         SchedulerConfig {
             allocations,

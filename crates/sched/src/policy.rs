@@ -20,11 +20,9 @@ mod fair;
 #[cfg(test)]
 mod tests;
 
-#[allow(unused_imports)] // used by the scheduler core
-pub(crate) use calc::{at_least_threshold, is_starved_for_reservation, usage_over_fair_share};
+pub(crate) use calc::{at_least_threshold, is_starved_for_reservation};
 
 /// What a comparator looks at for one schedulable (queue or app).
-#[allow(dead_code)] // used by the scheduler core
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct SchedView {
     /// Demand as of the last update.
@@ -42,7 +40,6 @@ pub(crate) struct SchedView {
 }
 
 /// Cluster-wide inputs of the comparators.
-#[allow(dead_code)] // used by the scheduler core
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct PolicyContext {
     /// Cluster capacity (drf shares are fractions of it).
@@ -68,7 +65,6 @@ const KEY_LEVELS: usize = 1 + MAX_RESOURCE_TYPES;
 /// `levels` holds the policy's fairness levels, most significant first, each an unsigned word
 /// (booleans as 0/1, doubles through [`ordered_bits`]); unused words are 0. The start time and
 /// the tie-break follow, so keys of distinct schedulables never compare equal.
-#[allow(dead_code)] // used by the scheduler core
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct SortKey {
     /// Policy-specific levels (see `fair::key` and `drf::key`).
@@ -80,7 +76,6 @@ pub(crate) struct SortKey {
 }
 
 /// The reference comparator, written straight from the spec: `Less` means `a` is served first.
-#[allow(dead_code)] // used by the scheduler core
 pub(crate) fn compare(
     policy: PolicyKind,
     a: &SchedView,
@@ -99,7 +94,6 @@ pub(crate) fn compare(
 
 /// The fast path's key for `v`: `sort_key(a).cmp(&sort_key(b)) == compare(a, b)` for all views
 /// under the same policy and context.
-#[allow(dead_code)] // used by the scheduler core
 pub(crate) fn sort_key(policy: PolicyKind, v: &SchedView, ctx: &PolicyContext) -> SortKey {
     let levels = match policy {
         PolicyKind::Fair => fair::key(v),

@@ -149,6 +149,8 @@ pub(crate) struct QueueTree {
     by_name: BTreeMap<String, QueueId>,
     /// Set when queues were added or removed: name ranks and the fast-path order need a rebuild.
     pub(crate) structure_changed: bool,
+    /// A declared type change waits for its queue to become empty (retried on every GC tick).
+    pub(crate) pending_retype: bool,
 }
 
 impl QueueTree {
@@ -158,6 +160,7 @@ impl QueueTree {
             slots: Vec::new(),
             by_name: BTreeMap::new(),
             structure_changed: true,
+            pending_retype: false,
         };
         let root = Queue::new(ROOT, ROOT_NAME.to_string(), None, false, 0);
         tree.slots.push(Some(root));
@@ -205,7 +208,11 @@ impl QueueTree {
     /// re-resolves every queue's configuration. Type changes of non-empty queues are deferred
     /// (spec §15); they are retried on every later call.
     pub(crate) fn apply_config(&mut self, alloc: &AllocationConfig) {
+        // Root's policy decides which children it may have (e.g. a drf default queue).
+        self.get_mut(ROOT).configured = true;
+        self.resolve(ROOT, alloc);
         self.ensure_default(alloc);
+        self.pending_retype = false;
         for cfg in alloc.queues.values() {
             if cfg.name == ROOT_NAME {
                 continue;
@@ -217,10 +224,15 @@ impl QueueTree {
                     if self.get(id).is_empty() && !is_protected(&cfg.name) {
                         self.remove(id);
                         let _ = self.create_path(&cfg.name, want_leaf, alloc, true);
+                    } else {
+                        self.pending_retype = true;
                     }
                 }
                 None => {
-                    let _ = self.create_path(&cfg.name, want_leaf, alloc, true);
+                    if self.create_path(&cfg.name, want_leaf, alloc, true).is_err() {
+                        // e.g. declared under a leaf that still has apps: retried later.
+                        self.pending_retype = true;
+                    }
                 }
             }
         }

@@ -16,7 +16,6 @@ mod tests;
 const SEARCH_ITERATIONS: usize = 25;
 
 /// Which fair share is being computed.
-#[allow(dead_code)] // used by the scheduler core
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum ShareMode {
     /// Instantaneous: inactive queues get 0.
@@ -26,7 +25,6 @@ pub(crate) enum ShareMode {
 }
 
 /// One schedulable's inputs to a share computation.
-#[allow(dead_code)] // used by the scheduler core
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ShareItem {
     /// Weight (already including size-based weighting for apps).
@@ -52,7 +50,6 @@ pub(crate) struct ShareItem {
 /// * `fifo`: in instantaneous mode the item with the earliest `(start_time, tiebreak)` gets all
 ///   of `total` and every other entry is `None`; in steady mode every entry is `None` (fifo
 ///   queues are leaves and only queues have steady shares).
-#[allow(dead_code)] // used by the scheduler core
 pub(crate) fn policy_shares(
     policy: PolicyKind,
     items: &[ShareItem],

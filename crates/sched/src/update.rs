@@ -16,6 +16,11 @@ impl Scheduler {
             self.last_queue_gc = now;
             let before = self.queues.len();
             self.queues.remove_empty_dynamic();
+            if self.queues.pending_retype {
+                let config = std::sync::Arc::clone(&self.config);
+                self.queues.apply_config(&config.allocations);
+                self.queues.resolve_max_shares(self.cluster);
+            }
             if self.queues.len() != before {
                 self.steady_dirty = true;
             }

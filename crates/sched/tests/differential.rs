@@ -51,12 +51,13 @@ fn config(assign_multiple: bool, locality: bool) -> SchedulerConfig {
     add("root.c", &|q| q.is_parent = true);
     add("root.c.c1", &|q| q.weight = Some(0.0));
     allocations.user_max_apps.insert("u1".into(), 2);
-    let mut properties = SchedulerProperties::default();
-    properties.assign_multiple = assign_multiple;
-    if locality {
-        properties.locality_threshold_node = 0.5;
-        properties.locality_threshold_rack = 0.5;
-    }
+    let threshold = if locality { 0.5 } else { -1.0 };
+    let properties = SchedulerProperties {
+        assign_multiple,
+        locality_threshold_node: threshold,
+        locality_threshold_rack: threshold,
+        ..Default::default()
+    };
     SchedulerConfig {
         allocations,
         properties,

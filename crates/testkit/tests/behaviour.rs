@@ -35,18 +35,7 @@ use weft_testkit::expect;
 
 /// Scenarios whose expectation follows the spec but whose run does not match it yet, with why.
 /// Keep a comment per entry; remove the entry when the code is fixed.
-const KNOWN_FAILING: &[(&str, &str)] = &[
-    // Spec §1: `root` and `root.default` always exist. With
-    // <defaultQueueSchedulingPolicy>drf</defaultQueueSchedulingPolicy> the scheduler starts without
-    // root.default (QueueTree::apply_config calls ensure_default before root's own policy is
-    // resolved, so root is still `fair` and refuses a `drf` child, §5.4); root.default only appears
-    // when an app is submitted to it. Its steady share is therefore missing: a and b get
-    // 2560/7680 MB steady instead of 2048/6144 (and default 2048).
-    (
-        "fair-shares-drf",
-        "root.default missing at start under a drf default policy",
-    ),
-];
+const KNOWN_FAILING: &[(&str, &str)] = &[];
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")

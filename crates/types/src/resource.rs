@@ -142,7 +142,10 @@ impl Resource {
     /// True when every component of `self` is at most the matching component of `other`.
     #[inline]
     pub fn fits_in(&self, other: &Resource) -> bool {
-        self.values.iter().zip(other.values.iter()).all(|(a, b)| a <= b)
+        self.values
+            .iter()
+            .zip(other.values.iter())
+            .all(|(a, b)| a <= b)
     }
 
     /// True when every component is zero (Hadoop's `Resources.isNone`).

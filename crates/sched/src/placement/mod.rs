@@ -10,15 +10,12 @@ mod rules;
 #[cfg(test)]
 mod tests;
 
-#[allow(unused_imports)] // used by the scheduler core
-pub(crate) use names::{clean_component, normalize_queue_name, NameProblem};
-#[allow(unused_imports)] // used by the scheduler core
+pub(crate) use names::{normalize_queue_name, NameProblem};
 pub(crate) use rules::place;
 
 use thiserror::Error;
 
 /// What placement needs to know about the scheduler's queue tree.
-#[allow(dead_code)] // used by the scheduler core
 pub(crate) trait QueueLookup {
     /// Whether a queue with this full name (`root.a.b`) exists, static or dynamic.
     fn exists(&self, full_name: &str) -> bool;
@@ -31,7 +28,6 @@ pub(crate) trait QueueLookup {
 
 /// Why an application could not be placed; the submission is rejected with this message.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
-#[allow(dead_code)] // used by the scheduler core
 pub(crate) enum PlacementError {
     /// Every rule passed (or a `reject` rule was reached).
     #[error("rejected by the placement policy: no rule placed the application (rules: {rules})")]

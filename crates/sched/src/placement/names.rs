@@ -33,7 +33,6 @@ pub(super) fn trim_queue_name(name: &str) -> &str {
 
 /// Turns a user or group name into one queue-name component: trimmed, every '.' replaced by
 /// `_dot_` (`first.last` -> `first_dot_last`), so a dotted user cannot address a nested queue.
-#[allow(dead_code)] // used by the scheduler core
 pub(crate) fn clean_component(name: &str) -> String {
     trim_queue_name(name).replace('.', "_dot_")
 }
@@ -102,7 +101,6 @@ fn invalid(name: &str, problem: NameProblem) -> PlacementError {
 
 /// Makes `name` a full queue name (`a.b` -> `root.a.b`; `root` and `root.*` unchanged) and checks
 /// that every component is non-empty and equal to its trimmed form (spec §15).
-#[allow(dead_code)] // used by the scheduler core
 pub(crate) fn normalize_queue_name(name: &str) -> Result<String, PlacementError> {
     if name.is_empty() {
         return Err(invalid(name, NameProblem::Empty));

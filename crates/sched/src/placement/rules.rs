@@ -33,7 +33,6 @@ enum Base {
 /// `"default"`), `groups` the user's groups with the primary one first. Returns the full queue
 /// name (`root.x.y`), already checked with [`normalize_queue_name`]; whether it may be created as
 /// a leaf is left to the caller.
-#[allow(dead_code)] // used by the scheduler core
 pub(crate) fn place(
     rules: &[PlacementRule],
     requested: Option<&str>,

@@ -1,5 +1,6 @@
 //! Placement tests: every rule, create semantics, nesting, the default policy and queue names.
 
+use super::names::clean_component;
 use super::names::is_queue_whitespace;
 use super::*;
 use std::collections::BTreeMap;

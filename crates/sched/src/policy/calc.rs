@@ -11,7 +11,7 @@ use weft_types::{Resource, MAX_RESOURCE_TYPES, MEMORY};
 /// above the fair share's memory, `drf` whether usage does not fit in the fair share in some
 /// component. Hadoop's `fifo` throws here; it is only ever asked of a parent's policy and a
 /// parent cannot be `fifo`, so `fifo` answers like its (memory) calculator.
-#[allow(dead_code)] // used by the scheduler core
+#[allow(dead_code)] // Preemption (the next round) asks this; tested here already.
 pub(crate) fn usage_over_fair_share(
     policy: PolicyKind,
     usage: Resource,
@@ -33,7 +33,6 @@ pub(crate) fn usage_over_fair_share(
 ///   amount / cluster amount over the types in use); when the cluster has none of some type,
 ///   Hadoop falls back to component-wise dominance: below iff smaller in some component and
 ///   larger in none.
-#[allow(dead_code)] // used by the scheduler core
 pub(crate) fn is_starved_for_reservation(
     policy: PolicyKind,
     usage: Resource,
@@ -52,7 +51,6 @@ pub(crate) fn is_starved_for_reservation(
 ///   first, then the next largest, ...); with a cluster lacking some type, component-wise
 ///   dominance as in [`is_starved_for_reservation`] (incomparable vectors count as equal, so
 ///   they pass).
-#[allow(dead_code)] // used by the scheduler core
 pub(crate) fn at_least_threshold(
     policy: PolicyKind,
     ask: Resource,

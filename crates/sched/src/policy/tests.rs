@@ -1,6 +1,7 @@
 //! Comparator scenarios (after Hadoop's TestFairSharePolicy, TestDominantResourceFairnessPolicy,
 //! TestSchedulingPolicy) and the properties that tie [`sort_key`] to [`compare`].
 
+use super::calc::usage_over_fair_share;
 use super::*;
 use proptest::prelude::*;
 use weft_config::PolicyKind::{Drf, Fair, Fifo};
