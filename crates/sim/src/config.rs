@@ -2,7 +2,7 @@
 //! parsed by `weft-config`, with every diagnostic placed back in the scenario file.
 
 use crate::scenario::{AllocationsSource, Problem, Scenario, ScenarioError};
-use weft_config::alloc_file::parse_allocations;
+use weft_config::alloc_file::{parse_allocations_with, AllocationOptions};
 use weft_config::{site, AllocationConfig, Diagnostic, Severity};
 use weft_sched::SchedulerConfig;
 use weft_types::ResourceTypes;
@@ -48,6 +48,9 @@ pub fn initial_config(scenario: &Scenario) -> Result<InitialConfig, ScenarioErro
         // amounts mention.
         props.resource_types = scenario.resource_types.clone();
     }
+    let options = AllocationOptions {
+        no_terminal_rule_check: properties.as_ref().is_some_and(|p| p.no_terminal_rule_check),
+    };
     let types = properties.as_ref().map_or_else(
         || scenario.resource_types.clone(),
         |p| p.resource_types.clone(),
@@ -76,7 +79,7 @@ pub fn initial_config(scenario: &Scenario) -> Result<InitialConfig, ScenarioErro
                     });
                     None
                 }
-                Some(text) => match parse_allocations(text, &types) {
+                Some(text) => match parse_allocations_with(text, &types, options) {
                     Ok((config, warns)) => {
                         warnings.extend(warns.iter().map(|d| place.problem(d).to_string()));
                         Some(config)
@@ -117,8 +120,12 @@ pub fn initial_config(scenario: &Scenario) -> Result<InitialConfig, ScenarioErro
 }
 
 /// Parses a `reload` event's allocation text; the error is the diagnostics' text.
-pub fn parse_reload(text: &str, types: &ResourceTypes) -> Result<AllocationConfig, String> {
-    parse_allocations(text, types)
+pub fn parse_reload(
+    text: &str,
+    types: &ResourceTypes,
+    options: AllocationOptions,
+) -> Result<AllocationConfig, String> {
+    parse_allocations_with(text, types, options)
         .map(|(config, _warnings)| config)
         .map_err(|d| d.to_string().replace('\n', "; "))
 }

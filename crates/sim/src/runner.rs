@@ -566,7 +566,10 @@ impl Runner<'_> {
             }
             Action::Reload { allocations } => {
                 let types = self.sched.resource_types().clone();
-                let refused = match parse_reload(&allocations.text, &types) {
+                let options = weft_config::alloc_file::AllocationOptions {
+                    no_terminal_rule_check: self.sched.config().properties.no_terminal_rule_check,
+                };
+                let refused = match parse_reload(&allocations.text, &types, options) {
                     Err(text) => Some(text),
                     Ok(allocations) => {
                         let properties = self.sched_properties();
