@@ -49,7 +49,9 @@ pub fn initial_config(scenario: &Scenario) -> Result<InitialConfig, ScenarioErro
         props.resource_types = scenario.resource_types.clone();
     }
     let options = AllocationOptions {
-        no_terminal_rule_check: properties.as_ref().is_some_and(|p| p.no_terminal_rule_check),
+        no_terminal_rule_check: properties
+            .as_ref()
+            .is_some_and(|p| p.no_terminal_rule_check),
     };
     let types = properties.as_ref().map_or_else(
         || scenario.resource_types.clone(),
