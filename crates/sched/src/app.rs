@@ -71,6 +71,10 @@ impl Request {
             }
         }
         dec(&mut self.any);
+        // Hadoop drops a location request once it reaches zero, so a spent strict rack entry no
+        // longer constrains where the remaining containers may go.
+        self.hosts.retain(|_, a| a.count > 0);
+        self.racks.retain(|_, a| a.count > 0);
     }
 }
 
@@ -157,9 +161,10 @@ impl App {
         self.usage.saturating_add(self.outstanding())
     }
 
-    /// Hadoop's pending demand: last update's demand minus current usage, "none" only when zero.
+    /// Hadoop's pending demand: last update's demand minus current usage, "none" only when zero
+    /// (a negative difference, usage grown past a stale demand, still counts as pending).
     pub(crate) fn has_pending_demand(&self) -> bool {
-        !self.demand.saturating_sub(self.usage).is_zero()
+        self.demand != self.usage
     }
 
     /// The key for a new ask of `size` at `priority`: an existing key with the same size, or a

@@ -32,6 +32,7 @@ impl Scheduler {
         }
         if let Some(res) = self.nodes.get(&node).and_then(|n| n.reservation.clone()) {
             if self.assign_reserved(node, &res) {
+                self.refresh_root_available();
                 return;
             }
         }
@@ -74,6 +75,13 @@ impl Scheduler {
                 break;
             }
         }
+        self.refresh_root_available();
+    }
+
+    /// Hadoop refreshes the root queue's available resources after every heartbeat and every
+    /// completion (not inside the heartbeat loop); the AM limit reads it (spec §8).
+    pub(crate) fn refresh_root_available(&mut self) {
+        self.root_available = self.cluster.saturating_sub(self.cluster_used);
     }
 
     /// Usage of a queue: the maintained aggregate, or a recursive sum in the reference walk.

@@ -61,6 +61,11 @@ impl Scheduler {
             }
         }
         let user = app.user.clone();
+        // A runnable app already counts in its user's and its common ancestors' totals, and the
+        // queues between the target and the common ancestor were checked above, so it stays
+        // runnable (spec §16.3: user limits are not re-checked). Hadoop re-runs the full check
+        // here and fails the move with an internal error when the user is at their limit; we
+        // take the spec's reading.
         let now_runnable = was_runnable || self.can_app_be_runnable(new, &user);
         let am = app.am_resource.filter(|_| app.am_running);
         let old_key = app.key_in_leaf;

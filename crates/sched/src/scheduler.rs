@@ -435,6 +435,7 @@ impl Scheduler {
             node.containers.remove(&id);
         }
         self.cluster_used = self.cluster_used.saturating_sub(c.size);
+        self.refresh_root_available();
         if let Some(app) = self.apps.get_mut(&c.app) {
             app.usage = app.usage.saturating_sub(c.size);
             app.containers.remove(&id);
@@ -531,6 +532,8 @@ impl Scheduler {
             for a in req.racks.values_mut().chain(req.hosts.values_mut()) {
                 a.count = a.count.min(cap);
             }
+            req.racks.retain(|_, a| a.count > 0);
+            req.hosts.retain(|_, a| a.count > 0);
         }
         app.requests
             .retain(|_, r| r.any.count > 0 || r.allowed.is_some());

@@ -17,6 +17,7 @@ impl Scheduler {
             let before = self.queues.len();
             self.queues.remove_empty_dynamic();
             if self.queues.pending_retype {
+                self.steady_dirty = true;
                 let config = std::sync::Arc::clone(&self.config);
                 self.queues.apply_config(&config.allocations);
                 self.queues.resolve_max_shares(self.cluster);

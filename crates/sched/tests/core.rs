@@ -155,3 +155,94 @@ fn fast_and_reference_walks_decide_the_same() {
     assert!(!runs[0].is_empty());
     assert_eq!(runs[0], runs[1]);
 }
+
+fn ask_at(priority: i32, mb: i64, count: u32, hosts: &[&str], relax: bool) -> ContainerAsk {
+    ContainerAsk {
+        priority,
+        resources: Resource::new(mb, 1),
+        count,
+        hosts: hosts.iter().map(|h| h.to_string()).collect(),
+        racks: vec![],
+        relax_locality: relax,
+    }
+}
+
+#[test]
+fn usage_past_a_stale_demand_still_counts_as_pending() {
+    // Spec §3/§6.3 with Hadoop's getPendingDemand: demand (1024, from the last update) minus
+    // usage (4096) is negative, which is not "none", so the app keeps being served.
+    let mut s = scheduler("<allocations/>");
+    add_node(&mut s, 1, 16384, 8);
+    submit(&mut s, 1, "alice", "a");
+    s.handle(
+        Time(0),
+        Event::Ask {
+            app: AppId(1),
+            ask: ask_at(2, 1024, 1, &[], true),
+        },
+    )
+    .unwrap();
+    s.handle(Time(0), Event::Update).unwrap();
+    s.handle(
+        Time(1),
+        Event::Ask {
+            app: AppId(1),
+            ask: ask_at(1, 4096, 2, &[], true),
+        },
+    )
+    .unwrap();
+    s.handle(Time(2), Event::NodeHeartbeat { node: NodeId(1) })
+        .unwrap();
+    s.handle(Time(3), Event::NodeHeartbeat { node: NodeId(1) })
+        .unwrap();
+    let sizes: Vec<i64> = drain(&mut s)
+        .iter()
+        .filter_map(|d| match d {
+            Decision::Allocated { resources, .. } => Some(resources.memory_mb()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sizes, vec![4096, 4096]);
+}
+
+#[test]
+fn a_spent_strict_rack_entry_does_not_block_the_rest_of_the_rack() {
+    // One strict container on n1 (its rack inferred, relax=false) and two relaxed ones at the same
+    // priority and size: once n1's container is placed, the rack entry is gone (Hadoop removes
+    // requests at zero), so n2 on the same rack can take the others.
+    let mut s = scheduler("<allocations/>");
+    add_node(&mut s, 1, 4096, 4);
+    add_node(&mut s, 2, 4096, 4);
+    submit(&mut s, 1, "alice", "a");
+    s.handle(
+        Time(0),
+        Event::Ask {
+            app: AppId(1),
+            ask: ask_at(1, 1024, 1, &["n1"], false),
+        },
+    )
+    .unwrap();
+    s.handle(
+        Time(0),
+        Event::Ask {
+            app: AppId(1),
+            ask: ask_at(1, 1024, 2, &[], true),
+        },
+    )
+    .unwrap();
+    s.handle(Time(0), Event::Update).unwrap();
+    s.handle(Time(1), Event::NodeHeartbeat { node: NodeId(1) })
+        .unwrap();
+    for t in 2..4 {
+        s.handle(Time(t), Event::NodeHeartbeat { node: NodeId(2) })
+            .unwrap();
+    }
+    let nodes: Vec<u32> = drain(&mut s)
+        .iter()
+        .filter_map(|d| match d {
+            Decision::Allocated { node, .. } => Some(node.0),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(nodes, vec![1, 2, 2]);
+}
