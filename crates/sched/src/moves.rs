@@ -16,14 +16,9 @@ impl Scheduler {
         let Some(app) = self.apps.get(&id) else {
             return Err(SchedError::UnknownApp(id));
         };
-        let mut name =
+        let name =
             crate::placement::normalize_queue_name(target).map_err(|e| refuse(e.to_string()))?;
-        if let Some(q) = self.queues.lookup(&name) {
-            if self.queues.get(q).reservable {
-                let leaf = name.rsplit('.').next().unwrap_or("default").to_string();
-                name = format!("{name}.{leaf}-default");
-            }
-        }
+        let name = self.queues.plan_default(name);
         let new = match self.queues.lookup(&name) {
             Some(q) if self.queues.get(q).is_leaf => q,
             _ => {
@@ -86,18 +81,16 @@ impl Scheduler {
             }
         }
         self.add_queue_usage(old, usage, false);
-        self.set_runnable_counts(old, was_runnable, false, &user);
-        if !was_runnable {
-            if let Some(u) = self.users.get_mut(&user) {
-                u.waiting.retain(|a| *a != id);
-            }
+        if was_runnable {
+            self.untrack_runnable(id);
+        } else if let Some(u) = self.users.get_mut(&user) {
+            u.waiting.retain(|a| *a != id);
         }
 
         // Into the new one.
         if let Some(app) = self.apps.get_mut(&id) {
             app.queue = new;
             app.key_in_leaf = None;
-            app.runnable = now_runnable;
         }
         {
             let q = self.queues.get_mut(new);
@@ -112,30 +105,16 @@ impl Scheduler {
         }
         self.add_queue_usage(new, usage, true);
         if now_runnable {
-            self.set_runnable_counts(new, true, true, &user);
+            self.track_runnable(id);
         } else {
             self.users.entry(user.clone()).or_default().waiting.push(id);
         }
         self.refresh_queue_path(old);
         self.refresh_app(id);
         if was_runnable {
-            self.promote_after_move(old, &user);
+            self.promote_after_removal(old, &user);
         }
-        self.order_dirty = true;
         Ok(())
-    }
-
-    /// Adjusts the runnable counters of `leaf`'s path and the user (only for runnable apps).
-    fn set_runnable_counts(&mut self, leaf: QueueId, runnable: bool, add: bool, user: &str) {
-        if !runnable {
-            return;
-        }
-        let delta = if add { 1 } else { -1 };
-        let path: Vec<QueueId> = self.queues.path_to_root(leaf).collect();
-        for q in path {
-            self.queues.get_mut(q).runnable_count += delta;
-        }
-        self.users.entry(user.to_string()).or_default().runnable += delta;
     }
 
     /// The deepest queue that is an ancestor of both (by dot-delimited name prefix).

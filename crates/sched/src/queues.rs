@@ -297,6 +297,18 @@ impl QueueTree {
         }
     }
 
+    /// A reservable (plan) queue takes apps without a reservation in its `<plan>-default` child
+    /// (spec §12.4, §16.2); any other name is returned as it is.
+    pub(crate) fn plan_default(&self, name: String) -> String {
+        match self.lookup(&name) {
+            Some(q) if self.get(q).reservable => {
+                let leaf = name.rsplit('.').next().unwrap_or("default").to_string();
+                format!("{name}.{leaf}-default")
+            }
+            _ => name,
+        }
+    }
+
     /// Finds or creates the leaf `name` (already normalized, `root.`-prefixed) for a submission.
     pub(crate) fn get_or_create_leaf(
         &mut self,

@@ -56,7 +56,7 @@ impl Scheduler {
         }
     }
 
-    fn track_runnable(&mut self, id: AppId) {
+    pub(crate) fn track_runnable(&mut self, id: AppId) {
         let Some(app) = self.apps.get_mut(&id) else {
             return;
         };
@@ -69,7 +69,7 @@ impl Scheduler {
         }
     }
 
-    fn untrack_runnable(&mut self, id: AppId) {
+    pub(crate) fn untrack_runnable(&mut self, id: AppId) {
         let Some(app) = self.apps.get_mut(&id) else {
             return;
         };
@@ -108,12 +108,8 @@ impl Scheduler {
         }
     }
 
-    /// Promotion after a runnable app left `leaf` by moving away (same rule as removal).
-    pub(crate) fn promote_after_move(&mut self, leaf: QueueId, user: &str) {
-        self.promote_after_removal(leaf, user);
-    }
-
-    fn promote_after_removal(&mut self, leaf: QueueId, user: &str) {
+    /// Promotion after a runnable app left `leaf` (finished, killed or moved away).
+    pub(crate) fn promote_after_removal(&mut self, leaf: QueueId, user: &str) {
         let mut highest = None;
         for q in self.queues.path_to_root(leaf) {
             let queue = self.queues.get(q);

@@ -295,14 +295,9 @@ impl Scheduler {
                 &default_rules
             }
         };
-        let mut name = placement::place(rules, requested, user, &groups, &TreeLookup(&self.queues))
+        let name = placement::place(rules, requested, user, &groups, &TreeLookup(&self.queues))
             .map_err(|e| e.to_string())?;
-        if let Some(q) = self.queues.lookup(&name) {
-            if self.queues.get(q).reservable {
-                let leaf = name.rsplit('.').next().unwrap_or("default").to_string();
-                name = format!("{name}.{leaf}-default");
-            }
-        }
+        let name = self.queues.plan_default(name);
         let config = Arc::clone(&self.config);
         let queue = self
             .queues
@@ -310,10 +305,11 @@ impl Scheduler {
             .map_err(|e| {
                 format!("application {id} submitted by user {user} could not be placed: {e}")
             })?;
+        // The queue may be new, whatever happens next.
+        self.steady_dirty = true;
         if !self.queues.allows(queue, user, &groups, |q| &q.acl_submit)
             && !self.queues.allows(queue, user, &groups, |q| &q.acl_admin)
         {
-            self.steady_dirty = true;
             return Err(format!(
                 "user {user} cannot submit applications to queue {name}: not allowed by aclSubmitApps or aclAdministerApps of the queue or its parents"
             ));
@@ -325,7 +321,6 @@ impl Scheduler {
             ),
             None => None,
         };
-        self.steady_dirty = true;
         Ok((queue, am))
     }
 

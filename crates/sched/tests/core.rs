@@ -57,6 +57,19 @@ fn submit(s: &mut Scheduler, app: u64, user: &str, queue: &str) {
     .expect("submitted");
 }
 
+/// (node, size) of every allocation, in order.
+fn allocated(decisions: &[Decision]) -> Vec<(NodeId, Resource)> {
+    decisions
+        .iter()
+        .filter_map(|d| match d {
+            Decision::Allocated {
+                node, resources, ..
+            } => Some((*node, *resources)),
+            _ => None,
+        })
+        .collect()
+}
+
 fn allocations_by_app(decisions: &[Decision]) -> std::collections::BTreeMap<u64, usize> {
     let mut m = std::collections::BTreeMap::new();
     for d in decisions {
@@ -195,12 +208,9 @@ fn usage_past_a_stale_demand_still_counts_as_pending() {
         .unwrap();
     s.handle(Time(3), Event::NodeHeartbeat { node: NodeId(1) })
         .unwrap();
-    let sizes: Vec<i64> = drain(&mut s)
+    let sizes: Vec<i64> = allocated(&drain(&mut s))
         .iter()
-        .filter_map(|d| match d {
-            Decision::Allocated { resources, .. } => Some(resources.memory_mb()),
-            _ => None,
-        })
+        .map(|(_, r)| r.memory_mb())
         .collect();
     assert_eq!(sizes, vec![4096, 4096]);
 }
@@ -237,12 +247,6 @@ fn a_spent_strict_rack_entry_does_not_block_the_rest_of_the_rack() {
         s.handle(Time(t), Event::NodeHeartbeat { node: NodeId(2) })
             .unwrap();
     }
-    let nodes: Vec<u32> = drain(&mut s)
-        .iter()
-        .filter_map(|d| match d {
-            Decision::Allocated { node, .. } => Some(node.0),
-            _ => None,
-        })
-        .collect();
+    let nodes: Vec<u32> = allocated(&drain(&mut s)).iter().map(|(n, _)| n.0).collect();
     assert_eq!(nodes, vec![1, 2, 2]);
 }
