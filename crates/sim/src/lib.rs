@@ -21,6 +21,7 @@ mod scenario;
 #[cfg(test)]
 mod tests;
 mod toml_walk;
+pub mod workload;
 
 pub use clock::{CpuClock, ZeroClock};
 pub use config::{initial_config, parse_reload, InitialConfig};
