@@ -233,7 +233,10 @@ mod tests {
             assert!((5..=9).contains(&tasks), "{tasks}");
             let d = a.stages[0].groups[0].duration.as_millis();
             assert!((1000..=2000).contains(&d), "{d}");
-            assert_eq!(a.queue.as_deref(), Some(["root.a", "root.b"][(n % 2) as usize]));
+            assert_eq!(
+                a.queue.as_deref(),
+                Some(["root.a", "root.b"][(n % 2) as usize])
+            );
         }
     }
 
