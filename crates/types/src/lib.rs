@@ -7,6 +7,7 @@
 mod ids;
 mod resource;
 mod time;
+pub mod yarn_id;
 
 pub use ids::{AppId, ContainerId, NodeId};
 pub use resource::{

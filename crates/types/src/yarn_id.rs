@@ -1,0 +1,303 @@
+//! YARN's textual identifiers, which clients parse: `application_<ts>_<seq>`,
+//! `appattempt_<ts>_<seq>_<attempt>` and `container_<ts>_<seq>_<attempt>_<n>`.
+//!
+//! `ts` is the cluster timestamp (the RM's first start, epoch ms). Sequence numbers are padded
+//! (4 digits for the app, 6 for the attempt in an attempt id, 2 for the attempt and 6 for the
+//! container number in a container id) but may grow wider, as in YARN. Container ids written
+//! after a work-preserving restart in YARN carry an epoch (`container_e17_...`); it is accepted
+//! when parsing and ignored.
+
+use std::fmt;
+use std::str::FromStr;
+use thiserror::Error;
+
+/// An application: the cluster timestamp and a sequence number starting at 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ApplicationId {
+    /// The RM's cluster timestamp (epoch ms).
+    pub cluster_ts: u64,
+    /// The sequence number within the cluster (1, 2, ...).
+    pub seq: u64,
+}
+
+/// One attempt of an application (attempt numbers start at 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct AttemptId {
+    /// The application.
+    pub app: ApplicationId,
+    /// The attempt number.
+    pub attempt: u32,
+}
+
+/// A container of one attempt; number 1 is the attempt's AM container.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ContainerId {
+    /// The application.
+    pub app: ApplicationId,
+    /// The attempt that owns the container.
+    pub attempt: u32,
+    /// The container number within the attempt.
+    pub n: u64,
+}
+
+impl ContainerId {
+    /// The attempt this container belongs to (what an AM derives from `CONTAINER_ID`).
+    pub fn attempt_id(&self) -> AttemptId {
+        AttemptId {
+            app: self.app,
+            attempt: self.attempt,
+        }
+    }
+}
+
+/// Why a YARN id string could not be parsed.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum YarnIdError {
+    /// The string does not start with the expected prefix.
+    #[error("invalid {kind} id '{text}': it must start with '{prefix}'")]
+    Prefix {
+        /// What kind of id was expected.
+        kind: &'static str,
+        /// The text given.
+        text: String,
+        /// The prefix expected.
+        prefix: &'static str,
+    },
+    /// The number of `_`-separated parts is wrong.
+    #[error("invalid {kind} id '{text}': expected the form {form}")]
+    Shape {
+        /// What kind of id was expected.
+        kind: &'static str,
+        /// The text given.
+        text: String,
+        /// The expected form.
+        form: &'static str,
+    },
+    /// A part is not a decimal number (or is out of range).
+    #[error("invalid {kind} id '{text}': {part} '{value}' is not a valid number")]
+    Number {
+        /// What kind of id was expected.
+        kind: &'static str,
+        /// The text given.
+        text: String,
+        /// Which part.
+        part: &'static str,
+        /// The offending part.
+        value: String,
+    },
+}
+
+const APP_FORM: &str = "application_<cluster timestamp>_<sequence>";
+const ATTEMPT_FORM: &str = "appattempt_<cluster timestamp>_<sequence>_<attempt>";
+const CONTAINER_FORM: &str = "container_[e<epoch>_]<cluster timestamp>_<sequence>_<attempt>_<n>";
+
+fn number<T: FromStr>(
+    kind: &'static str,
+    text: &str,
+    part: &'static str,
+    value: &str,
+) -> Result<T, YarnIdError> {
+    let digits = !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit());
+    digits
+        .then(|| value.parse::<T>().ok())
+        .flatten()
+        .ok_or_else(|| YarnIdError::Number {
+            kind,
+            text: text.to_string(),
+            part,
+            value: value.to_string(),
+        })
+}
+
+/// Splits `text` after `prefix` into exactly `n` parts.
+fn parts<'a>(
+    kind: &'static str,
+    text: &'a str,
+    prefix: &'static str,
+    form: &'static str,
+    n: usize,
+) -> Result<Vec<&'a str>, YarnIdError> {
+    let rest = text
+        .strip_prefix(prefix)
+        .ok_or_else(|| YarnIdError::Prefix {
+            kind,
+            text: text.to_string(),
+            prefix,
+        })?;
+    let parts: Vec<&str> = rest.split('_').collect();
+    if parts.len() != n {
+        return Err(YarnIdError::Shape {
+            kind,
+            text: text.to_string(),
+            form,
+        });
+    }
+    Ok(parts)
+}
+
+impl fmt::Display for ApplicationId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "application_{}_{:04}", self.cluster_ts, self.seq)
+    }
+}
+
+impl FromStr for ApplicationId {
+    type Err = YarnIdError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        const K: &str = "application";
+        let p = parts(K, s, "application_", APP_FORM, 2)?;
+        Ok(ApplicationId {
+            cluster_ts: number(K, s, "cluster timestamp", p[0])?,
+            seq: number(K, s, "sequence number", p[1])?,
+        })
+    }
+}
+
+impl fmt::Display for AttemptId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "appattempt_{}_{:04}_{:06}",
+            self.app.cluster_ts, self.app.seq, self.attempt
+        )
+    }
+}
+
+impl FromStr for AttemptId {
+    type Err = YarnIdError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        const K: &str = "application attempt";
+        let p = parts(K, s, "appattempt_", ATTEMPT_FORM, 3)?;
+        Ok(AttemptId {
+            app: ApplicationId {
+                cluster_ts: number(K, s, "cluster timestamp", p[0])?,
+                seq: number(K, s, "sequence number", p[1])?,
+            },
+            attempt: number(K, s, "attempt number", p[2])?,
+        })
+    }
+}
+
+impl fmt::Display for ContainerId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "container_{}_{:04}_{:02}_{:06}",
+            self.app.cluster_ts, self.app.seq, self.attempt, self.n
+        )
+    }
+}
+
+impl FromStr for ContainerId {
+    type Err = YarnIdError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        const K: &str = "container";
+        let rest = s
+            .strip_prefix("container_")
+            .ok_or_else(|| YarnIdError::Prefix {
+                kind: K,
+                text: s.to_string(),
+                prefix: "container_",
+            })?;
+        let mut p: Vec<&str> = rest.split('_').collect();
+        if p.len() == 5 {
+            // An epoch part (`e17`) written by a restarted YARN RM: validate and drop it.
+            let epoch = p.remove(0);
+            let digits = epoch.strip_prefix('e').unwrap_or("");
+            number::<u64>(K, s, "epoch", digits)?;
+        }
+        if p.len() != 4 {
+            return Err(YarnIdError::Shape {
+                kind: K,
+                text: s.to_string(),
+                form: CONTAINER_FORM,
+            });
+        }
+        Ok(ContainerId {
+            app: ApplicationId {
+                cluster_ts: number(K, s, "cluster timestamp", p[0])?,
+                seq: number(K, s, "sequence number", p[1])?,
+            },
+            attempt: number(K, s, "attempt number", p[2])?,
+            n: number(K, s, "container number", p[3])?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const APP: ApplicationId = ApplicationId {
+        cluster_ts: 1_700_000_000_000,
+        seq: 7,
+    };
+
+    #[test]
+    fn application_round_trip() {
+        assert_eq!(APP.to_string(), "application_1700000000000_0007");
+        assert_eq!("application_1700000000000_0007".parse(), Ok(APP));
+        let big = ApplicationId {
+            cluster_ts: 1,
+            seq: 123_456,
+        };
+        assert_eq!(big.to_string(), "application_1_123456");
+        assert_eq!(big.to_string().parse(), Ok(big));
+    }
+
+    #[test]
+    fn attempt_round_trip() {
+        let a = AttemptId {
+            app: APP,
+            attempt: 2,
+        };
+        assert_eq!(a.to_string(), "appattempt_1700000000000_0007_000002");
+        assert_eq!(a.to_string().parse(), Ok(a));
+    }
+
+    #[test]
+    fn container_round_trip_and_epoch() {
+        let c = ContainerId {
+            app: APP,
+            attempt: 1,
+            n: 1,
+        };
+        assert_eq!(c.to_string(), "container_1700000000000_0007_01_000001");
+        assert_eq!(c.to_string().parse(), Ok(c));
+        assert_eq!("container_e17_1700000000000_0007_01_000001".parse(), Ok(c));
+        assert_eq!(
+            c.attempt_id(),
+            AttemptId {
+                app: APP,
+                attempt: 1
+            }
+        );
+    }
+
+    #[test]
+    fn errors_name_the_problem() {
+        let e = "app_1_0001".parse::<ApplicationId>().unwrap_err();
+        assert!(
+            e.to_string().contains("must start with 'application_'"),
+            "{e}"
+        );
+        let e = "application_1".parse::<ApplicationId>().unwrap_err();
+        assert!(matches!(e, YarnIdError::Shape { .. }), "{e}");
+        let e = "application_1_x2".parse::<ApplicationId>().unwrap_err();
+        assert!(e.to_string().contains("sequence number 'x2'"), "{e}");
+        let e = "application_1_+2".parse::<ApplicationId>().unwrap_err();
+        assert!(matches!(e, YarnIdError::Number { .. }), "{e}");
+        let e = "appattempt_1_0001".parse::<AttemptId>().unwrap_err();
+        assert!(matches!(e, YarnIdError::Shape { .. }), "{e}");
+        let e = "container_ex_1_0001_01_000001"
+            .parse::<ContainerId>()
+            .unwrap_err();
+        assert!(e.to_string().contains("epoch"), "{e}");
+        let e = "container_1_0001_01".parse::<ContainerId>().unwrap_err();
+        assert!(matches!(e, YarnIdError::Shape { .. }), "{e}");
+        let e = "application_99999999999999999999999_1"
+            .parse::<ApplicationId>()
+            .unwrap_err();
+        assert!(e.to_string().contains("cluster timestamp"), "{e}");
+    }
+}
