@@ -1,0 +1,19 @@
+//! Compiles the protocol definitions with protox (pure Rust), so no system `protoc` is needed.
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    println!("cargo:rerun-if-changed=proto");
+    let fds = protox::compile(
+        [
+            "weft/v1/common.proto",
+            "weft/v1/resource_tracker.proto",
+            "weft/v1/application_master.proto",
+            "weft/v1/container_management.proto",
+        ],
+        ["proto"],
+    )?;
+    tonic_prost_build::configure()
+        .build_server(true)
+        .build_client(true)
+        .compile_fds(fds)?;
+    Ok(())
+}

@@ -1,0 +1,30 @@
+//! Weft's wire protocols: gRPC services modelled one-to-one on YARN's.
+//!
+//! * [`v1::resource_tracker_server`] / [`v1::resource_tracker_client`]: NodeManagers register
+//!   with the RM, heartbeat container statuses and learn what to stop (YARN's `ResourceTracker`).
+//! * [`v1::application_master_protocol_server`] / [`v1::application_master_protocol_client`]:
+//!   ApplicationMasters register, ask for containers and finish (YARN's
+//!   `ApplicationMasterProtocol`). Calls are authenticated with [`auth`] metadata.
+//! * [`v1::container_management_server`] / [`v1::container_management_client`]: AMs and the
+//!   RM start, stop and query containers on an NM (YARN's `ContainerManagementProtocol`).
+//!
+//! This crate holds the only conversions between wire types and `weft-types` ([`resource`]),
+//! so other crates never hand-map protobuf fields.
+
+pub mod auth;
+pub mod exit_status;
+pub mod resource;
+
+/// The generated messages, enums, clients and servers of package `weft.v1`.
+#[allow(
+    missing_docs,
+    unreachable_pub,
+    clippy::all,
+    clippy::pedantic,
+    clippy::nursery
+)]
+pub mod v1 {
+    tonic::include_proto!("weft.v1");
+}
+
+pub use resource::ResourceError;
