@@ -1,0 +1,254 @@
+//! The records the ResourceManager must not lose, modelled on YARN's RM state store
+//! (`ApplicationStateData`, `ApplicationAttemptStateData`, the epoch and sequence counters).
+//!
+//! Records are plain data: the state machines in `rm-core` convert to and from them. Fields that
+//! were added after version 1 must carry `#[serde(default)]` so older files still decode.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+/// Cluster-wide counters that survive restarts.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClusterMeta {
+    /// Epoch milliseconds of the RM's first start; every application id embeds it, so it is
+    /// written once and reused after each restart.
+    pub cluster_timestamp: u64,
+    /// The sequence number the next new application gets (application ids start at 1).
+    pub next_app_seq: u64,
+    /// How many times the RM has started on this store (YARN's epoch). YARN folds it into
+    /// container ids so containers allocated after a restart never collide with older ones.
+    pub epoch: u64,
+}
+
+/// Lifecycle states of an application as they are stored.
+///
+/// YARN persists only NEW_SAVING-complete states (SUBMITTED onwards) and final states; the full
+/// set is accepted here so rm-core may store whatever it needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum AppState {
+    /// Created, not yet submitted.
+    New,
+    /// Submitted, waiting for the scheduler to accept it.
+    Submitted,
+    /// Accepted by the scheduler; the AM is not running yet.
+    Accepted,
+    /// The AM has registered.
+    Running,
+    /// The AM unregistered (any final status).
+    Finished,
+    /// Failed, e.g. after running out of attempts.
+    Failed,
+    /// Killed by a user or an administrator.
+    Killed,
+}
+
+impl AppState {
+    /// True for FINISHED, FAILED and KILLED: nothing will change any more.
+    pub fn is_final(self) -> bool {
+        matches!(
+            self,
+            AppState::Finished | AppState::Failed | AppState::Killed
+        )
+    }
+}
+
+/// Lifecycle states of an application attempt as they are stored (YARN's `RMAppAttemptState`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum AttemptState {
+    /// Created.
+    New,
+    /// Handed to the scheduler.
+    Submitted,
+    /// Waiting for the AM container.
+    Scheduled,
+    /// The AM container is allocated.
+    Allocated,
+    /// The AM container was started on its node.
+    Launched,
+    /// The AM registered.
+    Running,
+    /// The AM unregistered; waiting for its container to finish.
+    Finishing,
+    /// Ended after the AM unregistered.
+    Finished,
+    /// Ended without the AM unregistering (crash, expiry, lost node).
+    Failed,
+    /// Killed with its application.
+    Killed,
+}
+
+impl AttemptState {
+    /// True for FINISHED, FAILED and KILLED.
+    pub fn is_final(self) -> bool {
+        matches!(
+            self,
+            AttemptState::Finished | AttemptState::Failed | AttemptState::Killed
+        )
+    }
+}
+
+/// The outcome the AM reported (YARN's `FinalApplicationStatus`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum FinalStatus {
+    /// Not finished yet, or finished without saying.
+    #[default]
+    Undefined,
+    /// The AM reported success.
+    Succeeded,
+    /// The AM reported failure, or the app failed.
+    Failed,
+    /// The app was killed.
+    Killed,
+}
+
+/// How a localized resource is used (YARN's `LocalResourceType`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum LocalResourceKind {
+    /// Copied or linked as is.
+    #[default]
+    File,
+    /// Unpacked into a directory.
+    Archive,
+    /// An archive of which only matching entries are unpacked.
+    Pattern,
+}
+
+/// A file the NM makes available in the container's work directory under its map key.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LocalResource {
+    /// A local path or a `file://` URL.
+    pub url: String,
+    /// How the NM localizes it.
+    pub kind: LocalResourceKind,
+}
+
+/// What the NM needs to start the AM container; kept so that later attempts can relaunch it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LaunchContext {
+    /// Shell commands, run in order.
+    pub commands: Vec<String>,
+    /// Extra environment variables.
+    pub environment: BTreeMap<String, String>,
+    /// Resources to localize, keyed by the name they get in the work directory.
+    pub local_resources: BTreeMap<String, LocalResource>,
+}
+
+/// A memory/CPU amount; kept separate from `weft_types::Resource` so the file format does not
+/// change when that type does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ResourceRecord {
+    /// Memory in MiB.
+    pub memory_mb: u64,
+    /// Virtual cores.
+    pub vcores: u32,
+}
+
+/// One application, as submitted plus what happened to it since (YARN's `ApplicationStateData`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApplicationRecord {
+    /// Sequence number: the `NNNN` in `application_<ts>_NNNN`; the store's key.
+    pub app_id: u64,
+    /// The cluster timestamp in the application id (the RM's first start).
+    pub cluster_timestamp: u64,
+    /// Application name.
+    pub name: String,
+    /// Submitting user.
+    pub user: String,
+    /// The queue named at submission (before placement rules).
+    pub requested_queue: String,
+    /// The queue the app is in now: after placement, updated by moves.
+    pub queue: String,
+    /// Application type, e.g. `YARN` or `MAPREDUCE`.
+    pub application_type: String,
+    /// Application priority (higher runs first where the policy uses it).
+    pub priority: i32,
+    /// How many AM attempts the app may use.
+    pub max_attempts: u32,
+    /// When the app was submitted, epoch ms.
+    pub submit_time_ms: u64,
+    /// When the RM started handling it, epoch ms.
+    pub start_time_ms: u64,
+    /// When it reached a final state, epoch ms.
+    pub finish_time_ms: Option<u64>,
+    /// How to start the AM.
+    pub am_launch: LaunchContext,
+    /// The AM container's size.
+    pub am_resource: ResourceRecord,
+    /// Current state.
+    pub state: AppState,
+    /// The final status, `Undefined` until it ends.
+    pub final_status: FinalStatus,
+    /// Human-readable diagnostics (why it failed or was killed).
+    pub diagnostics: String,
+    /// Application tags (YARN keeps them as a set).
+    pub tags: BTreeSet<String>,
+}
+
+/// One AM attempt of an application (YARN's `ApplicationAttemptStateData`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AttemptRecord {
+    /// The application's sequence number.
+    pub app_id: u64,
+    /// Attempt number, from 1.
+    pub attempt: u32,
+    /// The AM container id (`container_...`), once allocated.
+    pub am_container_id: Option<String>,
+    /// The node (`host:port`) running the AM container, once allocated.
+    pub am_node_id: Option<String>,
+    /// Current state.
+    pub state: AttemptState,
+    /// The status the AM reported when it unregistered.
+    pub final_status: FinalStatus,
+    /// Human-readable diagnostics.
+    pub diagnostics: String,
+    /// When the attempt was created, epoch ms.
+    pub start_time_ms: u64,
+    /// When it ended, epoch ms.
+    pub finish_time_ms: Option<u64>,
+    /// The AM container's exit status once it ended; decides whether the failure counts
+    /// against max attempts (YARN does not count preemption or lost nodes).
+    pub am_exit_status: Option<i32>,
+    /// The secret the AM presents; kept so a restarted RM accepts the re-registering AM.
+    pub am_token: String,
+    /// The tracking URL the AM registered (or its final one).
+    pub tracking_url: Option<String>,
+}
+
+/// An application with its attempts, as recovered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecoveredApp {
+    /// The application record.
+    pub app: ApplicationRecord,
+    /// Its attempts in attempt-number order.
+    pub attempts: Vec<AttemptRecord>,
+}
+
+/// Everything a store holds, as the RM reads it on start.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RecoveredState {
+    /// Cluster counters; `None` on a store that was never written (first start).
+    pub meta: Option<ClusterMeta>,
+    /// Every application in application-id order.
+    pub apps: Vec<RecoveredApp>,
+}
+
+/// One change to a store; a slice of them is applied atomically by
+/// [`StateStore::apply`](crate::StateStore::apply).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Write {
+    /// Replace the cluster counters.
+    Meta(ClusterMeta),
+    /// Insert or replace an application (its attempts are kept).
+    PutApp(ApplicationRecord),
+    /// Insert or replace an attempt; its application must exist (or be put earlier in the
+    /// same batch).
+    PutAttempt(AttemptRecord),
+    /// Remove an application and all its attempts; removing an unknown id is not an error, so
+    /// retention GC can retry.
+    RemoveApp(u64),
+}
