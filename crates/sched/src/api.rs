@@ -333,6 +333,23 @@ pub struct AppSnapshot {
     pub am_running: bool,
 }
 
+/// One leaf queue's figures, as [`Scheduler::visit_leaf_queues`](crate::Scheduler::visit_leaf_queues) reports them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LeafQueueStats<'a> {
+    /// Full name.
+    pub name: &'a str,
+    /// Instantaneous fair share (as of the last update).
+    pub fair_share: Resource,
+    /// Current usage.
+    pub usage: Resource,
+    /// Demand (as of the last update; capped at the max share, as Hadoop does).
+    pub demand: Resource,
+    /// Max share, resolved against the cluster.
+    pub max_resources: Resource,
+    /// Runnable apps.
+    pub running_apps: usize,
+}
+
 /// One node in a [`Snapshot`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct NodeSnapshot {

@@ -546,6 +546,34 @@ impl Scheduler {
         self.order_dirty = true;
     }
 
+    /// Sum of node capabilities.
+    pub fn cluster_capacity(&self) -> Resource {
+        self.cluster
+    }
+
+    /// Sum of allocated containers.
+    pub fn cluster_used(&self) -> Resource {
+        self.cluster_used
+    }
+
+    /// Calls `visit` for every leaf queue with its current figures: a cheap alternative to
+    /// [`Scheduler::snapshot`] for drivers that sample often (no strings are cloned).
+    pub fn visit_leaf_queues(&self, mut visit: impl FnMut(LeafQueueStats<'_>)) {
+        for id in self.queues.ids() {
+            let q = self.queues.get(id);
+            if q.is_leaf {
+                visit(LeafQueueStats {
+                    name: &q.name,
+                    fair_share: q.fair_share,
+                    usage: q.usage,
+                    demand: q.demand,
+                    max_resources: q.max_share,
+                    running_apps: q.runnable_apps.len(),
+                });
+            }
+        }
+    }
+
     /// A read-only picture of the state (steady shares are brought up to date first).
     pub fn snapshot(&mut self) -> Snapshot {
         if self.steady_dirty {

@@ -15,9 +15,15 @@ mod duration;
 mod events;
 pub mod output;
 mod parse;
+pub mod presets;
+pub mod progress;
 mod queue;
+pub mod report;
 mod runner;
+pub mod scale;
 mod scenario;
+pub mod sls;
+pub mod synth;
 #[cfg(test)]
 mod tests;
 mod toml_walk;

@@ -1,0 +1,478 @@
+//! What a scale run measures: CPS (allocations per second of scheduler time), validSchedule
+//! (seed 003's definition), time to 90% / 99% usage, fairness against the instantaneous fair
+//! share, app waits, scheduler time by event kind, and verification drift.
+
+use super::apps::AppRun;
+use crate::workload::Workload;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use weft_sched::Scheduler;
+use weft_types::{Duration, Resource, Time};
+
+/// The scheduler's work, by the kind of event that caused it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum EventKind {
+    /// Node heartbeats (where containers are assigned).
+    Heartbeat,
+    /// Container completions reported by nodes.
+    Completion,
+    /// AM asks.
+    Ask,
+    /// Submissions (placement, ACLs, limits).
+    Submit,
+    /// App finishes.
+    Finish,
+    /// The periodic update (demand, fair shares, runnability).
+    Update,
+    /// Node joins and anything else.
+    Other,
+}
+
+impl EventKind {
+    const ALL: [EventKind; 7] = [
+        EventKind::Heartbeat,
+        EventKind::Completion,
+        EventKind::Ask,
+        EventKind::Submit,
+        EventKind::Finish,
+        EventKind::Update,
+        EventKind::Other,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            EventKind::Heartbeat => "heartbeat (matching apps and requests to the node)",
+            EventKind::Completion => "container completion (release, re-keying)",
+            EventKind::Ask => "ask (demand upkeep, re-keying)",
+            EventKind::Submit => "submission (placement, ACLs, limits)",
+            EventKind::Finish => "app finish",
+            EventKind::Update => "fair-share update",
+            EventKind::Other => "node join",
+        }
+    }
+}
+
+/// One metrics sample.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Sample {
+    /// Virtual time.
+    pub t_ms: u64,
+    /// Dominant share of the cluster in use (0..1).
+    pub usage: f64,
+    /// Outstanding container asks.
+    pub pending_containers: u64,
+    /// Whether some queue has valid pending demand (min(pending, max quota) > 0).
+    pub valid_pending: bool,
+    /// Allocations per second of scheduler time since the previous sample.
+    pub cps: f64,
+    /// Apps submitted and not finished.
+    pub live_apps: u64,
+}
+
+/// A leaf queue's dominant-share usage and fair share over time.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct QueueSeries {
+    /// Full name.
+    pub name: String,
+    /// Usage (dominant share of the cluster) at each sample.
+    pub usage: Vec<f64>,
+    /// Instantaneous fair share (dominant share of the cluster) at each sample.
+    pub fair_share: Vec<f64>,
+    /// The worst shortfall seen (see [`ScaleReport::worst_fairness_gap`]).
+    pub worst_gap: f64,
+}
+
+/// Everything a scale run reports.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ScaleReport {
+    /// Workload name.
+    pub workload: String,
+    /// Nodes.
+    pub nodes: u64,
+    /// Apps submitted.
+    pub apps: u64,
+    /// Apps that finished.
+    pub apps_finished: u64,
+    /// Apps the scheduler rejected.
+    pub apps_rejected: u64,
+    /// Leaf queues seen.
+    pub queues: u64,
+    /// Containers allocated (AM containers included).
+    pub allocations: u64,
+    /// AM containers among them.
+    pub am_allocations: u64,
+    /// Reservations made.
+    pub reservations: u64,
+    /// Virtual time simulated.
+    pub virtual_ms: u64,
+    /// Time spent inside the scheduler's event handling.
+    pub scheduler_seconds: f64,
+    /// Allocations per second of scheduler time.
+    pub cps: f64,
+    /// First time the cluster's dominant usage reached 90% (`None`: never).
+    pub time_to_90pct_ms: Option<u64>,
+    /// First time it reached 99%.
+    pub time_to_99pct_ms: Option<u64>,
+    /// Fraction of virtual minutes that were valid (seed 003's validSchedulePerMin, averaged).
+    pub valid_schedule_per_min: f64,
+    /// The same over the minutes after the first (the ramp-up minute excluded).
+    pub valid_schedule_after_first_min: f64,
+    /// Per virtual minute: 1 valid, 0 not.
+    pub valid_schedule_minutes: Vec<u8>,
+    /// Seed 003's validSchedulePerDay: valid minutes / 1440 (meaningful for day-long runs).
+    pub valid_schedule_per_day: f64,
+    /// The worst relative shortfall of a queue's usage under min(fair share, demand), over
+    /// samples once the cluster first reached 90% usage (0 = never under its share).
+    pub worst_fairness_gap: f64,
+    /// The mean of that shortfall over queues and samples.
+    pub mean_fairness_gap: f64,
+    /// Per-app wait from submission to first container: p50 and p99 (ms).
+    pub wait_p50_ms: u64,
+    /// See `wait_p50_ms`.
+    pub wait_p99_ms: u64,
+    /// Per-app time from submission to finish: p50 and p99 (ms), finished apps only.
+    pub completion_p50_ms: u64,
+    /// See `completion_p50_ms`.
+    pub completion_p99_ms: u64,
+    /// Scheduler seconds by event kind (name, seconds, events).
+    pub phases: Vec<(String, f64, u64)>,
+    /// Aggregate or ordering mismatches found by verification (must be 0).
+    pub drift: u64,
+    /// The first few mismatches, if any.
+    pub drift_examples: Vec<String>,
+    /// The samples.
+    pub samples: Vec<Sample>,
+    /// Leaf queues' usage against fair share over time (all leaves).
+    #[serde(skip)]
+    pub queue_series: Vec<QueueSeries>,
+    /// Per-app waits (ms).
+    #[serde(skip)]
+    pub waits_ms: Vec<u64>,
+    /// Per-app completion times (ms).
+    #[serde(skip)]
+    pub completions_ms: Vec<u64>,
+}
+
+/// Collects metrics as the run goes.
+pub(crate) struct Recorder {
+    name: String,
+    nodes: u64,
+    sample_interval: Duration,
+    allocations: u64,
+    am_allocations: u64,
+    reservations: u64,
+    submitted: u64,
+    finished: u64,
+    rejected: u64,
+    pending: u64,
+    nanos: [u64; EventKind::ALL.len()],
+    events: [u64; EventKind::ALL.len()],
+    window_allocations: u64,
+    window_nanos: u64,
+    time_to_90: Option<u64>,
+    time_to_99: Option<u64>,
+    samples: Vec<Sample>,
+    minutes: BTreeMap<u64, bool>,
+    queue_index: BTreeMap<String, usize>,
+    queues: Vec<QueueSeries>,
+    gap_sum: f64,
+    gap_count: u64,
+    waits: Vec<u64>,
+    completions: Vec<u64>,
+    drift: u64,
+    drift_examples: Vec<String>,
+}
+
+impl Recorder {
+    pub(crate) fn new(workload: &Workload, sample_interval: Duration) -> Recorder {
+        Recorder {
+            name: workload.name.clone(),
+            nodes: workload.nodes.len() as u64,
+            sample_interval,
+            allocations: 0,
+            am_allocations: 0,
+            reservations: 0,
+            submitted: 0,
+            finished: 0,
+            rejected: 0,
+            pending: 0,
+            nanos: [0; EventKind::ALL.len()],
+            events: [0; EventKind::ALL.len()],
+            window_allocations: 0,
+            window_nanos: 0,
+            time_to_90: None,
+            time_to_99: None,
+            samples: Vec::new(),
+            minutes: BTreeMap::new(),
+            queue_index: BTreeMap::new(),
+            queues: Vec::new(),
+            gap_sum: 0.0,
+            gap_count: 0,
+            waits: Vec::new(),
+            completions: Vec::new(),
+            drift: 0,
+            drift_examples: Vec::new(),
+        }
+    }
+
+    pub(crate) fn add_time(&mut self, kind: EventKind, nanos: u64) {
+        let k = kind as usize;
+        self.nanos[k] += nanos;
+        self.events[k] += 1;
+        self.window_nanos += nanos;
+    }
+
+    pub(crate) fn live_apps(&self) -> u64 {
+        self.submitted - self.finished - self.rejected
+    }
+
+    pub(crate) fn last_sample_at(&self) -> Option<Time> {
+        self.samples.last().map(|s| Time(s.t_ms))
+    }
+
+    pub(crate) fn app_submitted(&mut self) {
+        self.submitted += 1;
+    }
+
+    pub(crate) fn app_accepted(&mut self, _queue: &str) {}
+
+    pub(crate) fn app_rejected(&mut self) {
+        self.rejected += 1;
+    }
+
+    pub(crate) fn app_finished(&mut self, app: &AppRun) {
+        self.finished += 1;
+        if let (Some(s), Some(f)) = (app.submitted, app.finished) {
+            self.completions.push(f.since(s).as_millis());
+        }
+    }
+
+    pub(crate) fn asked(&mut self, containers: u64) {
+        self.pending += containers;
+    }
+
+    pub(crate) fn reserved(&mut self) {
+        self.reservations += 1;
+    }
+
+    /// A container was allocated; `used` and `capacity` are the cluster's after it.
+    pub(crate) fn allocated(
+        &mut self,
+        now: Time,
+        app: &AppRun,
+        am: bool,
+        used: Resource,
+        capacity: Resource,
+    ) {
+        self.allocations += 1;
+        self.window_allocations += 1;
+        if am {
+            self.am_allocations += 1;
+        } else {
+            self.pending = self.pending.saturating_sub(1);
+        }
+        if app.first_container.is_none() {
+            if let Some(s) = app.submitted {
+                self.waits.push(now.since(s).as_millis());
+            }
+        }
+        if self.time_to_99.is_none() {
+            let share = dominant_share(used, capacity);
+            if share >= 0.9 && self.time_to_90.is_none() {
+                self.time_to_90 = Some(now.as_millis());
+            }
+            if share >= 0.99 {
+                self.time_to_99 = Some(now.as_millis());
+            }
+        }
+    }
+
+    pub(crate) fn sample(&mut self, now: Time, sched: &Scheduler) {
+        let capacity = sched.cluster_capacity();
+        let usage = dominant_share(sched.cluster_used(), capacity);
+        let mut valid_pending = false;
+        let ramped = self.time_to_90.is_some();
+        let index = &mut self.queue_index;
+        let queues = &mut self.queues;
+        let samples_so_far = self.samples.len();
+        let mut gap_sum = 0.0;
+        let mut gap_count = 0;
+        sched.visit_leaf_queues(|q| {
+            // Demand is capped at the max share, so demand - usage is min(pending, max quota).
+            if q.demand.saturating_sub(q.usage).any_positive() {
+                valid_pending = true;
+            }
+            let i = *index.entry(q.name.to_string()).or_insert_with(|| {
+                queues.push(QueueSeries {
+                    name: q.name.to_string(),
+                    usage: vec![0.0; samples_so_far],
+                    fair_share: vec![0.0; samples_so_far],
+                    worst_gap: 0.0,
+                });
+                queues.len() - 1
+            });
+            let series = &mut queues[i];
+            let used = dominant_share(q.usage, capacity);
+            let fair = dominant_share(q.fair_share, capacity);
+            series.usage.push(used);
+            series.fair_share.push(fair);
+            let entitled = dominant_share(q.fair_share.cw_min(q.demand), capacity);
+            if ramped && entitled > 0.0 {
+                let gap = ((entitled - used) / fair.max(entitled)).max(0.0);
+                series.worst_gap = series.worst_gap.max(gap);
+                gap_sum += gap;
+                gap_count += 1;
+            }
+        });
+        self.gap_sum += gap_sum;
+        self.gap_count += gap_count;
+        for q in &mut self.queues {
+            // Queues that vanished (dynamic queues removed) get zeros to stay aligned.
+            if q.usage.len() <= samples_so_far {
+                q.usage.push(0.0);
+                q.fair_share.push(0.0);
+            }
+        }
+        let cps = if self.window_nanos > 0 {
+            self.window_allocations as f64 / (self.window_nanos as f64 / 1e9)
+        } else {
+            0.0
+        };
+        self.window_allocations = 0;
+        self.window_nanos = 0;
+        let t = now.as_millis();
+        let minute = t.saturating_sub(1) / 60_000;
+        let valid = usage >= 0.9 || !valid_pending;
+        let entry = self.minutes.entry(minute).or_insert(true);
+        *entry &= valid;
+        self.samples.push(Sample {
+            t_ms: t,
+            usage,
+            pending_containers: self.pending,
+            valid_pending,
+            cps,
+            live_apps: self.live_apps(),
+        });
+        let _ = self.sample_interval;
+    }
+
+    pub(crate) fn drift(&mut self, problems: Vec<String>) {
+        self.drift += problems.len() as u64;
+        for p in problems {
+            if self.drift_examples.len() < 5 {
+                self.drift_examples.push(p);
+            }
+        }
+    }
+
+    pub(crate) fn finish(self, now: Time, _sched: &Scheduler) -> ScaleReport {
+        let scheduler_nanos: u64 = self.nanos.iter().sum();
+        let scheduler_seconds = scheduler_nanos as f64 / 1e9;
+        let minutes: Vec<u8> = self.minutes.values().map(|v| u8::from(*v)).collect();
+        let fraction = |m: &[u8]| {
+            if m.is_empty() {
+                1.0
+            } else {
+                m.iter().map(|v| f64::from(*v)).sum::<f64>() / m.len() as f64
+            }
+        };
+        let valid_minutes: f64 = minutes.iter().map(|v| f64::from(*v)).sum();
+        let worst = self.queues.iter().map(|q| q.worst_gap).fold(0.0, f64::max);
+        let mut waits = self.waits;
+        waits.sort_unstable();
+        let mut completions = self.completions;
+        completions.sort_unstable();
+        let phases = EventKind::ALL
+            .iter()
+            .map(|k| {
+                (
+                    k.name().to_string(),
+                    self.nanos[*k as usize] as f64 / 1e9,
+                    self.events[*k as usize],
+                )
+            })
+            .collect();
+        ScaleReport {
+            workload: self.name,
+            nodes: self.nodes,
+            apps: self.submitted,
+            apps_finished: self.finished,
+            apps_rejected: self.rejected,
+            queues: self.queues.len() as u64,
+            allocations: self.allocations,
+            am_allocations: self.am_allocations,
+            reservations: self.reservations,
+            virtual_ms: now.as_millis(),
+            scheduler_seconds,
+            cps: if scheduler_seconds > 0.0 {
+                self.allocations as f64 / scheduler_seconds
+            } else {
+                0.0
+            },
+            time_to_90pct_ms: self.time_to_90,
+            time_to_99pct_ms: self.time_to_99,
+            valid_schedule_per_min: fraction(&minutes),
+            valid_schedule_after_first_min: fraction(minutes.get(1..).unwrap_or(&[])),
+            valid_schedule_per_day: valid_minutes / 1440.0,
+            valid_schedule_minutes: minutes,
+            worst_fairness_gap: worst,
+            mean_fairness_gap: if self.gap_count > 0 {
+                self.gap_sum / self.gap_count as f64
+            } else {
+                0.0
+            },
+            wait_p50_ms: percentile(&waits, 0.50),
+            wait_p99_ms: percentile(&waits, 0.99),
+            completion_p50_ms: percentile(&completions, 0.50),
+            completion_p99_ms: percentile(&completions, 0.99),
+            phases,
+            drift: self.drift,
+            drift_examples: self.drift_examples,
+            samples: self.samples,
+            queue_series: self.queues,
+            waits_ms: waits,
+            completions_ms: completions,
+        }
+    }
+}
+
+/// The largest share of any resource type (types the cluster has none of are skipped).
+pub fn dominant_share(r: Resource, capacity: Resource) -> f64 {
+    r.values()
+        .iter()
+        .zip(capacity.values())
+        .filter(|(_, c)| **c > 0)
+        .map(|(v, c)| *v as f64 / *c as f64)
+        .fold(0.0, f64::max)
+}
+
+/// The nearest-rank percentile of sorted values (0 when empty).
+fn percentile(sorted: &[u64], p: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let rank = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dominant_share_takes_the_largest_type() {
+        let cap = Resource::new(1000, 10);
+        assert_eq!(dominant_share(Resource::new(500, 1), cap), 0.5);
+        assert_eq!(dominant_share(Resource::new(100, 9), cap), 0.9);
+        assert_eq!(dominant_share(Resource::new(5, 5), Resource::ZERO), 0.0);
+    }
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let v: Vec<u64> = (1..=100).collect();
+        assert_eq!(percentile(&v, 0.5), 50);
+        assert_eq!(percentile(&v, 0.99), 99);
+        assert_eq!(percentile(&[7], 0.99), 7);
+        assert_eq!(percentile(&[], 0.5), 0);
+    }
+}
