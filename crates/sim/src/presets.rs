@@ -1,0 +1,412 @@
+//! Named synthetic workloads for `weft sim run|bench --preset NAME [--scale F]`.
+//!
+//! * `meituan`: the pressure of seed 003 (Meituan's Fair Scheduler work): 12,000 nodes of
+//!   100 vcores / 400 GiB, 2,000 leaf queues, 10,000 apps running at once (closed loop),
+//!   1-vcore 4 GiB containers of 40 s, demand always above capacity. See [`MeituanParams`].
+//! * `small`: a quick mixed trace for demos: 100 nodes, 20 queues, 200 apps of varied sizes
+//!   and durations arriving over a minute. See [`SmallParams`].
+//!
+//! `scale` shrinks nodes, apps and queues by the same factor (each at least 1), keeping the
+//! per-node, per-app and per-queue shapes, so `--scale 0.05` is the same pressure on a cluster
+//! of 600 nodes with 500 apps in 100 queues.
+
+use thiserror::Error;
+use weft_types::{Duration, Resource, ResourceTypes, Time};
+
+use crate::workload::{AppPlan, AppSource, ClosedLoop, SplitMix64, Stage, TaskGroup};
+use crate::workload::{Workload, WorkloadNode};
+
+/// The preset names [`preset`] knows.
+pub const PRESETS: &[&str] = &["meituan", "small"];
+
+/// A preset that cannot be built.
+#[derive(Clone, Debug, PartialEq, Error)]
+pub enum PresetError {
+    /// No preset has this name.
+    #[error("unknown preset '{name}' (known: {})", PRESETS.join(", "))]
+    Unknown {
+        /// The name asked for.
+        name: String,
+    },
+    /// The scale factor is not a positive finite number.
+    #[error("the scale must be a positive number, found {0}")]
+    BadScale(f64),
+}
+
+/// Builds the preset `name` at `scale` (1.0 = full size) with generator seed `seed`.
+pub fn preset(name: &str, scale: f64, seed: u64) -> Result<Workload, PresetError> {
+    if !(scale.is_finite() && scale > 0.0) {
+        return Err(PresetError::BadScale(scale));
+    }
+    match name {
+        "meituan" => Ok(MeituanParams::full().scaled(scale).workload(seed)),
+        "small" => Ok(SmallParams::full().scaled(scale).workload(seed)),
+        _ => Err(PresetError::Unknown {
+            name: name.to_string(),
+        }),
+    }
+}
+
+/// `n * scale` rounded, at least 1.
+fn scale_count(n: u32, scale: f64) -> u32 {
+    let v = (f64::from(n) * scale).round();
+    if v < 1.0 {
+        1
+    } else if v > f64::from(u32::MAX) {
+        u32::MAX
+    } else {
+        v as u32
+    }
+}
+
+/// Zero-padded decimal width for numbers below `n`.
+fn width(n: u32) -> usize {
+    n.saturating_sub(1).max(1).to_string().len()
+}
+
+/// A queue tree: `parents` parent queues under root, `queues` leaves spread over them as evenly
+/// as possible (parent `p` gets its leaves in one block). Returns the leaves' full names.
+pub fn leaf_queues(parents: u32, queues: u32) -> Vec<String> {
+    let parents = parents.clamp(1, queues.max(1));
+    let (pw, per, extra) = (width(parents), queues / parents, queues % parents);
+    let mut names = Vec::with_capacity(queues as usize);
+    for p in 0..parents {
+        let leaves = per + u32::from(p < extra);
+        let lw = width(leaves);
+        for l in 0..leaves {
+            names.push(format!("root.p{p:0pw$}.q{l:0lw$}"));
+        }
+    }
+    names
+}
+
+/// A fair-scheduler.xml declaring `leaves` (full names `root.<parent>.<leaf>`) with weight 1
+/// and no limits: no maxResources, unlimited running apps (Hadoop's default), and
+/// `queueMaxAMShareDefault` -1 so the AM share never holds an app back.
+pub fn allocations_for(leaves: &[String]) -> String {
+    let mut xml = String::from(
+        "<?xml version=\"1.0\"?>\n<allocations>\n  \
+         <queueMaxAMShareDefault>-1.0</queueMaxAMShareDefault>\n  \
+         <defaultQueueSchedulingPolicy>fair</defaultQueueSchedulingPolicy>\n",
+    );
+    let mut open_parent: Option<&str> = None;
+    for full in leaves {
+        let rest = full.strip_prefix("root.").unwrap_or(full);
+        let (parent, leaf) = rest.split_once('.').unwrap_or(("", rest));
+        if open_parent != Some(parent) {
+            if open_parent.is_some_and(|p| !p.is_empty()) {
+                xml.push_str("  </queue>\n");
+            }
+            if !parent.is_empty() {
+                xml.push_str(&format!(
+                    "  <queue name=\"{parent}\" type=\"parent\">\n    <weight>1.0</weight>\n"
+                ));
+            }
+            open_parent = Some(parent);
+        }
+        let indent = if parent.is_empty() { "  " } else { "    " };
+        xml.push_str(&format!(
+            "{indent}<queue name=\"{leaf}\"><weight>1.0</weight></queue>\n"
+        ));
+    }
+    if open_parent.is_some_and(|p| !p.is_empty()) {
+        xml.push_str("  </queue>\n");
+    }
+    xml.push_str("</allocations>\n");
+    xml
+}
+
+/// Nodes `node<i>` of `capability` in racks `/rack<j>` of `per_rack` consecutive nodes.
+pub fn cluster(nodes: u32, per_rack: u32, capability: Resource) -> Vec<WorkloadNode> {
+    let per_rack = per_rack.max(1);
+    let (nw, rw) = (width(nodes), width(nodes.div_ceil(per_rack)));
+    (0..nodes)
+        .map(|i| WorkloadNode {
+            host: format!("node{i:0nw$}"),
+            rack: format!("/rack{:0rw$}", i / per_rack),
+            capability,
+        })
+        .collect()
+}
+
+/// The scheduler properties of a heartbeat-driven Fair Scheduler that fills a node in one
+/// heartbeat: `assignmultiple` on with `dynamic.max.assign` off and `max.assign` -1
+/// (unlimited), continuous scheduling and preemption off, and the update period.
+pub fn fill_node_properties(update: Duration) -> Vec<(String, String)> {
+    [
+        ("yarn.scheduler.fair.assignmultiple", "true".to_string()),
+        (
+            "yarn.scheduler.fair.dynamic.max.assign",
+            "false".to_string(),
+        ),
+        ("yarn.scheduler.fair.max.assign", "-1".to_string()),
+        (
+            "yarn.scheduler.fair.continuous-scheduling-enabled",
+            "false".to_string(),
+        ),
+        ("yarn.scheduler.fair.preemption", "false".to_string()),
+        (
+            "yarn.scheduler.fair.update-interval-ms",
+            update.as_millis().to_string(),
+        ),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
+}
+
+/// Seed 003's pressure, every knob visible.
+///
+/// Choices (the seed does not fix them):
+/// * Scheduling is heartbeat-driven (Meituan ran continuous scheduling; Weft's driver has
+///   node heartbeats only) with `assignmultiple` on, `dynamic.max.assign` off and
+///   `max.assign` -1, so each heartbeat may fill its node: the scheduler, not the heartbeat
+///   rate, is what limits allocation speed, as with a continuous-scheduling thread.
+/// * AMs are managed, 1 vcore / 4 GiB like the tasks, as SLS's simulated AMs are; they hold
+///   under 1% of the cluster, and `queueMaxAMShareDefault` is -1 so they are never refused.
+/// * Tasks per app are uniform in 200..=600. The cluster runs about 120 containers per app
+///   (1.2M / 10,000), so every app starts with more demand than its share, total demand is
+///   about 3.3 times capacity, and apps of up to ~240 tasks finish within the 2-minute run
+///   and are replaced (the closed loop), so replacement is exercised.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MeituanParams {
+    /// Nodes.
+    pub nodes: u32,
+    /// Each node's resources.
+    pub node: Resource,
+    /// Nodes per rack.
+    pub nodes_per_rack: u32,
+    /// Leaf queues.
+    pub queues: u32,
+    /// Parent queues the leaves are spread over.
+    pub parents: u32,
+    /// Apps running at once.
+    pub apps: u32,
+    /// AM size (`None` = unmanaged AMs).
+    pub am: Option<Resource>,
+    /// Task container size.
+    pub container: Resource,
+    /// Tasks per app, uniform in this inclusive range.
+    pub tasks_per_app: (u32, u32),
+    /// Each task's run time.
+    pub task_duration: Duration,
+    /// Node heartbeat period.
+    pub heartbeat: Duration,
+    /// Fair-share update period.
+    pub update: Duration,
+    /// Run length.
+    pub end: Duration,
+}
+
+impl MeituanParams {
+    /// Full size: 12,000 nodes, 2,000 queues (50 parents x 40 leaves), 10,000 apps.
+    pub fn full() -> MeituanParams {
+        MeituanParams {
+            nodes: 12_000,
+            node: Resource::new(400 * 1024, 100),
+            nodes_per_rack: 40,
+            queues: 2_000,
+            parents: 50,
+            apps: 10_000,
+            am: Some(Resource::new(4096, 1)),
+            container: Resource::new(4096, 1),
+            tasks_per_app: (200, 600),
+            task_duration: Duration::from_secs(40),
+            heartbeat: Duration::from_secs(1),
+            update: Duration::from_millis(500),
+            end: Duration::from_secs(120),
+        }
+    }
+
+    /// Nodes, apps and queues times `scale` (each at least 1); parents shrink so that leaves
+    /// per parent stay about the same.
+    pub fn scaled(&self, scale: f64) -> MeituanParams {
+        let queues = scale_count(self.queues, scale);
+        let per_parent = self.queues.div_ceil(self.parents.max(1)).max(1);
+        MeituanParams {
+            nodes: scale_count(self.nodes, scale),
+            apps: scale_count(self.apps, scale),
+            queues,
+            parents: queues.div_ceil(per_parent),
+            ..self.clone()
+        }
+    }
+
+    /// The workload: nodes, allocation file, properties, and the closed loop of apps spread
+    /// round robin over the leaves (app `n` in leaf `n mod queues`, user `u<leaf>`).
+    pub fn workload(&self, seed: u64) -> Workload {
+        let leaves = leaf_queues(self.parents, self.queues);
+        let users = (0..leaves.len()).map(|i| format!("u{i}")).collect();
+        let ms = self.task_duration.as_millis();
+        Workload {
+            name: "meituan".to_string(),
+            nodes: cluster(self.nodes, self.nodes_per_rack, self.node),
+            allocations_xml: Some(allocations_for(&leaves)),
+            properties: fill_node_properties(self.update),
+            resource_types: ResourceTypes::default(),
+            heartbeat_interval: self.heartbeat,
+            update_interval: self.update,
+            end: Some(Time::ZERO + self.end),
+            apps: AppSource::ClosedLoop(ClosedLoop {
+                concurrent: self.apps,
+                queues: leaves,
+                users,
+                am: self.am,
+                container: self.container,
+                tasks_per_app: self.tasks_per_app,
+                task_duration_ms: (ms, ms),
+                priority: 1,
+                initial_spread: Duration::from_millis(0),
+                seed,
+            }),
+        }
+    }
+}
+
+/// A small mixed workload for demos: a trace of MapReduce-like apps of varied sizes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SmallParams {
+    /// Nodes.
+    pub nodes: u32,
+    /// Each node's resources.
+    pub node: Resource,
+    /// Nodes per rack.
+    pub nodes_per_rack: u32,
+    /// Leaf queues.
+    pub queues: u32,
+    /// Parent queues.
+    pub parents: u32,
+    /// Apps in the trace.
+    pub apps: u32,
+    /// Submissions are spread uniformly over this window.
+    pub arrival_window: Duration,
+}
+
+impl SmallParams {
+    /// 100 nodes of 16 vcores / 64 GiB in racks of 20, 20 queues under 4 parents, 200 apps
+    /// arriving over 60 s.
+    pub fn full() -> SmallParams {
+        SmallParams {
+            nodes: 100,
+            node: Resource::new(64 * 1024, 16),
+            nodes_per_rack: 20,
+            queues: 20,
+            parents: 4,
+            apps: 200,
+            arrival_window: Duration::from_secs(60),
+        }
+    }
+
+    /// Nodes, apps and queues times `scale` (each at least 1).
+    pub fn scaled(&self, scale: f64) -> SmallParams {
+        let queues = scale_count(self.queues, scale);
+        let per_parent = self.queues.div_ceil(self.parents.max(1)).max(1);
+        SmallParams {
+            nodes: scale_count(self.nodes, scale),
+            apps: scale_count(self.apps, scale),
+            queues,
+            parents: queues.div_ceil(per_parent),
+            ..self.clone()
+        }
+    }
+
+    /// The workload: apps with a map stage (5-50 tasks of 1-4 GiB, 1-2 vcores, 5-30 s) and,
+    /// for two apps in three, a reduce stage (1-10 tasks of 2-8 GiB, 1-4 vcores, 10-40 s);
+    /// the run ends when every app has finished.
+    pub fn workload(&self, seed: u64) -> Workload {
+        let leaves = leaf_queues(self.parents, self.queues);
+        let mut rng = SplitMix64::new(seed);
+        let window = self.arrival_window.as_millis();
+        let mut submits: Vec<u64> = (0..self.apps).map(|_| rng.range_u64(0, window)).collect();
+        submits.sort_unstable();
+        let apps = submits
+            .into_iter()
+            .enumerate()
+            .map(|(n, submit)| small_app(n, submit, &leaves, &mut rng))
+            .collect();
+        let update = Duration::from_millis(500);
+        Workload {
+            name: "small".to_string(),
+            nodes: cluster(self.nodes, self.nodes_per_rack, self.node),
+            allocations_xml: Some(allocations_for(&leaves)),
+            properties: fill_node_properties(update),
+            resource_types: ResourceTypes::default(),
+            heartbeat_interval: Duration::from_secs(1),
+            update_interval: update,
+            end: None,
+            apps: AppSource::Trace(apps),
+        }
+    }
+}
+
+fn small_app(n: usize, submit: u64, leaves: &[String], rng: &mut SplitMix64) -> AppPlan {
+    let mut group =
+        |count: (u64, u64), gib: (u64, u64), vcores: (u64, u64), secs: (u64, u64), priority| {
+            TaskGroup {
+                priority,
+                resource: Resource::new(
+                    (rng.range_u64(gib.0, gib.1) * 1024) as i64,
+                    rng.range_u64(vcores.0, vcores.1) as i64,
+                ),
+                count: rng.range_u64(count.0, count.1) as u32,
+                duration: Duration::from_secs(rng.range_u64(secs.0, secs.1)),
+                host: None,
+                rack: None,
+            }
+        };
+    let mut stages = vec![Stage {
+        groups: vec![group((5, 50), (1, 4), (1, 2), (5, 30), 20)],
+    }];
+    if n % 3 != 2 {
+        stages.push(Stage {
+            groups: vec![group((1, 10), (2, 8), (1, 4), (10, 40), 10)],
+        });
+    }
+    AppPlan {
+        submit: Time(submit),
+        name: format!("app{n}"),
+        user: format!("u{}", n % 7),
+        queue: leaves.get(n % leaves.len().max(1)).cloned(),
+        am: Some(Resource::new(1024, 1)),
+        stages,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leaves_spread_evenly_over_parents() {
+        let q = leaf_queues(3, 100);
+        assert_eq!(q.len(), 100);
+        assert_eq!(q[0], "root.p0.q00");
+        assert_eq!(q.iter().filter(|n| n.starts_with("root.p0.")).count(), 34);
+        assert_eq!(q.iter().filter(|n| n.starts_with("root.p2.")).count(), 33);
+        let full = leaf_queues(50, 2000);
+        assert_eq!(full[2000 - 1], "root.p49.q39");
+        let mut sorted = full.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), 2000);
+    }
+
+    #[test]
+    fn bad_names_and_scales_are_refused() {
+        assert!(matches!(
+            preset("nope", 1.0, 0),
+            Err(PresetError::Unknown { .. })
+        ));
+        assert_eq!(
+            preset("meituan", 0.0, 0).unwrap_err(),
+            PresetError::BadScale(0.0)
+        );
+        assert!(preset("meituan", f64::NAN, 0).is_err());
+    }
+
+    #[test]
+    fn tiny_scales_keep_one_of_everything() {
+        let p = MeituanParams::full().scaled(1e-9);
+        assert_eq!((p.nodes, p.apps, p.queues, p.parents), (1, 1, 1, 1));
+    }
+}
