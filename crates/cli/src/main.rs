@@ -1,6 +1,7 @@
 //! The `weft` command. Subcommands live in their own modules; this file only dispatches.
 
 mod clock;
+mod scale;
 mod sim;
 
 use clap::{Parser, Subcommand};

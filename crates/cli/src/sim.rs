@@ -5,24 +5,40 @@
 //! scenario cannot go on without, or standard output broke).
 
 use crate::clock::WallClock;
+use crate::scale;
 use anyhow::Context;
 use clap::Subcommand;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use weft_sched::WalkMode;
 use weft_sim::{initial_config, parse_scenario, run, CpuClock, ZeroClock};
 
 /// Simulator subcommands.
 #[derive(Subcommand)]
 pub(crate) enum SimCommand {
     /// Replay a scenario file through the scheduler and print what happened as JSON lines.
+    ///
+    /// With --sls, --synth or --preset instead of a scenario file, run a production-scale
+    /// workload and report CPS, validSchedule, fairness and waits.
     Run {
         /// The scenario file (TOML).
-        file: PathBuf,
+        file: Option<PathBuf>,
         /// Report scheduler_cpu_ms as 0 so that the output is byte-identical across runs.
         #[arg(long)]
         deterministic: bool,
+        /// The workload of a scale run.
+        #[command(flatten)]
+        workload: scale::WorkloadArgs,
+        /// Outputs of a scale run.
+        #[command(flatten)]
+        output: scale::OutputArgs,
+        /// The walk a scale run uses (fast or reference).
+        #[arg(long, value_enum, default_value_t = scale::Algorithm::Fast)]
+        algorithm: scale::Algorithm,
     },
+    /// Measure the scheduler on a workload (default --preset meituan) and print JSON.
+    Bench(scale::BenchArgs),
 }
 
 /// Why the command failed, which decides the exit status.
@@ -34,11 +50,41 @@ enum Failure {
 }
 
 pub(crate) fn main(command: SimCommand) -> ExitCode {
-    let SimCommand::Run {
-        file,
-        deterministic,
-    } = command;
-    match run_file(&file, deterministic) {
+    let outcome = match command {
+        SimCommand::Run {
+            file: Some(file),
+            deterministic,
+            workload,
+            output,
+            ..
+        } => {
+            if workload.is_given() || output.json || output.report.is_some() {
+                Err(Failure::Input(anyhow::anyhow!(
+                    "a scenario file and --sls/--synth/--preset/--json/--report do not go together"
+                )))
+            } else {
+                run_file(&file, deterministic)
+            }
+        }
+        SimCommand::Run {
+            file: None,
+            workload,
+            output,
+            algorithm,
+            ..
+        } => {
+            let walk = match algorithm {
+                scale::Algorithm::Fast => Ok(WalkMode::Fast),
+                scale::Algorithm::Reference => Ok(WalkMode::Reference),
+                scale::Algorithm::Both => Err(Failure::Input(anyhow::anyhow!(
+                    "--algorithm both is for `weft sim bench`"
+                ))),
+            };
+            walk.and_then(|walk| scale::run(&workload, &output, walk).map_err(Failure::Run))
+        }
+        SimCommand::Bench(args) => scale::bench(&args).map_err(Failure::Run),
+    };
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Input(e)) => {
             eprintln!("error: {e:#}");

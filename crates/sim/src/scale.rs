@@ -16,6 +16,7 @@
 
 mod apps;
 pub mod metrics;
+pub mod present;
 #[cfg(test)]
 mod tests;
 

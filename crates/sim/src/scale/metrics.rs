@@ -141,6 +141,7 @@ pub struct ScaleReport {
     /// The first few mismatches, if any.
     pub drift_examples: Vec<String>,
     /// The samples.
+    #[serde(skip)]
     pub samples: Vec<Sample>,
     /// Leaf queues' usage against fair share over time (all leaves).
     #[serde(skip)]

@@ -1,0 +1,428 @@
+//! `weft sim run --preset|--sls|--synth ...` and `weft sim bench`: production-scale runs of
+//! the real scheduler, with CPS, validSchedule, fairness and an optional HTML report.
+
+use crate::clock::WallClock;
+use anyhow::{bail, Context};
+use clap::{Args, ValueEnum};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use weft_sched::WalkMode;
+use weft_sim::presets::preset;
+use weft_sim::progress::Progress;
+use weft_sim::report::render_report;
+use weft_sim::scale::metrics::ScaleReport;
+use weft_sim::scale::present::{report_input, summary_rows};
+use weft_sim::scale::{run_scale, workload_config, ScaleOptions};
+use weft_sim::sls::{nodes_from_trace, parse_nodes_file, parse_sls_trace, SlsOptions};
+use weft_sim::synth::{parse_synth, SynthOptions};
+use weft_sim::workload::{AppSource, Workload};
+use weft_sim::{parse_duration, CpuClock};
+use weft_types::{Resource, Time};
+
+/// Where a scale run's workload comes from (one of them).
+#[derive(Args, Clone, Debug, Default)]
+pub(crate) struct WorkloadArgs {
+    /// A Hadoop SLS JSON trace.
+    #[arg(long, value_name = "TRACE")]
+    pub(crate) sls: Option<PathBuf>,
+    /// A Hadoop SLS synthetic workload description (SYNTH JSON).
+    #[arg(long, value_name = "SYNTH")]
+    pub(crate) synth: Option<PathBuf>,
+    /// A built-in workload: meituan (seed 003's pressure) or small.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) preset: Option<String>,
+    /// Shrink the preset's nodes, apps and queues by this factor.
+    #[arg(long, default_value_t = 1.0)]
+    pub(crate) scale: f64,
+    /// An SLS nodes file (topology and node sizes) for --sls or --synth.
+    #[arg(long, value_name = "NODES.json")]
+    pub(crate) nodes: Option<PathBuf>,
+    /// A fair-scheduler.xml for --sls or --synth (default: an empty allocation file).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) allocations: Option<PathBuf>,
+    /// Seed of the generator (presets, SYNTH).
+    #[arg(long)]
+    pub(crate) seed: Option<u64>,
+    /// Stop at this virtual time (e.g. 30s, 2m) instead of the workload's end.
+    #[arg(long, value_name = "DURATION")]
+    pub(crate) end: Option<String>,
+    /// Recompute aggregates and orders from scratch this often, in virtual time (e.g. 10s).
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    pub(crate) verify_every: String,
+}
+
+impl WorkloadArgs {
+    pub(crate) fn is_given(&self) -> bool {
+        self.sls.is_some() || self.synth.is_some() || self.preset.is_some()
+    }
+}
+
+/// Output options of a scale run.
+#[derive(Args, Clone, Debug, Default)]
+pub(crate) struct OutputArgs {
+    /// Print one JSON summary object instead of the table.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Write a self-contained HTML report into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) report: Option<PathBuf>,
+}
+
+/// Which walk the scheduler uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
+pub(crate) enum Algorithm {
+    /// The incrementally maintained candidate orders (production).
+    #[default]
+    Fast,
+    /// The textbook walk: sort every level, recompute usage.
+    Reference,
+    /// Both, one after the other on the same workload; the reference leg is limited to
+    /// --reference-end of virtual time and the fast path is also measured over that window.
+    Both,
+}
+
+/// `weft sim bench` flags.
+#[derive(Args, Clone, Debug)]
+pub(crate) struct BenchArgs {
+    /// The workload (default: --preset meituan).
+    #[command(flatten)]
+    pub(crate) workload: WorkloadArgs,
+    /// Fast path, reference walk, or both for a ratio.
+    #[arg(long, value_enum, default_value_t = Algorithm::Fast)]
+    pub(crate) algorithm: Algorithm,
+    /// Virtual time the reference leg of --algorithm both simulates.
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    pub(crate) reference_end: String,
+    /// Print one JSON summary object.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// Builds the workload the flags describe, and the name of its allocation text.
+pub(crate) fn load_workload(args: &WorkloadArgs) -> anyhow::Result<(Workload, String)> {
+    let sources = [
+        args.sls.is_some(),
+        args.synth.is_some(),
+        args.preset.is_some(),
+    ];
+    if sources.iter().filter(|s| **s).count() != 1 {
+        bail!("give exactly one of --sls TRACE, --synth SYNTH or --preset NAME");
+    }
+    if let Some(name) = &args.preset {
+        if args.nodes.is_some() || args.allocations.is_some() {
+            bail!("--nodes and --allocations go with --sls or --synth, not --preset");
+        }
+        let mut w = preset(name, args.scale, args.seed.unwrap_or(0))?;
+        apply_end(&mut w, args)?;
+        return Ok((w, format!("the {name} preset's allocation file")));
+    }
+    let default_node = Resource::new(10240, 10);
+    let (plans, mut nodes, name) = if let Some(path) = &args.sls {
+        let text = read(path)?;
+        let shown = path.display().to_string();
+        let plans = parse_sls_trace(&text, &shown, &SlsOptions::default())?;
+        (plans, Vec::new(), shown)
+    } else if let Some(path) = &args.synth {
+        let text = read(path)?;
+        let shown = path.display().to_string();
+        let options = SynthOptions {
+            seed: args.seed,
+            ..SynthOptions::default()
+        };
+        let (plans, nodes) = parse_synth(&text, &shown, &options)?;
+        (plans, nodes, shown)
+    } else {
+        bail!("no workload given");
+    };
+    if let Some(path) = &args.nodes {
+        let text = read(path)?;
+        nodes = parse_nodes_file(&text, &path.display().to_string(), default_node)?;
+    }
+    if nodes.is_empty() {
+        nodes = nodes_from_trace(&plans, default_node);
+    }
+    let allocations_xml = match &args.allocations {
+        Some(path) => Some(read(path)?),
+        None => None,
+    };
+    let allocations_name = args.allocations.as_ref().map_or_else(
+        || "the empty allocation file".to_string(),
+        |p| p.display().to_string(),
+    );
+    let mut w = Workload {
+        name: Path::new(&name)
+            .file_name()
+            .map_or_else(|| name.clone(), |f| f.to_string_lossy().into_owned()),
+        nodes,
+        allocations_xml,
+        properties: Vec::new(),
+        resource_types: weft_types::ResourceTypes::default(),
+        heartbeat_interval: weft_types::Duration::from_millis(1000),
+        update_interval: weft_types::Duration::from_millis(500),
+        end: None,
+        apps: AppSource::Trace(plans),
+    };
+    apply_end(&mut w, args)?;
+    Ok((w, allocations_name))
+}
+
+fn apply_end(w: &mut Workload, args: &WorkloadArgs) -> anyhow::Result<()> {
+    if let Some(end) = &args.end {
+        let d = parse_duration(end).map_err(|e| anyhow::anyhow!("--end: {e}"))?;
+        w.end = Some(Time::ZERO + d);
+    }
+    Ok(())
+}
+
+fn read(path: &Path) -> anyhow::Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+/// One measured run: the report, and the wall time of the whole run (simulator included).
+pub(crate) struct Measured {
+    pub(crate) report: ScaleReport,
+    pub(crate) wall_seconds: f64,
+}
+
+/// Runs `workload` once with `walk`, showing progress on a terminal.
+pub(crate) fn measure(
+    workload: &Workload,
+    allocations_name: &str,
+    walk: WalkMode,
+    verify_every: &str,
+    end_override: Option<Time>,
+    label: &str,
+) -> anyhow::Result<Measured> {
+    let (config, warnings) = workload_config(workload, allocations_name)?;
+    for w in &warnings {
+        eprintln!("warning: {w}");
+    }
+    let verify =
+        parse_duration(verify_every).map_err(|e| anyhow::anyhow!("--verify-every: {e}"))?;
+    let options = ScaleOptions {
+        walk,
+        verify_every: (verify.as_millis() > 0).then_some(verify),
+        end_override,
+        ..ScaleOptions::default()
+    };
+    let end = end_override.or(workload.end).map_or(0, Time::as_millis);
+    let mut bar = Progress::new(end, std::io::stderr().is_terminal() && end > 0);
+    let mut wall = WallClock::start();
+    let started = wall.now_nanos();
+    let mut scheduler_clock = WallClock::start();
+    let report = run_scale(
+        workload,
+        config,
+        &mut scheduler_clock,
+        &options,
+        &mut |now, _| {
+            if let Some(line) = bar.update(now.as_millis(), label) {
+                eprint!("{line}");
+            }
+        },
+    )?;
+    if let Some(line) = bar.finish() {
+        eprint!("{line}");
+    }
+    let wall_seconds = (wall.now_nanos() - started) as f64 / 1e9;
+    Ok(Measured {
+        report,
+        wall_seconds,
+    })
+}
+
+/// `weft sim run` on a trace or preset.
+pub(crate) fn run(
+    workload: &WorkloadArgs,
+    output: &OutputArgs,
+    walk: WalkMode,
+) -> anyhow::Result<()> {
+    let (w, allocations_name) = load_workload(workload)?;
+    let m = measure(
+        &w,
+        &allocations_name,
+        walk,
+        &workload.verify_every,
+        None,
+        "simulating",
+    )?;
+    let extra = extra_rows(&m);
+    if output.json {
+        println!("{}", summary_json(&m, None)?);
+    } else {
+        print_rows(
+            &summary_rows(&m.report)
+                .into_iter()
+                .chain(extra.clone())
+                .collect::<Vec<_>>(),
+        );
+    }
+    if let Some(dir) = &output.report {
+        let title = format!("weft sim: {}", w.name);
+        write_report(dir, &report_input(&m.report, &title, &extra))?;
+        if !output.json {
+            println!("report: {}", dir.join("index.html").display());
+        }
+    }
+    if m.report.drift > 0 {
+        bail!(
+            "verification found {} drifts, e.g. {:?}",
+            m.report.drift,
+            m.report.drift_examples
+        );
+    }
+    Ok(())
+}
+
+/// `weft sim bench`.
+pub(crate) fn bench(args: &BenchArgs) -> anyhow::Result<()> {
+    let mut workload = args.workload.clone();
+    if !workload.is_given() {
+        workload.preset = Some("meituan".to_string());
+    }
+    let (w, allocations_name) = load_workload(&workload)?;
+    let verify = &workload.verify_every;
+    let result = match args.algorithm {
+        Algorithm::Fast => {
+            let m = measure(
+                &w,
+                &allocations_name,
+                WalkMode::Fast,
+                verify,
+                None,
+                "fast path",
+            )?;
+            summary_json(&m, None)?
+        }
+        Algorithm::Reference => {
+            let m = measure(
+                &w,
+                &allocations_name,
+                WalkMode::Reference,
+                verify,
+                None,
+                "reference",
+            )?;
+            summary_json(&m, None)?
+        }
+        Algorithm::Both => {
+            let window = parse_duration(&args.reference_end)
+                .map_err(|e| anyhow::anyhow!("--reference-end: {e}"))?;
+            let end = Some(Time::ZERO + window);
+            let fast = measure(
+                &w,
+                &allocations_name,
+                WalkMode::Fast,
+                verify,
+                None,
+                "fast path",
+            )?;
+            let fast_window = measure(
+                &w,
+                &allocations_name,
+                WalkMode::Fast,
+                verify,
+                end,
+                "fast, window",
+            )?;
+            let reference = measure(
+                &w,
+                &allocations_name,
+                WalkMode::Reference,
+                verify,
+                end,
+                "reference",
+            )?;
+            if fast_window.report.allocations != reference.report.allocations {
+                bail!(
+                    "the fast path and the reference walk disagree over the first {}: {} vs {} allocations",
+                    args.reference_end,
+                    fast_window.report.allocations,
+                    reference.report.allocations
+                );
+            }
+            let comparison = serde_json::json!({
+                "window_ms": window.as_millis(),
+                "fast_cps": fast_window.report.cps,
+                "reference_cps": reference.report.cps,
+                "speedup": if reference.report.cps > 0.0 { fast_window.report.cps / reference.report.cps } else { 0.0 },
+                "fast_scheduler_seconds": fast_window.report.scheduler_seconds,
+                "reference_scheduler_seconds": reference.report.scheduler_seconds,
+                "allocations": reference.report.allocations,
+            });
+            summary_json(&fast, Some(comparison))?
+        }
+    };
+    if args.json {
+        println!("{result}");
+    } else {
+        println!("{}", serde_json::to_string_pretty(&result)?);
+    }
+    Ok(())
+}
+
+fn extra_rows(m: &Measured) -> Vec<(String, String)> {
+    vec![
+        ("wall time".to_string(), format!("{:.2} s", m.wall_seconds)),
+        (
+            "simulator overhead".to_string(),
+            format!(
+                "{:.2} s",
+                (m.wall_seconds - m.report.scheduler_seconds).max(0.0)
+            ),
+        ),
+        (
+            "peak RSS".to_string(),
+            peak_rss_mb().map_or_else(|| "unknown".to_string(), |v| format!("{v:.0} MiB")),
+        ),
+    ]
+}
+
+fn summary_json(
+    m: &Measured,
+    comparison: Option<serde_json::Value>,
+) -> anyhow::Result<serde_json::Value> {
+    let mut v = serde_json::to_value(&m.report)?;
+    if let Some(obj) = v.as_object_mut() {
+        obj.insert("wall_seconds".into(), m.wall_seconds.into());
+        obj.insert(
+            "simulator_overhead_seconds".into(),
+            (m.wall_seconds - m.report.scheduler_seconds)
+                .max(0.0)
+                .into(),
+        );
+        obj.insert(
+            "peak_rss_mb".into(),
+            peak_rss_mb().map_or(serde_json::Value::Null, Into::into),
+        );
+        if let Some(c) = comparison {
+            obj.insert("reference_comparison".into(), c);
+        }
+    }
+    Ok(v)
+}
+
+fn print_rows(rows: &[(String, String)]) {
+    let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    for (k, v) in rows {
+        println!("{k:<width$}  {v}");
+    }
+}
+
+fn write_report(dir: &Path, input: &weft_sim::report::ReportInput) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    for (name, contents) in render_report(input) {
+        let path = dir.join(name);
+        std::fs::write(&path, contents)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// The process's peak resident set (VmHWM), in MiB, where /proc has it.
+fn peak_rss_mb() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}

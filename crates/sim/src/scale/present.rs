@@ -1,0 +1,105 @@
+//! Turning a [`ScaleReport`] into what people read: summary rows and the HTML report's input.
+
+use super::metrics::ScaleReport;
+use crate::report::{QueueSeries, ReportInput, TimeSeries};
+
+/// How many queues the report draws (the worst by fairness gap).
+const REPORT_QUEUES: usize = 8;
+
+/// `(label, value)` rows summarizing a run, in reading order.
+pub fn summary_rows(r: &ScaleReport) -> Vec<(String, String)> {
+    let ms = |v: Option<u64>| v.map_or_else(|| "never".to_string(), |v| format!("{v} ms"));
+    let mut rows = vec![
+        ("workload".to_string(), r.workload.clone()),
+        ("nodes".to_string(), r.nodes.to_string()),
+        ("leaf queues".to_string(), r.queues.to_string()),
+        (
+            "apps (submitted / finished / rejected)".to_string(),
+            format!("{} / {} / {}", r.apps, r.apps_finished, r.apps_rejected),
+        ),
+        ("virtual time".to_string(), format!("{} ms", r.virtual_ms)),
+        (
+            "allocations (AM)".to_string(),
+            format!("{} ({})", r.allocations, r.am_allocations),
+        ),
+        ("reservations".to_string(), r.reservations.to_string()),
+        (
+            "scheduler time".to_string(),
+            format!("{:.3} s", r.scheduler_seconds),
+        ),
+        ("CPS".to_string(), format!("{:.0}", r.cps)),
+        ("time to 90% usage".to_string(), ms(r.time_to_90pct_ms)),
+        ("time to 99% usage".to_string(), ms(r.time_to_99pct_ms)),
+        (
+            "validSchedulePerMin (all / after the first minute)".to_string(),
+            format!(
+                "{:.3} / {:.3}  {:?}",
+                r.valid_schedule_per_min,
+                r.valid_schedule_after_first_min,
+                r.valid_schedule_minutes
+            ),
+        ),
+        (
+            "fairness gap (worst / mean)".to_string(),
+            format!("{:.3} / {:.4}", r.worst_fairness_gap, r.mean_fairness_gap),
+        ),
+        (
+            "app wait p50 / p99".to_string(),
+            format!("{} / {} ms", r.wait_p50_ms, r.wait_p99_ms),
+        ),
+        (
+            "app completion p50 / p99".to_string(),
+            format!("{} / {} ms", r.completion_p50_ms, r.completion_p99_ms),
+        ),
+        ("drift".to_string(), r.drift.to_string()),
+    ];
+    for (name, seconds, events) in &r.phases {
+        if *events > 0 {
+            rows.push((
+                format!("  time in {name}"),
+                format!("{seconds:.3} s over {events} events"),
+            ));
+        }
+    }
+    rows
+}
+
+/// The HTML report's input: the summary, the series, the worst queues, waits and phases.
+pub fn report_input(r: &ScaleReport, title: &str, extra: &[(String, String)]) -> ReportInput {
+    let mut queues: Vec<&super::metrics::QueueSeries> = r.queue_series.iter().collect();
+    queues.sort_by(|a, b| {
+        b.worst_gap
+            .total_cmp(&a.worst_gap)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    let mut summary = summary_rows(r);
+    summary.extend(extra.iter().cloned());
+    ReportInput {
+        title: title.to_string(),
+        summary,
+        series: TimeSeries {
+            t_ms: r.samples.iter().map(|s| s.t_ms).collect(),
+            cluster_usage: r.samples.iter().map(|s| s.usage).collect(),
+            pending_containers: r.samples.iter().map(|s| s.pending_containers).collect(),
+            cps: r.samples.iter().map(|s| s.cps).collect(),
+            valid_schedule_per_min: r.valid_schedule_minutes.iter().map(|v| *v == 1).collect(),
+        },
+        queues: queues
+            .into_iter()
+            .take(REPORT_QUEUES)
+            .map(|q| QueueSeries {
+                name: format!("{} (worst gap {:.2})", q.name, q.worst_gap),
+                usage: q.usage.clone(),
+                fair_share: q.fair_share.clone(),
+            })
+            .collect(),
+        wait_ms: r.waits_ms.clone(),
+        completion_ms: r.completions_ms.clone(),
+        phase_seconds: r
+            .phases
+            .iter()
+            .filter(|(_, _, n)| *n > 0)
+            .map(|(name, s, _)| (name.clone(), *s))
+            .collect(),
+    }
+}
