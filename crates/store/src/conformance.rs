@@ -3,10 +3,11 @@
 //! A backend provides a [`Harness`] and expands [`conformance_tests!`](crate::conformance_tests)
 //! inside a test module, which makes one `#[test]` per case:
 //!
-//! ```ignore
+//! ```no_run
 //! mod conformance {
 //!     weft_store::conformance_tests!(weft_store::conformance::MemoryHarness::default());
 //! }
+//! # fn main() {}
 //! ```
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -7,6 +7,8 @@
 //! Two implementations share one contract, checked by the `conformance` suite (feature
 //! `testing`): [`MemoryStore`] for tests and simulations, [`RedbStore`] for the daemon.
 
+#![warn(missing_docs)]
+
 mod error;
 mod memory;
 mod records;
