@@ -1,0 +1,11 @@
+//! The distributed shell, as in YARN: `weft dshell` submits an ApplicationMaster through the
+//! RM's REST API, and that AM (`weft dshell-am`, the same binary) runs a shell command in N
+//! containers of a given size, printing where each ran and how it ended.
+
+mod am;
+mod client;
+mod shell;
+
+pub use am::{run_am, AmEnvironment, Decision, DshellAmArgs, Outcome, Tracker};
+pub use client::{run, AppReport, DshellArgs, APPLICATION_TYPE, DEFAULT_RM};
+pub use shell::quote;
