@@ -394,6 +394,30 @@ mod tests {
     }
 
     #[test]
+    fn dag_jobs_ask_everything_in_one_stage_and_custom_types_are_read() {
+        let text = r#"{"job.start.ms": 0, "job.queue.name": "q", "yarn.sls.am.type": "dag",
+           "job.tasks": [
+             {"container.duration.ms": 5, "container.request.delay": 100, "container.gpu": 2},
+             {"container.type": "reduce", "container.duration.ms": 5, "container.request.delay": 0}
+           ]}"#;
+        let mut options = SlsOptions::default();
+        let gpu = options.resource_types.register("gpu").unwrap();
+        let apps = parse_sls_trace(text, "d.json", &options).unwrap();
+        assert_eq!(apps[0].stages.len(), 1);
+        let g = &apps[0].stages[0].groups;
+        assert_eq!(g.len(), 2);
+        assert_eq!(g[0].resource.get(gpu), 2);
+        assert_eq!(g[1].priority, REDUCE_PRIORITY);
+    }
+
+    #[test]
+    fn a_list_of_jobs_is_refused_with_a_hint() {
+        let e = parse("[{\"job.start.ms\": 0}]").unwrap_err();
+        assert!(e.to_string().contains("not an array"), "{e}");
+        assert_eq!(parse("").unwrap(), Vec::new());
+    }
+
+    #[test]
     fn errors_name_job_line_and_field() {
         let text = "{\"job.start.ms\": 0, \"job.queue.name\": \"q\", \"job.tasks\": [{\"duration.ms\": 1}]}\n{\n  \"job.queue.name\": \"q\",\n  \"job.start.ms\": \"abc\"\n}";
         let e = parse(text).unwrap_err();
