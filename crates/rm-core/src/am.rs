@@ -1,0 +1,250 @@
+//! The application-master service: register, allocate, finish, each authenticated by the
+//! attempt's token.
+
+use std::collections::BTreeMap;
+
+use weft_sched::{ContainerAsk, Event};
+use weft_store::{AppState, AttemptState, FinalStatus};
+use weft_types::yarn_id::{AttemptId, ContainerId};
+use weft_types::{AppId, Time};
+
+use crate::core::{ContainerState, RmCore};
+use crate::model::*;
+use crate::RmError;
+
+impl RmCore {
+    /// Checks that `attempt` is its app's current, live attempt and `token` is its token.
+    fn authenticate(&self, attempt: &AttemptId, token: &str) -> Result<(), RmError> {
+        let current = self
+            .apps
+            .get(&attempt.app)
+            .filter(|a| !a.state.is_final())
+            .and_then(|a| a.current())
+            .filter(|t| t.id == *attempt && !t.state.is_final())
+            .ok_or_else(|| RmError::UnknownAttempt(attempt.to_string()))?;
+        let a = current.token.as_bytes();
+        let b = token.as_bytes();
+        // Compare every byte so the time taken does not reveal the matching prefix.
+        let same =
+            a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0;
+        if !same {
+            return Err(RmError::InvalidToken(attempt.to_string()));
+        }
+        Ok(())
+    }
+
+    /// An AM registers (again, after an RM restart: its persisted token is accepted).
+    pub fn am_register(
+        &mut self,
+        now: Time,
+        attempt: AttemptId,
+        token: &str,
+        host: &str,
+        rpc_port: u32,
+        tracking_url: Option<String>,
+    ) -> Result<RegisterResponse, RmError> {
+        self.authenticate(&attempt, token)?;
+        let maximum_capability = self.maximum_allocation();
+        let running_containers = self.attempt_containers(&attempt);
+        let Some(app) = self.apps.get_mut(&attempt.app) else {
+            return Err(RmError::UnknownAttempt(attempt.to_string()));
+        };
+        app.state = AppState::Running;
+        let queue = app.queue.clone();
+        let Some(t) = app.current_mut() else {
+            return Err(RmError::UnknownAttempt(attempt.to_string()));
+        };
+        t.state = AttemptState::Running;
+        t.last_contact = now;
+        t.am_rpc = Some((host.to_string(), rpc_port));
+        t.tracking_url = tracking_url.filter(|u| !u.is_empty());
+        Ok(RegisterResponse {
+            maximum_capability,
+            queue,
+            running_containers,
+        })
+    }
+
+    /// The attempt's live containers other than its AM.
+    fn attempt_containers(&self, attempt: &AttemptId) -> Vec<AllocatedContainer> {
+        let am = self
+            .apps
+            .get(&attempt.app)
+            .and_then(|a| a.current())
+            .and_then(|t| t.am_container);
+        let from = ContainerId {
+            app: attempt.app,
+            attempt: attempt.attempt,
+            n: 0,
+        };
+        self.containers
+            .range(from..)
+            .take_while(|(c, _)| c.app == attempt.app && c.attempt == attempt.attempt)
+            .filter(|(c, k)| Some(**c) != am && k.state != ContainerState::Allocated)
+            .map(|(c, k)| AllocatedContainer {
+                id: *c,
+                node_id: k.node.clone(),
+                resource: k.resource,
+                priority: k.priority,
+            })
+            .collect()
+    }
+
+    /// An AM heartbeat: new asks, releases and blacklist changes; returns what was allocated
+    /// and what completed since the last call. Validated as a whole before anything applies.
+    pub fn am_allocate(
+        &mut self,
+        now: Time,
+        attempt: AttemptId,
+        token: &str,
+        req: AllocateRequest,
+    ) -> Result<AllocateResponse, RmError> {
+        self.authenticate(&attempt, token)?;
+        let am = match self.apps.get(&attempt.app).and_then(|a| a.current()) {
+            Some(t) if t.state == AttemptState::Running => t.am_container,
+            _ => return Err(RmError::NotRegistered(attempt.to_string())),
+        };
+        for ask in &req.asks {
+            self.check_size(&format!("ask at priority {}", ask.priority), ask.resource)?;
+            if ask.priority == i32::MIN {
+                return Err(RmError::InvalidRequest(format!(
+                    "priority {} is reserved",
+                    ask.priority
+                )));
+            }
+        }
+        for c in &req.releases {
+            if c.app != attempt.app || c.attempt != attempt.attempt {
+                return Err(RmError::UnknownContainer(c.to_string()));
+            }
+            if Some(*c) == am {
+                return Err(RmError::InvalidRequest(format!(
+                    "{c} is the AM container; finish the application instead of releasing it"
+                )));
+            }
+        }
+        let seq = AppId(attempt.app.seq);
+        if let Some(t) = self.apps.get_mut(&attempt.app).and_then(|a| {
+            a.progress = req.progress.clamp(0.0, 1.0);
+            a.current_mut()
+        }) {
+            t.last_contact = now;
+            for n in &req.blacklist_additions {
+                t.blacklist.insert(n.clone());
+            }
+            for n in &req.blacklist_removals {
+                t.blacklist.remove(n);
+            }
+        }
+        for c in &req.releases {
+            let Some(s) = self.containers.get(c).map(|k| k.sched) else {
+                continue;
+            };
+            match s {
+                Some(s) => {
+                    self.exit_override.insert(
+                        s,
+                        (
+                            exit::ABORTED,
+                            "Container released by the application".into(),
+                            true,
+                        ),
+                    );
+                    let _ = self.release_to_sched(now, seq, s);
+                }
+                None => self.container_done(
+                    now,
+                    *c,
+                    exit::ABORTED,
+                    "Container released by the application".into(),
+                    true,
+                ),
+            }
+        }
+        for ask in req.asks.into_iter().filter(|a| a.count > 0) {
+            let ask = ContainerAsk {
+                priority: ask.priority,
+                resources: ask.resource,
+                count: ask.count,
+                hosts: ask.hosts,
+                racks: ask.racks,
+                relax_locality: ask.relax_locality,
+            };
+            self.sched.handle(now, Event::Ask { app: seq, ask })?;
+        }
+        self.drain(now);
+        let headroom = self.cluster_capacity.saturating_sub(self.cluster_used);
+        let cluster_nodes = self.usable_nodes();
+        let changes_len = self.node_changes.len();
+        let Some(t) = self
+            .apps
+            .get_mut(&attempt.app)
+            .and_then(|a| a.current_mut())
+        else {
+            return Err(RmError::UnknownAttempt(attempt.to_string()));
+        };
+        let allocated = std::mem::take(&mut t.new_containers);
+        let completed = std::mem::take(&mut t.completed);
+        let seen = std::mem::replace(&mut t.nodes_seen, changes_len);
+        let mut updated: BTreeMap<String, NodeState> = BTreeMap::new();
+        for (n, s) in &self.node_changes[seen.min(changes_len)..] {
+            updated.insert(n.clone(), *s);
+        }
+        for c in &allocated {
+            if let Some(k) = self.containers.get_mut(&c.id) {
+                k.state = ContainerState::Acquired;
+            }
+        }
+        Ok(AllocateResponse {
+            allocated,
+            completed,
+            headroom: weft_types::Resource::new(
+                headroom.memory_mb().max(0),
+                headroom.vcores().max(0),
+            ),
+            updated_nodes: updated
+                .into_iter()
+                .map(|(node_id, state)| NodeReport { node_id, state })
+                .collect(),
+            cluster_nodes,
+        })
+    }
+
+    /// The AM unregisters with its final status: the app is FINISHED (whatever the status),
+    /// its other containers are stopped; the AM container is left to exit by itself.
+    pub fn am_finish(
+        &mut self,
+        now: Time,
+        attempt: AttemptId,
+        token: &str,
+        final_status: FinalStatus,
+        diagnostics: &str,
+        tracking_url: Option<String>,
+    ) -> Result<(), RmError> {
+        self.authenticate(&attempt, token)?;
+        if final_status == FinalStatus::Undefined {
+            return Err(RmError::InvalidRequest(
+                "the final status must be SUCCEEDED, FAILED or KILLED".into(),
+            ));
+        }
+        if let Some(t) = self
+            .apps
+            .get_mut(&attempt.app)
+            .and_then(|a| a.current_mut())
+        {
+            t.last_contact = now;
+            if let Some(u) = tracking_url.filter(|u| !u.is_empty()) {
+                t.tracking_url = Some(u);
+            }
+        }
+        self.finish_app(
+            now,
+            attempt.app,
+            AppState::Finished,
+            final_status,
+            diagnostics.to_string(),
+            true,
+        );
+        Ok(())
+    }
+}

@@ -1,0 +1,616 @@
+//! Application and attempt lifecycles: new ids, submission, kill, move, AM launch, attempt
+//! failure and retry, final states; and their store records.
+
+use std::collections::BTreeSet;
+use std::hash::{Hash, Hasher};
+
+use weft_sched::{Event, SchedError};
+use weft_store::{
+    AppState, ApplicationRecord, AttemptRecord, AttemptState, FinalStatus, ResourceRecord, Write,
+};
+use weft_types::yarn_id::{ApplicationId, AttemptId, ContainerId};
+use weft_types::{AppId, Resource, Time};
+
+use crate::core::{App, Attempt, ContainerState, RmCore};
+use crate::model::*;
+use crate::RmError;
+
+/// A token only the RM (holding `secret`) can compute for `attempt`. The core has no RNG, so the
+/// driver's entropy comes in as the secret; SipHash keyed by it makes tokens unguessable
+/// without it. The tokens are persisted, so the hash's exact algorithm need not be stable.
+pub(crate) fn derive_token(secret: u128, attempt: &AttemptId) -> String {
+    let half = |domain: u8| {
+        #[allow(deprecated)]
+        let mut h = std::hash::SipHasher::new_with_keys(secret as u64, (secret >> 64) as u64);
+        domain.hash(&mut h);
+        attempt.to_string().hash(&mut h);
+        h.finish()
+    };
+    format!("{:016x}{:016x}", half(1), half(2))
+}
+
+pub(crate) fn resource_record(r: Resource) -> ResourceRecord {
+    ResourceRecord {
+        memory_mb: r.memory_mb().max(0) as u64,
+        vcores: r.vcores().clamp(0, u32::MAX as i64) as u32,
+    }
+}
+
+impl RmCore {
+    /// Reserves a new application id (REST `new-application`). Nothing exists until it is
+    /// submitted.
+    pub fn new_application(&mut self, _now: Time) -> ApplicationId {
+        let id = ApplicationId {
+            cluster_ts: self.cluster_ts,
+            seq: self.next_seq,
+        };
+        self.next_seq += 1;
+        id
+    }
+
+    /// Submits an application under an id from [`RmCore::new_application`]. The scheduler's
+    /// placement rules, ACLs and limits decide; a rejection is an error and records nothing.
+    pub fn submit(&mut self, now: Time, id: ApplicationId, sub: Submission) -> Result<(), RmError> {
+        if id.cluster_ts != self.cluster_ts || id.seq == 0 || id.seq >= self.next_seq {
+            return Err(RmError::NotIssued(id.to_string()));
+        }
+        if self.apps.contains_key(&id) {
+            return Err(RmError::AlreadySubmitted(id.to_string()));
+        }
+        if sub.unmanaged_am {
+            return Err(RmError::Unsupported("unmanaged AMs".to_string()));
+        }
+        if sub.user.is_empty() {
+            return Err(RmError::InvalidRequest(
+                "the submission names no user".into(),
+            ));
+        }
+        if sub.launch.commands.iter().all(|c| c.trim().is_empty()) {
+            return Err(RmError::InvalidRequest(
+                "the AM container spec has no command".into(),
+            ));
+        }
+        self.check_size("AM container", sub.am_resource)?;
+        let max_attempts = match sub.max_attempts {
+            0 => self.config.max_attempts,
+            n => n.min(self.config.max_attempts),
+        };
+        let seq = AppId(id.seq);
+        self.sched.handle(
+            now,
+            Event::AppSubmitted {
+                app: seq,
+                user: sub.user.clone(),
+                queue: sub.queue.clone(),
+                am_resource: Some(sub.am_resource),
+            },
+        )?;
+        self.drain(now);
+        let queue = match self.placements.remove(&seq) {
+            Some(Ok(q)) => q,
+            Some(Err(reason)) => return Err(RmError::Rejected(reason)),
+            None => {
+                return Err(RmError::Rejected(
+                    "the scheduler neither accepted nor rejected the application".into(),
+                ))
+            }
+        };
+        let mut app = App {
+            id,
+            sub,
+            queue,
+            state: AppState::Accepted,
+            final_status: FinalStatus::Undefined,
+            diagnostics: String::new(),
+            submit_time: now,
+            launch_time: None,
+            finish_time: None,
+            max_attempts,
+            attempts: Vec::new(),
+            progress: 0.0,
+            in_sched: true,
+            allocated: Resource::ZERO,
+            running: 0,
+            nodes_used: BTreeSet::new(),
+        };
+        let attempt = self.make_attempt(now, &app);
+        app.attempts.push(attempt);
+        let writes = vec![
+            Write::Meta(self.meta()),
+            Write::PutApp(app_record(&app)),
+            Write::PutAttempt(attempt_record(&app, app.attempts.len() - 1)),
+        ];
+        self.apps.insert(id, app);
+        self.persist(writes);
+        Ok(())
+    }
+
+    /// Refuses sizes that are not positive or above the maximum allocation.
+    pub(crate) fn check_size(&self, what: &str, r: Resource) -> Result<(), RmError> {
+        if r.memory_mb() <= 0 || r.vcores() <= 0 {
+            return Err(RmError::InvalidRequest(format!(
+                "{what} must have positive memory and vcores, got {}",
+                show(r)
+            )));
+        }
+        let max = self.maximum_allocation();
+        if r.memory_mb() > max.memory_mb() || r.vcores() > max.vcores() {
+            return Err(RmError::AboveMaximum {
+                what: what.to_string(),
+                asked: show(r),
+                max: show(max),
+            });
+        }
+        Ok(())
+    }
+
+    pub(crate) fn make_attempt(&self, now: Time, app: &App) -> Attempt {
+        let id = AttemptId {
+            app: app.id,
+            attempt: app.attempts.len() as u32 + 1,
+        };
+        Attempt {
+            id,
+            token: derive_token(self.config.token_secret, &id),
+            state: AttemptState::Scheduled,
+            final_status: FinalStatus::Undefined,
+            am_container: None,
+            am_node: None,
+            am_exit: None,
+            am_rpc: None,
+            tracking_url: None,
+            next_n: 1,
+            last_contact: now,
+            start_time: now,
+            finish_time: None,
+            diagnostics: String::new(),
+            new_containers: Vec::new(),
+            completed: Vec::new(),
+            blacklist: BTreeSet::new(),
+            nodes_seen: self.node_changes.len(),
+        }
+    }
+
+    /// Kills an application as `user` (`None` = administrator). Killing a finished app is a
+    /// no-op. Returns the app's state afterwards.
+    pub fn kill(
+        &mut self,
+        now: Time,
+        id: ApplicationId,
+        user: Option<&str>,
+    ) -> Result<AppState, RmError> {
+        let app = self
+            .apps
+            .get(&id)
+            .ok_or_else(|| RmError::UnknownApp(id.to_string()))?;
+        if app.state.is_final() {
+            return Ok(app.state);
+        }
+        self.mark_app_containers(
+            id,
+            exit::KILLED_BY_RESOURCEMANAGER,
+            "Container killed by the ResourceManager: application killed",
+        );
+        let result = self.sched.handle(
+            now,
+            Event::AppKilled {
+                app: AppId(id.seq),
+                user: user.map(str::to_string),
+            },
+        );
+        if let Err(e) = result {
+            self.exit_override.clear();
+            return Err(match e {
+                SchedError::KillRefused { .. } => RmError::Forbidden(e.to_string()),
+                e => RmError::Scheduler(e),
+            });
+        }
+        let who = user.unwrap_or("an administrator");
+        self.finish_app(
+            now,
+            id,
+            AppState::Killed,
+            FinalStatus::Killed,
+            format!("Application killed by user {who}"),
+            false,
+        );
+        Ok(AppState::Killed)
+    }
+
+    /// Moves a live application to another leaf queue; returns the new queue's full name.
+    pub fn move_app(
+        &mut self,
+        now: Time,
+        id: ApplicationId,
+        queue: &str,
+    ) -> Result<String, RmError> {
+        let app = self
+            .apps
+            .get(&id)
+            .ok_or_else(|| RmError::UnknownApp(id.to_string()))?;
+        if app.state.is_final() {
+            return Err(RmError::FinalState {
+                app: id.to_string(),
+                state: format!("{:?}", app.state).to_uppercase(),
+            });
+        }
+        let seq = AppId(id.seq);
+        self.sched
+            .handle(
+                now,
+                Event::Move {
+                    app: seq,
+                    queue: queue.to_string(),
+                },
+            )
+            .map_err(|e| match e {
+                SchedError::MoveRefused { .. } => RmError::MoveRefused(e.to_string()),
+                e => RmError::Scheduler(e),
+            })?;
+        self.drain(now);
+        let name = self.sched.queue_name(seq).unwrap_or(queue).to_string();
+        let Some(app) = self.apps.get_mut(&id) else {
+            return Err(RmError::UnknownApp(id.to_string()));
+        };
+        app.queue = name.clone();
+        let record = app_record(app);
+        self.persist(vec![Write::PutApp(record)]);
+        Ok(name)
+    }
+
+    /// Tells the scheduler how the app's containers will end when it removes them.
+    fn mark_app_containers(&mut self, id: ApplicationId, status: i32, diag: &str) {
+        let from = ContainerId {
+            app: id,
+            attempt: 0,
+            n: 0,
+        };
+        let to = ContainerId {
+            app: ApplicationId {
+                cluster_ts: id.cluster_ts,
+                seq: id.seq + 1,
+            },
+            attempt: 0,
+            n: 0,
+        };
+        let ids: Vec<_> = self
+            .containers
+            .range(from..to)
+            .filter_map(|(_, c)| c.sched)
+            .collect();
+        for s in ids {
+            self.exit_override
+                .insert(s, (status, diag.to_string(), true));
+        }
+    }
+
+    /// The AM container of the current attempt was allocated: launch it.
+    pub(crate) fn am_allocated(
+        &mut self,
+        now: Time,
+        id: ContainerId,
+        node: String,
+        resource: Resource,
+    ) {
+        let scheduler_address = self.config.scheduler_address.clone();
+        let Some(app) = self.apps.get_mut(&id.app) else {
+            return;
+        };
+        let max_attempts = app.max_attempts;
+        let submit_time = app.submit_time;
+        let user = app.sub.user.clone();
+        let mut launch = app.sub.launch.clone();
+        if app.launch_time.is_none() {
+            app.launch_time = Some(now);
+        }
+        let Some(attempt) = app.attempts.last_mut() else {
+            return;
+        };
+        attempt.am_container = Some(id);
+        attempt.am_node = Some(node.clone());
+        attempt.state = AttemptState::Launched;
+        attempt.last_contact = now;
+        let env = &mut launch.environment;
+        env.insert("WEFT_AM_TOKEN".into(), attempt.token.clone());
+        env.insert("APPLICATION_ATTEMPT_ID".into(), attempt.id.to_string());
+        env.insert("CONTAINER_ID".into(), id.to_string());
+        env.insert("APPLICATION_ID".into(), id.app.to_string());
+        env.insert("WEFT_RM_SCHEDULER_ADDRESS".into(), scheduler_address);
+        env.insert("MAX_APP_ATTEMPTS".into(), max_attempts.to_string());
+        env.insert(
+            "APP_SUBMIT_TIME_ENV".into(),
+            submit_time.as_millis().to_string(),
+        );
+        let attempt_id = attempt.id;
+        if let Some(c) = self.containers.get_mut(&id) {
+            c.state = ContainerState::Acquired;
+        }
+        let record = attempt_record(app, app.attempts.len() - 1);
+        self.persist(vec![Write::PutAttempt(record)]);
+        self.outputs.push_back(Output::LaunchAm(Box::new(AmLaunch {
+            node_id: node,
+            container: id,
+            attempt: attempt_id,
+            user,
+            resource,
+            launch,
+        })));
+    }
+
+    /// The driver could not start an AM container: the attempt fails (and is retried).
+    pub fn am_launch_failed(&mut self, now: Time, container: ContainerId, diagnostics: &str) {
+        self.container_done(
+            now,
+            container,
+            exit::ABORTED,
+            format!("AM container launch failed: {diagnostics}"),
+            true,
+        );
+        self.drain(now);
+    }
+
+    /// The current attempt of `id` failed: retry with a new attempt, or fail the app.
+    pub(crate) fn attempt_failed(&mut self, now: Time, id: ApplicationId, diag: String) {
+        let Some(app) = self.apps.get_mut(&id) else {
+            return;
+        };
+        let Some(attempt) = app.attempts.last_mut() else {
+            return;
+        };
+        if attempt.state.is_final() {
+            return;
+        }
+        attempt.state = AttemptState::Failed;
+        attempt.final_status = FinalStatus::Failed;
+        attempt.finish_time = Some(now);
+        attempt.diagnostics = diag.clone();
+        let am = attempt.am_container;
+        let attempt_id = attempt.id;
+        let failures = app.counted_failures();
+        let max = app.max_attempts;
+        let mut writes = vec![Write::PutAttempt(attempt_record(
+            app,
+            app.attempts.len() - 1,
+        ))];
+        if let Some(am) = am {
+            self.container_done(now, am, exit::ABORTED, diag.clone(), true);
+        }
+        if failures >= max {
+            self.persist(writes);
+            let msg = format!(
+                "Application {id} failed {failures} times (global limit {}; local limit {max}) due to: {diag}",
+                self.config.max_attempts
+            );
+            self.finish_app(now, id, AppState::Failed, FinalStatus::Failed, msg, true);
+            return;
+        }
+        // A new attempt: the scheduler forgets the old one (its containers end) and places the
+        // app again in its current queue with a new AM ask.
+        self.mark_app_containers(
+            id,
+            exit::KILLED_BY_RESOURCEMANAGER,
+            "Container of a failed attempt killed by the ResourceManager",
+        );
+        let seq = AppId(id.seq);
+        let _ = self.sched.handle(now, Event::AppFinished { app: seq });
+        self.drain(now);
+        let (user, queue, am_resource) = match self.apps.get(&id) {
+            Some(a) => (a.sub.user.clone(), a.queue.clone(), a.sub.am_resource),
+            None => return,
+        };
+        let _ = self.sched.handle(
+            now,
+            Event::AppSubmitted {
+                app: seq,
+                user,
+                queue: Some(queue),
+                am_resource: Some(am_resource),
+            },
+        );
+        self.drain(now);
+        match self.placements.remove(&seq) {
+            Some(Ok(queue)) => {
+                let Some(app) = self.apps.get(&id) else {
+                    return;
+                };
+                let attempt = self.make_attempt(now, app);
+                let Some(app) = self.apps.get_mut(&id) else {
+                    return;
+                };
+                app.queue = queue;
+                app.attempts.push(attempt);
+                writes.push(Write::PutApp(app_record(app)));
+                writes.push(Write::PutAttempt(attempt_record(
+                    app,
+                    app.attempts.len() - 1,
+                )));
+                self.persist(writes);
+            }
+            other => {
+                if let Some(app) = self.apps.get_mut(&id) {
+                    app.in_sched = false;
+                }
+                self.persist(writes);
+                let reason = match other {
+                    Some(Err(r)) => r,
+                    _ => "no placement".to_string(),
+                };
+                let msg = format!("Application {id} could not start attempt {} after {attempt_id} failed ({diag}): {reason}", attempt_id.attempt + 1);
+                self.finish_app(now, id, AppState::Failed, FinalStatus::Failed, msg, false);
+            }
+        }
+    }
+
+    /// Moves an app to a final state: the scheduler drops it (`remove`), its containers end,
+    /// its nodes clean up, and the records are persisted.
+    pub(crate) fn finish_app(
+        &mut self,
+        now: Time,
+        id: ApplicationId,
+        state: AppState,
+        final_status: FinalStatus,
+        diagnostics: String,
+        remove: bool,
+    ) {
+        let Some(app) = self.apps.get_mut(&id) else {
+            return;
+        };
+        app.state = state;
+        app.final_status = final_status;
+        app.finish_time = Some(now);
+        app.diagnostics = diagnostics.clone();
+        if state == AppState::Finished {
+            app.progress = 1.0;
+        }
+        let in_sched = std::mem::replace(&mut app.in_sched, false);
+        let mut lingering = None;
+        if let Some(attempt) = app.attempts.last_mut() {
+            if !attempt.state.is_final() {
+                attempt.state = match state {
+                    AppState::Killed => AttemptState::Killed,
+                    AppState::Finished => AttemptState::Finished,
+                    _ => AttemptState::Failed,
+                };
+                attempt.finish_time = Some(now);
+                if state == AppState::Finished {
+                    attempt.final_status = final_status;
+                    lingering = attempt.am_container;
+                } else {
+                    attempt.diagnostics = diagnostics;
+                }
+            }
+        }
+        let nodes: Vec<String> = app.nodes_used.iter().cloned().collect();
+        let mut writes = vec![Write::PutApp(app_record(app))];
+        if !app.attempts.is_empty() {
+            writes.push(Write::PutAttempt(attempt_record(
+                app,
+                app.attempts.len() - 1,
+            )));
+        }
+        // A finished AM is left to exit by itself; its node cleans up when it has, or after
+        // the AM expiry.
+        let mut am_node = None;
+        if let Some(am) = lingering {
+            if let Some(c) = self.containers.get(&am) {
+                am_node = Some(c.node.clone());
+                if let Some(s) = c.sched {
+                    self.exit_override
+                        .insert(s, (exit::SUCCESS, String::new(), false));
+                }
+                self.lingering_am
+                    .insert(am, (c.node.clone(), now + self.config.am_expiry));
+            }
+        }
+        if remove && in_sched {
+            if state != AppState::Killed {
+                self.mark_app_containers(
+                    id,
+                    exit::KILLED_AFTER_APP_COMPLETION,
+                    "Container killed on application completion",
+                );
+                if let Some(am) = lingering {
+                    if let Some(s) = self.containers.get(&am).and_then(|c| c.sched) {
+                        self.exit_override
+                            .insert(s, (exit::SUCCESS, String::new(), false));
+                    }
+                }
+            }
+            let _ = self
+                .sched
+                .handle(now, Event::AppFinished { app: AppId(id.seq) });
+        }
+        self.drain(now);
+        // Containers the scheduler no longer held (e.g. unaccounted after a restart).
+        let from = ContainerId {
+            app: id,
+            attempt: 0,
+            n: 0,
+        };
+        let rest: Vec<ContainerId> = self
+            .containers
+            .range(from..)
+            .take_while(|(c, _)| c.app == id)
+            .map(|(c, _)| *c)
+            .collect();
+        for c in rest {
+            let stop = Some(c) != lingering;
+            self.container_done(
+                now,
+                c,
+                exit::KILLED_AFTER_APP_COMPLETION,
+                "Container killed on application completion".into(),
+                stop,
+            );
+        }
+        for n in nodes {
+            if Some(&n) == am_node.as_ref() {
+                continue;
+            }
+            if let Some(node) = self.nodes.get_mut(&n) {
+                node.to_cleanup.insert(id);
+            }
+        }
+        self.persist(writes);
+    }
+
+    /// The pending AM cleanup of a finished app happens now (its AM container ended or
+    /// outstayed its welcome).
+    pub(crate) fn end_lingering_am(&mut self, container: ContainerId, stop: bool) {
+        if let Some((node, _)) = self.lingering_am.remove(&container) {
+            if let Some(n) = self.nodes.get_mut(&node) {
+                if stop {
+                    n.to_stop.insert(container);
+                    self.outputs.push_back(Output::StopContainer {
+                        node_id: node.clone(),
+                        container,
+                    });
+                }
+                n.to_cleanup.insert(container.app);
+            }
+        }
+    }
+}
+
+/// The store record of an application.
+pub(crate) fn app_record(app: &App) -> ApplicationRecord {
+    ApplicationRecord {
+        app_id: app.id.seq,
+        cluster_timestamp: app.id.cluster_ts,
+        name: app.sub.name.clone(),
+        user: app.sub.user.clone(),
+        requested_queue: app.sub.queue.clone().unwrap_or_default(),
+        queue: app.queue.clone(),
+        application_type: app.sub.application_type.clone(),
+        priority: app.sub.priority,
+        max_attempts: app.max_attempts,
+        submit_time_ms: app.submit_time.as_millis(),
+        start_time_ms: app.submit_time.as_millis(),
+        finish_time_ms: app.finish_time.map(Time::as_millis),
+        am_launch: app.sub.launch.clone(),
+        am_resource: resource_record(app.sub.am_resource),
+        state: app.state,
+        final_status: app.final_status,
+        diagnostics: app.diagnostics.clone(),
+        tags: app.sub.tags.clone(),
+    }
+}
+
+/// The store record of attempt `index` of `app`.
+pub(crate) fn attempt_record(app: &App, index: usize) -> AttemptRecord {
+    let a = &app.attempts[index];
+    AttemptRecord {
+        app_id: app.id.seq,
+        attempt: a.id.attempt,
+        am_container_id: a.am_container.map(|c| c.to_string()),
+        am_node_id: a.am_node.clone(),
+        state: a.state,
+        final_status: a.final_status,
+        diagnostics: a.diagnostics.clone(),
+        start_time_ms: a.start_time.as_millis(),
+        finish_time_ms: a.finish_time.map(Time::as_millis),
+        am_exit_status: a.am_exit,
+        am_token: a.token.clone(),
+        tracking_url: a.tracking_url.clone(),
+    }
+}

@@ -1,0 +1,593 @@
+//! The `RmCore` state, its configuration, getters, and the handling of scheduler decisions.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use weft_sched::{ContainerExit, Decision, GroupMapping, Scheduler, SchedulerConfig};
+use weft_store::{AppState, AttemptState, ClusterMeta, FinalStatus, Write};
+use weft_types::yarn_id::{ApplicationId, AttemptId, ContainerId};
+use weft_types::{AppId, Duration, NodeId, Resource, Time};
+
+use crate::model::*;
+
+/// The configuration of an [`RmCore`].
+#[derive(Clone, Debug)]
+pub struct RmConfig {
+    /// The scheduler's configuration (allocation file and yarn-site properties).
+    pub scheduler: SchedulerConfig,
+    /// User -> groups.
+    pub groups: GroupMapping,
+    /// An NM silent this long is LOST (`yarn.nm.liveness-monitor.expiry-interval-ms`, 600 s).
+    pub nm_expiry: Duration,
+    /// An AM silent this long fails its attempt (`yarn.am.liveness-monitor.expiry-interval-ms`,
+    /// 600 s).
+    pub am_expiry: Duration,
+    /// The cluster's maximum AM attempts (`yarn.resourcemanager.am.max-attempts`, 2).
+    pub max_attempts: u32,
+    /// `host:port` of the AM service, given to AMs as `WEFT_RM_SCHEDULER_ADDRESS`.
+    pub scheduler_address: String,
+    /// A secret from the driver's entropy; AM tokens are derived from it (the core has no RNG).
+    pub token_secret: u128,
+}
+
+impl RmConfig {
+    /// YARN's defaults around the given scheduler configuration.
+    pub fn new(scheduler: SchedulerConfig) -> RmConfig {
+        RmConfig {
+            scheduler,
+            groups: GroupMapping::new(),
+            nm_expiry: Duration::from_secs(600),
+            am_expiry: Duration::from_secs(600),
+            max_attempts: 2,
+            scheduler_address: "0.0.0.0:8030".to_string(),
+            token_secret: 0,
+        }
+    }
+}
+
+/// Priority of the asks that re-bind running containers after a restart: served before any
+/// other ask of the same app.
+pub(crate) const RECOVERY_PRIORITY: i32 = i32::MIN;
+
+/// Container numbers of attempts recovered in epoch `e` start at `e * EPOCH_STRIDE`, so they
+/// never collide with numbers issued before the restart.
+pub(crate) const EPOCH_STRIDE: u64 = 1_000_000;
+
+pub(crate) struct App {
+    pub(crate) id: ApplicationId,
+    pub(crate) sub: Submission,
+    pub(crate) queue: String,
+    pub(crate) state: AppState,
+    pub(crate) final_status: FinalStatus,
+    pub(crate) diagnostics: String,
+    pub(crate) submit_time: Time,
+    pub(crate) launch_time: Option<Time>,
+    pub(crate) finish_time: Option<Time>,
+    pub(crate) max_attempts: u32,
+    pub(crate) attempts: Vec<Attempt>,
+    pub(crate) progress: f32,
+    /// Whether the scheduler holds the app.
+    pub(crate) in_sched: bool,
+    pub(crate) allocated: Resource,
+    pub(crate) running: u32,
+    /// Nodes that ran one of its containers: they get an app cleanup when it ends.
+    pub(crate) nodes_used: BTreeSet<String>,
+}
+
+impl App {
+    pub(crate) fn current(&self) -> Option<&Attempt> {
+        self.attempts.last()
+    }
+    pub(crate) fn current_mut(&mut self) -> Option<&mut Attempt> {
+        self.attempts.last_mut()
+    }
+    /// Failures that count against max attempts (lost nodes and preemption do not, as in YARN).
+    pub(crate) fn counted_failures(&self) -> u32 {
+        self.attempts
+            .iter()
+            .filter(|a| a.state == AttemptState::Failed)
+            .filter(|a| !matches!(a.am_exit, Some(exit::ABORTED) | Some(exit::PREEMPTED)))
+            .count() as u32
+    }
+}
+
+pub(crate) struct Attempt {
+    pub(crate) id: AttemptId,
+    pub(crate) token: String,
+    pub(crate) state: AttemptState,
+    pub(crate) final_status: FinalStatus,
+    pub(crate) am_container: Option<ContainerId>,
+    pub(crate) am_node: Option<String>,
+    pub(crate) am_exit: Option<i32>,
+    pub(crate) am_rpc: Option<(String, u32)>,
+    pub(crate) tracking_url: Option<String>,
+    pub(crate) next_n: u64,
+    pub(crate) last_contact: Time,
+    pub(crate) start_time: Time,
+    pub(crate) finish_time: Option<Time>,
+    pub(crate) diagnostics: String,
+    pub(crate) new_containers: Vec<AllocatedContainer>,
+    pub(crate) completed: Vec<CompletedContainer>,
+    pub(crate) blacklist: BTreeSet<String>,
+    /// Position in the node-change log up to which this AM was told.
+    pub(crate) nodes_seen: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ContainerState {
+    /// Allocated, not yet handed to the AM.
+    Allocated,
+    /// Handed to the AM (or launched as the AM).
+    Acquired,
+    /// Reported running by its node.
+    Running,
+}
+
+pub(crate) struct Container {
+    pub(crate) sched: Option<weft_types::ContainerId>,
+    pub(crate) node: String,
+    pub(crate) resource: Resource,
+    pub(crate) priority: i32,
+    pub(crate) state: ContainerState,
+}
+
+pub(crate) struct Node {
+    pub(crate) sched: NodeId,
+    pub(crate) sched_host: String,
+    pub(crate) rack: String,
+    pub(crate) capability: Resource,
+    pub(crate) used: Resource,
+    pub(crate) state: NodeState,
+    /// Whether the scheduler holds the node (not when unhealthy, lost, ...).
+    pub(crate) in_sched: bool,
+    pub(crate) last_heartbeat: Time,
+    pub(crate) health_report: String,
+    pub(crate) containers: BTreeSet<ContainerId>,
+    pub(crate) to_stop: BTreeSet<ContainerId>,
+    pub(crate) to_cleanup: BTreeSet<ApplicationId>,
+}
+
+/// The ResourceManager as a deterministic state machine.
+///
+/// Driving contract ("mutate, then drain"): call one input method (`submit`, `node_heartbeat`,
+/// `am_allocate`, `tick`, ...) with the current time, then drain [`RmCore::poll_output`] until it
+/// returns `None`, carrying out each output. `Persist` outputs must be durable before the
+/// input's result is acknowledged to whoever sent it. An input that returns `Err` changed
+/// nothing and produced no output. Time only comes in as `now`; the core reads no clock, does
+/// no I/O and holds no RNG.
+pub struct RmCore {
+    pub(crate) config: RmConfig,
+    pub(crate) sched: Scheduler,
+    pub(crate) cluster_ts: u64,
+    pub(crate) epoch: u64,
+    pub(crate) next_seq: u64,
+    pub(crate) apps: BTreeMap<ApplicationId, App>,
+    pub(crate) containers: BTreeMap<ContainerId, Container>,
+    pub(crate) by_sched: BTreeMap<weft_types::ContainerId, ContainerId>,
+    pub(crate) nodes: BTreeMap<String, Node>,
+    pub(crate) node_by_sched: BTreeMap<NodeId, String>,
+    pub(crate) next_node: u32,
+    /// Node state changes in order, for AMs' `updated_nodes`.
+    pub(crate) node_changes: Vec<(String, NodeState)>,
+    /// Containers reported by NMs after a restart, waiting for the scheduler to re-bind them:
+    /// (app, node) -> containers.
+    pub(crate) recovering: BTreeMap<(AppId, String), Vec<(ContainerId, Resource)>>,
+    /// AM containers of finished apps, left to exit on their own: container -> (node, deadline).
+    pub(crate) lingering_am: BTreeMap<ContainerId, (String, Time)>,
+    /// How the next scheduler `Completed` decision for a container should be reported.
+    pub(crate) exit_override: BTreeMap<weft_types::ContainerId, (i32, String, bool)>,
+    /// Placement results of `AppSubmitted` events, taken by the caller after a drain.
+    pub(crate) placements: BTreeMap<AppId, Result<String, String>>,
+    pub(crate) outputs: VecDeque<Output>,
+    pub(crate) next_update: Time,
+    pub(crate) cluster_capacity: Resource,
+    pub(crate) cluster_used: Resource,
+}
+
+impl RmCore {
+    /// A fresh RM (first start): `cluster_ts` becomes the timestamp in every id. Emits a
+    /// `Persist` of the cluster counters.
+    pub fn new(config: RmConfig, cluster_ts: u64, now: Time) -> RmCore {
+        let mut core = RmCore::empty(config, cluster_ts, 0, now);
+        core.persist_meta();
+        core
+    }
+
+    pub(crate) fn empty(config: RmConfig, cluster_ts: u64, epoch: u64, now: Time) -> RmCore {
+        let sched = Scheduler::new(config.scheduler.clone(), config.groups.clone());
+        RmCore {
+            config,
+            sched,
+            cluster_ts,
+            epoch,
+            next_seq: 1,
+            apps: BTreeMap::new(),
+            containers: BTreeMap::new(),
+            by_sched: BTreeMap::new(),
+            nodes: BTreeMap::new(),
+            node_by_sched: BTreeMap::new(),
+            next_node: 0,
+            node_changes: Vec::new(),
+            recovering: BTreeMap::new(),
+            lingering_am: BTreeMap::new(),
+            exit_override: BTreeMap::new(),
+            placements: BTreeMap::new(),
+            outputs: VecDeque::new(),
+            next_update: now,
+            cluster_capacity: Resource::ZERO,
+            cluster_used: Resource::ZERO,
+        }
+    }
+
+    /// The next output, if any.
+    pub fn poll_output(&mut self) -> Option<Output> {
+        self.outputs.pop_front()
+    }
+
+    /// The cluster timestamp embedded in ids.
+    pub fn cluster_timestamp(&self) -> u64 {
+        self.cluster_ts
+    }
+
+    /// How many times this RM's state has been recovered (YARN's epoch).
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// The largest container an app may ask for (`yarn.scheduler.maximum-allocation-*`).
+    pub fn maximum_allocation(&self) -> Resource {
+        self.sched.config().properties.maximum_allocation
+    }
+
+    /// The scheduler (read-only), e.g. for snapshots of queues.
+    pub fn scheduler(&self) -> &Scheduler {
+        &self.sched
+    }
+
+    /// A scheduler snapshot (queues, shares, usage) for REST and metrics.
+    pub fn scheduler_snapshot(&mut self) -> weft_sched::Snapshot {
+        self.sched.snapshot()
+    }
+
+    /// Sets the AM service address handed to AMs (known to the driver once it has bound).
+    pub fn set_scheduler_address(&mut self, address: String) {
+        self.config.scheduler_address = address;
+    }
+
+    /// Replaces the scheduler configuration (an allocation-file reload, already validated).
+    pub fn reload(&mut self, now: Time, config: SchedulerConfig) -> Result<(), crate::RmError> {
+        self.config.scheduler = config.clone();
+        self.sched
+            .handle(now, weft_sched::Event::Reload(Box::new(config)))?;
+        self.drain(now);
+        Ok(())
+    }
+
+    pub(crate) fn persist(&mut self, writes: Vec<Write>) {
+        if !writes.is_empty() {
+            self.outputs.push_back(Output::Persist(writes));
+        }
+    }
+
+    pub(crate) fn meta(&self) -> ClusterMeta {
+        ClusterMeta {
+            cluster_timestamp: self.cluster_ts,
+            next_app_seq: self.next_seq,
+            epoch: self.epoch,
+        }
+    }
+
+    pub(crate) fn persist_meta(&mut self) {
+        let meta = self.meta();
+        self.persist(vec![Write::Meta(meta)]);
+    }
+
+    /// Processes every pending scheduler decision.
+    pub(crate) fn drain(&mut self, now: Time) {
+        while let Some(d) = self.sched.poll_decision() {
+            match d {
+                Decision::Accepted { app, queue } => {
+                    self.placements.insert(app, Ok(queue));
+                }
+                Decision::Rejected { app, reason } => {
+                    self.placements.insert(app, Err(reason));
+                }
+                Decision::Allocated {
+                    app,
+                    container,
+                    node,
+                    resources,
+                    am,
+                    priority,
+                    ..
+                } => self.on_allocated(now, app, container, node, resources, am, priority),
+                Decision::Completed {
+                    container, exit, ..
+                } => self.on_sched_completed(now, container, exit),
+                Decision::Reserved { .. } => {}
+            }
+        }
+    }
+
+    fn on_sched_completed(
+        &mut self,
+        now: Time,
+        sched_id: weft_types::ContainerId,
+        how: ContainerExit,
+    ) {
+        let Some(id) = self.by_sched.remove(&sched_id) else {
+            return;
+        };
+        if let Some(c) = self.containers.get_mut(&id) {
+            c.sched = None;
+        }
+        let (status, diag, stop) =
+            self.exit_override
+                .remove(&sched_id)
+                .unwrap_or_else(|| match how {
+                    ContainerExit::Success => (exit::SUCCESS, String::new(), false),
+                    ContainerExit::Released => (
+                        exit::ABORTED,
+                        "Container released by the application".to_string(),
+                        true,
+                    ),
+                    ContainerExit::Killed => (
+                        exit::KILLED_BY_RESOURCEMANAGER,
+                        "Container killed by the ResourceManager".to_string(),
+                        true,
+                    ),
+                    ContainerExit::Lost => (exit::ABORTED, "node lost".to_string(), false),
+                    ContainerExit::Preempted => (
+                        exit::PREEMPTED,
+                        "Container preempted by the scheduler".to_string(),
+                        true,
+                    ),
+                });
+        self.container_done(now, id, status, diag, stop);
+    }
+
+    /// A container ended: accounting, the NM told to stop it if it may still run, its AM told,
+    /// and the attempt failed if it was the AM container.
+    pub(crate) fn container_done(
+        &mut self,
+        now: Time,
+        id: ContainerId,
+        status: i32,
+        diagnostics: String,
+        stop: bool,
+    ) {
+        let Some(c) = self.containers.remove(&id) else {
+            return;
+        };
+        if let Some(s) = c.sched {
+            // Reported by its node: the scheduler frees it; its `Completed` decision is then
+            // ignored because the container is no longer mapped.
+            self.by_sched.remove(&s);
+            let _ = self.sched.handle(
+                now,
+                weft_sched::Event::ContainerCompleted {
+                    container: s,
+                    exit: ContainerExit::Success,
+                },
+            );
+        }
+        self.cluster_used = self.cluster_used.saturating_sub(c.resource);
+        if let Some(node) = self.nodes.get_mut(&c.node) {
+            node.used = node.used.saturating_sub(c.resource);
+            node.containers.remove(&id);
+            if stop && matches!(node.state, NodeState::Running | NodeState::Unhealthy) {
+                node.to_stop.insert(id);
+                self.outputs.push_back(Output::StopContainer {
+                    node_id: c.node.clone(),
+                    container: id,
+                });
+            }
+        }
+        let Some(app) = self.apps.get_mut(&id.app) else {
+            return;
+        };
+        app.allocated = app.allocated.saturating_sub(c.resource);
+        app.running = app.running.saturating_sub(1);
+        let app_final = app.state.is_final();
+        let Some(attempt) = app.attempts.get_mut(id.attempt as usize - 1) else {
+            return;
+        };
+        let is_am = attempt.am_container == Some(id);
+        if attempt.state.is_final() || app_final {
+            return;
+        }
+        if is_am {
+            // Only an exit that ends the attempt says why it failed (lost node, preemption...).
+            attempt.am_exit = Some(status);
+            let diag = format!(
+                "AM container {id} exited with status {status}{}{diagnostics}",
+                if diagnostics.is_empty() { "" } else { ": " }
+            );
+            self.attempt_failed(now, id.app, diag);
+        } else {
+            attempt.completed.push(CompletedContainer {
+                id,
+                exit_status: status,
+                diagnostics,
+            });
+        }
+    }
+
+    /// Records a new container of `app` on `node`.
+    #[allow(clippy::too_many_arguments)]
+    fn on_allocated(
+        &mut self,
+        now: Time,
+        app_id: AppId,
+        sched_id: weft_types::ContainerId,
+        node: NodeId,
+        resource: Resource,
+        am: bool,
+        priority: i32,
+    ) {
+        let Some(node_id) = self.node_by_sched.get(&node).cloned() else {
+            return;
+        };
+        let app_key = ApplicationId {
+            cluster_ts: self.cluster_ts,
+            seq: app_id.0,
+        };
+        if priority == RECOVERY_PRIORITY && self.rebind(app_key, &node_id, sched_id, resource) {
+            return;
+        }
+        let Some(app) = self.apps.get_mut(&app_key) else {
+            let _ = self.release_to_sched(now, app_id, sched_id);
+            return;
+        };
+        let Some(attempt) = app.attempts.last_mut() else {
+            return;
+        };
+        let blacklisted = !am
+            && (attempt.blacklist.contains(&node_id)
+                || node_id
+                    .split(':')
+                    .next()
+                    .is_some_and(|h| attempt.blacklist.contains(h)));
+        let id = ContainerId {
+            app: app_key,
+            attempt: attempt.id.attempt,
+            n: attempt.next_n,
+        };
+        attempt.next_n += 1;
+        app.allocated = app.allocated.saturating_add(resource);
+        app.running += 1;
+        app.nodes_used.insert(node_id.clone());
+        self.cluster_used = self.cluster_used.saturating_add(resource);
+        if let Some(n) = self.nodes.get_mut(&node_id) {
+            n.used = n.used.saturating_add(resource);
+            n.containers.insert(id);
+        }
+        self.containers.insert(
+            id,
+            Container {
+                sched: Some(sched_id),
+                node: node_id.clone(),
+                resource,
+                priority,
+                state: ContainerState::Allocated,
+            },
+        );
+        self.by_sched.insert(sched_id, id);
+        if blacklisted {
+            // The scheduler has no blacklist: give the container back and ask again.
+            let ask = weft_sched::ContainerAsk {
+                priority,
+                resources: resource,
+                count: 1,
+                hosts: Vec::new(),
+                racks: Vec::new(),
+                relax_locality: true,
+            };
+            self.exit_override.insert(
+                sched_id,
+                (exit::ABORTED, "node is blacklisted".to_string(), false),
+            );
+            let _ = self.release_to_sched(now, app_id, sched_id);
+            let _ = self
+                .sched
+                .handle(now, weft_sched::Event::Ask { app: app_id, ask });
+            return;
+        }
+        if am {
+            self.am_allocated(now, id, node_id, resource);
+        } else if let Some(attempt) = self.apps.get_mut(&app_key).and_then(App::current_mut) {
+            attempt.new_containers.push(AllocatedContainer {
+                id,
+                node_id,
+                resource,
+                priority,
+            });
+        }
+    }
+
+    pub(crate) fn release_to_sched(
+        &mut self,
+        now: Time,
+        app: AppId,
+        container: weft_types::ContainerId,
+    ) -> Result<(), weft_sched::SchedError> {
+        self.sched
+            .handle(now, weft_sched::Event::Release { app, container })
+    }
+
+    /// Records a node state change for AMs' `updated_nodes`.
+    pub(crate) fn node_changed(&mut self, node: &str, state: NodeState) {
+        self.node_changes.push((node.to_string(), state));
+    }
+
+    /// Nodes that can run containers.
+    pub(crate) fn usable_nodes(&self) -> u32 {
+        self.nodes
+            .values()
+            .filter(|n| n.state == NodeState::Running)
+            .count() as u32
+    }
+
+    /// A report of one application.
+    pub fn app_report(&self, id: &ApplicationId) -> Option<AppReport> {
+        self.apps.get(id).map(|a| self.report(a))
+    }
+
+    /// Reports of every application, by id.
+    pub fn app_reports(&self) -> Vec<AppReport> {
+        self.apps.values().map(|a| self.report(a)).collect()
+    }
+
+    fn report(&self, a: &App) -> AppReport {
+        AppReport {
+            id: a.id,
+            name: a.sub.name.clone(),
+            user: a.sub.user.clone(),
+            queue: a.queue.clone(),
+            state: a.state,
+            final_status: a.final_status,
+            diagnostics: a.diagnostics.clone(),
+            application_type: a.sub.application_type.clone(),
+            tags: a.sub.tags.clone(),
+            priority: a.sub.priority,
+            progress: a.progress,
+            submit_time: a.submit_time,
+            launch_time: a.launch_time,
+            finish_time: a.finish_time,
+            current_attempt: a.current().map(|t| AttemptReport {
+                id: t.id,
+                state: t.state,
+                am_container: t.am_container,
+                am_node: t.am_node.clone(),
+                am_rpc: t.am_rpc.clone(),
+                start_time: t.start_time,
+                finish_time: t.finish_time,
+                diagnostics: t.diagnostics.clone(),
+            }),
+            allocated: a.allocated,
+            running_containers: a.running,
+            tracking_url: a.current().and_then(|t| t.tracking_url.clone()),
+        }
+    }
+
+    /// Reports of every node, by id.
+    pub fn node_infos(&self) -> Vec<NodeInfo> {
+        self.nodes
+            .iter()
+            .map(|(id, n)| NodeInfo {
+                node_id: id.clone(),
+                rack: n.rack.clone(),
+                state: n.state,
+                capability: n.capability,
+                used: n.used,
+                containers: n.containers.len() as u32,
+                last_heartbeat: n.last_heartbeat,
+                health_report: n.health_report.clone(),
+            })
+            .collect()
+    }
+
+    /// Total and allocated resources of usable nodes.
+    pub fn cluster_resources(&self) -> (Resource, Resource) {
+        (self.cluster_capacity, self.cluster_used)
+    }
+}

@@ -1,0 +1,375 @@
+//! The plain data that goes in and out of [`RmCore`](crate::RmCore): submissions, node and AM
+//! requests and replies, outputs for the driver, and read-only reports.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use weft_store::{AppState, AttemptState, FinalStatus, LaunchContext, LocalResource, Write};
+use weft_types::yarn_id::{ApplicationId, AttemptId, ContainerId};
+use weft_types::{Resource, Time};
+
+/// YARN's `ContainerExitStatus` values the RM itself assigns.
+pub mod exit {
+    /// The container ended normally.
+    pub const SUCCESS: i32 = 0;
+    /// Released by the application, lost with its node, or never launched.
+    pub const ABORTED: i32 = -100;
+    /// Preempted by the scheduler.
+    pub const PREEMPTED: i32 = -102;
+    /// Killed because the application asked.
+    pub const KILLED_BY_APPMASTER: i32 = -105;
+    /// Killed by the ResourceManager (e.g. the application was killed).
+    pub const KILLED_BY_RESOURCEMANAGER: i32 = -106;
+    /// Killed because its application finished.
+    pub const KILLED_AFTER_APP_COMPLETION: i32 = -107;
+    /// Not set yet.
+    pub const INVALID: i32 = -1000;
+}
+
+/// An application as a client submits it (REST `POST /ws/v1/cluster/apps`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Submission {
+    /// Application name (may be empty).
+    pub name: String,
+    /// Submitting user.
+    pub user: String,
+    /// The queue asked for; `None` lets the placement rules choose.
+    pub queue: Option<String>,
+    /// Application type (`YARN` when empty).
+    pub application_type: String,
+    /// Tags.
+    pub tags: BTreeSet<String>,
+    /// Application priority.
+    pub priority: i32,
+    /// Maximum AM attempts; 0 (or more than the cluster maximum) means the cluster maximum.
+    pub max_attempts: u32,
+    /// The AM container's size.
+    pub am_resource: Resource,
+    /// Whether the AM runs outside the cluster (not supported yet: refused).
+    pub unmanaged_am: bool,
+    /// How to start the AM.
+    pub launch: LaunchContext,
+}
+
+/// The state of a container as a NodeManager reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NmContainerState {
+    /// Starting or running.
+    Running,
+    /// Ended; the exit status says how.
+    Complete,
+}
+
+/// One container in a NodeManager's registration or heartbeat.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NmContainerStatus {
+    /// The container.
+    pub container: ContainerId,
+    /// Running or complete.
+    pub state: NmContainerState,
+    /// The exit status once complete (YARN's `ContainerExitStatus` or the process's code).
+    pub exit_status: i32,
+    /// What happened, in words.
+    pub diagnostics: String,
+    /// The container's size (used when the RM re-binds running containers after a restart).
+    pub resource: Resource,
+}
+
+/// A NodeManager's registration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeRegistration {
+    /// `host:port` of the NM's container-management service; the node's id.
+    pub node_id: String,
+    /// Total resources offered.
+    pub capability: Resource,
+    /// Rack path, e.g. `/default-rack`.
+    pub rack: String,
+    /// Containers the NM still runs (after an RM or NM restart).
+    pub containers: Vec<NmContainerStatus>,
+}
+
+/// What the RM tells a NodeManager to do after a heartbeat.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeAction {
+    /// Carry on.
+    Normal,
+    /// The RM does not know this node (any more): register again with your running containers.
+    Resync,
+    /// The node was decommissioned: stop.
+    Shutdown,
+}
+
+/// The RM's answer to a node heartbeat.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HeartbeatReply {
+    /// What to do next.
+    pub action: Option<NodeAction>,
+    /// Containers the NM must stop.
+    pub containers_to_stop: Vec<ContainerId>,
+    /// Applications whose containers and files the NM must clean up.
+    pub apps_to_cleanup: Vec<ApplicationId>,
+}
+
+impl HeartbeatReply {
+    /// The action, `Normal` when unset.
+    pub fn action(&self) -> NodeAction {
+        self.action.unwrap_or(NodeAction::Normal)
+    }
+}
+
+/// A node heartbeat.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NodeStatus {
+    /// Whether the node's health checks pass.
+    pub healthy: bool,
+    /// The health report, shown when unhealthy.
+    pub health_report: String,
+    /// Containers whose state the NM reports (running ones and newly completed ones).
+    pub containers: Vec<NmContainerStatus>,
+}
+
+/// A node's lifecycle state (YARN's `NodeState`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum NodeState {
+    /// Registered and heartbeating.
+    Running,
+    /// Heartbeating but failing its health checks: no new containers.
+    Unhealthy,
+    /// Silent past the NM expiry.
+    Lost,
+    /// Removed by an administrator.
+    Decommissioned,
+    /// Unregistered itself (clean NM stop).
+    Shutdown,
+}
+
+impl NodeState {
+    /// YARN's name (`RUNNING`, `LOST`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NodeState::Running => "RUNNING",
+            NodeState::Unhealthy => "UNHEALTHY",
+            NodeState::Lost => "LOST",
+            NodeState::Decommissioned => "DECOMMISSIONED",
+            NodeState::Shutdown => "SHUTDOWN",
+        }
+    }
+}
+
+/// A request for containers from an AM. Asks are increments, as `AMRMClient.addContainerRequest`
+/// makes them: each adds `count` containers at `priority`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResourceAsk {
+    /// Priority (lower is served first).
+    pub priority: i32,
+    /// Size of each container.
+    pub resource: Resource,
+    /// How many more containers.
+    pub count: u32,
+    /// Preferred hosts.
+    pub hosts: Vec<String>,
+    /// Preferred racks.
+    pub racks: Vec<String>,
+    /// Whether other places are acceptable.
+    pub relax_locality: bool,
+}
+
+/// One AM heartbeat (YARN's `AllocateRequest`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AllocateRequest {
+    /// New asks.
+    pub asks: Vec<ResourceAsk>,
+    /// Containers given back.
+    pub releases: Vec<ContainerId>,
+    /// Nodes (`host:port` or host names) the app does not want containers on.
+    pub blacklist_additions: Vec<String>,
+    /// Nodes taken off the blacklist.
+    pub blacklist_removals: Vec<String>,
+    /// The AM's progress, 0.0..=1.0.
+    pub progress: f32,
+}
+
+/// A container handed to an AM.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AllocatedContainer {
+    /// Its id.
+    pub id: ContainerId,
+    /// The node id (`host:port`), which is also the NM's container-management address.
+    pub node_id: String,
+    /// Its size.
+    pub resource: Resource,
+    /// The priority of the ask it satisfied.
+    pub priority: i32,
+}
+
+/// A completed container as an AM learns of it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompletedContainer {
+    /// The container.
+    pub id: ContainerId,
+    /// YARN exit status.
+    pub exit_status: i32,
+    /// What happened.
+    pub diagnostics: String,
+}
+
+/// A node whose state changed, as reported to AMs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeReport {
+    /// Node id.
+    pub node_id: String,
+    /// Its state now.
+    pub state: NodeState,
+}
+
+/// The RM's answer to an AM heartbeat (YARN's `AllocateResponse`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AllocateResponse {
+    /// Containers allocated since the last call.
+    pub allocated: Vec<AllocatedContainer>,
+    /// Containers that ended since the last call.
+    pub completed: Vec<CompletedContainer>,
+    /// Resources the app may still get (what the cluster has free).
+    pub headroom: Resource,
+    /// Nodes that changed state since the last call.
+    pub updated_nodes: Vec<NodeReport>,
+    /// Nodes in the cluster that can run containers.
+    pub cluster_nodes: u32,
+}
+
+/// The RM's answer to an AM registration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RegisterResponse {
+    /// The largest container the AM may ask for.
+    pub maximum_capability: Resource,
+    /// The app's queue.
+    pub queue: String,
+    /// Containers of this attempt still running (after an RM restart).
+    pub running_containers: Vec<AllocatedContainer>,
+}
+
+/// What the driver must launch for a new AM.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AmLaunch {
+    /// The node (`host:port` of its container manager).
+    pub node_id: String,
+    /// The AM container.
+    pub container: ContainerId,
+    /// The attempt it runs.
+    pub attempt: AttemptId,
+    /// The submitting user.
+    pub user: String,
+    /// Its size.
+    pub resource: Resource,
+    /// The submission's launch context, with the RM's variables added to its environment
+    /// (`WEFT_AM_TOKEN`, `APPLICATION_ATTEMPT_ID`, `CONTAINER_ID`, `WEFT_RM_SCHEDULER_ADDRESS`,
+    /// `APPLICATION_ID`, `MAX_APP_ATTEMPTS`, `APP_SUBMIT_TIME_ENV`).
+    pub launch: LaunchContext,
+}
+
+/// An output for the driver, drained with [`RmCore::poll_output`](crate::RmCore::poll_output).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Output {
+    /// Apply these writes to the state store (atomically) before acknowledging the input that
+    /// produced them.
+    Persist(Vec<Write>),
+    /// Start an AM container on its node.
+    LaunchAm(Box<AmLaunch>),
+    /// Stop a container on its node (it is also in the node's next heartbeat reply).
+    StopContainer {
+        /// The node.
+        node_id: String,
+        /// The container.
+        container: ContainerId,
+    },
+}
+
+/// A read-only view of an application (what REST shows).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AppReport {
+    /// Id.
+    pub id: ApplicationId,
+    /// Name.
+    pub name: String,
+    /// User.
+    pub user: String,
+    /// Current queue (full name).
+    pub queue: String,
+    /// State.
+    pub state: AppState,
+    /// Final status.
+    pub final_status: FinalStatus,
+    /// Diagnostics (empty if none).
+    pub diagnostics: String,
+    /// Type.
+    pub application_type: String,
+    /// Tags.
+    pub tags: BTreeSet<String>,
+    /// Priority.
+    pub priority: i32,
+    /// AM progress 0..=1.
+    pub progress: f32,
+    /// Submission time.
+    pub submit_time: Time,
+    /// When the first AM container was launched.
+    pub launch_time: Option<Time>,
+    /// When it ended.
+    pub finish_time: Option<Time>,
+    /// The current attempt.
+    pub current_attempt: Option<AttemptReport>,
+    /// Resources held by running containers.
+    pub allocated: Resource,
+    /// Running containers.
+    pub running_containers: u32,
+    /// The AM's tracking URL (when registered).
+    pub tracking_url: Option<String>,
+}
+
+/// A read-only view of an attempt.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AttemptReport {
+    /// Id.
+    pub id: AttemptId,
+    /// State.
+    pub state: AttemptState,
+    /// AM container.
+    pub am_container: Option<ContainerId>,
+    /// Node of the AM container.
+    pub am_node: Option<String>,
+    /// AM host and RPC port, once registered.
+    pub am_rpc: Option<(String, u32)>,
+    /// Start time.
+    pub start_time: Time,
+    /// End time.
+    pub finish_time: Option<Time>,
+    /// Diagnostics.
+    pub diagnostics: String,
+}
+
+/// A read-only view of a node.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeInfo {
+    /// `host:port`.
+    pub node_id: String,
+    /// Rack.
+    pub rack: String,
+    /// State.
+    pub state: NodeState,
+    /// Total resources.
+    pub capability: Resource,
+    /// Allocated resources.
+    pub used: Resource,
+    /// Live containers.
+    pub containers: u32,
+    /// Last heartbeat (or registration).
+    pub last_heartbeat: Time,
+    /// The health report.
+    pub health_report: String,
+}
+
+/// Re-exported so drivers need not name the store crate for launch contexts.
+pub type LocalResources = BTreeMap<String, LocalResource>;
+
+/// `<memory:1024, vCores:1>`, as YARN prints resources in messages.
+pub(crate) fn show(r: weft_types::Resource) -> String {
+    format!("<memory:{}, vCores:{}>", r.memory_mb(), r.vcores())
+}

@@ -1,0 +1,460 @@
+//! Node lifecycle: registration (with the containers an NM still runs), heartbeats, health,
+//! loss, decommissioning, and re-binding running containers after an RM restart.
+
+use std::collections::BTreeSet;
+
+use weft_sched::{ContainerAsk, Event};
+use weft_types::yarn_id::ContainerId;
+use weft_types::{AppId, NodeId, Resource, Time};
+
+use crate::core::{Container, ContainerState, Node, RmCore, RECOVERY_PRIORITY};
+use crate::model::*;
+use crate::RmError;
+
+const DEFAULT_RACK: &str = "/default-rack";
+
+fn check_node_id(id: &str) -> Result<(), RmError> {
+    let Some((host, port)) = id.rsplit_once(':') else {
+        return Err(RmError::InvalidNode(format!(
+            "node id '{id}' must be host:port"
+        )));
+    };
+    if host.is_empty() || port.parse::<u16>().is_err() {
+        return Err(RmError::InvalidNode(format!(
+            "node id '{id}' must be host:port with a numeric port"
+        )));
+    }
+    Ok(())
+}
+
+impl RmCore {
+    /// Registers a NodeManager (first time, after it restarted, or after the RM restarted).
+    /// Containers it still runs are re-bound to their applications; those of unknown or
+    /// finished applications are stopped in its next heartbeat reply.
+    pub fn node_register(&mut self, now: Time, reg: NodeRegistration) -> Result<(), RmError> {
+        check_node_id(&reg.node_id)?;
+        if reg.capability.memory_mb() <= 0 || reg.capability.vcores() <= 0 {
+            return Err(RmError::InvalidNode(format!(
+                "node {} offers {}; memory and vcores must be positive",
+                reg.node_id,
+                show(reg.capability)
+            )));
+        }
+        let rack = if reg.rack.trim().is_empty() {
+            DEFAULT_RACK.to_string()
+        } else {
+            reg.rack.clone()
+        };
+        if let Some(n) = self.nodes.get(&reg.node_id) {
+            if n.state == NodeState::Decommissioned {
+                return Err(RmError::InvalidNode(format!(
+                    "node {} is decommissioned",
+                    reg.node_id
+                )));
+            }
+            if n.in_sched && (n.capability != reg.capability || n.rack != rack) {
+                self.remove_from_sched(now, &reg.node_id, "node re-registered with new resources");
+            }
+        }
+        let node_id = reg.node_id.clone();
+        if !self.nodes.get(&node_id).is_some_and(|n| n.in_sched) {
+            self.add_to_sched(now, &node_id, rack, reg.capability)?;
+        }
+        let Some(node) = self.nodes.get_mut(&node_id) else {
+            return Err(RmError::UnknownNode(node_id));
+        };
+        node.state = NodeState::Running;
+        node.last_heartbeat = now;
+        node.health_report.clear();
+        let known: Vec<ContainerId> = node.containers.iter().copied().collect();
+        self.node_changed(&node_id, NodeState::Running);
+
+        // Containers the RM believes run there but the NM does not report ended while the
+        // NM was away.
+        let reported: BTreeSet<ContainerId> = reg.containers.iter().map(|c| c.container).collect();
+        for c in known {
+            if !reported.contains(&c) {
+                self.container_done(
+                    now,
+                    c,
+                    exit::ABORTED,
+                    "container not found on its node after the node re-registered".into(),
+                    false,
+                );
+            }
+        }
+        let mut recovering = 0;
+        for status in reg.containers {
+            if status.state == NmContainerState::Running
+                && !self.containers.contains_key(&status.container)
+                && self.recoverable(&status.container)
+            {
+                let key = (AppId(status.container.app.seq), node_id.clone());
+                self.recovering
+                    .entry(key)
+                    .or_default()
+                    .push((status.container, status.resource));
+                recovering += 1;
+            } else {
+                self.container_status(now, &node_id, status);
+            }
+        }
+        if recovering > 0 {
+            self.rebind_node(now, &node_id, recovering);
+        }
+        self.drain(now);
+        Ok(())
+    }
+
+    /// Whether a container reported after a restart belongs to a live app's current attempt.
+    fn recoverable(&self, c: &ContainerId) -> bool {
+        self.apps.get(&c.app).is_some_and(|a| {
+            a.in_sched
+                && !a.state.is_final()
+                && a.current()
+                    .is_some_and(|t| t.id.attempt == c.attempt && !t.state.is_final())
+        })
+    }
+
+    /// Asks the scheduler for the reported containers on exactly this node, at a priority above
+    /// every other ask, and lets the node heartbeat until they are bound (the scheduler has no
+    /// way to add a running container directly). Leftovers are kept unaccounted.
+    fn rebind_node(&mut self, now: Time, node_id: &str, count: usize) {
+        let Some(host) = self.nodes.get(node_id).map(|n| n.sched_host.clone()) else {
+            return;
+        };
+        let Some(sched_node) = self.nodes.get(node_id).map(|n| n.sched) else {
+            return;
+        };
+        let keys: Vec<(AppId, String)> = self
+            .recovering
+            .keys()
+            .filter(|(_, n)| n == node_id)
+            .cloned()
+            .collect();
+        for key in &keys {
+            let sizes: Vec<Resource> = self.recovering[key].iter().map(|(_, r)| *r).collect();
+            for r in sizes {
+                let ask = ContainerAsk {
+                    priority: RECOVERY_PRIORITY,
+                    resources: r,
+                    count: 1,
+                    hosts: vec![host.clone()],
+                    racks: Vec::new(),
+                    relax_locality: false,
+                };
+                let _ = self.sched.handle(now, Event::Ask { app: key.0, ask });
+            }
+        }
+        // The scheduler serves only demand its last update saw.
+        let _ = self.sched.handle(now, Event::Update);
+        for _ in 0..=count {
+            let left: usize = keys
+                .iter()
+                .map(|k| self.recovering.get(k).map_or(0, Vec::len))
+                .sum();
+            if left == 0 {
+                break;
+            }
+            let before = self.sched.allocation_count();
+            let _ = self
+                .sched
+                .handle(now, Event::NodeHeartbeat { node: sched_node });
+            self.drain(now);
+            if self.sched.allocation_count() == before {
+                break;
+            }
+        }
+        for key in keys {
+            let _ = self.sched.handle(
+                now,
+                Event::CancelAsks {
+                    app: key.0,
+                    priority: Some(RECOVERY_PRIORITY),
+                    count: None,
+                },
+            );
+            for (c, r) in self.recovering.remove(&key).unwrap_or_default() {
+                self.bind(c, &key.1, None, r);
+            }
+        }
+    }
+
+    /// A scheduler allocation at the recovery priority: it is one of the reported containers.
+    pub(crate) fn rebind(
+        &mut self,
+        app: weft_types::yarn_id::ApplicationId,
+        node: &str,
+        sched_id: weft_types::ContainerId,
+        resource: Resource,
+    ) -> bool {
+        let key = (AppId(app.seq), node.to_string());
+        let Some(list) = self.recovering.get_mut(&key) else {
+            return false;
+        };
+        if list.is_empty() {
+            return false;
+        }
+        let (c, _) = list.remove(0);
+        self.bind(c, node, Some(sched_id), resource);
+        true
+    }
+
+    fn bind(
+        &mut self,
+        c: ContainerId,
+        node: &str,
+        sched: Option<weft_types::ContainerId>,
+        resource: Resource,
+    ) {
+        let Some(app) = self.apps.get_mut(&c.app) else {
+            return;
+        };
+        if let Some(t) = app.attempts.get_mut(c.attempt as usize - 1) {
+            t.next_n = t.next_n.max(c.n + 1);
+        }
+        app.allocated = app.allocated.saturating_add(resource);
+        app.running += 1;
+        app.nodes_used.insert(node.to_string());
+        self.cluster_used = self.cluster_used.saturating_add(resource);
+        if let Some(n) = self.nodes.get_mut(node) {
+            n.used = n.used.saturating_add(resource);
+            n.containers.insert(c);
+        }
+        if let Some(s) = sched {
+            self.by_sched.insert(s, c);
+        }
+        self.containers.insert(
+            c,
+            Container {
+                sched,
+                node: node.to_string(),
+                resource,
+                priority: 0,
+                state: ContainerState::Running,
+            },
+        );
+    }
+
+    fn add_to_sched(
+        &mut self,
+        now: Time,
+        node_id: &str,
+        rack: String,
+        capability: Resource,
+    ) -> Result<(), RmError> {
+        let host = node_id
+            .rsplit_once(':')
+            .map_or(node_id, |(h, _)| h)
+            .to_string();
+        // The scheduler wants one node per host name; further NMs on a host go by their id.
+        let host_taken = self
+            .nodes
+            .iter()
+            .any(|(id, n)| id != node_id && n.in_sched && n.sched_host == host);
+        let sched_host = if host_taken {
+            node_id.to_string()
+        } else {
+            host
+        };
+        let sched = NodeId(self.next_node);
+        self.sched.handle(
+            now,
+            Event::NodeAdded {
+                node: sched,
+                host: sched_host.clone(),
+                rack: rack.clone(),
+                capability,
+            },
+        )?;
+        self.next_node += 1;
+        if let Some(old) = self.nodes.get(node_id) {
+            self.node_by_sched.remove(&old.sched);
+        }
+        self.node_by_sched.insert(sched, node_id.to_string());
+        self.cluster_capacity = self.cluster_capacity.saturating_add(capability);
+        let node = self
+            .nodes
+            .entry(node_id.to_string())
+            .or_insert_with(|| Node {
+                sched,
+                sched_host: sched_host.clone(),
+                rack: rack.clone(),
+                capability,
+                used: Resource::ZERO,
+                state: NodeState::Running,
+                in_sched: true,
+                last_heartbeat: now,
+                health_report: String::new(),
+                containers: BTreeSet::new(),
+                to_stop: BTreeSet::new(),
+                to_cleanup: BTreeSet::new(),
+            });
+        node.sched = sched;
+        node.sched_host = sched_host;
+        node.rack = rack;
+        node.capability = capability;
+        node.in_sched = true;
+        Ok(())
+    }
+
+    /// Takes a node out of the scheduler: its containers end as ABORTED with `diag`.
+    pub(crate) fn remove_from_sched(&mut self, now: Time, node_id: &str, diag: &str) {
+        let Some(node) = self.nodes.get_mut(node_id) else {
+            return;
+        };
+        if !node.in_sched {
+            return;
+        }
+        node.in_sched = false;
+        let sched = node.sched;
+        let capability = node.capability;
+        let containers: Vec<ContainerId> = node.containers.iter().copied().collect();
+        for c in &containers {
+            if let Some(s) = self.containers.get(c).and_then(|c| c.sched) {
+                self.exit_override
+                    .insert(s, (exit::ABORTED, diag.to_string(), false));
+            }
+        }
+        let _ = self.sched.handle(now, Event::NodeRemoved { node: sched });
+        self.node_by_sched.remove(&sched);
+        self.cluster_capacity = self.cluster_capacity.saturating_sub(capability);
+        self.drain(now);
+        for c in containers {
+            self.container_done(now, c, exit::ABORTED, diag.to_string(), false);
+        }
+        self.recovering.retain(|(_, n), _| n != node_id);
+        self.lingering_am.retain(|_, (n, _)| n != node_id);
+    }
+
+    /// A heartbeat: container statuses, health, then the scheduler assigns containers on the
+    /// node. Unknown or lost nodes are told to resync (register again).
+    pub fn node_heartbeat(
+        &mut self,
+        now: Time,
+        node_id: &str,
+        status: NodeStatus,
+    ) -> Result<HeartbeatReply, RmError> {
+        let resync = HeartbeatReply {
+            action: Some(NodeAction::Resync),
+            ..HeartbeatReply::default()
+        };
+        let Some(node) = self.nodes.get_mut(node_id) else {
+            return Ok(resync);
+        };
+        match node.state {
+            NodeState::Lost | NodeState::Shutdown => return Ok(resync),
+            NodeState::Decommissioned => {
+                return Ok(HeartbeatReply {
+                    action: Some(NodeAction::Shutdown),
+                    ..HeartbeatReply::default()
+                })
+            }
+            NodeState::Running | NodeState::Unhealthy => {}
+        }
+        node.last_heartbeat = now;
+        let was = node.state;
+        if !status.healthy && was == NodeState::Running {
+            node.state = NodeState::Unhealthy;
+            node.health_report = status.health_report.clone();
+            self.node_changed(node_id, NodeState::Unhealthy);
+            let diag = format!("node unhealthy: {}", status.health_report);
+            self.remove_from_sched(now, node_id, &diag);
+        } else if status.healthy && was == NodeState::Unhealthy {
+            let (rack, capability) = (node.rack.clone(), node.capability);
+            node.health_report.clear();
+            self.add_to_sched(now, node_id, rack, capability)?;
+            if let Some(n) = self.nodes.get_mut(node_id) {
+                n.state = NodeState::Running;
+            }
+            self.node_changed(node_id, NodeState::Running);
+        }
+        for c in status.containers {
+            self.container_status(now, node_id, c);
+        }
+        if let Some(sched) = self
+            .nodes
+            .get(node_id)
+            .filter(|n| n.in_sched)
+            .map(|n| n.sched)
+        {
+            self.sched
+                .handle(now, Event::NodeHeartbeat { node: sched })?;
+        }
+        self.drain(now);
+        let Some(node) = self.nodes.get_mut(node_id) else {
+            return Ok(resync);
+        };
+        Ok(HeartbeatReply {
+            action: Some(NodeAction::Normal),
+            containers_to_stop: std::mem::take(&mut node.to_stop).into_iter().collect(),
+            apps_to_cleanup: std::mem::take(&mut node.to_cleanup).into_iter().collect(),
+        })
+    }
+
+    /// One container status from a node.
+    fn container_status(&mut self, now: Time, node_id: &str, s: NmContainerStatus) {
+        let known = self
+            .containers
+            .get(&s.container)
+            .is_some_and(|c| c.node == node_id);
+        match (s.state, known) {
+            (NmContainerState::Complete, true) => {
+                self.container_done(now, s.container, s.exit_status, s.diagnostics, false)
+            }
+            (NmContainerState::Complete, false) => {
+                self.end_lingering_am(s.container, false);
+            }
+            (NmContainerState::Running, true) => {
+                if let Some(c) = self.containers.get_mut(&s.container) {
+                    c.state = ContainerState::Running;
+                }
+            }
+            (NmContainerState::Running, false) => {
+                if !self.lingering_am.contains_key(&s.container) {
+                    if let Some(n) = self.nodes.get_mut(node_id) {
+                        n.to_stop.insert(s.container);
+                    }
+                }
+            }
+        }
+    }
+
+    /// A NodeManager unregistered (clean stop): SHUTDOWN, its containers end.
+    pub fn node_unregister(&mut self, now: Time, node_id: &str) -> Result<(), RmError> {
+        self.end_node(now, node_id, NodeState::Shutdown, "node shut down")
+    }
+
+    /// An administrator decommissions a node: its containers end and it may not register again.
+    pub fn decommission(&mut self, now: Time, node_id: &str) -> Result<(), RmError> {
+        self.end_node(
+            now,
+            node_id,
+            NodeState::Decommissioned,
+            "node decommissioned",
+        )
+    }
+
+    /// Marks a node LOST (NM expiry): its containers end as ABORTED, "node lost".
+    pub(crate) fn node_lost(&mut self, now: Time, node_id: &str) {
+        let _ = self.end_node(now, node_id, NodeState::Lost, "node lost");
+    }
+
+    fn end_node(
+        &mut self,
+        now: Time,
+        node_id: &str,
+        state: NodeState,
+        diag: &str,
+    ) -> Result<(), RmError> {
+        let Some(node) = self.nodes.get_mut(node_id) else {
+            return Err(RmError::UnknownNode(node_id.to_string()));
+        };
+        node.state = state;
+        node.to_stop.clear();
+        node.to_cleanup.clear();
+        self.node_changed(node_id, state);
+        self.remove_from_sched(now, node_id, diag);
+        Ok(())
+    }
+}

@@ -1,0 +1,186 @@
+//! Rebuilding the RM from the store after a restart (work-preserving: running AMs re-register
+//! with their persisted tokens, NMs re-register with their running containers).
+
+use std::collections::BTreeSet;
+
+use weft_sched::Event;
+use weft_store::{AppState, AttemptRecord, FinalStatus, RecoveredState, Write};
+use weft_types::yarn_id::{ApplicationId, AttemptId, ContainerId};
+use weft_types::{AppId, Resource, Time};
+
+use crate::apps::{app_record, attempt_record};
+use crate::core::{App, Attempt, RmConfig, RmCore, EPOCH_STRIDE};
+use crate::model::Submission;
+use crate::RmError;
+
+impl RmCore {
+    /// Rebuilds an RM from what the store holds. With no stored counters this is a first start
+    /// with `first_start_ts` as the cluster timestamp. Otherwise the epoch goes up by one, live
+    /// applications go back to the scheduler in their queues, and their current attempts wait
+    /// (AM expiry from `now`) for their AMs to re-register. Emits a `Persist` of the counters
+    /// (and of any app that could not be placed again, now FAILED).
+    pub fn recover(
+        config: RmConfig,
+        state: RecoveredState,
+        first_start_ts: u64,
+        now: Time,
+    ) -> Result<RmCore, RmError> {
+        let Some(meta) = state.meta else {
+            return Ok(RmCore::new(config, first_start_ts, now));
+        };
+        let epoch = meta.epoch + 1;
+        let mut core = RmCore::empty(config, meta.cluster_timestamp, epoch, now);
+        core.next_seq = meta.next_app_seq.max(1);
+        for rec in state.apps {
+            let id = ApplicationId {
+                cluster_ts: rec.app.cluster_timestamp,
+                seq: rec.app.app_id,
+            };
+            core.next_seq = core.next_seq.max(id.seq + 1);
+            let r = &rec.app;
+            let sub = Submission {
+                name: r.name.clone(),
+                user: r.user.clone(),
+                queue: (!r.requested_queue.is_empty()).then(|| r.requested_queue.clone()),
+                application_type: r.application_type.clone(),
+                tags: r.tags.clone(),
+                priority: r.priority,
+                max_attempts: r.max_attempts,
+                am_resource: Resource::new(
+                    r.am_resource.memory_mb as i64,
+                    r.am_resource.vcores as i64,
+                ),
+                unmanaged_am: false,
+                launch: r.am_launch.clone(),
+            };
+            let mut app = App {
+                id,
+                sub,
+                queue: r.queue.clone(),
+                state: r.state,
+                final_status: r.final_status,
+                diagnostics: r.diagnostics.clone(),
+                submit_time: Time(r.submit_time_ms),
+                launch_time: None,
+                finish_time: r.finish_time_ms.map(Time),
+                max_attempts: r.max_attempts.max(1),
+                attempts: Vec::new(),
+                progress: if r.state == AppState::Finished {
+                    1.0
+                } else {
+                    0.0
+                },
+                in_sched: false,
+                allocated: Resource::ZERO,
+                running: 0,
+                nodes_used: BTreeSet::new(),
+            };
+            for a in &rec.attempts {
+                app.attempts.push(attempt_from(id, a, epoch, now)?);
+            }
+            let live = !app.state.is_final();
+            core.apps.insert(id, app);
+            if live {
+                core.resume(now, id);
+            }
+        }
+        core.persist_meta();
+        Ok(core)
+    }
+
+    /// Puts a live recovered application back into the scheduler.
+    fn resume(&mut self, now: Time, id: ApplicationId) {
+        let Some(app) = self.apps.get(&id) else {
+            return;
+        };
+        let current_live = app.current().filter(|t| !t.state.is_final());
+        // An attempt whose AM container exists keeps it (the AM may still run); otherwise the
+        // scheduler allocates a new AM container.
+        let am_running = current_live.is_some_and(|t| t.am_container.is_some());
+        let needs_attempt = current_live.is_none();
+        let am_resource = (!am_running).then_some(app.sub.am_resource);
+        let (user, queue) = (app.sub.user.clone(), app.queue.clone());
+        let seq = AppId(id.seq);
+        let _ = self.sched.handle(
+            now,
+            Event::AppSubmitted {
+                app: seq,
+                user,
+                queue: Some(queue),
+                am_resource,
+            },
+        );
+        self.drain(now);
+        match self.placements.remove(&seq) {
+            Some(Ok(queue)) => {
+                let attempt =
+                    needs_attempt.then(|| self.apps.get(&id).map(|a| self.make_attempt(now, a)));
+                let Some(app) = self.apps.get_mut(&id) else {
+                    return;
+                };
+                app.queue = queue;
+                app.in_sched = true;
+                if let Some(Some(a)) = attempt {
+                    app.attempts.push(a);
+                    let writes = vec![
+                        Write::PutApp(app_record(app)),
+                        Write::PutAttempt(attempt_record(app, app.attempts.len() - 1)),
+                    ];
+                    self.persist(writes);
+                }
+            }
+            other => {
+                let reason = match other {
+                    Some(Err(r)) => r,
+                    _ => "no placement".into(),
+                };
+                self.finish_app(
+                    now,
+                    id,
+                    AppState::Failed,
+                    FinalStatus::Failed,
+                    format!("application {id} could not be recovered: {reason}"),
+                    false,
+                );
+            }
+        }
+    }
+}
+
+fn attempt_from(
+    app: ApplicationId,
+    r: &AttemptRecord,
+    epoch: u64,
+    now: Time,
+) -> Result<Attempt, RmError> {
+    let am_container = match &r.am_container_id {
+        Some(s) => Some(
+            s.parse::<ContainerId>()
+                .map_err(|e| RmError::Corrupt(format!("attempt {} of {app}: {e}", r.attempt)))?,
+        ),
+        None => None,
+    };
+    Ok(Attempt {
+        id: AttemptId {
+            app,
+            attempt: r.attempt,
+        },
+        token: r.am_token.clone(),
+        state: r.state,
+        final_status: r.final_status,
+        am_container,
+        am_node: r.am_node_id.clone(),
+        am_exit: r.am_exit_status,
+        am_rpc: None,
+        tracking_url: r.tracking_url.clone(),
+        next_n: epoch * EPOCH_STRIDE + 1,
+        last_contact: now,
+        start_time: Time(r.start_time_ms),
+        finish_time: r.finish_time_ms.map(Time),
+        diagnostics: r.diagnostics.clone(),
+        new_containers: Vec::new(),
+        completed: Vec::new(),
+        blacklist: BTreeSet::new(),
+        nodes_seen: 0,
+    })
+}

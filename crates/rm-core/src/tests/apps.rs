@@ -1,0 +1,231 @@
+//! Submission, kill and move.
+
+use super::*;
+
+#[test]
+fn ids_are_sequential_and_formatted() {
+    let mut c = core();
+    let a = c.new_application(Time(5));
+    let b = c.new_application(Time(6));
+    assert_eq!(a.to_string(), "application_1700000000000_0001");
+    assert_eq!(b.seq, 2);
+    assert!(
+        c.app_report(&a).is_none(),
+        "nothing exists before submission"
+    );
+}
+
+#[test]
+fn submission_is_accepted_and_persisted_with_its_first_attempt() {
+    let mut c = core();
+    let id = submit(&mut c, 100);
+    let out = drain(&mut c);
+    let w = writes(&out);
+    assert!(matches!(&w[0], Write::Meta(m) if m.next_app_seq == 2));
+    assert!(
+        matches!(&w[1], Write::PutApp(a) if a.app_id == 1 && a.state == AppState::Accepted && a.queue == "root.alice")
+    );
+    assert!(
+        matches!(&w[2], Write::PutAttempt(t) if t.attempt == 1 && t.state == AttemptState::Scheduled && !t.am_token.is_empty())
+    );
+    let r = c.app_report(&id).unwrap();
+    assert_eq!(r.state, AppState::Accepted);
+    assert_eq!(r.queue, "root.alice");
+    assert_eq!(r.submit_time, Time(100));
+    assert_eq!(r.current_attempt.unwrap().state, AttemptState::Scheduled);
+}
+
+#[test]
+fn bad_submissions_change_nothing() {
+    let mut c = core();
+    let id = c.new_application(Time(0));
+    let forged = ApplicationId {
+        cluster_ts: TS,
+        seq: 9,
+    };
+    assert!(matches!(
+        c.submit(Time(1), forged, submission("alice", None)),
+        Err(RmError::NotIssued(_))
+    ));
+    let other_cluster = ApplicationId {
+        cluster_ts: 1,
+        seq: 1,
+    };
+    assert!(matches!(
+        c.submit(Time(1), other_cluster, submission("alice", None)),
+        Err(RmError::NotIssued(_))
+    ));
+    let mut big = submission("alice", None);
+    big.am_resource = Resource::new(1 << 20, 1);
+    let e = c.submit(Time(1), id, big).unwrap_err();
+    assert!(matches!(e, RmError::AboveMaximum { .. }), "{e}");
+    assert!(
+        e.to_string().contains("exceeds the maximum allocation"),
+        "{e}"
+    );
+    let mut none = submission("alice", None);
+    none.launch.commands.clear();
+    assert!(matches!(
+        c.submit(Time(1), id, none),
+        Err(RmError::InvalidRequest(_))
+    ));
+    let mut unmanaged = submission("alice", None);
+    unmanaged.unmanaged_am = true;
+    assert!(matches!(
+        c.submit(Time(1), id, unmanaged),
+        Err(RmError::Unsupported(_))
+    ));
+    assert!(c.app_reports().is_empty());
+    assert!(drain(&mut c).is_empty());
+    // The id is still usable after the refusals, but only once.
+    c.submit(Time(2), id, submission("alice", None)).unwrap();
+    assert!(matches!(
+        c.submit(Time(3), id, submission("alice", None)),
+        Err(RmError::AlreadySubmitted(_))
+    ));
+}
+
+#[test]
+fn placement_rejection_is_an_error_and_records_nothing() {
+    let xml = r#"<allocations>
+        <queue name="known"/>
+        <queuePlacementPolicy>
+          <rule name="specified" create="false"/>
+          <rule name="reject"/>
+        </queuePlacementPolicy>
+      </allocations>"#;
+    let mut c = RmCore::new(config(xml), TS, Time(0));
+    drain(&mut c);
+    let id = c.new_application(Time(1));
+    let e = c
+        .submit(Time(1), id, submission("alice", Some("root.nope")))
+        .unwrap_err();
+    assert!(matches!(e, RmError::Rejected(_)), "{e}");
+    assert!(c.app_report(&id).is_none());
+    assert!(writes(&drain(&mut c)).is_empty());
+    c.submit(Time(2), id, submission("alice", Some("root.known")))
+        .unwrap();
+    assert_eq!(c.app_report(&id).unwrap().queue, "root.known");
+}
+
+#[test]
+fn max_attempts_default_and_cap() {
+    let mut c = core();
+    let a = c.new_application(Time(0));
+    let mut s = submission("alice", None);
+    s.max_attempts = 7;
+    c.submit(Time(0), a, s).unwrap();
+    let w = writes(&drain(&mut c));
+    assert!(w
+        .iter()
+        .any(|w| matches!(w, Write::PutApp(r) if r.max_attempts == 2)));
+}
+
+#[test]
+fn kill_ends_the_app_and_stops_its_containers() {
+    let mut c = core();
+    register(&mut c, 0, "h1:1");
+    let (app, attempt, token, am) = running_app(&mut c, 10, "h1:1");
+    c.am_allocate(Time(20), attempt, &token, ask(1)).unwrap();
+    heartbeat(&mut c, 30, "h1:1");
+    let got = c
+        .am_allocate(Time(40), attempt, &token, AllocateRequest::default())
+        .unwrap();
+    assert_eq!(got.allocated.len(), 1);
+    drain(&mut c);
+    assert_eq!(
+        c.kill(Time(50), app, Some("alice")).unwrap(),
+        AppState::Killed
+    );
+    let out = drain(&mut c);
+    let stopped = stops(&out);
+    assert!(
+        stopped.contains(&am) && stopped.contains(&got.allocated[0].id),
+        "{stopped:?}"
+    );
+    assert!(writes(&out).iter().any(|w| matches!(w, Write::PutApp(r) if r.state == AppState::Killed && r.final_status == FinalStatus::Killed)));
+    let r = c.app_report(&app).unwrap();
+    assert_eq!(
+        (r.state, r.final_status, r.running_containers),
+        (AppState::Killed, FinalStatus::Killed, 0)
+    );
+    assert_eq!(r.finish_time, Some(Time(50)));
+    assert_eq!(r.current_attempt.unwrap().state, AttemptState::Killed);
+    let reply = heartbeat(&mut c, 60, "h1:1");
+    assert!(reply.containers_to_stop.contains(&am));
+    assert_eq!(reply.apps_to_cleanup, vec![app]);
+    // The AM is gone.
+    assert!(matches!(
+        c.am_allocate(Time(70), attempt, &token, AllocateRequest::default()),
+        Err(RmError::UnknownAttempt(_))
+    ));
+    // Killing again is a no-op.
+    assert_eq!(c.kill(Time(80), app, None).unwrap(), AppState::Killed);
+    assert!(drain(&mut c).is_empty());
+}
+
+#[test]
+fn kill_without_permission_is_refused() {
+    let xml = r#"<allocations>
+        <queue name="root">
+          <aclSubmitApps>*</aclSubmitApps>
+          <aclAdministerApps> </aclAdministerApps>
+          <queue name="default"/>
+        </queue>
+      </allocations>"#;
+    let mut c = RmCore::new(config(xml), TS, Time(0));
+    drain(&mut c);
+    let app = submit(&mut c, 1);
+    drain(&mut c);
+    let e = c.kill(Time(2), app, Some("mallory")).unwrap_err();
+    assert!(matches!(e, RmError::Forbidden(_)), "{e}");
+    assert_eq!(c.app_report(&app).unwrap().state, AppState::Accepted);
+    assert!(drain(&mut c).is_empty());
+    assert_eq!(
+        c.kill(Time(3), app, Some("alice")).unwrap(),
+        AppState::Killed
+    );
+    assert!(matches!(
+        c.kill(
+            Time(3),
+            ApplicationId {
+                cluster_ts: TS,
+                seq: 42
+            },
+            None
+        ),
+        Err(RmError::UnknownApp(_))
+    ));
+}
+
+#[test]
+fn move_changes_the_queue_and_is_persisted() {
+    let xml = r#"<allocations><queue name="a"/><queue name="b"/></allocations>"#;
+    let mut c = RmCore::new(config(xml), TS, Time(0));
+    drain(&mut c);
+    let id = c.new_application(Time(0));
+    c.submit(Time(0), id, submission("alice", Some("a")))
+        .unwrap();
+    drain(&mut c);
+    assert_eq!(c.move_app(Time(1), id, "b").unwrap(), "root.b");
+    let w = writes(&drain(&mut c));
+    assert!(matches!(&w[..], [Write::PutApp(r)] if r.queue == "root.b"));
+    assert_eq!(c.app_report(&id).unwrap().queue, "root.b");
+    assert_eq!(
+        c.scheduler().queue_name(weft_types::AppId(id.seq)),
+        Some("root.b")
+    );
+    // A parent queue is not a target; nothing changes.
+    let e = c.move_app(Time(2), id, "root").unwrap_err();
+    assert!(
+        matches!(e, RmError::MoveRefused(_) | RmError::Scheduler(_)),
+        "{e}"
+    );
+    assert_eq!(c.app_report(&id).unwrap().queue, "root.b");
+    assert!(drain(&mut c).is_empty());
+    c.kill(Time(3), id, None).unwrap();
+    assert!(matches!(
+        c.move_app(Time(4), id, "a"),
+        Err(RmError::FinalState { .. })
+    ));
+}

@@ -1,0 +1,190 @@
+//! Node registration, heartbeats, health, unregistration and decommissioning.
+
+use super::*;
+
+#[test]
+fn registration_is_validated() {
+    let mut c = core();
+    let reg = |id: &str, mem| NodeRegistration {
+        node_id: id.into(),
+        capability: Resource::new(mem, 4),
+        rack: String::new(),
+        containers: Vec::new(),
+    };
+    for bad in ["nohost", "h:", ":1", "h:x", "h:70000"] {
+        assert!(
+            matches!(
+                c.node_register(Time(0), reg(bad, 1024)),
+                Err(RmError::InvalidNode(_))
+            ),
+            "{bad}"
+        );
+    }
+    assert!(matches!(
+        c.node_register(Time(0), reg("h:1", 0)),
+        Err(RmError::InvalidNode(_))
+    ));
+    assert!(c.node_infos().is_empty());
+    c.node_register(Time(0), reg("h:1", 1024)).unwrap();
+    let n = &c.node_infos()[0];
+    assert_eq!(
+        (n.rack.as_str(), n.state, n.capability),
+        ("/default-rack", NodeState::Running, Resource::new(1024, 4))
+    );
+}
+
+#[test]
+fn unknown_nodes_are_told_to_resync() {
+    let mut c = core();
+    assert_eq!(heartbeat(&mut c, 0, "h:1").action(), NodeAction::Resync);
+    assert!(c.node_infos().is_empty());
+}
+
+#[test]
+fn two_nms_on_one_host_both_get_containers() {
+    let mut c = core();
+    register(&mut c, 0, "localhost:8041");
+    register(&mut c, 0, "localhost:8042");
+    assert_eq!(c.cluster_resources().0, Resource::new(16384, 16));
+    let (_, attempt, token, _) = running_app(&mut c, 1, "localhost:8041");
+    c.am_allocate(Time(2), attempt, &token, ask(1)).unwrap();
+    heartbeat(&mut c, 3, "localhost:8042");
+    let got = c
+        .am_allocate(Time(4), attempt, &token, AllocateRequest::default())
+        .unwrap();
+    assert_eq!(got.allocated[0].node_id, "localhost:8042");
+}
+
+#[test]
+fn unknown_running_containers_are_stopped() {
+    let mut c = core();
+    register(&mut c, 0, "h:1");
+    let stray = ContainerId {
+        app: ApplicationId {
+            cluster_ts: TS,
+            seq: 7,
+        },
+        attempt: 1,
+        n: 3,
+    };
+    let r = report(
+        &mut c,
+        1,
+        "h:1",
+        vec![status(stray, NmContainerState::Running, 0)],
+    );
+    assert_eq!(r.containers_to_stop, vec![stray]);
+    assert!(
+        heartbeat(&mut c, 2, "h:1").containers_to_stop.is_empty(),
+        "told once per report"
+    );
+}
+
+#[test]
+fn unhealthy_node_loses_its_containers_and_gets_none_until_healthy() {
+    let mut c = core();
+    register(&mut c, 0, "h1:1");
+    register(&mut c, 0, "h2:1");
+    let (_, attempt, token, _) = running_app(&mut c, 1, "h1:1");
+    c.am_allocate(Time(2), attempt, &token, ask(2)).unwrap();
+    heartbeat(&mut c, 3, "h2:1");
+    let w = c
+        .am_allocate(Time(4), attempt, &token, AllocateRequest::default())
+        .unwrap()
+        .allocated[0]
+        .id;
+    let sick = NodeStatus {
+        healthy: false,
+        health_report: "disk full".into(),
+        containers: Vec::new(),
+    };
+    let reply = c.node_heartbeat(Time(5), "h2:1", sick.clone()).unwrap();
+    assert_eq!(reply.action(), NodeAction::Normal);
+    assert_eq!(c.node_infos()[1].state, NodeState::Unhealthy);
+    assert_eq!(c.node_infos()[1].health_report, "disk full");
+    let resp = c
+        .am_allocate(Time(6), attempt, &token, AllocateRequest::default())
+        .unwrap();
+    assert_eq!(resp.completed[0].id, w);
+    assert_eq!(resp.completed[0].diagnostics, "node unhealthy: disk full");
+    assert_eq!(resp.updated_nodes[0].state, NodeState::Unhealthy);
+    c.node_heartbeat(Time(7), "h2:1", sick).unwrap();
+    assert!(c
+        .am_allocate(Time(8), attempt, &token, AllocateRequest::default())
+        .unwrap()
+        .allocated
+        .is_empty());
+    heartbeat(&mut c, 9, "h2:1");
+    assert_eq!(c.node_infos()[1].state, NodeState::Running);
+    let resp = c
+        .am_allocate(Time(10), attempt, &token, AllocateRequest::default())
+        .unwrap();
+    assert_eq!(
+        resp.allocated.len(),
+        1,
+        "healthy again, the outstanding ask is served"
+    );
+}
+
+#[test]
+fn unregister_and_decommission() {
+    let mut c = core();
+    register(&mut c, 0, "h1:1");
+    register(&mut c, 0, "h2:1");
+    c.node_unregister(Time(1), "h1:1").unwrap();
+    assert_eq!(c.node_infos()[0].state, NodeState::Shutdown);
+    assert_eq!(heartbeat(&mut c, 2, "h1:1").action(), NodeAction::Resync);
+    c.decommission(Time(3), "h2:1").unwrap();
+    assert_eq!(heartbeat(&mut c, 4, "h2:1").action(), NodeAction::Shutdown);
+    assert_eq!(c.cluster_resources().0, Resource::ZERO);
+    let reg = NodeRegistration {
+        node_id: "h2:1".into(),
+        capability: Resource::new(1024, 1),
+        rack: String::new(),
+        containers: Vec::new(),
+    };
+    assert!(matches!(
+        c.node_register(Time(5), reg),
+        Err(RmError::InvalidNode(_))
+    ));
+    assert!(matches!(
+        c.decommission(Time(6), "h9:1"),
+        Err(RmError::UnknownNode(_))
+    ));
+}
+
+#[test]
+fn nm_restart_keeps_reported_containers_and_ends_the_others() {
+    let mut c = core();
+    register(&mut c, 0, "h1:1");
+    let (_, attempt, token, am) = running_app(&mut c, 1, "h1:1");
+    c.am_allocate(Time(2), attempt, &token, ask(2)).unwrap();
+    heartbeat(&mut c, 3, "h1:1");
+    heartbeat(&mut c, 4, "h1:1");
+    let got = c
+        .am_allocate(Time(5), attempt, &token, AllocateRequest::default())
+        .unwrap();
+    let (kept, gone) = (got.allocated[0].id, got.allocated[1].id);
+    c.node_register(
+        Time(6),
+        NodeRegistration {
+            node_id: "h1:1".into(),
+            capability: Resource::new(8192, 8),
+            rack: String::new(),
+            containers: vec![
+                status(am, NmContainerState::Running, 0),
+                status(kept, NmContainerState::Running, 0),
+            ],
+        },
+    )
+    .unwrap();
+    let resp = c
+        .am_allocate(Time(7), attempt, &token, AllocateRequest::default())
+        .unwrap();
+    assert_eq!(resp.completed.len(), 1);
+    assert_eq!(
+        (resp.completed[0].id, resp.completed[0].exit_status),
+        (gone, exit::ABORTED)
+    );
+    assert_eq!(c.node_infos()[0].containers, 2);
+}

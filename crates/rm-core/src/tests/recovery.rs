@@ -1,0 +1,193 @@
+//! Recovery after a restart: apps from the store, AMs re-registering, NMs resyncing.
+
+use super::*;
+
+#[test]
+fn first_start_without_stored_state() {
+    let c = RmCore::recover(config("<allocations/>"), Default::default(), 1234, Time(0)).unwrap();
+    assert_eq!((c.cluster_timestamp(), c.epoch()), (1234, 0));
+}
+
+#[test]
+fn restart_keeps_apps_and_rebinds_running_work() {
+    let mut c = RmCore::new(config("<allocations/>"), TS, Time(0));
+    drain(&mut c);
+    register(&mut c, 0, "h1:1");
+    let (a, attempt, token, am) = running_app(&mut c, 1, "h1:1");
+    c.am_allocate(Time(2), attempt, &token, ask(1)).unwrap();
+    heartbeat(&mut c, 3, "h1:1");
+    let w = c
+        .am_allocate(Time(4), attempt, &token, AllocateRequest::default())
+        .unwrap()
+        .allocated[0]
+        .id;
+    let killed = submit(&mut c, 5);
+    c.kill(Time(6), killed, None).unwrap();
+    let waiting = submit(&mut c, 7);
+    drain(&mut c);
+
+    // The RM dies; a new one starts on the same store.
+    let mut c = RmCore::recover(config("<allocations/>"), stored(), 999, Time(50_000)).unwrap();
+    let out = drain(&mut c);
+    assert!(writes(&out)
+        .iter()
+        .any(|w| matches!(w, Write::Meta(m) if m.epoch == 1 && m.cluster_timestamp == TS)));
+    assert_eq!((c.cluster_timestamp(), c.epoch()), (TS, 1));
+    let states: Vec<AppState> = c.app_reports().iter().map(|r| r.state).collect();
+    assert_eq!(
+        states,
+        [AppState::Accepted, AppState::Killed, AppState::Accepted]
+    );
+    assert_eq!(c.new_application(Time(50_001)).seq, 4);
+
+    // The running AM re-registers with its persisted token; a wrong one is refused.
+    assert!(matches!(
+        c.am_register(Time(50_002), attempt, "forged", "amhost", 4000, None),
+        Err(RmError::InvalidToken(_))
+    ));
+    c.am_register(Time(50_002), attempt, &token, "amhost", 4000, None)
+        .unwrap();
+    assert_eq!(c.app_report(&a).unwrap().state, AppState::Running);
+
+    // The NM is unknown to the new RM, resyncs and reports what it runs.
+    assert_eq!(
+        heartbeat(&mut c, 50_003, "h1:1").action(),
+        NodeAction::Resync
+    );
+    let stray = ContainerId {
+        app: killed,
+        attempt: 1,
+        n: 1,
+    };
+    c.node_register(
+        Time(50_004),
+        NodeRegistration {
+            node_id: "h1:1".into(),
+            capability: Resource::new(8192, 8),
+            rack: String::new(),
+            containers: vec![
+                status(am, NmContainerState::Running, 0),
+                status(w, NmContainerState::Running, 0),
+                status(stray, NmContainerState::Running, 0),
+            ],
+        },
+    )
+    .unwrap();
+    let r = c.app_report(&a).unwrap();
+    assert_eq!(
+        (r.running_containers, r.allocated),
+        (2, Resource::new(2048, 2))
+    );
+    let snap = c.scheduler_snapshot();
+    let sa = snap.apps.iter().find(|s| s.app.0 == a.seq).unwrap();
+    assert_eq!(
+        sa.usage,
+        Resource::new(2048, 2),
+        "the scheduler accounts for the running containers"
+    );
+    assert_eq!(
+        snap.cluster_used.memory_mb(),
+        2048 + 1024,
+        "and the waiting app's new AM"
+    );
+    let out = drain(&mut c);
+    let l = launches(&out)
+        .pop()
+        .expect("the waiting app's AM is launched");
+    assert_eq!(l.attempt.app, waiting);
+    assert_eq!(
+        heartbeat(&mut c, 50_005, "h1:1").containers_to_stop,
+        vec![stray]
+    );
+
+    // New containers of the recovered attempt do not collide with those from before.
+    c.am_allocate(Time(50_006), attempt, &token, ask(1))
+        .unwrap();
+    heartbeat(&mut c, 50_007, "h1:1");
+    let got = c
+        .am_allocate(Time(50_008), attempt, &token, AllocateRequest::default())
+        .unwrap();
+    assert_eq!(
+        got.allocated[0].id.to_string(),
+        "container_1700000000000_0001_01_1000001"
+    );
+    let reg = c
+        .am_register(Time(50_009), attempt, &token, "amhost", 4000, None)
+        .unwrap();
+    assert_eq!(reg.running_containers.len(), 2, "{reg:?}");
+
+    // The recovered AM container is still known as the AM: its exit fails the attempt.
+    report(
+        &mut c,
+        50_010,
+        "h1:1",
+        vec![status(am, NmContainerState::Complete, 2)],
+    );
+    assert_eq!(
+        c.app_report(&a)
+            .unwrap()
+            .current_attempt
+            .unwrap()
+            .id
+            .attempt,
+        2
+    );
+}
+
+#[test]
+fn recovered_am_that_never_returns_expires() {
+    let mut c = RmCore::new(config("<allocations/>"), TS, Time(0));
+    register(&mut c, 0, "h1:1");
+    let (a, _, _, _) = running_app(&mut c, 1, "h1:1");
+    drain(&mut c);
+    let mut c = RmCore::recover(config("<allocations/>"), stored(), 0, Time(100_000)).unwrap();
+    register(&mut c, 100_000, "h1:1");
+    c.tick(Time(100_000 + AM_EXPIRY));
+    assert_eq!(
+        c.app_report(&a)
+            .unwrap()
+            .current_attempt
+            .unwrap()
+            .id
+            .attempt,
+        1
+    );
+    c.tick(Time(100_000 + AM_EXPIRY + 1));
+    assert_eq!(
+        c.app_report(&a)
+            .unwrap()
+            .current_attempt
+            .unwrap()
+            .id
+            .attempt,
+        2
+    );
+}
+
+#[test]
+fn an_app_whose_queue_is_gone_fails_on_recovery() {
+    let mut c = RmCore::new(
+        config(r#"<allocations><queue name="a"/></allocations>"#),
+        TS,
+        Time(0),
+    );
+    let id = c.new_application(Time(0));
+    c.submit(Time(0), id, submission("alice", Some("a")))
+        .unwrap();
+    drain(&mut c);
+    let strict = r#"<allocations>
+        <queue name="b"/>
+        <queuePlacementPolicy><rule name="specified" create="false"/><rule name="reject"/></queuePlacementPolicy>
+      </allocations>"#;
+    let mut c = RmCore::recover(config(strict), stored(), 0, Time(10)).unwrap();
+    let r = c.app_report(&id).unwrap();
+    assert_eq!(r.state, AppState::Failed);
+    assert!(
+        r.diagnostics.contains("could not be recovered"),
+        "{}",
+        r.diagnostics
+    );
+    assert!(writes(&drain(&mut c))
+        .iter()
+        .any(|w| matches!(w, Write::PutApp(a) if a.state == AppState::Failed)));
+}
