@@ -3,14 +3,23 @@
 //! The container executor ([`executor`]) runs containers as real processes, each in its own
 //! process group, limited by cgroups when the machine offers usable memory/cpu controllers
 //! ([`cgroups`]) and always watched by a memory monitor that kills a container whose process
-//! tree grows past its limit.
+//! tree grows past its limit. [`NodeManager`] adds the container-management gRPC service
+//! and the heartbeat driver that keeps the RM informed; [`run`] is `weft nm`.
 
 pub mod cgroups;
+mod clock;
+mod daemon;
 pub mod executor;
 pub mod exit;
 pub mod launch;
+mod node;
 mod procfs;
+mod service;
+mod table;
+mod tracker;
 
 pub use cgroups::CgroupMode;
+pub use daemon::{run, NmArgs};
 pub use executor::{Completion, ContainerHandle, ExecError, Executor, ExecutorConfig};
 pub use launch::{LaunchSpec, NodeLayout};
+pub use node::{NmConfig, NmError, NodeManager, NM_SHUTDOWN};

@@ -1,0 +1,216 @@
+//! The NodeManager as a library: container-management server, executor and heartbeat
+//! driver started together and stopped together.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tonic::transport::server::TcpIncoming;
+use tonic::transport::Server;
+use weft_proto::exit_status;
+use weft_proto::v1::container_management_server::ContainerManagementServer;
+use weft_proto::v1::Resource;
+
+use crate::cgroups::CgroupMode;
+use crate::executor::{Executor, ExecutorConfig};
+use crate::launch::NodeLayout;
+use crate::service::ContainerManager;
+use crate::table::Table;
+use crate::tracker::{Exit, Registration, Tracker};
+
+/// Diagnostics of containers stopped because the NM is shutting down.
+pub const NM_SHUTDOWN: &str = "killed: the NodeManager is shutting down";
+
+/// Everything a NodeManager needs to start.
+#[derive(Debug, Clone)]
+pub struct NmConfig {
+    /// `host:port` of the RM's resource tracker.
+    pub rm_tracker: String,
+    /// Where the container-management service listens (port 0 for an ephemeral port).
+    pub bind: SocketAddr,
+    /// Host part of the node id.
+    pub hostname: String,
+    /// Memory offered to containers, in MB.
+    pub memory_mb: i64,
+    /// Virtual cores offered to containers.
+    pub vcores: i64,
+    /// Rack reported to the RM.
+    pub rack: String,
+    /// Root of container work directories.
+    pub local_dir: PathBuf,
+    /// Root of container log directories.
+    pub log_dir: PathBuf,
+    /// Isolation to use (detect it with [`CgroupMode::detect`]).
+    pub cgroups: CgroupMode,
+    /// Delay between SIGTERM and SIGKILL when stopping a container.
+    pub kill_grace: Duration,
+    /// Memory monitor sampling period.
+    pub monitor_interval: Duration,
+}
+
+/// Errors starting a NodeManager.
+#[derive(Debug, thiserror::Error)]
+pub enum NmError {
+    /// The container-management address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// The underlying failure.
+        source: std::io::Error,
+    },
+    /// A local or log directory could not be created.
+    #[error("cannot create {path}: {source}")]
+    Dir {
+        /// The directory.
+        path: PathBuf,
+        /// The underlying failure.
+        source: std::io::Error,
+    },
+}
+
+/// A running NodeManager.
+#[derive(Debug)]
+pub struct NodeManager {
+    node_id: String,
+    address: SocketAddr,
+    executor: Executor,
+    stop_tx: watch::Sender<bool>,
+    tracker: JoinHandle<Exit>,
+    server: JoinHandle<()>,
+    rm_shutdown: watch::Receiver<bool>,
+}
+
+impl NodeManager {
+    /// Binds the service, starts the heartbeat driver and returns once the listener is up.
+    pub async fn start(cfg: NmConfig) -> Result<NodeManager, NmError> {
+        for dir in [&cfg.local_dir, &cfg.log_dir] {
+            std::fs::create_dir_all(dir).map_err(|source| NmError::Dir {
+                path: dir.clone(),
+                source,
+            })?;
+        }
+        let listener = TcpListener::bind(cfg.bind)
+            .await
+            .map_err(|source| NmError::Bind {
+                addr: cfg.bind,
+                source,
+            })?;
+        let bound = listener.local_addr().map_err(|source| NmError::Bind {
+            addr: cfg.bind,
+            source,
+        })?;
+        // Peers on this machine can always dial loopback when we listen everywhere.
+        let address = if bound.ip().is_unspecified() {
+            SocketAddr::new(Ipv4Addr::LOCALHOST.into(), bound.port())
+        } else {
+            bound
+        };
+        let node_id = format!("{}:{}", cfg.hostname, bound.port());
+        let layout = NodeLayout {
+            local_dir: cfg.local_dir.clone(),
+            log_dir: cfg.log_dir.clone(),
+            nm_host: cfg.hostname.clone(),
+            nm_port: bound.port(),
+            nm_http_port: 0,
+        };
+        let mut exec_cfg = ExecutorConfig::new(layout, cfg.cgroups.clone());
+        exec_cfg.kill_grace = cfg.kill_grace;
+        exec_cfg.monitor_interval = cfg.monitor_interval;
+        let executor = Executor::new(exec_cfg);
+        let table = Table::default();
+        let (stop_tx, stop_rx) = watch::channel(false);
+
+        let service = ContainerManager {
+            executor: executor.clone(),
+            table: table.clone(),
+        };
+        let mut server_stop = stop_rx.clone();
+        let server = tokio::spawn(async move {
+            let result = Server::builder()
+                .add_service(ContainerManagementServer::new(service))
+                .serve_with_incoming_shutdown(TcpIncoming::from(listener), async move {
+                    let _ = server_stop.wait_for(|s| *s).await;
+                })
+                .await;
+            if let Err(e) = result {
+                tracing::error!("container-management server failed: {e}");
+            }
+        });
+
+        let (rm_shutdown_tx, rm_shutdown) = watch::channel(false);
+        let tracker = Tracker {
+            rm: cfg.rm_tracker.clone(),
+            registration: Registration {
+                node_id: node_id.clone(),
+                address: address.to_string(),
+                capability: Resource::new(cfg.memory_mb, cfg.vcores),
+                rack: cfg.rack.clone(),
+            },
+            table,
+            executor: executor.clone(),
+            stop: stop_rx,
+        };
+        let tracker = tokio::spawn(async move {
+            let exit = tracker.run().await;
+            if exit == Exit::RmShutdown {
+                rm_shutdown_tx.send_replace(true);
+            }
+            exit
+        });
+        tracing::info!(
+            node_id = %node_id,
+            %address,
+            isolation = %cfg.cgroups.describe(),
+            "NodeManager started: {} MB, {} vcores",
+            cfg.memory_mb,
+            cfg.vcores
+        );
+        Ok(NodeManager {
+            node_id,
+            address,
+            executor,
+            stop_tx,
+            tracker,
+            server,
+            rm_shutdown,
+        })
+    }
+
+    /// `host:port` as registered with the RM.
+    pub fn node_id(&self) -> &str {
+        &self.node_id
+    }
+
+    /// Where the container-management service can be dialled.
+    pub fn address(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// Resolves when the RM has told this node to shut down.
+    pub async fn rm_requested_shutdown(&self) {
+        let mut rx = self.rm_shutdown.clone();
+        let _ = rx.wait_for(|s| *s).await;
+    }
+
+    /// Stops every container (no process outlives the NM), unregisters, stops serving.
+    pub async fn shutdown(self) {
+        self.executor
+            .shutdown(exit_status::ABORTED, NM_SHUTDOWN)
+            .await;
+        self.stop_tx.send_replace(true);
+        if let Err(e) = self.tracker.await {
+            tracing::warn!("heartbeat driver ended abnormally: {e}");
+        }
+        if tokio::time::timeout(Duration::from_secs(5), self.server)
+            .await
+            .is_err()
+        {
+            tracing::warn!("container-management server did not stop in time");
+        }
+        tracing::info!(node_id = %self.node_id, "NodeManager stopped");
+    }
+}

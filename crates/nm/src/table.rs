@@ -1,0 +1,159 @@
+//! The NM's view of its containers: running ones and completed ones the RM has not yet
+//! acknowledged (YARN reports a completion until the RM lists it in
+//! `containers_to_be_removed_from_nm`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use weft_proto::exit_status;
+use weft_proto::v1::{ContainerState, ContainerStatus, NmContainerStatus, Resource};
+
+use crate::executor::ContainerHandle;
+
+/// One container this NM launched.
+#[derive(Debug, Clone)]
+pub(crate) struct Entry {
+    pub(crate) app_id: String,
+    pub(crate) user: String,
+    pub(crate) capability: Resource,
+    pub(crate) created_ms: i64,
+    pub(crate) handle: ContainerHandle,
+    /// The RM has recorded the completion; no longer reported in heartbeats.
+    pub(crate) acked: bool,
+}
+
+impl Entry {
+    pub(crate) fn status(&self) -> ContainerStatus {
+        let (state, exit, diagnostics) = match self.handle.completion() {
+            Some(c) => (ContainerState::Complete, c.exit_status, c.diagnostics),
+            None => (ContainerState::Running, exit_status::INVALID, String::new()),
+        };
+        ContainerStatus {
+            container_id: self.handle.id().to_string(),
+            state: state as i32,
+            exit_status: exit,
+            diagnostics,
+            capability: Some(self.capability.clone()),
+        }
+    }
+
+    fn nm_status(&self) -> NmContainerStatus {
+        let s = self.status();
+        NmContainerStatus {
+            container_id: s.container_id,
+            container_state: s.state,
+            resource: s.capability,
+            priority: 0,
+            diagnostics: s.diagnostics,
+            container_exit_status: s.exit_status,
+            creation_time_ms: self.created_ms,
+        }
+    }
+
+    fn completed(&self) -> bool {
+        self.handle.completion().is_some()
+    }
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    containers: BTreeMap<String, Entry>,
+    /// Apps the RM told us are finished; their acknowledged containers are dropped.
+    finished_apps: BTreeSet<String>,
+}
+
+/// Shared between the container-management service and the heartbeat loop.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Table(Arc<Mutex<Inner>>);
+
+impl Table {
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn contains(&self, id: &str) -> bool {
+        self.lock().containers.contains_key(id)
+    }
+
+    pub(crate) fn insert(&self, entry: Entry) {
+        let mut inner = self.lock();
+        inner.finished_apps.remove(&entry.app_id);
+        inner
+            .containers
+            .insert(entry.handle.id().to_string(), entry);
+    }
+
+    pub(crate) fn get(&self, id: &str) -> Option<Entry> {
+        self.lock().containers.get(id).cloned()
+    }
+
+    /// Statuses for a heartbeat: every container the RM has not acknowledged.
+    pub(crate) fn unacknowledged(&self) -> Vec<ContainerStatus> {
+        self.lock()
+            .containers
+            .values()
+            .filter(|e| !e.acked)
+            .map(Entry::status)
+            .collect()
+    }
+
+    /// Statuses for (re-)registration, so a restarted RM can recover running work.
+    pub(crate) fn for_registration(&self) -> Vec<NmContainerStatus> {
+        self.lock()
+            .containers
+            .values()
+            .filter(|e| !e.acked)
+            .map(Entry::nm_status)
+            .collect()
+    }
+
+    /// Applications with containers still running here.
+    pub(crate) fn running_apps(&self) -> Vec<String> {
+        let apps: BTreeSet<String> = self
+            .lock()
+            .containers
+            .values()
+            .filter(|e| !e.completed())
+            .map(|e| e.app_id.clone())
+            .collect();
+        apps.into_iter().collect()
+    }
+
+    /// The RM recorded these completions: stop reporting them.
+    pub(crate) fn acknowledge(&self, ids: &[String]) {
+        let mut inner = self.lock();
+        for id in ids {
+            let Some(entry) = inner.containers.get_mut(id) else {
+                continue;
+            };
+            // A running container cannot be acknowledged as completed.
+            if !entry.completed() {
+                continue;
+            }
+            entry.acked = true;
+            let app = entry.app_id.clone();
+            if inner.finished_apps.contains(&app) {
+                inner.containers.remove(id);
+            }
+        }
+    }
+
+    /// Containers of an application (any state).
+    pub(crate) fn of_app(&self, app: &str) -> Vec<Entry> {
+        self.lock()
+            .containers
+            .values()
+            .filter(|e| e.app_id == app)
+            .cloned()
+            .collect()
+    }
+
+    /// The app finished: drop its acknowledged containers now, the rest once acknowledged.
+    pub(crate) fn finish_app(&self, app: &str) {
+        let mut inner = self.lock();
+        inner.finished_apps.insert(app.to_string());
+        inner
+            .containers
+            .retain(|_, e| !(e.app_id == app && e.acked));
+    }
+}

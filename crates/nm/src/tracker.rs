@@ -1,0 +1,245 @@
+//! The heartbeat driver: registers with the RM's resource tracker, heartbeats container
+//! statuses at the interval the RM gives, carries out what the replies ask (stop containers,
+//! clean up finished apps, forget acknowledged completions), re-registers on RESYNC and
+//! unregisters on shutdown.
+
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tonic::transport::Channel;
+use weft_proto::exit_status;
+use weft_proto::v1::resource_tracker_client::ResourceTrackerClient;
+use weft_proto::v1::{
+    NodeAction, NodeHealthStatus, NodeHeartbeatRequest, NodeHeartbeatResponse,
+    RegisterNodeManagerRequest, Resource, UnRegisterNodeManagerRequest,
+};
+
+use crate::clock::now_ms;
+use crate::executor::Executor;
+use crate::launch::{app_local_dir, LaunchSpec};
+use crate::table::Table;
+
+/// YARN's default `yarn.resourcemanager.nodemanagers.heartbeat-interval-ms`.
+const DEFAULT_INTERVAL: Duration = Duration::from_millis(1000);
+/// How long to wait between attempts to reach an RM that is down.
+const RETRY: Duration = Duration::from_millis(500);
+
+pub(crate) const STOPPED_BY_RM: &str = "killed: container stopped by the ResourceManager";
+pub(crate) const APP_FINISHED: &str = "killed: the application finished";
+
+/// What the NM tells the RM about itself.
+#[derive(Debug, Clone)]
+pub(crate) struct Registration {
+    pub(crate) node_id: String,
+    pub(crate) address: String,
+    pub(crate) capability: Resource,
+    pub(crate) rack: String,
+}
+
+/// Why the driver stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Exit {
+    /// The NM is shutting down.
+    Requested,
+    /// The RM answered SHUTDOWN (e.g. the node was decommissioned).
+    RmShutdown,
+}
+
+pub(crate) struct Tracker {
+    pub(crate) rm: String,
+    pub(crate) registration: Registration,
+    pub(crate) table: Table,
+    pub(crate) executor: Executor,
+    pub(crate) stop: watch::Receiver<bool>,
+}
+
+impl Tracker {
+    /// Runs until shutdown is requested (then unregisters) or the RM says SHUTDOWN.
+    pub(crate) async fn run(mut self) -> Exit {
+        let exit = self.drive().await;
+        if exit == Exit::Requested {
+            self.unregister().await;
+        }
+        exit
+    }
+
+    async fn drive(&mut self) -> Exit {
+        loop {
+            let Some((mut client, mut interval)) = self.register().await else {
+                return Exit::Requested;
+            };
+            let mut response_id = 0;
+            loop {
+                if self.pause(interval).await {
+                    return Exit::Requested;
+                }
+                let request = NodeHeartbeatRequest {
+                    node_id: self.registration.node_id.clone(),
+                    response_id,
+                    container_statuses: self.table.unacknowledged(),
+                    node_health_status: Some(NodeHealthStatus {
+                        is_node_healthy: true,
+                        health_report: String::new(),
+                        last_health_report_time_ms: now_ms(),
+                    }),
+                    keep_alive_applications: Vec::new(),
+                };
+                let reply = match client.node_heartbeat(request).await {
+                    Ok(r) => r.into_inner(),
+                    Err(e) => {
+                        tracing::warn!("heartbeat to {} failed: {}", self.rm, e.message());
+                        continue;
+                    }
+                };
+                response_id = reply.response_id;
+                if reply.next_heartbeat_interval_ms > 0 {
+                    interval = Duration::from_millis(reply.next_heartbeat_interval_ms as u64);
+                }
+                match NodeAction::try_from(reply.node_action).unwrap_or(NodeAction::Normal) {
+                    NodeAction::Resync => {
+                        tracing::info!("RM asked for a resync; registering again");
+                        self.apply(&reply);
+                        break;
+                    }
+                    NodeAction::Shutdown => {
+                        tracing::warn!(
+                            "RM told this node to shut down: {}",
+                            reply.diagnostics_message
+                        );
+                        return Exit::RmShutdown;
+                    }
+                    NodeAction::Normal => self.apply(&reply),
+                }
+            }
+        }
+    }
+
+    /// Sleeps for `d`; true when shutdown was requested meanwhile.
+    async fn pause(&mut self, d: Duration) -> bool {
+        if *self.stop.borrow() {
+            return true;
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(d) => false,
+            _ = self.stop.wait_for(|s| *s) => true,
+        }
+    }
+
+    /// Connects and registers, retrying while the RM is unreachable; `None` on shutdown.
+    async fn register(&mut self) -> Option<(ResourceTrackerClient<Channel>, Duration)> {
+        loop {
+            match self.try_register().await {
+                Ok(Some(ok)) => return Some(ok),
+                Ok(None) => {}
+                Err(e) => tracing::warn!("cannot register with the RM at {}: {e}", self.rm),
+            }
+            if self.pause(RETRY).await {
+                return None;
+            }
+        }
+    }
+
+    async fn try_register(
+        &self,
+    ) -> Result<Option<(ResourceTrackerClient<Channel>, Duration)>, String> {
+        let mut client = ResourceTrackerClient::connect(format!("http://{}", self.rm))
+            .await
+            .map_err(|e| e.to_string())?;
+        let reg = &self.registration;
+        let request = RegisterNodeManagerRequest {
+            node_id: reg.node_id.clone(),
+            address: reg.address.clone(),
+            http_address: String::new(),
+            total_capability: Some(reg.capability.clone()),
+            rack: reg.rack.clone(),
+            nm_version: env!("CARGO_PKG_VERSION").to_string(),
+            container_statuses: self.table.for_registration(),
+            running_applications: self.table.running_apps(),
+        };
+        let reply = client
+            .register_node_manager(request)
+            .await
+            .map_err(|e| e.message().to_string())?
+            .into_inner();
+        if reply.node_action == NodeAction::Shutdown as i32 {
+            // Refused (e.g. excluded node); keep trying until the RM accepts or we stop.
+            tracing::warn!("RM refused registration: {}", reply.diagnostics_message);
+            return Ok(None);
+        }
+        let interval = if reply.heartbeat_interval_ms > 0 {
+            Duration::from_millis(reply.heartbeat_interval_ms as u64)
+        } else {
+            DEFAULT_INTERVAL
+        };
+        tracing::info!(
+            node_id = %reg.node_id,
+            rm_identifier = reply.rm_identifier,
+            "registered with the RM at {}",
+            self.rm
+        );
+        Ok(Some((client, interval)))
+    }
+
+    fn apply(&self, reply: &NodeHeartbeatResponse) {
+        self.table
+            .acknowledge(&reply.containers_to_be_removed_from_nm);
+        for id in &reply.containers_to_cleanup {
+            if let Some(entry) = self.table.get(id) {
+                entry
+                    .handle
+                    .stop(exit_status::KILLED_BY_RESOURCEMANAGER, STOPPED_BY_RM);
+            }
+        }
+        for app in &reply.applications_to_cleanup {
+            self.clean_up_app(app);
+        }
+    }
+
+    /// Stops the app's containers, then removes its local files (logs stay).
+    fn clean_up_app(&self, app: &str) {
+        let entries = self.table.of_app(app);
+        for e in &entries {
+            e.handle
+                .stop(exit_status::KILLED_AFTER_APP_COMPLETION, APP_FINISHED);
+        }
+        self.table.finish_app(app);
+        let Some(user) = entries.first().map(|e| e.user.clone()) else {
+            return;
+        };
+        let dir = app_local_dir(
+            &self.executor.config().layout,
+            &LaunchSpec {
+                app_id: app.to_string(),
+                user,
+                ..LaunchSpec::default()
+            },
+        );
+        tokio::spawn(async move {
+            for e in &entries {
+                let _ = tokio::time::timeout(Duration::from_secs(15), e.handle.wait()).await;
+            }
+            if let Err(e) = tokio::fs::remove_dir_all(&dir).await {
+                tracing::debug!("removing {}: {e}", dir.display());
+            }
+        });
+    }
+
+    async fn unregister(&self) {
+        let attempt = async {
+            let mut client = ResourceTrackerClient::connect(format!("http://{}", self.rm))
+                .await
+                .map_err(|e| e.to_string())?;
+            client
+                .un_register_node_manager(UnRegisterNodeManagerRequest {
+                    node_id: self.registration.node_id.clone(),
+                })
+                .await
+                .map_err(|e| e.message().to_string())
+        };
+        match tokio::time::timeout(Duration::from_secs(3), attempt).await {
+            Ok(Ok(_)) => tracing::info!("unregistered from the RM"),
+            Ok(Err(e)) => tracing::warn!("unregistering from the RM failed: {e}"),
+            Err(_) => tracing::warn!("unregistering from the RM timed out"),
+        }
+    }
+}
