@@ -146,12 +146,20 @@ fn time_sections(html: &mut String, s: &TimeSeries) {
             height: 240.0,
             y_fmt: Fmt::Percent,
         },
-        &[Line {
-            label: "usage",
-            color: BLUE,
-            dashed: false,
-            points: usage.clone(),
-        }],
+        &[
+            Line {
+                label: "usage",
+                color: BLUE,
+                dashed: false,
+                points: usage.clone(),
+            },
+            Line {
+                label: "90%",
+                color: GREY,
+                dashed: true,
+                points: threshold(&usage, 0.9),
+            },
+        ],
         (0.0, 1.0),
     );
     figure(html, &chart, &usage_caption(&usage));
@@ -225,6 +233,14 @@ fn time_sections(html: &mut String, s: &TimeSeries) {
     html.push_str("</section>\n");
 }
 
+/// A horizontal line at `level` across the time span of `points` (none without points).
+fn threshold(points: &[(f64, f64)], level: f64) -> Vec<(f64, f64)> {
+    match (points.first(), points.last()) {
+        (Some(first), Some(last)) => vec![(first.0, level), (last.0, level)],
+        _ => Vec::new(),
+    }
+}
+
 /// When usage first reached 90% and 99%, from the samples.
 fn usage_caption(usage: &[(f64, f64)]) -> String {
     let first = |level: f64| {
@@ -283,7 +299,10 @@ fn queue_section(html: &mut String, t_ms: &[u64], queues: &[QueueSeries]) {
             (0.0, 0.0),
         );
         let caption = gap.map_or(String::new(), |g| {
-            format!("Largest gap: {:.2} points of cluster share.", g * 100.0)
+            format!(
+                "Largest |usage - fair share| at a sample: {:.2} percentage points of the cluster.",
+                g * 100.0
+            )
         });
         figure(html, &chart, &caption);
     }
@@ -334,7 +353,51 @@ fn latency_section(html: &mut String, wait_ms: &[u64], completion_ms: &[u64]) {
         );
         figure(html, &chart, &percentiles_caption(ms));
     }
+    let cdf = svg::line_chart(
+        &Frame {
+            title: "Wait and completion times, cumulative",
+            x_label: "seconds",
+            y_label: "apps at or below",
+            width: SMALL_W + 10.0,
+            height: 230.0,
+            y_fmt: Fmt::Percent,
+        },
+        &[
+            Line {
+                label: "wait",
+                color: TEAL,
+                dashed: false,
+                points: cdf_points(wait_ms),
+            },
+            Line {
+                label: "completion",
+                color: BLUE,
+                dashed: false,
+                points: cdf_points(completion_ms),
+            },
+        ],
+        (0.0, 1.0),
+    );
+    figure(html, &cdf, "");
     html.push_str("</div>\n</section>\n");
+}
+
+/// The empirical CDF of a sample in ms as steps `(seconds, fraction at or below)`.
+fn cdf_points(ms: &[u64]) -> Vec<(f64, f64)> {
+    let mut sorted = ms.to_vec();
+    sorted.sort_unstable();
+    let n = sorted.len() as f64;
+    let mut points = Vec::with_capacity(sorted.len() + 1);
+    if let Some(first) = sorted.first() {
+        points.push((*first as f64 / 1000.0, 0.0));
+    }
+    for (i, v) in sorted.iter().enumerate() {
+        // Only the last of equal values: the CDF jumps there.
+        if sorted.get(i + 1) != Some(v) {
+            points.push((*v as f64 / 1000.0, (i + 1) as f64 / n));
+        }
+    }
+    points
 }
 
 fn phase_section(html: &mut String, phases: &[(String, f64)]) {

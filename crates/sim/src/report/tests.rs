@@ -107,6 +107,7 @@ fn full_report_has_every_chart_and_the_summary() {
         "Queue root.other",
         "Wait from submission to first container",
         "Time from submission to completion",
+        "Wait and completion times, cumulative",
         "Scheduler CPU time by phase",
     ] {
         assert!(html.contains(title), "missing {title}");
@@ -114,8 +115,8 @@ fn full_report_has_every_chart_and_the_summary() {
     assert!(html.contains("<tr><th>cps</th><td>1234567</td></tr>"));
     assert!(html.contains("<tr><th>queues</th><td>&lt;2000&gt;</td></tr>"));
     assert!(html.contains("<title>run &lt;preset&gt; &amp; co</title>"));
-    // 9 line/histogram/bar/strip charts: usage, pending, cps, strip, 2 queues, 2 histograms, phases.
-    assert_eq!(html.matches("<svg ").count(), 9);
+    // usage, pending, cps, strip, 2 queues, 2 histograms, the CDF, phases.
+    assert_eq!(html.matches("<svg ").count(), 10);
     // Strip: one cell per minute, coloured by verdict.
     assert_eq!(html.matches("fill=\"#dc2626\"").count(), 1);
     assert_eq!(html.matches("fill=\"#16a34a\"").count(), 3);
@@ -143,8 +144,8 @@ fn empty_input_renders_placeholders() {
     let html = html_of(&ReportInput::default());
     assert_balanced(&html);
     assert_finite_coordinates(&html);
-    // usage, pending, cps, strip, 2 histograms, phases.
-    assert_eq!(html.matches("no data").count(), 7);
+    // usage, pending, cps, strip, 2 histograms, the CDF, phases.
+    assert_eq!(html.matches("no data").count(), 8);
     assert!(html.contains("No queue series."));
 }
 
@@ -182,6 +183,15 @@ fn long_series_are_downsampled_in_the_page() {
     }
     // Seven long lines of at most 1000 points: the page stays well under a megabyte.
     assert!(html.len() < 1_000_000, "{}", html.len());
+}
+
+#[test]
+fn cdf_steps_at_each_distinct_value() {
+    assert_eq!(
+        super::cdf_points(&[3000, 1000, 1000, 2000]),
+        vec![(1.0, 0.0), (1.0, 0.5), (2.0, 0.75), (3.0, 1.0)]
+    );
+    assert!(super::cdf_points(&[]).is_empty());
 }
 
 #[test]
