@@ -221,7 +221,7 @@ impl Am {
     }
 
     /// Calls the RM, retrying while it is unreachable (an RM restart) for a bounded window.
-    async fn with_retry<T, F, Fut>(&mut self, what: &str, mut call: F) -> anyhow::Result<T>
+    async fn with_retry<T, F, Fut>(&mut self, mut call: F) -> Result<T, tonic::Status>
     where
         F: FnMut(ApplicationMasterProtocolClient<Channel>, AmCredentials) -> Fut,
         Fut: std::future::Future<Output = Result<tonic::Response<T>, tonic::Status>>,
@@ -238,7 +238,7 @@ impl Am {
                 {
                     tokio::time::sleep(Duration::from_secs(1)).await;
                 }
-                Err(s) => bail!("{what} failed: {} ({:?})", s.message(), s.code()),
+                Err(s) => return Err(s),
             }
         }
     }
@@ -246,7 +246,7 @@ impl Am {
     async fn register(&mut self) -> anyhow::Result<()> {
         let host = self.env.host.clone();
         let reply = self
-            .with_retry("RegisterApplicationMaster", |mut rm, creds| {
+            .with_retry(|mut rm, creds| {
                 let req = RegisterApplicationMasterRequest {
                     host: host.clone(),
                     rpc_port: 0,
@@ -259,7 +259,8 @@ impl Am {
                     rm.register_application_master(req).await
                 }
             })
-            .await?;
+            .await
+            .map_err(|s| rpc_error("RegisterApplicationMaster", &s))?;
         // As YARN's distributed shell does: an ask above the maximum is lowered, not refused.
         if let Some(max) = &reply.maximum_capability {
             if self.capability.memory_mb > max.memory_mb || self.capability.vcores > max.vcores {
@@ -299,8 +300,8 @@ impl Am {
             progress: self.tracker.progress(),
             ..Default::default()
         };
-        let reply = self
-            .with_retry("Allocate", |mut rm, creds| {
+        let result = self
+            .with_retry(|mut rm, creds| {
                 let req = request.clone();
                 async move {
                     let req = creds
@@ -309,15 +310,21 @@ impl Am {
                     rm.allocate(req).await
                 }
             })
-            .await?;
+            .await;
+        let reply = match result {
+            Ok(reply) => reply,
+            // YARN answers an allocate from an attempt that has not registered with this RM
+            // instance (it restarted) with ApplicationMasterNotRegistered: register again.
+            Err(s) if s.code() == tonic::Code::FailedPrecondition => {
+                self.resync(request.release).await?;
+                return Ok(true);
+            }
+            Err(s) => return Err(rpc_error("Allocate", &s)),
+        };
         match reply.am_command() {
             AmCommand::Shutdown => return Ok(false),
             AmCommand::Resync => {
-                // The RM restarted: register again and resend the asks it no longer has.
-                println!("The RM asked for a resync; registering again");
-                self.response_id = 0;
-                self.tracker.resync();
-                self.register().await?;
+                self.resync(request.release).await?;
                 return Ok(true);
             }
             AmCommand::None => {}
@@ -362,6 +369,16 @@ impl Am {
             self.launch(&addr, containers).await;
         }
         Ok(true)
+    }
+
+    /// The RM restarted: register again and resend what it may have lost (the asks and the
+    /// releases of the call that was refused).
+    async fn resync(&mut self, unsent_releases: Vec<String>) -> anyhow::Result<()> {
+        println!("The RM asked for a resync; registering again");
+        self.response_id = 0;
+        self.tracker.resync();
+        self.tracker.release_again(unsent_releases);
+        self.register().await
     }
 
     /// Starts the shell command in `containers`, all on the NM at `addr`; any failure is
@@ -414,7 +431,7 @@ impl Am {
             diagnostics: diagnostics.to_string(),
             tracking_url: String::new(),
         };
-        self.with_retry("FinishApplicationMaster", |mut rm, creds| {
+        self.with_retry(|mut rm, creds| {
             let req = request.clone();
             async move {
                 let req = creds
@@ -423,9 +440,15 @@ impl Am {
                 rm.finish_application_master(req).await
             }
         })
-        .await?;
+        .await
+        .map_err(|s| rpc_error("FinishApplicationMaster", &s))?;
         Ok(())
     }
+}
+
+/// An RPC failure as the AM reports it.
+fn rpc_error(what: &str, status: &tonic::Status) -> anyhow::Error {
+    anyhow!("{what} failed: {} ({:?})", status.message(), status.code())
 }
 
 /// One StartContainers call to the NM at `addr`, bounded in time.

@@ -206,6 +206,15 @@ impl Tracker {
         std::mem::take(&mut self.releases)
     }
 
+    /// Queues `ids` to be given back again (the call that carried them was not processed).
+    pub fn release_again(&mut self, ids: Vec<String>) {
+        for id in ids {
+            if !self.releases.contains(&id) {
+                self.releases.push(id);
+            }
+        }
+    }
+
     /// The node a held container runs on.
     pub fn node_of(&self, container_id: &str) -> Option<&str> {
         self.running.get(container_id).map(String::as_str)
@@ -383,6 +392,8 @@ mod tests {
         t.resync();
         assert_eq!(t.take_ask(), Some(2));
         assert_eq!(t.take_ask(), None);
+        t.release_again(vec!["c9".to_string()]);
+        assert_eq!(t.take_releases(), vec!["c9".to_string()]);
     }
 
     #[test]

@@ -216,3 +216,134 @@ fn app_reports_are_read_from_the_rest_shape() {
     assert_eq!(r.final_status, "FAILED");
     assert_eq!(AppReport::from_json(&json!({"apps": null})), None);
 }
+
+mod fake_rm {
+    //! `run` against a minimal HTTP/1.1 server that plays the RM's REST API.
+
+    use super::*;
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::net::TcpListener;
+    use std::sync::{Arc, Mutex};
+
+    /// A recorded request: method, path with query, body.
+    type Seen = Arc<Mutex<Vec<(String, String, String)>>>;
+
+    /// Serves canned answers: the app is RUNNING on the first GET and then `final_state`.
+    #[allow(clippy::disallowed_methods)] // a test server thread, outside any core
+    fn serve(final_state: (&'static str, &'static str), submit_status: u16) -> (String, Seen) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let seen: Seen = Arc::default();
+        let log = seen.clone();
+        std::thread::spawn(move || {
+            let mut gets = 0;
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { return };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut out = stream;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        break;
+                    }
+                    let mut parts = line.split_whitespace();
+                    let method = parts.next().unwrap_or("").to_string();
+                    let path = parts.next().unwrap_or("").to_string();
+                    let mut len = 0;
+                    loop {
+                        let mut h = String::new();
+                        reader.read_line(&mut h).unwrap();
+                        if h.trim().is_empty() {
+                            break;
+                        }
+                        if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+                            len = v.trim().parse().unwrap();
+                        }
+                    }
+                    let mut body = vec![0; len];
+                    reader.read_exact(&mut body).unwrap();
+                    log.lock().unwrap().push((
+                        method.clone(),
+                        path.clone(),
+                        String::from_utf8(body).unwrap(),
+                    ));
+                    let (status, answer) = if path.contains("new-application") {
+                        (200, r#"{"application-id":"application_5_0001","maximum-resource-capability":{"memory":8192,"vCores":4}}"#.to_string())
+                    } else if method == "POST" && submit_status != 202 {
+                        (submit_status, r#"{"RemoteException":{"exception":"BadRequestException","message":"queue root.nope does not exist"}}"#.to_string())
+                    } else if method == "POST" {
+                        (202, String::new())
+                    } else {
+                        gets += 1;
+                        let (state, fin) = if gets == 1 {
+                            ("RUNNING", "UNDEFINED")
+                        } else {
+                            final_state
+                        };
+                        (
+                            200,
+                            format!(
+                                r#"{{"app":{{"id":"application_5_0001","state":"{state}","finalStatus":"{fin}","diagnostics":"1 of 1 containers succeeded"}}}}"#
+                            ),
+                        )
+                    };
+                    let head = format!(
+                        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                        answer.len()
+                    );
+                    if out.write_all(head.as_bytes()).is_err()
+                        || out.write_all(answer.as_bytes()).is_err()
+                    {
+                        break;
+                    }
+                }
+            }
+        });
+        (base, seen)
+    }
+
+    fn args(base: &str) -> DshellArgs {
+        parse(&[
+            "--shell_command",
+            "true",
+            "--rm",
+            base,
+            "--timeout",
+            "20000",
+        ])
+    }
+
+    #[test]
+    fn submits_then_follows_the_app_to_success() {
+        let (base, seen) = serve(("FINISHED", "SUCCEEDED"), 202);
+        run(args(&base)).unwrap();
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen[0].0, "POST");
+        assert!(seen[0].1.starts_with("/ws/v1/cluster/apps/new-application"));
+        assert_eq!(seen[0].2, "", "new-application is sent with an empty body");
+        assert!(seen[1].1.starts_with("/ws/v1/cluster/apps"));
+        let body: Value = serde_json::from_str(&seen[1].2).unwrap();
+        assert_eq!(body["application-id"], "application_5_0001");
+        assert!(seen[2]
+            .1
+            .starts_with("/ws/v1/cluster/apps/application_5_0001"));
+        assert_eq!(seen.len(), 4, "polls until the final state");
+    }
+
+    #[test]
+    fn a_failed_app_makes_the_client_fail() {
+        let (base, _) = serve(("FINISHED", "FAILED"), 202);
+        let err = run(args(&base)).unwrap_err();
+        assert!(err.to_string().contains("final status FAILED"), "{err}");
+    }
+
+    #[test]
+    fn a_refused_submission_reports_the_rms_message() {
+        let (base, _) = serve(("FINISHED", "SUCCEEDED"), 400);
+        let err = format!("{:#}", run(args(&base)).unwrap_err());
+        assert!(
+            err.contains("HTTP 400: queue root.nope does not exist"),
+            "{err}"
+        );
+    }
+}
