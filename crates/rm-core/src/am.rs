@@ -83,6 +83,7 @@ impl RmCore {
             .filter(|(c, k)| Some(**c) != am && k.state != ContainerState::Allocated)
             .map(|(c, k)| AllocatedContainer {
                 id: *c,
+                node_address: self.address_of(&k.node),
                 node_id: k.node.clone(),
                 resource: k.resource,
                 priority: k.priority,

@@ -293,6 +293,7 @@ impl RmCore {
         resource: Resource,
     ) {
         let scheduler_address = self.config.scheduler_address.clone();
+        let node_address = self.address_of(&node);
         let Some(app) = self.apps.get_mut(&id.app) else {
             return;
         };
@@ -329,6 +330,7 @@ impl RmCore {
         self.persist(vec![Write::PutAttempt(record)]);
         self.outputs.push_back(Output::LaunchAm(Box::new(AmLaunch {
             node_id: node,
+            node_address,
             container: id,
             attempt: attempt_id,
             user,

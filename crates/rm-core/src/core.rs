@@ -131,6 +131,7 @@ pub(crate) struct Container {
 }
 
 pub(crate) struct Node {
+    pub(crate) address: String,
     pub(crate) sched: NodeId,
     pub(crate) sched_host: String,
     pub(crate) rack: String,
@@ -494,14 +495,26 @@ impl RmCore {
         }
         if am {
             self.am_allocated(now, id, node_id, resource);
-        } else if let Some(attempt) = self.apps.get_mut(&app_key).and_then(App::current_mut) {
-            attempt.new_containers.push(AllocatedContainer {
+        } else {
+            let node_address = self.address_of(&node_id);
+            let container = AllocatedContainer {
                 id,
+                node_address,
                 node_id,
                 resource,
                 priority,
-            });
+            };
+            if let Some(attempt) = self.apps.get_mut(&app_key).and_then(App::current_mut) {
+                attempt.new_containers.push(container);
+            }
         }
+    }
+
+    /// Where a node's container-management service listens.
+    pub(crate) fn address_of(&self, node_id: &str) -> String {
+        self.nodes
+            .get(node_id)
+            .map_or_else(|| node_id.to_string(), |n| n.address.clone())
     }
 
     pub(crate) fn release_to_sched(
@@ -575,6 +588,7 @@ impl RmCore {
             .iter()
             .map(|(id, n)| NodeInfo {
                 node_id: id.clone(),
+                address: n.address.clone(),
                 rack: n.rack.clone(),
                 state: n.state,
                 capability: n.capability,

@@ -79,6 +79,8 @@ pub struct NmContainerStatus {
 pub struct NodeRegistration {
     /// `host:port` of the NM's container-management service; the node's id.
     pub node_id: String,
+    /// Where to reach that service (`ip:port`); empty means the node id.
+    pub address: String,
     /// Total resources offered.
     pub capability: Resource,
     /// Rack path, e.g. `/default-rack`.
@@ -193,8 +195,10 @@ pub struct AllocateRequest {
 pub struct AllocatedContainer {
     /// Its id.
     pub id: ContainerId,
-    /// The node id (`host:port`), which is also the NM's container-management address.
+    /// The node id (`host:port`).
     pub node_id: String,
+    /// Where to reach the node's container-management service.
+    pub node_address: String,
     /// Its size.
     pub resource: Resource,
     /// The priority of the ask it satisfied.
@@ -252,6 +256,8 @@ pub struct RegisterResponse {
 pub struct AmLaunch {
     /// The node (`host:port` of its container manager).
     pub node_id: String,
+    /// Where to reach the node's container-management service.
+    pub node_address: String,
     /// The AM container.
     pub container: ContainerId,
     /// The attempt it runs.
@@ -350,6 +356,8 @@ pub struct AttemptReport {
 pub struct NodeInfo {
     /// `host:port`.
     pub node_id: String,
+    /// Where its container-management service listens.
+    pub address: String,
     /// Rack.
     pub rack: String,
     /// State.

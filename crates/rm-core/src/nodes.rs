@@ -63,6 +63,11 @@ impl RmCore {
         let Some(node) = self.nodes.get_mut(&node_id) else {
             return Err(RmError::UnknownNode(node_id));
         };
+        node.address = if reg.address.is_empty() {
+            node_id.clone()
+        } else {
+            reg.address.clone()
+        };
         node.state = NodeState::Running;
         node.last_heartbeat = now;
         node.health_report.clear();
@@ -277,6 +282,7 @@ impl RmCore {
             .nodes
             .entry(node_id.to_string())
             .or_insert_with(|| Node {
+                address: node_id.to_string(),
                 sched,
                 sched_host: sched_host.clone(),
                 rack: rack.clone(),

@@ -120,6 +120,7 @@ pub(crate) fn register(c: &mut RmCore, t: u64, node: &str) {
     c.node_register(
         Time(t),
         NodeRegistration {
+            address: String::new(),
             node_id: node.into(),
             capability: Resource::new(8192, 8),
             rack: String::new(),

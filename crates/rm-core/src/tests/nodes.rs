@@ -6,6 +6,7 @@ use super::*;
 fn registration_is_validated() {
     let mut c = core();
     let reg = |id: &str, mem| NodeRegistration {
+        address: String::new(),
         node_id: id.into(),
         capability: Resource::new(mem, 4),
         rack: String::new(),
@@ -138,6 +139,7 @@ fn unregister_and_decommission() {
     assert_eq!(heartbeat(&mut c, 4, "h2:1").action(), NodeAction::Shutdown);
     assert_eq!(c.cluster_resources().0, Resource::ZERO);
     let reg = NodeRegistration {
+        address: String::new(),
         node_id: "h2:1".into(),
         capability: Resource::new(1024, 1),
         rack: String::new(),
@@ -168,6 +170,7 @@ fn nm_restart_keeps_reported_containers_and_ends_the_others() {
     c.node_register(
         Time(6),
         NodeRegistration {
+            address: String::new(),
             node_id: "h1:1".into(),
             capability: Resource::new(8192, 8),
             rack: String::new(),
