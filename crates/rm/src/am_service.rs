@@ -1,0 +1,226 @@
+//! The AM service (YARN's `ApplicationMasterProtocol`, port 8030). Every call carries the
+//! attempt id and token as metadata; the core checks them before anything changes.
+
+use std::collections::BTreeMap;
+
+use tonic::{Request, Response, Status};
+use weft_proto::auth::AmCredentials;
+use weft_proto::v1::application_master_protocol_server::ApplicationMasterProtocol;
+use weft_proto::v1::{
+    AllocateRequest as WireAllocate, AllocateResponse as WireAllocateResponse, Container,
+    ContainerState, ContainerStatus, FinalApplicationStatus, FinishApplicationMasterRequest,
+    FinishApplicationMasterResponse, NodeReport as WireNodeReport, NodeState as WireNodeState,
+    RegisterApplicationMasterRequest, RegisterApplicationMasterResponse,
+};
+use weft_rm_core::{AllocateRequest, AllocatedContainer, FinalStatus, NodeState, ResourceAsk};
+use weft_types::yarn_id::{AttemptId, ContainerId};
+use weft_types::{Resource, ResourceTypes};
+
+use crate::driver::Driver;
+use crate::status::{driver_status, rm_status};
+
+/// The service.
+pub(crate) struct AmService {
+    pub(crate) driver: Driver,
+    pub(crate) types: ResourceTypes,
+    pub(crate) rm_identifier: i64,
+}
+
+fn credentials<T>(request: &Request<T>) -> Result<(AttemptId, String), Status> {
+    let creds = AmCredentials::from_request(request).ok_or_else(|| {
+        Status::permission_denied(
+            "missing AM credentials: send the weft-attempt-id and weft-am-token metadata",
+        )
+    })?;
+    let attempt = creds
+        .attempt_id
+        .parse::<AttemptId>()
+        .map_err(|e| Status::invalid_argument(e.to_string()))?;
+    Ok((attempt, creds.token))
+}
+
+impl AmService {
+    fn wire_resource(&self, r: &Resource) -> weft_proto::v1::Resource {
+        weft_proto::v1::Resource::from_types(r, &self.types)
+    }
+
+    fn container(&self, c: &AllocatedContainer) -> Container {
+        Container {
+            container_id: c.id.to_string(),
+            node_id: c.node_id.clone(),
+            node_address: c.node_address.clone(),
+            resource: Some(self.wire_resource(&c.resource)),
+            priority: c.priority,
+            ..Default::default()
+        }
+    }
+
+    /// YARN's absolute-per-location asks as the core's increments: the `*` entry of each
+    /// (priority, size) gives the count, host and rack entries the preferences.
+    fn asks(&self, req: &WireAllocate) -> Result<Vec<ResourceAsk>, Status> {
+        let mut by_key: BTreeMap<(i32, i64, i64), ResourceAsk> = BTreeMap::new();
+        let mut places: Vec<((i32, i64, i64), String)> = Vec::new();
+        for r in &req.ask {
+            let size = r
+                .capability
+                .as_ref()
+                .ok_or_else(|| Status::invalid_argument("an ask has no capability"))?
+                .to_types(&self.types)
+                .map_err(|e| Status::invalid_argument(e.to_string()))?;
+            let count = u32::try_from(r.num_containers).map_err(|_| {
+                Status::invalid_argument(format!("num_containers {} is negative", r.num_containers))
+            })?;
+            let key = (r.priority, size.memory_mb(), size.vcores());
+            if r.resource_name == "*" || r.resource_name.is_empty() {
+                by_key.insert(
+                    key,
+                    ResourceAsk {
+                        priority: r.priority,
+                        resource: size,
+                        count,
+                        hosts: Vec::new(),
+                        racks: Vec::new(),
+                        relax_locality: r.relax_locality.unwrap_or(true),
+                    },
+                );
+            } else {
+                places.push((key, r.resource_name.clone()));
+            }
+        }
+        for (key, place) in places {
+            if let Some(ask) = by_key.get_mut(&key) {
+                if place.starts_with('/') {
+                    ask.racks.push(place);
+                } else {
+                    ask.hosts.push(place);
+                }
+            }
+        }
+        Ok(by_key.into_values().collect())
+    }
+}
+
+fn node_state(s: NodeState) -> i32 {
+    (match s {
+        NodeState::Running => WireNodeState::Running,
+        NodeState::Unhealthy => WireNodeState::Unhealthy,
+        NodeState::Lost => WireNodeState::Lost,
+        NodeState::Decommissioned => WireNodeState::Decommissioned,
+        NodeState::Shutdown => WireNodeState::Shutdown,
+    }) as i32
+}
+
+#[tonic::async_trait]
+impl ApplicationMasterProtocol for AmService {
+    async fn register_application_master(
+        &self,
+        request: Request<RegisterApplicationMasterRequest>,
+    ) -> Result<Response<RegisterApplicationMasterResponse>, Status> {
+        let (attempt, token) = credentials(&request)?;
+        let req = request.into_inner();
+        let port = u32::try_from(req.rpc_port).unwrap_or(0);
+        let url = Some(req.tracking_url);
+        let reply = self
+            .driver
+            .call(move |core, now| core.am_register(now, attempt, &token, &req.host, port, url))
+            .await
+            .map_err(driver_status)?
+            .map_err(|e| rm_status(&e))?;
+        tracing::info!(%attempt, "AM registered");
+        Ok(Response::new(RegisterApplicationMasterResponse {
+            maximum_capability: Some(self.wire_resource(&reply.maximum_capability)),
+            queue: reply.queue,
+            containers_from_previous_attempts: reply
+                .running_containers
+                .iter()
+                .map(|c| self.container(c))
+                .collect(),
+            rm_identifier: self.rm_identifier,
+        }))
+    }
+
+    async fn allocate(
+        &self,
+        request: Request<WireAllocate>,
+    ) -> Result<Response<WireAllocateResponse>, Status> {
+        let (attempt, token) = credentials(&request)?;
+        let wire = request.into_inner();
+        let asks = self.asks(&wire)?;
+        let releases = wire
+            .release
+            .iter()
+            .map(|c| {
+                c.parse::<ContainerId>()
+                    .map_err(|e| Status::invalid_argument(e.to_string()))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let blacklist = wire.blacklist_request.unwrap_or_default();
+        let req = AllocateRequest {
+            asks,
+            releases,
+            blacklist_additions: blacklist.blacklist_additions,
+            blacklist_removals: blacklist.blacklist_removals,
+            progress: wire.progress,
+        };
+        let reply = self
+            .driver
+            .call(move |core, now| core.am_allocate(now, attempt, &token, req))
+            .await
+            .map_err(driver_status)?
+            .map_err(|e| rm_status(&e))?;
+        Ok(Response::new(WireAllocateResponse {
+            response_id: wire.response_id.wrapping_add(1),
+            allocated_containers: reply.allocated.iter().map(|c| self.container(c)).collect(),
+            completed_container_statuses: reply
+                .completed
+                .iter()
+                .map(|c| ContainerStatus {
+                    container_id: c.id.to_string(),
+                    state: ContainerState::Complete as i32,
+                    exit_status: c.exit_status,
+                    diagnostics: c.diagnostics.clone(),
+                    capability: None,
+                })
+                .collect(),
+            available_resources: Some(self.wire_resource(&reply.headroom)),
+            updated_nodes: reply
+                .updated_nodes
+                .iter()
+                .map(|n| WireNodeReport {
+                    node_id: n.node_id.clone(),
+                    node_state: node_state(n.state),
+                    ..Default::default()
+                })
+                .collect(),
+            num_cluster_nodes: i32::try_from(reply.cluster_nodes).unwrap_or(i32::MAX),
+            ..Default::default()
+        }))
+    }
+
+    async fn finish_application_master(
+        &self,
+        request: Request<FinishApplicationMasterRequest>,
+    ) -> Result<Response<FinishApplicationMasterResponse>, Status> {
+        let (attempt, token) = credentials(&request)?;
+        let req = request.into_inner();
+        let status = match FinalApplicationStatus::try_from(req.final_application_status) {
+            Ok(FinalApplicationStatus::Succeeded) | Ok(FinalApplicationStatus::Ended) => {
+                FinalStatus::Succeeded
+            }
+            Ok(FinalApplicationStatus::Failed) => FinalStatus::Failed,
+            Ok(FinalApplicationStatus::Killed) => FinalStatus::Killed,
+            Ok(FinalApplicationStatus::Undefined) | Err(_) => FinalStatus::Undefined,
+        };
+        let url = Some(req.tracking_url);
+        let diagnostics = req.diagnostics;
+        self.driver
+            .call(move |core, now| core.am_finish(now, attempt, &token, status, &diagnostics, url))
+            .await
+            .map_err(driver_status)?
+            .map_err(|e| rm_status(&e))?;
+        tracing::info!(%attempt, ?status, "AM finished");
+        Ok(Response::new(FinishApplicationMasterResponse {
+            is_unregistered: true,
+        }))
+    }
+}

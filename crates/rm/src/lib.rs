@@ -1,0 +1,279 @@
+//! The Weft ResourceManager daemon (`weft rm`).
+//!
+//! One task (the driver) owns the sans-IO [`weft_rm_core::RmCore`]; the gRPC services (AM
+//! service on 8030, resource tracker on 8031) and the REST API (8088) send it jobs and answer
+//! only after the state store has recorded what the job changed. A ticker drives liveness and
+//! the scheduler's update; the allocation file is polled and reloaded when it changes.
+
+mod am_service;
+mod clock;
+mod driver;
+mod reload;
+mod rest;
+mod settings;
+mod status;
+mod tracker;
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tonic::transport::server::TcpIncoming;
+use tonic::transport::Server;
+use weft_proto::v1::application_master_protocol_server::ApplicationMasterProtocolServer;
+use weft_proto::v1::resource_tracker_server::ResourceTrackerServer;
+use weft_rm_core::{RmConfig, RmCore};
+use weft_sched::SchedulerConfig;
+use weft_store::{RedbStore, StateStore};
+use weft_types::Duration as CoreDuration;
+
+pub use settings::{Settings, SettingsError};
+
+/// How often the core's `tick` runs (liveness, the scheduler update when due).
+const TICK: Duration = Duration::from_millis(100);
+
+/// `weft rm` flags.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct RmArgs {
+    /// A TOML configuration file (addresses, data_dir, allocations, yarn_site, expiries,
+    /// and a [properties] table of yarn-site names).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Hadoop's yarn-site.xml.
+    #[arg(long = "yarn-site")]
+    pub yarn_site: Option<PathBuf>,
+    /// The Fair Scheduler allocation file (fair-scheduler.xml), reloaded when it changes.
+    #[arg(long)]
+    pub allocations: Option<PathBuf>,
+    /// Where the state store lives (default ./weft-rm-data).
+    #[arg(long = "data-dir")]
+    pub data_dir: Option<PathBuf>,
+    /// AM service address (default 0.0.0.0:8030; port 0 picks one).
+    #[arg(long = "scheduler-address")]
+    pub scheduler_address: Option<String>,
+    /// Resource tracker address (default 0.0.0.0:8031).
+    #[arg(long = "tracker-address")]
+    pub tracker_address: Option<String>,
+    /// REST address (default 0.0.0.0:8088).
+    #[arg(long = "web-address")]
+    pub web_address: Option<String>,
+    /// Once every listener is up, write {"scheduler","tracker","web"} addresses here as JSON.
+    #[arg(long = "ready-file")]
+    pub ready_file: Option<PathBuf>,
+    /// NM expiry in ms (yarn.nm.liveness-monitor.expiry-interval-ms).
+    #[arg(long = "nm-expiry-ms")]
+    pub nm_expiry_ms: Option<u64>,
+    /// AM expiry in ms (yarn.am.liveness-monitor.expiry-interval-ms).
+    #[arg(long = "am-expiry-ms")]
+    pub am_expiry_ms: Option<u64>,
+    /// How often the allocation file is checked for changes, in ms (default 5000).
+    #[arg(long = "allocations-poll-ms")]
+    pub allocations_poll_ms: Option<u64>,
+}
+
+/// Runs the RM until SIGINT or SIGTERM.
+pub fn run(args: RmArgs) -> anyhow::Result<()> {
+    let _ = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::INFO)
+        .with_target(false)
+        .try_init();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        let rm = start(args).await?;
+        shutdown_signal().await;
+        tracing::info!("shutting down");
+        rm.stop().await;
+        Ok(())
+    })
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// A running RM (in this process).
+pub struct RunningRm {
+    /// Where the AM service listens.
+    pub scheduler: SocketAddr,
+    /// Where the resource tracker listens.
+    pub tracker: SocketAddr,
+    /// Where the REST API listens.
+    pub web: SocketAddr,
+    stop: watch::Sender<bool>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl RunningRm {
+    /// Stops every listener and the driver, and waits (bounded) for them.
+    pub async fn stop(self) {
+        self.stop.send_replace(true);
+        for t in self.tasks {
+            let _ = tokio::time::timeout(Duration::from_secs(5), t).await;
+        }
+    }
+}
+
+/// A connectable form of a bound address (`0.0.0.0` becomes `127.0.0.1`).
+fn reachable(addr: SocketAddr) -> SocketAddr {
+    if addr.ip().is_unspecified() {
+        SocketAddr::from((Ipv4Addr::LOCALHOST, addr.port()))
+    } else {
+        addr
+    }
+}
+
+async fn bind(what: &str, address: &str) -> anyhow::Result<TcpListener> {
+    TcpListener::bind(address)
+        .await
+        .with_context(|| format!("cannot listen on {address} for the {what}"))
+}
+
+/// Starts the RM: recovers state from the data directory, binds every listener and spawns the
+/// driver, the servers and the allocation-file watcher. Needs a multi-thread tokio runtime.
+pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
+    let settings = Settings::load(&args)?;
+    std::fs::create_dir_all(&settings.data_dir)
+        .with_context(|| format!("cannot create {}", settings.data_dir.display()))?;
+    let store: Arc<dyn StateStore> = Arc::new(RedbStore::open(&settings.data_dir)?);
+    let recovered = store.load()?;
+
+    let properties = settings.properties.clone();
+    let allocations = match &settings.allocations {
+        Some(path) => reload::load(path, &properties).map_err(anyhow::Error::msg)?,
+        None => Default::default(),
+    };
+    let scheduler_listener = bind("AM service", &settings.scheduler_address).await?;
+    let tracker_listener = bind("resource tracker", &settings.tracker_address).await?;
+    let web_listener = bind("REST API", &settings.web_address).await?;
+    let scheduler = reachable(scheduler_listener.local_addr()?);
+    let tracker = reachable(tracker_listener.local_addr()?);
+    let web = reachable(web_listener.local_addr()?);
+
+    let mut config = RmConfig::new(SchedulerConfig {
+        allocations,
+        properties: properties.clone(),
+    });
+    config.nm_expiry = CoreDuration::from_millis(settings.nm_expiry_ms);
+    config.am_expiry = CoreDuration::from_millis(settings.am_expiry_ms);
+    config.max_attempts = settings.max_attempts;
+    config.scheduler_address = scheduler.to_string();
+    config.token_secret = clock::token_secret();
+    let now = clock::now();
+    let core = RmCore::recover(config, recovered, now.as_millis(), now)?;
+    let cluster_ts = core.cluster_timestamp();
+    let apps = core.app_reports().len();
+    let types = properties.resource_types.clone();
+    let (driver, mut driver_loop) = driver::new(core, Arc::clone(&store), TICK, types.clone());
+    driver_loop.flush_startup()?;
+    tracing::info!(cluster_ts, apps, data_dir = %settings.data_dir.display(), "state recovered");
+
+    let (stop, stop_rx) = watch::channel(false);
+    let mut tasks = Vec::new();
+    tasks.push(tokio::spawn(driver_loop.run(stop_rx.clone())));
+
+    let rm_identifier = i64::try_from(cluster_ts).unwrap_or(i64::MAX);
+    let am = am_service::AmService {
+        driver: driver.clone(),
+        types: types.clone(),
+        rm_identifier,
+    };
+    let mut s = stop_rx.clone();
+    tasks.push(tokio::spawn(async move {
+        let result = Server::builder()
+            .add_service(ApplicationMasterProtocolServer::new(am))
+            .serve_with_incoming_shutdown(TcpIncoming::from(scheduler_listener), async move {
+                let _ = s.wait_for(|v| *v).await;
+            })
+            .await;
+        if let Err(e) = result {
+            tracing::error!("AM service failed: {e}");
+        }
+    }));
+    let rt = tracker::Tracker {
+        driver: driver.clone(),
+        types: types.clone(),
+        heartbeat_interval_ms: i64::try_from(settings.heartbeat_interval_ms).unwrap_or(1000),
+        rm_identifier,
+    };
+    let mut s = stop_rx.clone();
+    tasks.push(tokio::spawn(async move {
+        let result = Server::builder()
+            .add_service(ResourceTrackerServer::new(rt))
+            .serve_with_incoming_shutdown(TcpIncoming::from(tracker_listener), async move {
+                let _ = s.wait_for(|v| *v).await;
+            })
+            .await;
+        if let Err(e) = result {
+            tracing::error!("resource tracker failed: {e}");
+        }
+    }));
+    let router = rest::router(rest::Rest {
+        driver: driver.clone(),
+        cluster_ts,
+        started_on: now.as_millis(),
+    });
+    let mut s = stop_rx.clone();
+    tasks.push(tokio::spawn(async move {
+        let result = axum::serve(web_listener, router)
+            .with_graceful_shutdown(async move {
+                let _ = s.wait_for(|v| *v).await;
+            })
+            .await;
+        if let Err(e) = result {
+            tracing::error!("REST server failed: {e}");
+        }
+    }));
+    if let Some(path) = settings.allocations.clone() {
+        tasks.push(tokio::spawn(reload::watch_file(
+            path,
+            Duration::from_millis(settings.allocations_poll_ms.max(10)),
+            properties,
+            driver.clone(),
+            stop_rx.clone(),
+        )));
+    }
+    tracing::info!(%scheduler, %tracker, %web, "ResourceManager started");
+    if let Some(path) = &args.ready_file {
+        let ready = serde_json::json!({
+            "scheduler": scheduler.to_string(),
+            "tracker": tracker.to_string(),
+            "web": web.to_string(),
+        });
+        std::fs::write(path, ready.to_string())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(RunningRm {
+        scheduler,
+        tracker,
+        web,
+        stop,
+        tasks,
+    })
+}

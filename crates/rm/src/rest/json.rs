@@ -1,0 +1,317 @@
+//! Hadoop's REST JSON shapes: the submission context in, `AppInfo` and `ClusterInfo` out.
+
+use serde_json::{json, Map, Value};
+use weft_rm_core::{
+    AppReport, AppState, FinalStatus, LaunchContext, LocalResource, LocalResourceKind, Submission,
+};
+use weft_types::yarn_id::ApplicationId;
+use weft_types::{Resource, Time};
+
+/// YARN's name of an application state.
+pub(crate) fn state_name(s: AppState) -> &'static str {
+    match s {
+        AppState::New => "NEW",
+        AppState::Submitted => "SUBMITTED",
+        AppState::Accepted => "ACCEPTED",
+        AppState::Running => "RUNNING",
+        AppState::Finished => "FINISHED",
+        AppState::Failed => "FAILED",
+        AppState::Killed => "KILLED",
+    }
+}
+
+fn final_name(s: FinalStatus) -> &'static str {
+    match s {
+        FinalStatus::Undefined => "UNDEFINED",
+        FinalStatus::Succeeded => "SUCCEEDED",
+        FinalStatus::Failed => "FAILED",
+        FinalStatus::Killed => "KILLED",
+    }
+}
+
+/// `{"memory": MB, "vCores": n}`.
+pub(crate) fn resource(r: Resource) -> Value {
+    json!({"memory": r.memory_mb(), "vCores": r.vcores()})
+}
+
+/// One value or a list of them (Jersey accepts both), as a list.
+fn one_or_many(v: Option<&Value>) -> Vec<&Value> {
+    match v {
+        Some(Value::Array(items)) => items.iter().collect(),
+        Some(Value::Null) | None => Vec::new(),
+        Some(other) => vec![other],
+    }
+}
+
+/// A Java map as Jersey writes it: `{"entry": [{"key": k, "value": v}, ...]}`.
+fn entries<'a>(v: Option<&'a Value>, what: &str) -> Result<Vec<(String, &'a Value)>, String> {
+    let Some(v) = v else {
+        return Ok(Vec::new());
+    };
+    one_or_many(v.get("entry"))
+        .into_iter()
+        .map(|e| {
+            let key = e
+                .get("key")
+                .and_then(Value::as_str)
+                .ok_or_else(|| format!("{what}: an entry has no string 'key'"))?;
+            let value = e
+                .get("value")
+                .ok_or_else(|| format!("{what}: entry '{key}' has no 'value'"))?;
+            Ok((key.to_string(), value))
+        })
+        .collect()
+}
+
+fn string(obj: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(other) => Err(format!("'{key}' must be a string, got {other}")),
+    }
+}
+
+fn int(obj: &Map<String, Value>, key: &str) -> Result<Option<i64>, String> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_i64()
+            .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+            .map(Some)
+            .ok_or_else(|| format!("'{key}' must be an integer, got {v}")),
+    }
+}
+
+fn boolean(obj: &Map<String, Value>, key: &str) -> Result<bool, String> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(Value::String(s)) if s.eq_ignore_ascii_case("true") => Ok(true),
+        Some(Value::String(s)) if s.eq_ignore_ascii_case("false") => Ok(false),
+        Some(other) => Err(format!("'{key}' must be a boolean, got {other}")),
+    }
+}
+
+fn launch_context(spec: Option<&Value>) -> Result<LaunchContext, String> {
+    let mut ctx = LaunchContext::default();
+    let Some(spec) = spec else {
+        return Ok(ctx);
+    };
+    let commands = spec.get("commands").and_then(|c| c.get("command"));
+    let parts: Vec<String> = one_or_many(commands)
+        .into_iter()
+        .map(|c| {
+            c.as_str()
+                .map(str::to_string)
+                .ok_or_else(|| format!("a command must be a string, got {c}"))
+        })
+        .collect::<Result<_, _>>()?;
+    // YARN joins the parts into one shell line.
+    if !parts.is_empty() {
+        ctx.commands = vec![parts.join(" ")];
+    }
+    for (k, v) in entries(spec.get("environment"), "environment")? {
+        let value = match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        ctx.environment.insert(k, value);
+    }
+    for (k, v) in entries(spec.get("local-resources"), "local-resources")? {
+        let url = v
+            .get("resource")
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("local resource '{k}' has no 'resource' URL"))?;
+        let kind = match v.get("type").and_then(Value::as_str).unwrap_or("FILE") {
+            t if t.eq_ignore_ascii_case("FILE") => LocalResourceKind::File,
+            t if t.eq_ignore_ascii_case("ARCHIVE") => LocalResourceKind::Archive,
+            t if t.eq_ignore_ascii_case("PATTERN") => LocalResourceKind::Pattern,
+            t => return Err(format!("local resource '{k}' has unknown type '{t}'")),
+        };
+        ctx.local_resources.insert(
+            k,
+            LocalResource {
+                url: url.to_string(),
+                kind,
+            },
+        );
+    }
+    Ok(ctx)
+}
+
+/// Reads `POST /ws/v1/cluster/apps`: the id and the submission as `user` makes it.
+pub(crate) fn submission(body: &[u8], user: &str) -> Result<(ApplicationId, Submission), String> {
+    let v: Value = serde_json::from_slice(body).map_err(|e| format!("malformed JSON: {e}"))?;
+    let obj = v
+        .as_object()
+        .ok_or("the submission must be a JSON object")?;
+    let id_text = string(obj, "application-id")?.ok_or("'application-id' is required")?;
+    let id = id_text
+        .parse::<ApplicationId>()
+        .map_err(|e| format!("Invalid ApplicationId: {id_text} ({e})"))?;
+    let resource = match obj.get("resource") {
+        Some(r) if !r.is_null() => {
+            let r = r.as_object().ok_or("'resource' must be an object")?;
+            Resource::new(
+                int(r, "memory")?.ok_or("'resource' needs 'memory'")?,
+                int(r, "vCores")?.ok_or("'resource' needs 'vCores'")?,
+            )
+        }
+        _ => Resource::new(1024, 1),
+    };
+    let max_attempts = int(obj, "max-app-attempts")?.unwrap_or(0);
+    let tags = one_or_many(obj.get("application-tags").and_then(|t| t.get("tag")))
+        .into_iter()
+        .filter_map(Value::as_str)
+        .map(|t| t.trim().to_lowercase())
+        .filter(|t| !t.is_empty())
+        .collect();
+    let sub = Submission {
+        name: string(obj, "application-name")?.unwrap_or_default(),
+        user: user.to_string(),
+        queue: string(obj, "queue")?.filter(|q| !q.trim().is_empty()),
+        application_type: string(obj, "application-type")?
+            .filter(|t| !t.is_empty())
+            .unwrap_or_else(|| "YARN".to_string()),
+        tags,
+        priority: int(obj, "priority")?.unwrap_or(0).clamp(0, i32::MAX as i64) as i32,
+        max_attempts: max_attempts.clamp(0, u32::MAX as i64) as u32,
+        am_resource: resource,
+        unmanaged_am: boolean(obj, "unmanaged-AM")?,
+        launch: launch_context(obj.get("am-container-spec"))?,
+    };
+    Ok((id, sub))
+}
+
+/// `AppInfo` (the object inside `{"app": ...}`).
+pub(crate) fn app_info(r: &AppReport, cluster_ts: u64, now: Time) -> Value {
+    let started = r.submit_time.as_millis();
+    let finished = r.finish_time.map_or(0, Time::as_millis);
+    let elapsed = if finished > 0 {
+        finished.saturating_sub(started)
+    } else {
+        now.as_millis().saturating_sub(started)
+    };
+    let tracking_ui = match r.state {
+        AppState::Running => "ApplicationMaster",
+        s if s.is_final() => "History",
+        _ => "UNASSIGNED",
+    };
+    let mut o = json!({
+        "id": r.id.to_string(),
+        "user": r.user,
+        "name": r.name,
+        "queue": r.queue,
+        "state": state_name(r.state),
+        "finalStatus": final_name(r.final_status),
+        "progress": r.progress * 100.0,
+        "trackingUI": tracking_ui,
+        "diagnostics": r.diagnostics,
+        "clusterId": cluster_ts,
+        "applicationType": r.application_type,
+        "applicationTags": r.tags.iter().cloned().collect::<Vec<_>>().join(","),
+        "priority": r.priority,
+        "startedTime": started,
+        "launchTime": r.launch_time.map_or(0, Time::as_millis),
+        "finishedTime": finished,
+        "elapsedTime": elapsed,
+        "allocatedMB": r.allocated.memory_mb(),
+        "allocatedVCores": r.allocated.vcores(),
+        "reservedMB": 0,
+        "reservedVCores": 0,
+        "runningContainers": r.running_containers,
+        "memorySeconds": 0,
+        "vcoreSeconds": 0,
+        "queueUsagePercentage": 0.0,
+        "clusterUsagePercentage": 0.0,
+        "preemptedResourceMB": 0,
+        "preemptedResourceVCores": 0,
+        "numNonAMContainerPreempted": 0,
+        "numAMContainerPreempted": 0,
+        "logAggregationStatus": "DISABLED",
+        "unmanagedApplication": false,
+        "amNodeLabelExpression": "",
+    });
+    if let (Some(map), Some(url)) = (o.as_object_mut(), &r.tracking_url) {
+        map.insert("trackingUrl".into(), json!(url));
+    }
+    if let (Some(map), Some(a)) = (o.as_object_mut(), &r.current_attempt) {
+        map.insert("currentAppAttemptId".into(), json!(a.id.to_string()));
+        if let Some(node) = &a.am_node {
+            map.insert("masterNodeId".into(), json!(node));
+        }
+        if let Some(c) = &a.am_container {
+            map.insert("amContainerId".into(), json!(c.to_string()));
+        }
+        if let Some((host, port)) = &a.am_rpc {
+            map.insert("amRPCAddress".into(), json!(format!("{host}:{port}")));
+        }
+    }
+    o
+}
+
+/// `ClusterInfo` (the object inside `{"clusterInfo": ...}`).
+pub(crate) fn cluster_info(cluster_ts: u64, started_on: u64) -> Value {
+    let version = env!("CARGO_PKG_VERSION");
+    json!({
+        "id": cluster_ts,
+        "startedOn": started_on,
+        "state": "STARTED",
+        "haState": "ACTIVE",
+        "rmStateStoreName": "weft RedbStore",
+        "resourceManagerVersion": "3.3.6",
+        "resourceManagerBuildVersion": format!("3.3.6 (weft {version})"),
+        "resourceManagerVersionBuiltOn": "",
+        "hadoopVersion": "3.3.6",
+        "hadoopBuildVersion": format!("3.3.6 (weft {version})"),
+        "hadoopVersionBuiltOn": "",
+        "haZooKeeperConnectionState": "ResourceManager HA is not enabled.",
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn submission_in_hadoops_shape() {
+        let body = br#"{
+          "application-id": "application_1700000000000_0008",
+          "application-name": "sleep-test",
+          "queue": "root.default",
+          "am-container-spec": {
+            "local-resources": {"entry": {"key": "run.sh", "value": {"resource": "file:///srv/run.sh", "type": "FILE"}}},
+            "environment": {"entry": [{"key": "MODE", "value": "test"}]},
+            "commands": {"command": ["bash", "run.sh"]}
+          },
+          "max-app-attempts": 3,
+          "resource": {"memory": 2048, "vCores": 2},
+          "application-tags": {"tag": "Smoke"}
+        }"#;
+        let (id, s) = submission(body, "alice").unwrap();
+        assert_eq!(id.seq, 8);
+        assert_eq!((s.user.as_str(), s.name.as_str()), ("alice", "sleep-test"));
+        assert_eq!(s.queue.as_deref(), Some("root.default"));
+        assert_eq!(s.launch.commands, vec!["bash run.sh".to_string()]);
+        assert_eq!(s.launch.environment["MODE"], "test");
+        assert_eq!(s.launch.local_resources["run.sh"].url, "file:///srv/run.sh");
+        assert_eq!((s.max_attempts, s.am_resource), (3, Resource::new(2048, 2)));
+        assert_eq!(s.application_type, "YARN");
+        assert!(s.tags.contains("smoke"));
+    }
+
+    #[test]
+    fn bad_submissions_say_why() {
+        for (body, needle) in [
+            (&b"{not json"[..], "malformed JSON"),
+            (b"[]", "JSON object"),
+            (b"{}", "application-id"),
+            (br#"{"application-id":"app_1"}"#, "Invalid ApplicationId"),
+            (br#"{"application-id":"application_1_0001","resource":{"memory":"x","vCores":1}}"#, "memory"),
+            (br#"{"application-id":"application_1_0001","am-container-spec":{"local-resources":{"entry":[{"key":"a"}]}}}"#, "value"),
+        ] {
+            let e = submission(body, "u").unwrap_err();
+            assert!(e.contains(needle), "{e}");
+        }
+    }
+}

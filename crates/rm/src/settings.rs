@@ -1,0 +1,327 @@
+//! The RM's settings: command-line flags over a TOML file over yarn-site.xml over YARN's
+//! defaults.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use thiserror::Error;
+use weft_config::SchedulerProperties;
+
+use crate::RmArgs;
+
+/// Why the settings could not be built.
+#[derive(Debug, Error)]
+pub enum SettingsError {
+    /// A file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The TOML file is invalid.
+    #[error("{path}: {message}")]
+    Toml {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// yarn-site.xml is not valid XML or not a `<configuration>`.
+    #[error("{path}: {message}")]
+    Xml {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// A property has a bad value.
+    #[error("invalid configuration: {0}")]
+    Invalid(String),
+}
+
+/// The TOML configuration file (every key optional).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TomlFile {
+    scheduler_address: Option<String>,
+    tracker_address: Option<String>,
+    web_address: Option<String>,
+    data_dir: Option<PathBuf>,
+    allocations: Option<PathBuf>,
+    yarn_site: Option<PathBuf>,
+    nm_expiry_ms: Option<u64>,
+    am_expiry_ms: Option<u64>,
+    max_attempts: Option<u32>,
+    heartbeat_interval_ms: Option<u64>,
+    allocations_poll_ms: Option<u64>,
+    /// yarn-site property names and values, e.g. `"yarn.scheduler.maximum-allocation-mb" = "8192"`.
+    #[serde(default)]
+    properties: BTreeMap<String, toml::Value>,
+}
+
+/// Everything the daemon needs to start.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// AM service listen address (`yarn.resourcemanager.scheduler.address`, :8030).
+    pub scheduler_address: String,
+    /// Resource tracker listen address (`yarn.resourcemanager.resource-tracker.address`, :8031).
+    pub tracker_address: String,
+    /// REST listen address (`yarn.resourcemanager.webapp.address`, :8088).
+    pub web_address: String,
+    /// Where the state store lives.
+    pub data_dir: PathBuf,
+    /// The allocation file, if any (reloaded when it changes).
+    pub allocations: Option<PathBuf>,
+    /// The scheduler's yarn-site properties.
+    pub properties: SchedulerProperties,
+    /// NM expiry (`yarn.nm.liveness-monitor.expiry-interval-ms`, 600000).
+    pub nm_expiry_ms: u64,
+    /// AM expiry (`yarn.am.liveness-monitor.expiry-interval-ms`, 600000).
+    pub am_expiry_ms: u64,
+    /// `yarn.resourcemanager.am.max-attempts` (2).
+    pub max_attempts: u32,
+    /// Heartbeat interval told to NMs (`yarn.resourcemanager.nodemanagers.heartbeat-interval-ms`).
+    pub heartbeat_interval_ms: u64,
+    /// How often the allocation file's modification time is checked.
+    pub allocations_poll_ms: u64,
+}
+
+fn read(path: &Path) -> Result<String, SettingsError> {
+    std::fs::read_to_string(path).map_err(|source| SettingsError::Read {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// The `<property>` name/value pairs of a yarn-site.xml.
+fn site_pairs(path: &Path) -> Result<Vec<(String, String)>, SettingsError> {
+    let text = read(path)?;
+    let xml = |message: String| SettingsError::Xml {
+        path: path.to_path_buf(),
+        message,
+    };
+    let doc = roxmltree::Document::parse(&text).map_err(|e| xml(e.to_string()))?;
+    let root = doc.root_element();
+    if root.tag_name().name() != "configuration" {
+        return Err(xml(format!(
+            "the root element is <{}>, expected <configuration>",
+            root.tag_name().name()
+        )));
+    }
+    let mut pairs = Vec::new();
+    for p in root.children().filter(|c| c.has_tag_name("property")) {
+        let child = |tag: &str| {
+            p.children()
+                .find(|c| c.has_tag_name(tag))
+                .and_then(|c| c.text())
+                .map(|t| t.trim().to_string())
+        };
+        if let (Some(name), Some(value)) = (child("name"), child("value")) {
+            pairs.push((name, value));
+        }
+    }
+    Ok(pairs)
+}
+
+impl Settings {
+    /// Builds the settings from the flags and the files they name.
+    pub fn load(args: &RmArgs) -> Result<Settings, SettingsError> {
+        let toml_file = match &args.config {
+            Some(path) => {
+                toml::from_str::<TomlFile>(&read(path)?).map_err(|e| SettingsError::Toml {
+                    path: path.clone(),
+                    message: e.to_string(),
+                })?
+            }
+            None => TomlFile::default(),
+        };
+        let mut pairs: BTreeMap<String, String> = BTreeMap::new();
+        if let Some(site) = args.yarn_site.as_ref().or(toml_file.yarn_site.as_ref()) {
+            pairs.extend(site_pairs(site)?);
+        }
+        for (k, v) in &toml_file.properties {
+            let v = match v {
+                toml::Value::String(s) => s.clone(),
+                toml::Value::Integer(i) => i.to_string(),
+                toml::Value::Float(f) => f.to_string(),
+                toml::Value::Boolean(b) => b.to_string(),
+                _ => {
+                    return Err(SettingsError::Invalid(format!(
+                        "property {k} must be a string, number or boolean"
+                    )))
+                }
+            };
+            pairs.insert(k.clone(), v);
+        }
+        let (properties, _warnings) =
+            weft_config::site::from_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+                .map_err(|d| SettingsError::Invalid(d.to_string()))?;
+        let num = |key: &str| -> Result<Option<u64>, SettingsError> {
+            pairs
+                .get(key)
+                .map(|v| {
+                    v.parse::<u64>().map_err(|_| {
+                        SettingsError::Invalid(format!("{key}: '{v}' is not a number"))
+                    })
+                })
+                .transpose()
+        };
+        let addr = |flag: &Option<String>, toml: &Option<String>, key: &str, port: u16| {
+            flag.clone()
+                .or_else(|| toml.clone())
+                .or_else(|| pairs.get(key).cloned())
+                .unwrap_or_else(|| format!("0.0.0.0:{port}"))
+        };
+        let allocations = args
+            .allocations
+            .clone()
+            .or(toml_file.allocations)
+            .or_else(|| {
+                pairs
+                    .get("yarn.scheduler.fair.allocation.file")
+                    .map(PathBuf::from)
+            });
+        let max_attempts = match toml_file.max_attempts {
+            Some(n) => n,
+            None => num("yarn.resourcemanager.am.max-attempts")?.map_or(2, |n| n as u32),
+        };
+        if max_attempts == 0 {
+            return Err(SettingsError::Invalid(
+                "yarn.resourcemanager.am.max-attempts must be at least 1".into(),
+            ));
+        }
+        Ok(Settings {
+            scheduler_address: addr(
+                &args.scheduler_address,
+                &toml_file.scheduler_address,
+                "yarn.resourcemanager.scheduler.address",
+                8030,
+            ),
+            tracker_address: addr(
+                &args.tracker_address,
+                &toml_file.tracker_address,
+                "yarn.resourcemanager.resource-tracker.address",
+                8031,
+            ),
+            web_address: addr(
+                &args.web_address,
+                &toml_file.web_address,
+                "yarn.resourcemanager.webapp.address",
+                8088,
+            ),
+            data_dir: args
+                .data_dir
+                .clone()
+                .or(toml_file.data_dir)
+                .unwrap_or_else(|| PathBuf::from("weft-rm-data")),
+            allocations,
+            properties,
+            nm_expiry_ms: args
+                .nm_expiry_ms
+                .or(toml_file.nm_expiry_ms)
+                .or(num("yarn.nm.liveness-monitor.expiry-interval-ms")?)
+                .unwrap_or(600_000),
+            am_expiry_ms: args
+                .am_expiry_ms
+                .or(toml_file.am_expiry_ms)
+                .or(num("yarn.am.liveness-monitor.expiry-interval-ms")?)
+                .unwrap_or(600_000),
+            max_attempts,
+            heartbeat_interval_ms: toml_file
+                .heartbeat_interval_ms
+                .or(num(
+                    "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms",
+                )?)
+                .unwrap_or(1000),
+            allocations_poll_ms: args
+                .allocations_poll_ms
+                .or(toml_file.allocations_poll_ms)
+                .unwrap_or(5000),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        rm: RmArgs,
+    }
+
+    fn args(extra: &[&str]) -> RmArgs {
+        Cli::parse_from(std::iter::once("rm").chain(extra.iter().copied())).rm
+    }
+
+    #[test]
+    fn defaults_are_yarns() {
+        let s = Settings::load(&args(&[])).unwrap();
+        assert_eq!(s.scheduler_address, "0.0.0.0:8030");
+        assert_eq!(s.tracker_address, "0.0.0.0:8031");
+        assert_eq!(s.web_address, "0.0.0.0:8088");
+        assert_eq!(
+            (s.nm_expiry_ms, s.am_expiry_ms, s.max_attempts),
+            (600_000, 600_000, 2)
+        );
+    }
+
+    #[test]
+    fn flags_over_toml_over_yarn_site() {
+        let dir = tempfile::tempdir().unwrap();
+        let site = dir.path().join("yarn-site.xml");
+        std::fs::write(
+            &site,
+            r#"<configuration>
+              <property><name>yarn.resourcemanager.webapp.address</name><value>127.0.0.1:1</value></property>
+              <property><name>yarn.nm.liveness-monitor.expiry-interval-ms</name><value>7000</value></property>
+              <property><name>yarn.scheduler.maximum-allocation-mb</name><value>4096</value></property>
+              <property><name>yarn.resourcemanager.am.max-attempts</name><value>4</value></property>
+            </configuration>"#,
+        )
+        .unwrap();
+        let toml = dir.path().join("rm.toml");
+        std::fs::write(
+            &toml,
+            format!(
+                "yarn_site = {:?}\nweb_address = \"127.0.0.1:2\"\nam_expiry_ms = 3000\n[properties]\n\"yarn.scheduler.maximum-allocation-vcores\" = 2\n",
+                site.display().to_string()
+            ),
+        )
+        .unwrap();
+        let s = Settings::load(&args(&[
+            "--config",
+            toml.to_str().unwrap(),
+            "--am-expiry-ms",
+            "1000",
+        ]))
+        .unwrap();
+        assert_eq!(s.web_address, "127.0.0.1:2");
+        assert_eq!(
+            (s.nm_expiry_ms, s.am_expiry_ms, s.max_attempts),
+            (7000, 1000, 4)
+        );
+        assert_eq!(s.properties.maximum_allocation.memory_mb(), 4096);
+        assert_eq!(s.properties.maximum_allocation.vcores(), 2);
+    }
+
+    #[test]
+    fn bad_files_say_what_is_wrong() {
+        let dir = tempfile::tempdir().unwrap();
+        let toml = dir.path().join("rm.toml");
+        std::fs::write(&toml, "no_such_key = 1\n").unwrap();
+        let e = Settings::load(&args(&["--config", toml.to_str().unwrap()])).unwrap_err();
+        assert!(e.to_string().contains("no_such_key"), "{e}");
+        let site = dir.path().join("yarn-site.xml");
+        std::fs::write(&site, "<configuration><property><name>yarn.scheduler.maximum-allocation-mb</name><value>lots</value></property></configuration>").unwrap();
+        let e = Settings::load(&args(&["--yarn-site", site.to_str().unwrap()])).unwrap_err();
+        assert!(e.to_string().contains("maximum-allocation-mb"), "{e}");
+        let e = Settings::load(&args(&["--yarn-site", "/nonexistent/yarn-site.xml"])).unwrap_err();
+        assert!(matches!(e, SettingsError::Read { .. }), "{e}");
+    }
+}

@@ -1,0 +1,192 @@
+//! The resource tracker (YARN's `ResourceTracker`, port 8031): NM registration, heartbeats,
+//! unregistration. A malformed request gets INVALID_ARGUMENT and changes nothing.
+
+use tonic::{Request, Response, Status};
+use weft_proto::v1::resource_tracker_server::ResourceTracker;
+use weft_proto::v1::{
+    ContainerState, ContainerStatus, NmContainerStatus as WireNmStatus, NodeAction as WireAction,
+    NodeHeartbeatRequest, NodeHeartbeatResponse, RegisterNodeManagerRequest,
+    RegisterNodeManagerResponse, UnRegisterNodeManagerRequest, UnRegisterNodeManagerResponse,
+};
+use weft_rm_core::{
+    NmContainerState, NmContainerStatus, NodeAction, NodeRegistration, NodeStatus, RmError,
+};
+use weft_types::yarn_id::ContainerId;
+use weft_types::{Resource, ResourceTypes};
+
+use crate::driver::Driver;
+use crate::status::{driver_status, rm_status};
+
+/// The service.
+pub(crate) struct Tracker {
+    pub(crate) driver: Driver,
+    pub(crate) types: ResourceTypes,
+    pub(crate) heartbeat_interval_ms: i64,
+    pub(crate) rm_identifier: i64,
+}
+
+fn container_id(s: &str) -> Result<ContainerId, Status> {
+    s.parse::<ContainerId>()
+        .map_err(|e| Status::invalid_argument(e.to_string()))
+}
+
+fn state(code: i32) -> NmContainerState {
+    if code == ContainerState::Complete as i32 {
+        NmContainerState::Complete
+    } else {
+        NmContainerState::Running
+    }
+}
+
+fn resource(
+    r: Option<&weft_proto::v1::Resource>,
+    types: &ResourceTypes,
+) -> Result<Resource, Status> {
+    match r {
+        Some(r) => r
+            .to_types(types)
+            .map_err(|e| Status::invalid_argument(e.to_string())),
+        None => Ok(Resource::ZERO),
+    }
+}
+
+fn from_register(s: &WireNmStatus, types: &ResourceTypes) -> Result<NmContainerStatus, Status> {
+    Ok(NmContainerStatus {
+        container: container_id(&s.container_id)?,
+        state: state(s.container_state),
+        exit_status: s.container_exit_status,
+        diagnostics: s.diagnostics.clone(),
+        resource: resource(s.resource.as_ref(), types)?,
+    })
+}
+
+fn from_heartbeat(s: &ContainerStatus, types: &ResourceTypes) -> Result<NmContainerStatus, Status> {
+    Ok(NmContainerStatus {
+        container: container_id(&s.container_id)?,
+        state: state(s.state),
+        exit_status: s.exit_status,
+        diagnostics: s.diagnostics.clone(),
+        resource: resource(s.capability.as_ref(), types)?,
+    })
+}
+
+fn action(a: NodeAction) -> i32 {
+    (match a {
+        NodeAction::Normal => WireAction::Normal,
+        NodeAction::Resync => WireAction::Resync,
+        NodeAction::Shutdown => WireAction::Shutdown,
+    }) as i32
+}
+
+#[tonic::async_trait]
+impl ResourceTracker for Tracker {
+    async fn register_node_manager(
+        &self,
+        request: Request<RegisterNodeManagerRequest>,
+    ) -> Result<Response<RegisterNodeManagerResponse>, Status> {
+        let req = request.into_inner();
+        let capability = req
+            .total_capability
+            .as_ref()
+            .ok_or_else(|| Status::invalid_argument("total_capability is required"))?
+            .to_types(&self.types)
+            .map_err(|e| Status::invalid_argument(e.to_string()))?;
+        let containers = req
+            .container_statuses
+            .iter()
+            .map(|s| from_register(s, &self.types))
+            .collect::<Result<Vec<_>, _>>()?;
+        let reg = NodeRegistration {
+            node_id: req.node_id.clone(),
+            address: req.address.clone(),
+            capability,
+            rack: req.rack.clone(),
+            containers,
+        };
+        let node = req.node_id.clone();
+        let result = self
+            .driver
+            .call(move |core, now| core.node_register(now, reg))
+            .await
+            .map_err(driver_status)?;
+        match result {
+            Ok(()) => {
+                tracing::info!(%node, address = %req.address, "node registered");
+                Ok(Response::new(RegisterNodeManagerResponse {
+                    node_action: WireAction::Normal as i32,
+                    rm_identifier: self.rm_identifier,
+                    heartbeat_interval_ms: self.heartbeat_interval_ms,
+                    ..Default::default()
+                }))
+            }
+            Err(RmError::InvalidNode(m)) if m.contains("decommissioned") => {
+                Ok(Response::new(RegisterNodeManagerResponse {
+                    node_action: WireAction::Shutdown as i32,
+                    rm_identifier: self.rm_identifier,
+                    diagnostics_message: m,
+                    ..Default::default()
+                }))
+            }
+            Err(e) => Err(rm_status(&e)),
+        }
+    }
+
+    async fn node_heartbeat(
+        &self,
+        request: Request<NodeHeartbeatRequest>,
+    ) -> Result<Response<NodeHeartbeatResponse>, Status> {
+        let req = request.into_inner();
+        let containers = req
+            .container_statuses
+            .iter()
+            .map(|s| from_heartbeat(s, &self.types))
+            .collect::<Result<Vec<_>, _>>()?;
+        // A heartbeat without a health status is taken as healthy.
+        let (healthy, health_report) = req.node_health_status.map_or((true, String::new()), |h| {
+            (h.is_node_healthy, h.health_report)
+        });
+        let status = NodeStatus {
+            healthy,
+            health_report,
+            containers,
+        };
+        let node = req.node_id;
+        let reply = self
+            .driver
+            .call(move |core, now| core.node_heartbeat(now, &node, status))
+            .await
+            .map_err(driver_status)?
+            .map_err(|e| rm_status(&e))?;
+        Ok(Response::new(NodeHeartbeatResponse {
+            response_id: req.response_id.wrapping_add(1),
+            node_action: action(reply.action()),
+            containers_to_cleanup: reply
+                .containers_to_stop
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
+            applications_to_cleanup: reply
+                .apps_to_cleanup
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
+            next_heartbeat_interval_ms: self.heartbeat_interval_ms,
+            ..Default::default()
+        }))
+    }
+
+    async fn un_register_node_manager(
+        &self,
+        request: Request<UnRegisterNodeManagerRequest>,
+    ) -> Result<Response<UnRegisterNodeManagerResponse>, Status> {
+        let node = request.into_inner().node_id;
+        let n = node.clone();
+        self.driver
+            .call(move |core, now| core.node_unregister(now, &n))
+            .await
+            .map_err(driver_status)?
+            .map_err(|e| rm_status(&e))?;
+        tracing::info!(%node, "node unregistered");
+        Ok(Response::new(UnRegisterNodeManagerResponse {}))
+    }
+}
