@@ -223,6 +223,14 @@ impl RmCore {
         tracking_url: Option<String>,
     ) -> Result<(), RmError> {
         self.authenticate(&attempt, token)?;
+        let registered = self
+            .apps
+            .get(&attempt.app)
+            .and_then(|a| a.current())
+            .is_some_and(|t| t.state == AttemptState::Running);
+        if !registered {
+            return Err(RmError::NotRegistered(attempt.to_string()));
+        }
         if final_status == FinalStatus::Undefined {
             return Err(RmError::InvalidRequest(
                 "the final status must be SUCCEEDED, FAILED or KILLED".into(),

@@ -399,6 +399,15 @@ fn an_app_runs_end_to_end_through_the_protocols() {
         ..Default::default()
     }))
     .unwrap();
+    let (_, nodes, _) = http.call("GET", "/ws/v1/cluster/nodes", None);
+    assert_eq!(nodes["nodes"]["node"][0]["id"], node_id.as_str());
+    assert_eq!(nodes["nodes"]["node"][0]["state"], "RUNNING");
+    assert_eq!(
+        nodes["nodes"]["node"][0]["totalResource"],
+        json!({"memory": 8192, "vCores": 8})
+    );
+    let (status, _, _) = http.call("GET", "/ws/v1/cluster/nodes/nope:1", None);
+    assert_eq!(status, 404);
     // A malformed heartbeat is refused.
     let bad = rt.block_on(rt_client.node_heartbeat(NodeHeartbeatRequest {
         node_id: node_id.clone(),

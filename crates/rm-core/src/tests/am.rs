@@ -71,6 +71,11 @@ fn registration_needs_the_right_token_and_attempt() {
         c.am_allocate(Time(3), l.attempt, &token, AllocateRequest::default()),
         Err(RmError::NotRegistered(_))
     ));
+    assert!(matches!(
+        c.am_finish(Time(3), l.attempt, &token, FinalStatus::Succeeded, "", None),
+        Err(RmError::NotRegistered(_))
+    ));
+    assert_eq!(l.node_address, "h1:1", "no separate address registered");
     assert_eq!(c.app_report(&app).unwrap().state, AppState::Accepted);
     let reg = c
         .am_register(

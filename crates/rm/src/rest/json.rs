@@ -2,7 +2,8 @@
 
 use serde_json::{json, Map, Value};
 use weft_rm_core::{
-    AppReport, AppState, FinalStatus, LaunchContext, LocalResource, LocalResourceKind, Submission,
+    AppReport, AppState, FinalStatus, LaunchContext, LocalResource, LocalResourceKind, NodeInfo,
+    Submission,
 };
 use weft_types::yarn_id::ApplicationId;
 use weft_types::{Resource, Time};
@@ -248,6 +249,34 @@ pub(crate) fn app_info(r: &AppReport, cluster_ts: u64, now: Time) -> Value {
         }
     }
     o
+}
+
+/// `NodeInfo` (the object inside `{"node": ...}`).
+pub(crate) fn node_info(n: &NodeInfo) -> Value {
+    let host = n
+        .node_id
+        .rsplit_once(':')
+        .map_or(n.node_id.as_str(), |(h, _)| h);
+    let avail = n.capability.saturating_sub(n.used);
+    json!({
+        "rack": n.rack,
+        "state": n.state.as_str(),
+        "id": n.node_id,
+        "nodeHostName": host,
+        "nodeHTTPAddress": "",
+        "lastHealthUpdate": n.last_heartbeat.as_millis(),
+        "version": env!("CARGO_PKG_VERSION"),
+        "healthReport": n.health_report,
+        "healthStatus": if n.state == weft_rm_core::NodeState::Unhealthy { "Unhealthy" } else { "Healthy" },
+        "numContainers": n.containers,
+        "usedMemoryMB": n.used.memory_mb(),
+        "availMemoryMB": avail.memory_mb(),
+        "usedVirtualCores": n.used.vcores(),
+        "availableVirtualCores": avail.vcores(),
+        "usedResource": resource(n.used),
+        "availableResource": resource(avail),
+        "totalResource": resource(n.capability),
+    })
 }
 
 /// `ClusterInfo` (the object inside `{"clusterInfo": ...}`).

@@ -137,6 +137,8 @@ pub(crate) fn router(state: Rest) -> Router {
             "/ws/v1/cluster/apps/{id}/queue",
             get(get_queue).put(put_queue),
         )
+        .route("/ws/v1/cluster/nodes", get(list_nodes))
+        .route("/ws/v1/cluster/nodes/{id}", get(get_node))
         .fallback(|| async { RestError::not_found("no such resource") })
         .with_state(state)
 }
@@ -282,4 +284,31 @@ async fn put_queue(
         .await??;
     tracing::info!(app = %id, queue = %moved, "application moved");
     Ok(Json(json!({"queue": moved})))
+}
+
+async fn list_nodes(State(s): State<Rest>, Query(q): Params) -> Result<Json<Value>, RestError> {
+    let states: Option<Vec<String>> = q
+        .get("states")
+        .or_else(|| q.get("state"))
+        .map(|v| v.split(',').map(|s| s.trim().to_uppercase()).collect());
+    let nodes = s.driver.call(|core, _| core.node_infos()).await?;
+    let nodes: Vec<Value> = nodes
+        .iter()
+        .filter(|n| {
+            states
+                .as_ref()
+                .is_none_or(|st| st.iter().any(|x| x == n.state.as_str()))
+        })
+        .map(json::node_info)
+        .collect();
+    Ok(Json(json!({"nodes": {"node": nodes}})))
+}
+
+async fn get_node(State(s): State<Rest>, Path(id): Path<String>) -> Result<Json<Value>, RestError> {
+    let nodes = s.driver.call(|core, _| core.node_infos()).await?;
+    let node = nodes
+        .iter()
+        .find(|n| n.node_id == id)
+        .ok_or_else(|| RestError::not_found(format!("nodeId, {id}, is not found")))?;
+    Ok(Json(json!({"node": json::node_info(node)})))
 }
