@@ -564,6 +564,7 @@ impl RmCore {
                 if stop {
                     n.to_stop.insert(container);
                     self.outputs.push_back(Output::StopContainer {
+                        node_address: n.address.clone(),
                         node_id: node.clone(),
                         container,
                     });

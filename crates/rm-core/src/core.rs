@@ -169,6 +169,8 @@ pub struct RmCore {
     pub(crate) next_node: u32,
     /// Node state changes in order, for AMs' `updated_nodes`.
     pub(crate) node_changes: Vec<(String, NodeState)>,
+    /// Running nodes, as counted when `node_changes` had the given length.
+    pub(crate) usable: (usize, u32),
     /// Containers reported by NMs after a restart, waiting for the scheduler to re-bind them:
     /// (app, node) -> containers.
     pub(crate) recovering: BTreeMap<(AppId, String), Vec<(ContainerId, Resource)>>,
@@ -208,6 +210,7 @@ impl RmCore {
             node_by_sched: BTreeMap::new(),
             next_node: 0,
             node_changes: Vec::new(),
+            usable: (0, 0),
             recovering: BTreeMap::new(),
             lingering_am: BTreeMap::new(),
             exit_override: BTreeMap::new(),
@@ -378,6 +381,7 @@ impl RmCore {
             if stop && matches!(node.state, NodeState::Running | NodeState::Unhealthy) {
                 node.to_stop.insert(id);
                 self.outputs.push_back(Output::StopContainer {
+                    node_address: node.address.clone(),
                     node_id: c.node.clone(),
                     container: id,
                 });
@@ -533,11 +537,17 @@ impl RmCore {
     }
 
     /// Nodes that can run containers.
-    pub(crate) fn usable_nodes(&self) -> u32 {
-        self.nodes
-            .values()
-            .filter(|n| n.state == NodeState::Running)
-            .count() as u32
+    pub(crate) fn usable_nodes(&mut self) -> u32 {
+        // Recounted only when a node changed state: AMs ask on every allocate.
+        if self.usable.0 != self.node_changes.len() {
+            let count = self
+                .nodes
+                .values()
+                .filter(|n| n.state == NodeState::Running)
+                .count() as u32;
+            self.usable = (self.node_changes.len(), count);
+        }
+        self.usable.1
     }
 
     /// A report of one application.

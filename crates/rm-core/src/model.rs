@@ -284,6 +284,8 @@ pub enum Output {
     StopContainer {
         /// The node.
         node_id: String,
+        /// Where its container-management service listens.
+        node_address: String,
         /// The container.
         container: ContainerId,
     },

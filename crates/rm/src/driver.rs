@@ -161,14 +161,12 @@ impl Loop {
                     let types = self.types.clone();
                     tokio::spawn(launch_am(driver, *launch, types));
                 }
-                Output::StopContainer { node_id, container } => {
-                    let address = self
-                        .core
-                        .node_infos()
-                        .into_iter()
-                        .find(|n| n.node_id == node_id)
-                        .map_or(node_id, |n| n.address);
-                    tokio::spawn(stop_container(address, container));
+                Output::StopContainer {
+                    node_address,
+                    container,
+                    ..
+                } => {
+                    tokio::spawn(stop_container(node_address, container));
                 }
                 Output::Persist(_) => {}
             }
