@@ -1,0 +1,172 @@
+//! `weft rm-bench`: how many containers per second a real Weft RM allocates end to end.
+//!
+//! The bench starts `weft rm` as a child process (ephemeral ports, a temp data dir) or connects
+//! to a running one, registers many lightweight simulated NodeManagers over the resource-tracker
+//! gRPC service, submits one application through the REST API, receives the AM container launch
+//! on its own ContainerManagement server, and then plays that AM with the credentials from the
+//! launch: one greedy ask, Allocate calls back to back. Containers complete at their node's next
+//! heartbeat (or after `--container-ms`), so the cluster keeps churning. The report gives the
+//! allocation rate over a steady window, heartbeat and Allocate rates and latencies, and the
+//! CPU the RM and the bench used, so what bounds the rate can be read off rather than guessed.
+
+mod am;
+mod bench;
+mod clock;
+mod cm;
+mod error;
+mod nm;
+mod report;
+mod rest;
+mod rm_proc;
+mod shared;
+mod stats;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use bench::bench;
+pub use error::BenchError;
+pub use report::{Cpu, Report};
+pub use stats::Percentiles;
+
+/// `weft rm-bench` flags.
+#[derive(clap::Args, Debug, Clone)]
+pub struct RmBenchArgs {
+    /// The `weft` binary to start the RM with (`<binary> rm ...`); default: this executable.
+    #[arg(long = "rm-binary", conflicts_with = "rm_scheduler")]
+    pub rm_binary: Option<PathBuf>,
+    /// Use a running RM: its AM service address (host:port). Needs --rm-tracker and --rm-web.
+    #[arg(long = "rm-scheduler", requires_all = ["rm_tracker", "rm_web"])]
+    pub rm_scheduler: Option<String>,
+    /// A running RM's resource tracker address (host:port).
+    #[arg(long = "rm-tracker", requires = "rm_scheduler")]
+    pub rm_tracker: Option<String>,
+    /// A running RM's REST address (host:port or URL).
+    #[arg(long = "rm-web", requires = "rm_scheduler")]
+    pub rm_web: Option<String>,
+    /// A running RM's process id, to report its CPU.
+    #[arg(long = "rm-pid", requires = "rm_scheduler")]
+    pub rm_pid: Option<u32>,
+    /// How many simulated NodeManagers.
+    #[arg(long, default_value_t = 1000)]
+    pub nms: usize,
+    /// Memory of each simulated node, MB.
+    #[arg(long = "node-memory-mb", default_value_t = 409_600)]
+    pub node_memory_mb: i64,
+    /// Virtual cores of each simulated node.
+    #[arg(long = "node-vcores", default_value_t = 100)]
+    pub node_vcores: i64,
+    /// Memory of each container the app asks for, MB.
+    #[arg(long = "container-memory-mb", default_value_t = 1024)]
+    pub container_memory_mb: i64,
+    /// Virtual cores of each container.
+    #[arg(long = "container-vcores", default_value_t = 1)]
+    pub container_vcores: i64,
+    /// How long each container runs, ms (0: it completes at its node's next heartbeat).
+    #[arg(long = "container-ms", default_value_t = 0)]
+    pub container_ms: u64,
+    /// The measured window (after the warm-up), e.g. 20s, 500ms, 1m.
+    #[arg(long, default_value = "20s", value_parser = parse_duration)]
+    pub duration: Duration,
+    /// Left out of the figures at the start, e.g. 5s.
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub warmup: Duration,
+    /// NM heartbeat interval, ms: configures the child RM, or overrides what a running RM asks.
+    /// Default: the RM's (1000 for a child RM).
+    #[arg(long = "heartbeat-ms")]
+    pub heartbeat_ms: Option<u64>,
+    /// Pause between the AM's Allocate calls, ms (0: call again as soon as the answer is in).
+    #[arg(long = "am-interval-ms", default_value_t = 0)]
+    pub am_interval_ms: u64,
+    /// HTTP/2 connections the simulated NMs share to the resource tracker.
+    #[arg(long, default_value_t = 1)]
+    pub connections: usize,
+    /// The queue to submit the app to.
+    #[arg(long, default_value = "default")]
+    pub queue: String,
+    /// Child RM: leave `yarn.scheduler.fair.assignmultiple` off (one container per heartbeat).
+    #[arg(long = "no-assign-multiple")]
+    pub no_assign_multiple: bool,
+    /// Child RM: `yarn.scheduler.fair.max.assign` (-1: no limit; turns dynamic max-assign off).
+    #[arg(long = "max-assign", default_value_t = -1, allow_hyphen_values = true)]
+    pub max_assign: i32,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Reads `20s`, `500ms`, `2m` or a bare number of seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let (number, unit) = match s.find(|c: char| !c.is_ascii_digit() && c != '.') {
+        Some(i) => s.split_at(i),
+        None => (s, "s"),
+    };
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("'{s}' is not a duration (e.g. 20s, 500ms, 1m)"))?;
+    let seconds = match unit {
+        "ms" => value / 1000.0,
+        "s" => value,
+        "m" | "min" => value * 60.0,
+        _ => return Err(format!("'{s}': unknown unit '{unit}' (ms, s or m)")),
+    };
+    Duration::try_from_secs_f64(seconds).map_err(|e| format!("'{s}': {e}"))
+}
+
+/// Runs the benchmark and prints its report (text, or JSON with `--json`).
+pub fn run(args: RmBenchArgs) -> anyhow::Result<()> {
+    let report = bench(&args)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", report.text());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        bench: RmBenchArgs,
+    }
+
+    #[test]
+    fn durations_read_common_units() {
+        assert_eq!(parse_duration("20s"), Ok(Duration::from_secs(20)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("1.5"), Ok(Duration::from_millis(1500)));
+        assert!(parse_duration("fast").is_err());
+        assert!(parse_duration("3h").is_err());
+    }
+
+    #[test]
+    fn defaults_and_a_running_rm_need_all_three_addresses() {
+        let a = Cli::parse_from(["b"]).bench;
+        assert_eq!(a.nms, 1000);
+        assert_eq!(a.duration, Duration::from_secs(20));
+        assert_eq!(a.max_assign, -1);
+        assert!(a.heartbeat_ms.is_none());
+        assert!(Cli::try_parse_from(["b", "--rm-scheduler", "h:1"]).is_err());
+        let a = Cli::parse_from([
+            "b",
+            "--rm-scheduler",
+            "h:1",
+            "--rm-tracker",
+            "h:2",
+            "--rm-web",
+            "h:3",
+            "--max-assign",
+            "-1",
+        ])
+        .bench;
+        assert_eq!(a.rm_tracker.as_deref(), Some("h:2"));
+        assert!(Cli::try_parse_from(["b", "--rm-binary", "w", "--rm-scheduler", "h:1"]).is_err());
+    }
+}

@@ -1,0 +1,335 @@
+//! Simulated NodeManagers: one light task each, sharing the bench's gRPC channels. A node
+//! registers, then heartbeats its containers' states at the interval the RM asks for; a
+//! container completes (exit 0) `container_ms` after it was launched, so the cluster churns.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+use tonic::transport::Channel;
+use weft_proto::v1::resource_tracker_client::ResourceTrackerClient;
+use weft_proto::v1::{
+    ContainerState, ContainerStatus, NmContainerStatus, NodeAction, NodeHealthStatus,
+    NodeHeartbeatRequest, RegisterNodeManagerRequest, Resource,
+};
+
+use crate::shared::{node_address, node_id, Shared};
+use crate::stats::{Sample, Timeline};
+
+/// YARN's exit status for a container that has not exited.
+const EXIT_INVALID: i32 = -1000;
+/// YARN's exit status for a container the RM had killed.
+const EXIT_KILLED_BY_RM: i32 = -106;
+/// Back-off between attempts to register again after a failure.
+const RETRY: Duration = Duration::from_millis(200);
+
+/// How one simulated node behaves.
+#[derive(Clone, Debug)]
+pub(crate) struct NodeSpec {
+    /// Its index (node id `sim-nm-<index>:1`).
+    pub(crate) index: usize,
+    /// How many nodes there are (to spread the first heartbeats over one interval).
+    pub(crate) of: usize,
+    /// Memory, MB.
+    pub(crate) memory_mb: i64,
+    /// Virtual cores.
+    pub(crate) vcores: i64,
+    /// The bench's container-management port.
+    pub(crate) cm_port: u16,
+    /// Heartbeat interval forced by the bench; `None` follows the RM.
+    pub(crate) heartbeat: Option<Duration>,
+    /// How long a container runs.
+    pub(crate) container_run: Duration,
+}
+
+/// What a node measured.
+#[derive(Debug, Default)]
+pub(crate) struct NodeResult {
+    /// Every heartbeat's send time and latency.
+    pub(crate) heartbeats: Vec<Sample>,
+    /// Completions reported, by report time.
+    pub(crate) completed: Timeline,
+    /// Registrations after the first (RESYNC answers).
+    pub(crate) resyncs: u64,
+    /// The heartbeat interval the node used, ms.
+    pub(crate) interval_ms: u64,
+}
+
+struct Running {
+    id: String,
+    ends: Option<Instant>,
+}
+
+struct Node {
+    spec: NodeSpec,
+    id: String,
+    rm: ResourceTrackerClient<Channel>,
+    shared: Arc<Shared>,
+    running: Vec<Running>,
+    stopped: Vec<String>,
+    response_id: i32,
+    interval: Duration,
+    result: NodeResult,
+}
+
+impl Node {
+    fn registration(&self) -> RegisterNodeManagerRequest {
+        RegisterNodeManagerRequest {
+            node_id: self.id.clone(),
+            address: node_address(self.spec.index, self.spec.cm_port)
+                .map(|a| a.to_string())
+                .unwrap_or_default(),
+            http_address: String::new(),
+            total_capability: Some(Resource::new(self.spec.memory_mb, self.spec.vcores)),
+            rack: "/default-rack".into(),
+            nm_version: "weft-rmbench".into(),
+            container_statuses: self
+                .running
+                .iter()
+                .map(|c| NmContainerStatus {
+                    container_id: c.id.clone(),
+                    container_state: ContainerState::Running as i32,
+                    container_exit_status: EXIT_INVALID,
+                    ..Default::default()
+                })
+                .collect(),
+            running_applications: Vec::new(),
+        }
+    }
+
+    /// Registers (retrying until `stop`); false when the run ended first.
+    async fn register(&mut self, stop: &watch::Receiver<bool>) -> bool {
+        loop {
+            if *stop.borrow() {
+                return false;
+            }
+            match self.rm.register_node_manager(self.registration()).await {
+                Ok(r) => {
+                    let r = r.into_inner();
+                    if r.node_action == NodeAction::Shutdown as i32 {
+                        self.shared.error(format!(
+                            "{}: the RM refused the registration: {}",
+                            self.id, r.diagnostics_message
+                        ));
+                        return false;
+                    }
+                    let asked = u64::try_from(r.heartbeat_interval_ms).unwrap_or(0).max(1);
+                    self.interval = self.spec.heartbeat.unwrap_or(Duration::from_millis(asked));
+                    self.response_id = 0;
+                    return true;
+                }
+                Err(s) => {
+                    self.shared
+                        .error(format!("{}: register: {}", self.id, s.message()));
+                    tokio::time::sleep(RETRY).await;
+                }
+            }
+        }
+    }
+
+    /// The statuses to report now: completions (then forgotten) and the still running.
+    fn statuses(&mut self, now: Instant) -> Vec<ContainerStatus> {
+        for c in self.shared.take_launched(self.spec.index) {
+            let ends = (!c.forever).then(|| c.at + self.spec.container_run);
+            self.running.push(Running { id: c.id, ends });
+        }
+        let mut out = Vec::with_capacity(self.running.len() + self.stopped.len());
+        for id in self.stopped.drain(..) {
+            self.running.retain(|c| c.id != id);
+            out.push(ContainerStatus {
+                container_id: id,
+                state: ContainerState::Complete as i32,
+                exit_status: EXIT_KILLED_BY_RM,
+                diagnostics: "Container killed by the ResourceManager".into(),
+                capability: None,
+            });
+        }
+        self.running.retain(|c| {
+            let done = c.ends.is_some_and(|e| e <= now);
+            out.push(ContainerStatus {
+                container_id: c.id.clone(),
+                state: if done {
+                    ContainerState::Complete
+                } else {
+                    ContainerState::Running
+                } as i32,
+                exit_status: if done { 0 } else { EXIT_INVALID },
+                diagnostics: String::new(),
+                capability: None,
+            });
+            !done
+        });
+        out
+    }
+
+    async fn heartbeat(&mut self) -> Result<(), ()> {
+        let now = crate::clock::now();
+        let statuses = self.statuses(now);
+        let completed = statuses
+            .iter()
+            .filter(|s| s.state == ContainerState::Complete as i32)
+            .count();
+        let request = NodeHeartbeatRequest {
+            node_id: self.id.clone(),
+            response_id: self.response_id,
+            container_statuses: statuses,
+            node_health_status: Some(NodeHealthStatus {
+                is_node_healthy: true,
+                ..Default::default()
+            }),
+            keep_alive_applications: Vec::new(),
+        };
+        let at_ms = self.shared.now_ms();
+        let result = self.rm.node_heartbeat(request).await;
+        let micros = u32::try_from(now.elapsed().as_micros()).unwrap_or(u32::MAX);
+        self.result.heartbeats.push(Sample { at_ms, micros });
+        let reply = match result {
+            Ok(r) => r.into_inner(),
+            Err(s) => {
+                self.shared
+                    .error(format!("{}: heartbeat: {}", self.id, s.message()));
+                return Err(());
+            }
+        };
+        self.result.completed.add(at_ms, completed as u64);
+        self.response_id = reply.response_id;
+        self.stopped.extend(reply.containers_to_cleanup);
+        if reply.node_action == NodeAction::Resync as i32 {
+            return Err(());
+        }
+        if reply.node_action == NodeAction::Shutdown as i32 {
+            self.shared
+                .error(format!("{}: the RM told the node to shut down", self.id));
+            return Err(());
+        }
+        if reply.next_heartbeat_interval_ms > 0 && self.spec.heartbeat.is_none() {
+            let ms = u64::try_from(reply.next_heartbeat_interval_ms).unwrap_or(1000);
+            self.interval = Duration::from_millis(ms);
+        }
+        Ok(())
+    }
+}
+
+/// Runs one simulated node until `stop`; registered once `registered` has been signalled.
+pub(crate) async fn run(
+    spec: NodeSpec,
+    rm: ResourceTrackerClient<Channel>,
+    shared: Arc<Shared>,
+    registered: tokio::sync::mpsc::Sender<()>,
+    mut stop: watch::Receiver<bool>,
+) -> NodeResult {
+    let mut node = Node {
+        id: node_id(spec.index),
+        spec,
+        rm,
+        shared,
+        running: Vec::new(),
+        stopped: Vec::new(),
+        response_id: 0,
+        interval: Duration::from_secs(1),
+        result: NodeResult::default(),
+    };
+    if !node.register(&stop).await {
+        return node.result;
+    }
+    node.result.interval_ms = u64::try_from(node.interval.as_millis()).unwrap_or(u64::MAX);
+    let _ = registered.send(()).await;
+    drop(registered);
+    // Spread the nodes over one interval, as independent NMs would be.
+    let offset = node
+        .interval
+        .mul_f64(node.spec.index as f64 / node.spec.of.max(1) as f64);
+    let mut next = tokio::time::Instant::now() + offset;
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep_until(next) => {}
+            _ = stop.wait_for(|s| *s) => break,
+        }
+        // A node that falls behind skips the missed beats instead of bunching them up.
+        next = (next + node.interval).max(tokio::time::Instant::now());
+        if node.heartbeat().await.is_err() {
+            if *stop.borrow() {
+                break;
+            }
+            node.result.resyncs += 1;
+            if !node.register(&stop).await {
+                break;
+            }
+        }
+    }
+    node.result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(run_ms: u64) -> Node {
+        let channel = Channel::from_static("http://127.0.0.1:1").connect_lazy();
+        Node {
+            spec: NodeSpec {
+                index: 0,
+                of: 1,
+                memory_mb: 1024,
+                vcores: 1,
+                cm_port: 1,
+                heartbeat: None,
+                container_run: Duration::from_millis(run_ms),
+            },
+            id: node_id(0),
+            rm: ResourceTrackerClient::new(channel),
+            shared: Arc::new(Shared::new(1)),
+            running: Vec::new(),
+            stopped: Vec::new(),
+            response_id: 0,
+            interval: Duration::from_secs(1),
+            result: NodeResult::default(),
+        }
+    }
+
+    fn launched(id: &str, forever: bool) -> crate::shared::Launched {
+        crate::shared::Launched {
+            id: id.into(),
+            at: crate::clock::now(),
+            forever,
+        }
+    }
+
+    #[tokio::test]
+    async fn containers_complete_after_their_run_time_and_the_am_never_does() {
+        let mut n = node(0);
+        n.shared
+            .launch(0, [launched("c1", false), launched("am", true)]);
+        let s = n.statuses(crate::clock::now());
+        assert_eq!(s.len(), 2);
+        assert_eq!(s[0].container_id, "c1");
+        assert_eq!(s[0].state, ContainerState::Complete as i32);
+        assert_eq!(s[0].exit_status, 0);
+        assert_eq!(s[1].container_id, "am");
+        assert_eq!(s[1].state, ContainerState::Running as i32);
+        // Completed containers are reported once; the AM keeps being reported as running.
+        let s = n.statuses(crate::clock::now());
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].container_id, "am");
+        assert_eq!(n.registration().container_statuses.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn long_containers_run_until_due_and_stops_end_them() {
+        let mut n = node(60_000);
+        n.shared
+            .launch(0, [launched("c1", false), launched("c2", false)]);
+        let s = n.statuses(crate::clock::now());
+        assert!(s.iter().all(|s| s.state == ContainerState::Running as i32));
+        n.stopped.push("c2".into());
+        let s = n.statuses(crate::clock::now());
+        assert_eq!(s.len(), 2);
+        assert_eq!(s[0].container_id, "c2");
+        assert_eq!(s[0].exit_status, EXIT_KILLED_BY_RM);
+        assert_eq!(s[1].state, ContainerState::Running as i32);
+        let later = crate::clock::now() + Duration::from_secs(61);
+        let s = n.statuses(later);
+        assert_eq!(s[0].state, ContainerState::Complete as i32);
+        assert!(n.running.is_empty());
+    }
+}

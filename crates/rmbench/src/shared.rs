@@ -1,0 +1,158 @@
+//! State the simulated NMs, the container-management server and the AM share: each node's
+//! inbox of launched containers, the run's time origin, and the error log.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// Error messages kept verbatim (the rest are only counted).
+const KEPT_ERRORS: usize = 20;
+
+/// A container an AM (or the RM, for the AM container) started on a simulated node.
+#[derive(Clone, Debug)]
+pub(crate) struct Launched {
+    /// The container id.
+    pub(crate) id: String,
+    /// When it was started.
+    pub(crate) at: Instant,
+    /// It runs until the end of the run (the AM container).
+    pub(crate) forever: bool,
+}
+
+/// What every task of the run shares.
+pub(crate) struct Shared {
+    /// When the run started; sample times count from here.
+    pub(crate) origin: Instant,
+    inboxes: Vec<Mutex<Vec<Launched>>>,
+    errors: AtomicU64,
+    kept: Mutex<Vec<String>>,
+}
+
+impl Shared {
+    /// State for `nodes` simulated NMs.
+    pub(crate) fn new(nodes: usize) -> Shared {
+        Shared {
+            origin: crate::clock::now(),
+            inboxes: (0..nodes).map(|_| Mutex::new(Vec::new())).collect(),
+            errors: AtomicU64::new(0),
+            kept: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Milliseconds since the origin.
+    pub(crate) fn now_ms(&self) -> u64 {
+        u64::try_from(self.origin.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Hands containers to node `index`; its next heartbeat picks them up.
+    pub(crate) fn launch(&self, index: usize, containers: impl IntoIterator<Item = Launched>) {
+        if let Some(inbox) = self.inboxes.get(index) {
+            if let Ok(mut inbox) = inbox.lock() {
+                inbox.extend(containers);
+            }
+        }
+    }
+
+    /// Takes node `index`'s newly launched containers.
+    pub(crate) fn take_launched(&self, index: usize) -> Vec<Launched> {
+        self.inboxes
+            .get(index)
+            .and_then(|inbox| inbox.lock().ok().map(|mut v| std::mem::take(&mut *v)))
+            .unwrap_or_default()
+    }
+
+    /// Records an error (counted; the first few kept verbatim).
+    pub(crate) fn error(&self, message: String) {
+        self.errors.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut kept) = self.kept.lock() {
+            if kept.len() < KEPT_ERRORS {
+                kept.push(message);
+            }
+        }
+    }
+
+    /// How many errors so far, and the first few.
+    pub(crate) fn errors(&self) -> (u64, Vec<String>) {
+        let kept = self.kept.lock().map(|k| k.clone()).unwrap_or_default();
+        (self.errors.load(Ordering::Relaxed), kept)
+    }
+}
+
+/// The node id of simulated NM `index` (`sim-nm-00042:1`, YARN's `host:port` shape).
+pub(crate) fn node_id(index: usize) -> String {
+    format!("sim-nm-{index:05}:1")
+}
+
+/// The index in a node id made by [`node_id`].
+pub(crate) fn node_index(node_id: &str) -> Option<usize> {
+    node_id
+        .strip_prefix("sim-nm-")?
+        .split(':')
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// First loopback address handed to simulated NMs (127.0.0.1 is left to everything else).
+const FIRST_NODE_IP: u32 = 0x7f01_0001; // 127.1.0.1
+
+/// The address simulated NM `index` registers for its container manager: a distinct loopback
+/// IP per node on the one shared port, so the server can tell from the address a connection
+/// arrived on which node the RM meant (the whole 127.0.0.0/8 is local on Linux).
+pub(crate) fn node_address(index: usize, port: u16) -> Option<SocketAddr> {
+    let offset = u32::try_from(index).ok()?;
+    let ip = FIRST_NODE_IP.checked_add(offset)?;
+    (ip < 0x8000_0000).then(|| SocketAddr::from((Ipv4Addr::from(ip), port)))
+}
+
+/// The node index a connection to `local` (the server side of it) was meant for.
+pub(crate) fn index_of_address(local: SocketAddr) -> Option<usize> {
+    match local {
+        SocketAddr::V4(v4) => {
+            let ip = u32::from(*v4.ip());
+            let offset = ip.checked_sub(FIRST_NODE_IP)?;
+            usize::try_from(offset).ok()
+        }
+        SocketAddr::V6(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_ids_and_addresses_round_trip() {
+        assert_eq!(node_id(42), "sim-nm-00042:1");
+        assert_eq!(node_index(&node_id(42)), Some(42));
+        assert_eq!(node_index(&node_id(123_456)), Some(123_456));
+        assert_eq!(node_index("host:8041"), None);
+        let a = node_address(300, 9000).unwrap();
+        assert_eq!(a.to_string(), "127.1.1.45:9000");
+        assert_eq!(index_of_address(a), Some(300));
+        assert_eq!(index_of_address("127.0.0.1:9000".parse().unwrap()), None);
+        assert!(node_address(usize::MAX, 1).is_none());
+    }
+
+    #[test]
+    fn inboxes_hand_containers_over_once() {
+        let shared = Shared::new(2);
+        let c = Launched {
+            id: "c1".into(),
+            at: crate::clock::now(),
+            forever: false,
+        };
+        shared.launch(1, [c.clone()]);
+        shared.launch(7, [c]);
+        assert!(shared.take_launched(0).is_empty());
+        assert_eq!(shared.take_launched(1).len(), 1);
+        assert!(shared.take_launched(1).is_empty());
+        for i in 0..30 {
+            shared.error(format!("e{i}"));
+        }
+        let (n, kept) = shared.errors();
+        assert_eq!(n, 30);
+        assert_eq!(kept.len(), KEPT_ERRORS);
+    }
+}
