@@ -105,6 +105,11 @@ pub(crate) struct App {
     pub(crate) reservations: BTreeSet<weft_types::NodeId>,
     /// Fast path: the key this app sits under in its leaf's candidates, if it is one.
     pub(crate) key_in_leaf: Option<crate::policy::SortKey>,
+    /// Fast path: whether the app is also in its leaf's `reservable` set.
+    pub(crate) reservable_in_leaf: bool,
+    /// Fast path: the distinct sizes of its outstanding asks, as entered in the scheduler's
+    /// pending-size index (sorted; empty when the app is not a candidate).
+    pub(crate) indexed_sizes: Vec<[i64; weft_types::MAX_RESOURCE_TYPES]>,
 }
 
 impl App {
@@ -131,6 +136,8 @@ impl App {
             containers: BTreeSet::new(),
             reservations: BTreeSet::new(),
             key_in_leaf: None,
+            reservable_in_leaf: false,
+            indexed_sizes: Vec::new(),
         }
     }
 

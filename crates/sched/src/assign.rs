@@ -56,7 +56,7 @@ impl Scheduler {
             {
                 break;
             }
-            let a = self.assign_queue(ROOT, node);
+            let a = self.assign_from_root(node);
             let size = match a {
                 Assignment::None => break,
                 Assignment::Reserved => break,
@@ -76,6 +76,31 @@ impl Scheduler {
             }
         }
         self.refresh_root_available();
+    }
+
+    /// One walk from the root. On the fast path, when no outstanding ask fits the node's free
+    /// resources and delay scheduling is off, only a reservation can come out of the walk, so
+    /// it visits only the members that could reserve (see `order.rs`); the decisions are the
+    /// full walk's.
+    fn assign_from_root(&mut self, node: NodeId) -> Assignment {
+        if self.walk == WalkMode::Fast && !self.delay_scheduling_enabled() {
+            let Some(free) = self.nodes.get(&node).map(|n| n.unallocated()) else {
+                return Assignment::None;
+            };
+            if !self.any_pending_fits(free) {
+                if self.queues.get(ROOT).reserve_candidates.is_empty() {
+                    return Assignment::None;
+                }
+                return self.assign_queue(ROOT, node, true);
+            }
+        }
+        self.assign_queue(ROOT, node, false)
+    }
+
+    /// Whether count-based delay scheduling is on (both thresholds set, spec §7.1).
+    pub(crate) fn delay_scheduling_enabled(&self) -> bool {
+        let props = &self.config.properties;
+        props.locality_threshold_node >= 0.0 && props.locality_threshold_rack >= 0.0
     }
 
     /// Hadoop refreshes the root queue's available resources after every heartbeat and every
@@ -110,8 +135,9 @@ impl Scheduler {
         sum
     }
 
-    /// Queue pre-check (spec §6.1), then children or apps in policy order.
-    fn assign_queue(&mut self, q: QueueId, node: NodeId) -> Assignment {
+    /// Queue pre-check (spec §6.1), then children or apps in policy order. `reserve_only`
+    /// (fast path) walks the reservable subsets instead of the full candidate sets.
+    fn assign_queue(&mut self, q: QueueId, node: NodeId, reserve_only: bool) -> Assignment {
         if self
             .nodes
             .get(&node)
@@ -127,7 +153,12 @@ impl Scheduler {
             WalkMode::Fast => {
                 let mut cursor = None;
                 loop {
-                    let set = &self.queues.get(q).candidates;
+                    let queue = self.queues.get(q);
+                    let set = if reserve_only {
+                        &queue.reserve_candidates
+                    } else {
+                        &queue.candidates
+                    };
                     let next = match cursor {
                         None => set.iter().next(),
                         Some(c) => set.range((Bound::Excluded(c), Bound::Unbounded)).next(),
@@ -139,7 +170,7 @@ impl Scheduler {
                     let a = if is_leaf {
                         self.assign_app(AppId(entry.1), node, None)
                     } else {
-                        self.assign_queue(QueueId(entry.1 as u32), node)
+                        self.assign_queue(QueueId(entry.1 as u32), node, reserve_only)
                     };
                     if a != Assignment::None {
                         return a;
@@ -152,7 +183,7 @@ impl Scheduler {
                     let a = if is_leaf {
                         self.assign_app(AppId(member), node, None)
                     } else {
-                        self.assign_queue(QueueId(member as u32), node)
+                        self.assign_queue(QueueId(member as u32), node, false)
                     };
                     if a != Assignment::None {
                         return a;
@@ -320,12 +351,17 @@ impl Scheduler {
             if !self.has_container_for_node(app, key, node) {
                 continue;
             }
-            if let Some(req) = self
-                .apps
-                .get_mut(&app)
-                .and_then(|a| a.requests.get_mut(&key))
-            {
-                req.opportunities += 1;
+            // Opportunities only feed delay scheduling; while it is off they are not counted
+            // (Hadoop counts them regardless; they would only matter after a reload turned
+            // delay scheduling on, where Weft starts from zero).
+            if self.delay_scheduling_enabled() {
+                if let Some(req) = self
+                    .apps
+                    .get_mut(&app)
+                    .and_then(|a| a.requests.get_mut(&key))
+                {
+                    req.opportunities += 1;
+                }
             }
             let allowed = self.allowed_locality(app, key);
             let Some(req) = self.apps.get(&app).and_then(|a| a.requests.get(&key)) else {
@@ -447,9 +483,7 @@ impl Scheduler {
         };
         let props = &self.config.properties;
         let policy = self.queues.get(a.queue).policy;
-        let threshold = props
-            .increment_allocation
-            .mul_trunc(f64::from(props.reservation_threshold_increment_multiple));
+        let threshold = self.reservation_threshold();
         if !policy::at_least_threshold(policy, size, threshold, &self.policy_context()) {
             return false;
         }

@@ -63,9 +63,9 @@ impl Scheduler {
         // take the spec's reading.
         let now_runnable = was_runnable || self.can_app_be_runnable(new, &user);
         let am = app.am_resource.filter(|_| app.am_running);
-        let old_key = app.key_in_leaf;
 
         // Out of the old queue (runnable bookkeeping and AM usage go with it).
+        self.detach_app(id);
         {
             let q = self.queues.get_mut(old);
             if was_runnable {
@@ -75,9 +75,6 @@ impl Scheduler {
                 }
             } else {
                 q.non_runnable_apps.retain(|a| *a != id);
-            }
-            if let Some(k) = old_key {
-                q.candidates.remove(&(k, id.0));
             }
         }
         self.add_queue_usage(old, usage, false);
@@ -90,7 +87,6 @@ impl Scheduler {
         // Into the new one.
         if let Some(app) = self.apps.get_mut(&id) {
             app.queue = new;
-            app.key_in_leaf = None;
         }
         {
             let q = self.queues.get_mut(new);

@@ -4,11 +4,20 @@
 //! Invariant (checked by `verify`): an app is in its leaf's set iff it is runnable, has pending
 //! demand and has outstanding asks; a queue is in its parent's set iff its own set is non-empty;
 //! every key equals `sort_key` of the member's current view.
+//!
+//! Beside each set, a `reservable` subset (same keys) holds the members that could take a
+//! reservation: apps starved for reservation (spec §6.4 step 2a) with an outstanding ask at or
+//! above the reservation threshold (§6.6), and queues whose own subset is non-empty. With the
+//! pending-size index (the distinct sizes of every candidate's outstanding asks) they let a
+//! heartbeat on a node that no outstanding ask fits visit only the apps that could reserve:
+//! every other app would return "none" without changing anything, so skipping it changes no
+//! decision (the full walk's only other effect, counting scheduling opportunities, is off when
+//! delay scheduling is off, which is the only time the shortcut is taken).
 
-use weft_types::AppId;
+use weft_types::{AppId, Resource, MAX_RESOURCE_TYPES};
 
 use crate::app::App;
-use crate::policy::{sort_key, PolicyContext, SchedView, SortKey};
+use crate::policy::{self, sort_key, PolicyContext, SchedView, SortKey};
 use crate::queues::{Queue, QueueId};
 use crate::scheduler::Scheduler;
 
@@ -72,29 +81,160 @@ impl Scheduler {
         ))
     }
 
+    /// Whether a candidate app could take a reservation: starved for reservation with an
+    /// outstanding ask at or above the threshold (the conditions of `may_reserve` that depend
+    /// on the app alone).
+    pub(crate) fn app_reservable(&self, app: &App) -> bool {
+        let policy = self.queues.get(app.queue).policy;
+        let ctx = self.policy_context();
+        if !policy::is_starved_for_reservation(policy, app.usage, app.fair_share, &ctx) {
+            return false;
+        }
+        let threshold = self.reservation_threshold();
+        app.requests
+            .values()
+            .any(|r| r.any.count > 0 && policy::at_least_threshold(policy, r.size, threshold, &ctx))
+    }
+
+    /// `incrementAllocation x reservation-threshold.increment-multiple` (spec §6.6).
+    pub(crate) fn reservation_threshold(&self) -> Resource {
+        let props = &self.config.properties;
+        props
+            .increment_allocation
+            .mul_trunc(f64::from(props.reservation_threshold_increment_multiple))
+    }
+
     /// Re-keys an app after its usage, asks or runnability changed, then its queue path.
     pub(crate) fn refresh_app(&mut self, id: AppId) {
         if self.order_dirty || self.walk != crate::WalkMode::Fast {
             return;
         }
-        let Some(app) = self.apps.get(&id) else {
+        if let Some(leaf) = self.rekey_app(id) {
+            self.refresh_queue_path(leaf);
+        }
+    }
+
+    /// After the periodic update (demand, weights and fair shares moved, the queue tree did
+    /// not): re-key every app, then every queue deepest first. Cheaper than a rebuild because
+    /// most keys do not change and unchanged entries stay in place.
+    pub(crate) fn rekey_all(&mut self) {
+        if self.order_dirty || self.walk != crate::WalkMode::Fast {
             return;
-        };
+        }
+        let ids: Vec<AppId> = self.apps.keys().copied().collect();
+        for id in ids {
+            self.rekey_app(id);
+        }
+        let mut queues: Vec<(u32, QueueId)> = self
+            .queues
+            .ids()
+            .map(|q| (self.queues.get(q).depth, q))
+            .collect();
+        queues.sort_unstable_by_key(|(depth, q)| (std::cmp::Reverse(*depth), q.0));
+        for (_, q) in queues {
+            self.rekey_queue(q);
+        }
+    }
+
+    /// Re-keys one app in its leaf's sets and the size index; returns its leaf.
+    fn rekey_app(&mut self, id: AppId) -> Option<QueueId> {
+        let app = self.apps.get(&id)?;
         let new = self.app_key(app);
-        let (old, leaf) = (app.key_in_leaf, app.queue);
-        if new != old {
+        let new_res = new.is_some() && self.app_reservable(app);
+        let (old, old_res, leaf) = (app.key_in_leaf, app.reservable_in_leaf, app.queue);
+        if new != old || new_res != old_res {
             let q = self.queues.get_mut(leaf);
             if let Some(k) = old {
                 q.candidates.remove(&(k, id.0));
+                if old_res {
+                    q.reserve_candidates.remove(&(k, id.0));
+                }
             }
             if let Some(k) = new {
                 q.candidates.insert((k, id.0));
+                if new_res {
+                    q.reserve_candidates.insert((k, id.0));
+                }
             }
             if let Some(app) = self.apps.get_mut(&id) {
                 app.key_in_leaf = new;
+                app.reservable_in_leaf = new_res;
             }
         }
-        self.refresh_queue_path(leaf);
+        self.reindex_sizes(id, new.is_some());
+        Some(leaf)
+    }
+
+    /// Takes an app out of its leaf's sets and the size index (before it leaves the leaf).
+    pub(crate) fn detach_app(&mut self, id: AppId) {
+        let Some(app) = self.apps.get_mut(&id) else {
+            return;
+        };
+        let key = app.key_in_leaf.take();
+        let reservable = std::mem::take(&mut app.reservable_in_leaf);
+        let sizes = std::mem::take(&mut app.indexed_sizes);
+        let q = self.queues.get_mut(app.queue);
+        if let Some(k) = key {
+            q.candidates.remove(&(k, id.0));
+            if reservable {
+                q.reserve_candidates.remove(&(k, id.0));
+            }
+        }
+        for s in sizes {
+            self.unindex_size(s);
+        }
+    }
+
+    /// Brings the app's entries in the pending-size index up to date.
+    fn reindex_sizes(&mut self, id: AppId, candidate: bool) {
+        let Some(app) = self.apps.get(&id) else {
+            return;
+        };
+        let mut fresh = std::mem::take(&mut self.scratch_sizes);
+        fresh.clear();
+        if candidate {
+            for r in app.requests.values().filter(|r| r.any.count > 0) {
+                let v = *r.size.values();
+                if !fresh.contains(&v) {
+                    fresh.push(v);
+                }
+            }
+            fresh.sort_unstable();
+        }
+        if fresh == app.indexed_sizes {
+            self.scratch_sizes = fresh;
+            return;
+        }
+        let old = match self.apps.get_mut(&id) {
+            Some(app) => std::mem::replace(&mut app.indexed_sizes, fresh.clone()),
+            None => return,
+        };
+        for s in &old {
+            self.unindex_size(*s);
+        }
+        for s in &fresh {
+            *self.pending_sizes.entry(*s).or_insert(0) += 1;
+        }
+        self.scratch_sizes = old;
+    }
+
+    fn unindex_size(&mut self, size: [i64; MAX_RESOURCE_TYPES]) {
+        if let Some(n) = self.pending_sizes.get_mut(&size) {
+            *n -= 1;
+            if *n == 0 {
+                self.pending_sizes.remove(&size);
+            }
+        }
+    }
+
+    /// Whether some candidate's outstanding ask fits in `free` (the index is ordered by memory
+    /// first, so only sizes with little enough memory are looked at).
+    pub(crate) fn any_pending_fits(&self, free: Resource) -> bool {
+        let mut upper = [i64::MAX; MAX_RESOURCE_TYPES];
+        upper[0] = free.values()[0];
+        self.pending_sizes
+            .range(..=upper)
+            .any(|(size, _)| size.iter().zip(free.values()).all(|(s, f)| s <= f))
     }
 
     /// Re-keys `from` and every ancestor in their parents' sets.
@@ -103,21 +243,39 @@ impl Scheduler {
             return;
         }
         let mut cur = from;
-        while let Some(parent) = self.queues.get(cur).parent {
+        while let Some(parent) = self.rekey_queue(cur) {
+            cur = parent;
+        }
+    }
+
+    /// Re-keys one queue in its parent's sets; returns the parent.
+    fn rekey_queue(&mut self, cur: QueueId) -> Option<QueueId> {
+        {
+            let parent = self.queues.get(cur).parent?;
             let q = self.queues.get(cur);
             let new = self.queue_key(q);
-            let old = q.key_in_parent;
-            if new != old {
+            let new_res = new.is_some() && !q.reserve_candidates.is_empty();
+            let (old, old_res) = (q.key_in_parent, q.reservable_in_parent);
+            if new != old || new_res != old_res {
                 let p = self.queues.get_mut(parent);
+                let member = cur.0 as u64;
                 if let Some(k) = old {
-                    p.candidates.remove(&(k, cur.0 as u64));
+                    p.candidates.remove(&(k, member));
+                    if old_res {
+                        p.reserve_candidates.remove(&(k, member));
+                    }
                 }
                 if let Some(k) = new {
-                    p.candidates.insert((k, cur.0 as u64));
+                    p.candidates.insert((k, member));
+                    if new_res {
+                        p.reserve_candidates.insert((k, member));
+                    }
                 }
-                self.queues.get_mut(cur).key_in_parent = new;
+                let q = self.queues.get_mut(cur);
+                q.key_in_parent = new;
+                q.reservable_in_parent = new_res;
             }
-            cur = parent;
+            Some(parent)
         }
     }
 
@@ -132,41 +290,50 @@ impl Scheduler {
             let q = self.queues.get_mut(*id);
             q.candidates.clear();
             q.key_in_parent = None;
+            q.reserve_candidates.clear();
+            q.reservable_in_parent = false;
         }
-        let keys: Vec<(AppId, QueueId, Option<SortKey>)> = self
+        self.pending_sizes.clear();
+        let fast = self.walk == crate::WalkMode::Fast;
+        let keys: Vec<(AppId, QueueId, Option<SortKey>, bool)> = self
             .apps
             .values()
             .map(|a| {
-                (
-                    a.id,
-                    a.queue,
-                    if self.walk == crate::WalkMode::Fast {
-                        self.app_key(a)
-                    } else {
-                        None
-                    },
-                )
+                let key = if fast { self.app_key(a) } else { None };
+                let reservable = key.is_some() && self.app_reservable(a);
+                (a.id, a.queue, key, reservable)
             })
             .collect();
-        for (id, leaf, key) in keys {
+        for (id, leaf, key, reservable) in keys {
             if let Some(k) = key {
-                self.queues.get_mut(leaf).candidates.insert((k, id.0));
+                let q = self.queues.get_mut(leaf);
+                q.candidates.insert((k, id.0));
+                if reservable {
+                    q.reserve_candidates.insert((k, id.0));
+                }
             }
             if let Some(app) = self.apps.get_mut(&id) {
                 app.key_in_leaf = key;
+                app.reservable_in_leaf = reservable;
+                app.indexed_sizes.clear();
             }
+            self.reindex_sizes(id, key.is_some());
         }
-        if self.walk == crate::WalkMode::Fast {
+        if fast {
             let mut by_depth = ids;
             by_depth.sort_by_key(|id| std::cmp::Reverse(self.queues.get(*id).depth));
             for id in by_depth {
                 let q = self.queues.get(id);
                 if let (Some(parent), Some(k)) = (q.parent, self.queue_key(q)) {
-                    self.queues
-                        .get_mut(parent)
-                        .candidates
-                        .insert((k, id.0 as u64));
-                    self.queues.get_mut(id).key_in_parent = Some(k);
+                    let reservable = !q.reserve_candidates.is_empty();
+                    let p = self.queues.get_mut(parent);
+                    p.candidates.insert((k, id.0 as u64));
+                    if reservable {
+                        p.reserve_candidates.insert((k, id.0 as u64));
+                    }
+                    let q = self.queues.get_mut(id);
+                    q.key_in_parent = Some(k);
+                    q.reservable_in_parent = reservable;
                 }
             }
         }

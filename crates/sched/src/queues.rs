@@ -61,6 +61,11 @@ pub(crate) struct Queue {
     pub(crate) candidates: BTreeSet<(SortKey, u64)>,
     /// Fast path: the key this queue sits under in its parent's candidates, if it is one.
     pub(crate) key_in_parent: Option<SortKey>,
+    /// Fast path: the subset of `candidates` that could take a reservation (apps starved with
+    /// an ask at or above the reservation threshold; queues with a non-empty such set).
+    pub(crate) reserve_candidates: BTreeSet<(SortKey, u64)>,
+    /// Fast path: whether this queue is in its parent's `reservable` set.
+    pub(crate) reservable_in_parent: bool,
 }
 
 impl Queue {
@@ -96,6 +101,8 @@ impl Queue {
             name_rank: 0,
             candidates: BTreeSet::new(),
             key_in_parent: None,
+            reserve_candidates: BTreeSet::new(),
+            reservable_in_parent: false,
         }
     }
 

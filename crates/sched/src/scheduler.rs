@@ -53,6 +53,10 @@ pub struct Scheduler {
     pub(crate) steady_dirty: bool,
     pub(crate) last_queue_gc: Time,
     pub(crate) allocations: u64,
+    /// Fast path: distinct outstanding ask sizes of candidate apps -> how many apps have them.
+    pub(crate) pending_sizes: BTreeMap<[i64; weft_types::MAX_RESOURCE_TYPES], u32>,
+    /// Reused buffer for re-indexing an app's sizes without allocating.
+    pub(crate) scratch_sizes: Vec<[i64; weft_types::MAX_RESOURCE_TYPES]>,
 }
 
 impl Scheduler {
@@ -79,6 +83,8 @@ impl Scheduler {
             steady_dirty: true,
             last_queue_gc: Time::ZERO,
             allocations: 0,
+            pending_sizes: BTreeMap::new(),
+            scratch_sizes: Vec::new(),
         }
     }
 
@@ -411,12 +417,9 @@ impl Scheduler {
             self.unreserve_node(n);
         }
         self.remove_app_from_queue(id);
+        self.detach_app(id);
         if let Some(app) = self.apps.remove(&id) {
-            let leaf = app.queue;
-            if let Some(key) = app.key_in_leaf {
-                self.queues.get_mut(leaf).candidates.remove(&(key, id.0));
-            }
-            self.refresh_queue_path(leaf);
+            self.refresh_queue_path(app.queue);
         }
     }
 

@@ -41,7 +41,11 @@ impl Scheduler {
         if self.steady_dirty {
             self.compute_steady_shares();
         }
-        self.order_dirty = true;
+        if self.queues.structure_changed {
+            self.order_dirty = true;
+        } else {
+            self.rekey_all();
+        }
     }
 
     /// Recomputes demand bottom-up (spec §3) and returns the queue's demand.

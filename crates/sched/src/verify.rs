@@ -120,6 +120,52 @@ impl Scheduler {
                     expected.len()
                 ));
             }
+            let reservable: BTreeSet<_> = expected
+                .iter()
+                .filter(|(_, member)| {
+                    if q.is_leaf {
+                        self.apps
+                            .get(&weft_types::AppId(*member))
+                            .is_some_and(|a| self.app_reservable(a))
+                    } else {
+                        !self
+                            .queues
+                            .get(QueueId(*member as u32))
+                            .reserve_candidates
+                            .is_empty()
+                    }
+                })
+                .copied()
+                .collect();
+            if reservable != q.reserve_candidates {
+                drift.push(format!(
+                    "queue {}: reservable subset has {} entries, recomputed {}",
+                    q.name,
+                    q.reserve_candidates.len(),
+                    reservable.len()
+                ));
+            }
+        }
+        let mut sizes = std::collections::BTreeMap::new();
+        for a in self.apps.values().filter(|a| a.key_in_leaf.is_some()) {
+            let mut distinct: Vec<_> = a
+                .requests
+                .values()
+                .filter(|r| r.any.count > 0)
+                .map(|r| *r.size.values())
+                .collect();
+            distinct.sort_unstable();
+            distinct.dedup();
+            for s in distinct {
+                *sizes.entry(s).or_insert(0u32) += 1;
+            }
+        }
+        if sizes != self.pending_sizes {
+            drift.push(format!(
+                "pending-size index has {} sizes, recomputed {}",
+                self.pending_sizes.len(),
+                sizes.len()
+            ));
         }
     }
 }
