@@ -28,6 +28,9 @@ enum Command {
     /// The distributed shell's ApplicationMaster (launched by the cluster, not by people).
     #[command(name = "dshell-am", hide = true)]
     DshellAm(weft_dshell::DshellAmArgs),
+    /// Benchmark a real RM: simulated NMs and one greedy AM over loopback gRPC.
+    #[command(name = "rm-bench")]
+    RmBench(weft_rmbench::RmBenchArgs),
     /// The discrete-event simulator.
     Sim {
         #[command(subcommand)]
@@ -78,6 +81,7 @@ fn main() -> ExitCode {
         Command::Nm(args) => report(weft_nm::run(args)),
         Command::Dshell(args) => report(weft_dshell::run(args)),
         Command::DshellAm(args) => report(weft_dshell::run_am(args)),
+        Command::RmBench(args) => report(weft_rmbench::run(args)),
         Command::Sim { command } => sim::main(command),
     }
 }
