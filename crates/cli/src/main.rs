@@ -4,6 +4,7 @@
 mod clock;
 mod scale;
 mod sim;
+mod up;
 
 use clap::{Parser, Subcommand};
 use std::ffi::OsString;
@@ -31,6 +32,8 @@ enum Command {
     /// Benchmark a real RM: simulated NMs and one greedy AM over loopback gRPC.
     #[command(name = "rm-bench")]
     RmBench(weft_rmbench::RmBenchArgs),
+    /// A whole cluster on this machine: one RM and N NMs, until Ctrl-C.
+    Up(up::UpArgs),
     /// The discrete-event simulator.
     Sim {
         #[command(subcommand)]
@@ -82,6 +85,7 @@ fn main() -> ExitCode {
         Command::Dshell(args) => report(weft_dshell::run(args)),
         Command::DshellAm(args) => report(weft_dshell::run_am(args)),
         Command::RmBench(args) => report(weft_rmbench::run(args)),
+        Command::Up(args) => report(up::run(args)),
         Command::Sim { command } => sim::main(command),
     }
 }

@@ -1,0 +1,608 @@
+//! `weft up`: a whole cluster on this machine — one RM and N NMs as child processes of this
+//! binary — kept in the foreground and stopped in order (NMs first, then the RM) on Ctrl-C or
+//! SIGTERM.
+//!
+//! The children get their own process group so that a terminal's Ctrl-C reaches only this
+//! process, which then stops them in a deliberate order: NMs first (they kill their containers
+//! and unregister), the RM last (so the NMs' goodbyes are heard).
+
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context};
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+use serde_json::{json, Value};
+use tokio::process::{Child, Command};
+use tokio::signal::unix::{signal, SignalKind};
+
+/// How often the children's liveness and ready files are checked.
+const POLL: Duration = Duration::from_millis(100);
+/// How long a child has to exit after SIGTERM before it gets SIGKILL.
+const STOP_GRACE: Duration = Duration::from_secs(10);
+
+/// A fair-scheduler allocation file for a first cluster: three weighted queues under root, fair
+/// sharing, and placement that honours the queue a submission names (else `default`).
+const DEFAULT_ALLOCATIONS: &str = r#"<?xml version="1.0"?>
+<!-- Written by `weft up`. Edit freely: the RM reloads this file when it changes. -->
+<allocations>
+  <defaultQueueSchedulingPolicy>fair</defaultQueueSchedulingPolicy>
+  <queue name="root">
+    <queue name="default">
+      <weight>1.0</weight>
+    </queue>
+    <queue name="prod">
+      <weight>3.0</weight>
+    </queue>
+    <queue name="dev">
+      <weight>1.0</weight>
+      <maxRunningApps>10</maxRunningApps>
+    </queue>
+  </queue>
+  <queuePlacementPolicy>
+    <rule name="specified" create="false"/>
+    <rule name="default" queue="default"/>
+  </queuePlacementPolicy>
+</allocations>
+"#;
+
+/// `weft up` flags.
+#[derive(clap::Args, Debug, Clone)]
+pub(crate) struct UpArgs {
+    /// How many NodeManagers to start.
+    #[arg(long, default_value_t = 2)]
+    nms: u32,
+    /// Where the RM's state, the NMs' directories, the logs and the default allocation file
+    /// live [default: ./weft-data, or $TMPDIR/weft-up-$USER when the current directory is not
+    /// writable].
+    #[arg(long = "data-dir")]
+    data_dir: Option<PathBuf>,
+    /// The Fair Scheduler allocation file [default: <data-dir>/fair-scheduler.xml, written
+    /// with a few example queues when missing].
+    #[arg(long)]
+    allocations: Option<PathBuf>,
+    /// A TOML configuration file for the RM (see `weft rm --help`).
+    #[arg(long = "rm-config")]
+    rm_config: Option<PathBuf>,
+    /// The address every daemon listens on.
+    #[arg(long, default_value = "0.0.0.0")]
+    host: String,
+    /// Let every daemon pick a free port (the addresses are printed once they are up).
+    #[arg(long = "ephemeral-ports")]
+    ephemeral_ports: bool,
+    /// The RM's scheduler (AM service) port.
+    #[arg(long = "scheduler-port", default_value_t = 8030)]
+    scheduler_port: u16,
+    /// The RM's resource-tracker port.
+    #[arg(long = "tracker-port", default_value_t = 8031)]
+    tracker_port: u16,
+    /// The RM's web/REST port.
+    #[arg(long = "web-port", default_value_t = 8088)]
+    web_port: u16,
+    /// NM i (from 0) listens on this port + i.
+    #[arg(long = "nm-port-base", default_value_t = 8041)]
+    nm_port_base: u16,
+    /// Memory each NM offers, MB.
+    #[arg(long = "nm-memory-mb", default_value_t = 8192)]
+    nm_memory_mb: i64,
+    /// Virtual cores each NM offers.
+    #[arg(long = "nm-vcores", default_value_t = 8)]
+    nm_vcores: i64,
+    /// NM expiry in ms, passed to the RM.
+    #[arg(long = "nm-expiry-ms")]
+    nm_expiry_ms: Option<u64>,
+    /// AM expiry in ms, passed to the RM.
+    #[arg(long = "am-expiry-ms")]
+    am_expiry_ms: Option<u64>,
+    /// Do not use cgroups in the NMs (the memory monitor still enforces limits).
+    #[arg(long = "no-cgroups")]
+    no_cgroups: bool,
+    /// How long to wait for the daemons to come up, in seconds.
+    #[arg(long = "startup-timeout", default_value_t = 30)]
+    startup_timeout: u64,
+    /// Once the cluster is up, write its addresses and the daemons' pids here as JSON.
+    #[arg(long = "ready-file")]
+    ready_file: Option<PathBuf>,
+}
+
+/// One daemon this command started.
+struct Daemon {
+    name: String,
+    child: Child,
+    log: PathBuf,
+}
+
+impl Daemon {
+    fn pid(&self) -> Option<Pid> {
+        self.child
+            .id()
+            .and_then(|p| i32::try_from(p).ok())
+            .map(Pid::from_raw)
+    }
+
+    /// Asks the daemon to stop (SIGTERM), unless it already has.
+    fn terminate(&mut self) {
+        if let Ok(Some(_)) = self.child.try_wait() {
+            return;
+        }
+        if let Some(pid) = self.pid() {
+            let _ = kill(pid, Signal::SIGTERM);
+        }
+    }
+
+    /// Waits (bounded) for the daemon to exit after [`Daemon::terminate`], then SIGKILLs it.
+    async fn finish(&mut self) {
+        match tokio::time::timeout(STOP_GRACE, self.child.wait()).await {
+            Ok(Ok(status)) if status.success() => println!("{} stopped", self.name),
+            Ok(Ok(status)) => println!("{} stopped ({})", self.name, describe(status)),
+            Ok(Err(e)) => println!("{}: cannot wait for it: {e}", self.name),
+            Err(_) => {
+                println!(
+                    "{} did not stop within {} s; killing it",
+                    self.name,
+                    STOP_GRACE.as_secs()
+                );
+                let _ = self.child.start_kill();
+                let _ = tokio::time::timeout(STOP_GRACE, self.child.wait()).await;
+            }
+        }
+    }
+}
+
+/// The daemons, in start order (RM first).
+#[derive(Default)]
+struct Cluster {
+    daemons: Vec<Daemon>,
+}
+
+impl Cluster {
+    /// The first daemon that has exited, with its status.
+    fn exited(&mut self) -> Option<(usize, ExitStatus)> {
+        self.daemons
+            .iter_mut()
+            .enumerate()
+            .find_map(|(i, d)| d.child.try_wait().ok().flatten().map(|s| (i, s)))
+    }
+
+    /// NMs first (all asked at once, so they stop together), then the RM.
+    async fn stop(&mut self) {
+        let nms = self.daemons.len().min(1)..self.daemons.len();
+        for d in &mut self.daemons[nms.clone()] {
+            d.terminate();
+        }
+        for d in &mut self.daemons[nms] {
+            d.finish().await;
+        }
+        if let Some(rm) = self.daemons.first_mut() {
+            rm.terminate();
+            rm.finish().await;
+        }
+    }
+}
+
+fn describe(status: ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt as _;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit code {code}"),
+        (None, Some(sig)) => Signal::try_from(sig)
+            .map(|s| format!("killed by {s}"))
+            .unwrap_or_else(|_| format!("killed by signal {sig}")),
+        _ => status.to_string(),
+    }
+}
+
+/// The last lines of a daemon's log, to show why it died.
+fn tail(path: &Path, lines: usize) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// SIGINT or SIGTERM.
+struct Signals {
+    interrupt: tokio::signal::unix::Signal,
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn new() -> anyhow::Result<Signals> {
+        Ok(Signals {
+            interrupt: signal(SignalKind::interrupt()).context("cannot catch SIGINT")?,
+            terminate: signal(SignalKind::terminate()).context("cannot catch SIGTERM")?,
+        })
+    }
+
+    async fn recv(&mut self) -> &'static str {
+        tokio::select! {
+            _ = self.interrupt.recv() => "SIGINT",
+            _ = self.terminate.recv() => "SIGTERM",
+        }
+    }
+}
+
+fn current_user() -> String {
+    std::env::var("USER")
+        .or_else(|_| std::env::var("LOGNAME"))
+        .ok()
+        .filter(|u| !u.is_empty() && !u.contains('/'))
+        .unwrap_or_else(|| "weft".to_string())
+}
+
+/// The data directory, created and made absolute: the NMs run containers from other working
+/// directories, so every path handed to a daemon must not depend on this one's.
+fn data_dir(given: Option<&Path>) -> anyhow::Result<PathBuf> {
+    let dir = match given {
+        Some(d) => {
+            std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
+            d.to_path_buf()
+        }
+        None => {
+            let local = PathBuf::from("weft-data");
+            if std::fs::create_dir_all(&local).is_ok() {
+                local
+            } else {
+                let tmp = std::env::temp_dir().join(format!("weft-up-{}", current_user()));
+                std::fs::create_dir_all(&tmp)
+                    .with_context(|| format!("cannot create {}", tmp.display()))?;
+                tmp
+            }
+        }
+    };
+    std::fs::canonicalize(&dir).with_context(|| format!("cannot resolve {}", dir.display()))
+}
+
+fn absolute(path: &Path) -> anyhow::Result<PathBuf> {
+    std::fs::canonicalize(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+/// Where everything lives under the data directory.
+struct Layout {
+    root: PathBuf,
+    ready: PathBuf,
+    logs: PathBuf,
+}
+
+impl Layout {
+    fn new(root: PathBuf) -> anyhow::Result<Layout> {
+        let ready = root.join("ready");
+        let logs = root.join("logs");
+        for d in [&ready, &logs] {
+            std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
+        }
+        Ok(Layout { root, ready, logs })
+    }
+
+    /// A ready-file path, with any file a previous run left removed so it cannot be mistaken
+    /// for this run's.
+    fn fresh_ready_file(&self, name: &str) -> anyhow::Result<PathBuf> {
+        let path = self.ready.join(format!("{name}.json"));
+        match std::fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e).with_context(|| format!("cannot remove {}", path.display())),
+        }
+        Ok(path)
+    }
+
+    fn log_file(&self, name: &str) -> anyhow::Result<(PathBuf, File)> {
+        let path = self.logs.join(format!("{name}.log"));
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .with_context(|| format!("cannot open {}", path.display()))?;
+        Ok((path, file))
+    }
+}
+
+fn spawn(layout: &Layout, name: &str, log_name: &str, args: Vec<String>) -> anyhow::Result<Daemon> {
+    let exe = std::env::current_exe().context("cannot find the weft binary")?;
+    let (log, file) = layout.log_file(log_name)?;
+    let err = file
+        .try_clone()
+        .with_context(|| format!("cannot open {}", log.display()))?;
+    let mut cmd = Command::new(exe);
+    cmd.args(&args)
+        .stdin(Stdio::null())
+        .stdout(file)
+        .stderr(err)
+        .process_group(0)
+        .kill_on_drop(true);
+    let child = cmd
+        .spawn()
+        .with_context(|| format!("cannot start the {name}"))?;
+    Ok(Daemon {
+        name: name.to_string(),
+        child,
+        log,
+    })
+}
+
+/// Waits until `path` holds a JSON object, failing if the daemon exits first.
+async fn wait_ready(daemon: &mut Daemon, path: &Path) -> anyhow::Result<Value> {
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path) {
+            // The daemon may be caught mid-write: only a whole object counts.
+            if let Ok(v @ Value::Object(_)) = serde_json::from_str::<Value>(&text) {
+                return Ok(v);
+            }
+        }
+        if let Ok(Some(status)) = daemon.child.try_wait() {
+            bail!(
+                "the {} exited during startup ({}); last lines of {}:\n{}",
+                daemon.name,
+                describe(status),
+                daemon.log.display(),
+                tail(&daemon.log, 20)
+            );
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+fn field<'a>(v: &'a Value, key: &str, what: &str) -> anyhow::Result<&'a str> {
+    v.get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| anyhow!("the {what}'s ready file has no \"{key}\": {v}"))
+}
+
+/// Addresses of the running cluster.
+struct Addresses {
+    scheduler: String,
+    tracker: String,
+    web: String,
+    /// (node id, address) per NM.
+    nodes: Vec<(String, String)>,
+}
+
+fn port(args: &UpArgs, fixed: u16) -> String {
+    let p = if args.ephemeral_ports { 0 } else { fixed };
+    format!("{}:{p}", args.host)
+}
+
+fn nm_port(args: &UpArgs, i: u32) -> anyhow::Result<u16> {
+    u16::try_from(u32::from(args.nm_port_base) + i).map_err(|_| {
+        anyhow!(
+            "NM {i}'s port would be above 65535 (--nm-port-base {})",
+            args.nm_port_base
+        )
+    })
+}
+
+/// Starts the RM, then the NMs, each waited for in turn.
+async fn start(
+    args: &UpArgs,
+    layout: &Layout,
+    allocations: &Path,
+    cluster: &mut Cluster,
+) -> anyhow::Result<Addresses> {
+    let rm_ready = layout.fresh_ready_file("rm")?;
+    let mut rm_args: Vec<String> = vec![
+        "rm".into(),
+        "--data-dir".into(),
+        layout.root.join("rm").display().to_string(),
+        "--allocations".into(),
+        allocations.display().to_string(),
+        "--scheduler-address".into(),
+        port(args, args.scheduler_port),
+        "--tracker-address".into(),
+        port(args, args.tracker_port),
+        "--web-address".into(),
+        port(args, args.web_port),
+        "--ready-file".into(),
+        rm_ready.display().to_string(),
+        "--allocations-poll-ms".into(),
+        "1000".into(),
+    ];
+    if let Some(c) = &args.rm_config {
+        rm_args.extend(["--config".into(), absolute(c)?.display().to_string()]);
+    }
+    if let Some(ms) = args.nm_expiry_ms {
+        rm_args.extend(["--nm-expiry-ms".into(), ms.to_string()]);
+    }
+    if let Some(ms) = args.am_expiry_ms {
+        rm_args.extend(["--am-expiry-ms".into(), ms.to_string()]);
+    }
+    cluster
+        .daemons
+        .push(spawn(layout, "ResourceManager", "rm", rm_args)?);
+    let rm = wait_ready(&mut cluster.daemons[0], &rm_ready).await?;
+    let scheduler = field(&rm, "scheduler", "RM")?.to_string();
+    let tracker = field(&rm, "tracker", "RM")?.to_string();
+    let web = field(&rm, "web", "RM")?.to_string();
+
+    // Start every NM before waiting for any, so they come up together.
+    let mut ready_files = Vec::new();
+    for i in 0..args.nms {
+        let ready = layout.fresh_ready_file(&format!("nm-{i}"))?;
+        let nm_port = if args.ephemeral_ports {
+            0
+        } else {
+            nm_port(args, i)?
+        };
+        let mut nm_args: Vec<String> = vec![
+            "nm".into(),
+            "--rm-tracker".into(),
+            tracker.clone(),
+            "--address".into(),
+            format!("{}:{nm_port}", args.host),
+            "--data-dir".into(),
+            layout.root.join(format!("nm-{i}")).display().to_string(),
+            "--memory-mb".into(),
+            args.nm_memory_mb.to_string(),
+            "--vcores".into(),
+            args.nm_vcores.to_string(),
+            "--ready-file".into(),
+            ready.display().to_string(),
+        ];
+        if args.no_cgroups {
+            nm_args.push("--no-cgroups".into());
+        }
+        cluster.daemons.push(spawn(
+            layout,
+            &format!("NodeManager {i}"),
+            &format!("nm-{i}"),
+            nm_args,
+        )?);
+        ready_files.push(ready);
+    }
+    let mut nodes = Vec::new();
+    for (i, ready) in ready_files.iter().enumerate() {
+        let nm = wait_ready(&mut cluster.daemons[i + 1], ready).await?;
+        nodes.push((
+            field(&nm, "node_id", "NM")?.to_string(),
+            field(&nm, "address", "NM")?.to_string(),
+        ));
+    }
+    Ok(Addresses {
+        scheduler,
+        tracker,
+        web,
+        nodes,
+    })
+}
+
+fn print_banner(args: &UpArgs, layout: &Layout, allocations: &Path, a: &Addresses) {
+    println!("Weft cluster is up (data in {})", layout.root.display());
+    println!("  ResourceManager");
+    println!("    web/REST   http://{}/cluster", a.web);
+    println!("    scheduler  {}  (ApplicationMasters)", a.scheduler);
+    println!("    tracker    {}  (NodeManagers)", a.tracker);
+    for (i, (node_id, address)) in a.nodes.iter().enumerate() {
+        println!(
+            "  NodeManager {i}  {node_id}  at {address}  ({} MB, {} vcores)",
+            args.nm_memory_mb, args.nm_vcores
+        );
+    }
+    println!(
+        "  allocations  {}  (reloaded when it changes)",
+        allocations.display()
+    );
+    println!("  logs         {}", layout.logs.display());
+    let rm = if a.web.ends_with(":8088") && a.web.starts_with("127.0.0.1") {
+        String::new()
+    } else {
+        format!("-rm http://{} ", a.web)
+    };
+    println!("Try: weft dshell {rm}-num_containers 4 -shell_command hostname");
+    println!("Press Ctrl-C to stop the cluster.");
+}
+
+fn write_ready(path: &Path, a: &Addresses, cluster: &Cluster) -> anyhow::Result<()> {
+    let pid = |i: usize| cluster.daemons.get(i).and_then(|d| d.child.id());
+    let nodes: Vec<Value> = a
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, (id, addr))| json!({"node_id": id, "address": addr, "pid": pid(i + 1)}))
+        .collect();
+    let v = json!({
+        "web": a.web,
+        "scheduler": a.scheduler,
+        "tracker": a.tracker,
+        "rm_pid": pid(0),
+        "nodes": nodes,
+    });
+    std::fs::write(path, v.to_string()).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// What ended the foreground wait.
+enum End {
+    Signal(&'static str),
+    Died(usize, ExitStatus),
+}
+
+async fn up(args: UpArgs) -> anyhow::Result<()> {
+    let mut signals = Signals::new()?;
+    let layout = Layout::new(data_dir(args.data_dir.as_deref())?)?;
+    let allocations = match &args.allocations {
+        Some(path) => absolute(path)?,
+        None => {
+            let path = layout.root.join("fair-scheduler.xml");
+            // An existing file is the user's (perhaps edited) configuration: keep it.
+            if !path.exists() {
+                std::fs::write(&path, DEFAULT_ALLOCATIONS)
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+            }
+            path
+        }
+    };
+
+    let mut cluster = Cluster::default();
+    let startup = tokio::time::timeout(
+        Duration::from_secs(args.startup_timeout),
+        start(&args, &layout, &allocations, &mut cluster),
+    );
+    let started = tokio::select! {
+        r = startup => match r {
+            Ok(r) => r,
+            Err(_) => Err(anyhow!(
+                "the cluster did not come up within {} s (logs in {})",
+                args.startup_timeout,
+                layout.logs.display()
+            )),
+        },
+        sig = signals.recv() => Err(anyhow!("{sig} during startup")),
+    };
+    let addresses = match started {
+        Ok(a) => a,
+        Err(e) => {
+            cluster.stop().await;
+            return Err(e);
+        }
+    };
+    print_banner(&args, &layout, &allocations, &addresses);
+    if let Some(path) = &args.ready_file {
+        if let Err(e) = write_ready(path, &addresses, &cluster) {
+            cluster.stop().await;
+            return Err(e);
+        }
+    }
+
+    let end = loop {
+        tokio::select! {
+            sig = signals.recv() => break End::Signal(sig),
+            _ = tokio::time::sleep(POLL) => {
+                if let Some((i, status)) = cluster.exited() {
+                    break End::Died(i, status);
+                }
+            }
+        }
+    };
+    match end {
+        End::Signal(sig) => {
+            println!("{sig} received: stopping the cluster");
+            cluster.stop().await;
+            println!("Cluster stopped");
+            Ok(())
+        }
+        End::Died(i, status) => {
+            let d = &cluster.daemons[i];
+            let message = format!(
+                "the {} exited unexpectedly ({}); last lines of {}:\n{}",
+                d.name,
+                describe(status),
+                d.log.display(),
+                tail(&d.log, 20)
+            );
+            eprintln!("{message}");
+            println!("Stopping the rest of the cluster");
+            cluster.stop().await;
+            Err(anyhow!(message))
+        }
+    }
+}
+
+/// Runs `weft up` until Ctrl-C or SIGTERM (success) or a daemon's unexpected exit (failure).
+pub(crate) fn run(args: UpArgs) -> anyhow::Result<()> {
+    if args.nms == 0 {
+        bail!("--nms must be at least 1");
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(up(args))
+}
