@@ -29,11 +29,11 @@ enum Command {
     /// The distributed shell's ApplicationMaster (launched by the cluster, not by people).
     #[command(name = "dshell-am", hide = true)]
     DshellAm(weft_dshell::DshellAmArgs),
+    /// A whole cluster on this machine: one RM and N NMs, until Ctrl-C.
+    Up(up::UpArgs),
     /// Benchmark a real RM: simulated NMs and one greedy AM over loopback gRPC.
     #[command(name = "rm-bench")]
     RmBench(weft_rmbench::RmBenchArgs),
-    /// A whole cluster on this machine: one RM and N NMs, until Ctrl-C.
-    Up(up::UpArgs),
     /// The discrete-event simulator.
     Sim {
         #[command(subcommand)]
@@ -84,8 +84,8 @@ fn main() -> ExitCode {
         Command::Nm(args) => report(weft_nm::run(args)),
         Command::Dshell(args) => report(weft_dshell::run(args)),
         Command::DshellAm(args) => report(weft_dshell::run_am(args)),
-        Command::RmBench(args) => report(weft_rmbench::run(args)),
         Command::Up(args) => report(up::run(args)),
+        Command::RmBench(args) => report(weft_rmbench::run(args)),
         Command::Sim { command } => sim::main(command),
     }
 }
