@@ -44,6 +44,9 @@ pub struct ScaleOptions {
     pub sample_interval: Duration,
     /// Stop here even if the workload says later (the bench's shorter windows).
     pub end_override: Option<Time>,
+    /// At the end time, stop submitting (a closed loop stops replacing apps) and run on until
+    /// every submitted app has finished, instead of stopping there.
+    pub drain: bool,
 }
 
 impl Default for ScaleOptions {
@@ -53,6 +56,7 @@ impl Default for ScaleOptions {
             verify_every: Some(Duration::from_secs(10)),
             sample_interval: Duration::from_secs(1),
             end_override: None,
+            drain: false,
         }
     }
 }
@@ -178,13 +182,17 @@ pub fn run_scale(
         workload,
         next_closed_loop: 0,
         decisions: Vec::new(),
+        draining: false,
     };
     driver.start(options)?;
     let end_for_progress = end.unwrap_or(Time(0));
     let mut next_verify = options.verify_every.map(|d| Time::ZERO + d);
     while let Some((at, due)) = driver.agenda.pop() {
-        if end.is_some_and(|e| at > e) {
-            break;
+        if end.is_some_and(|e| at > e) && !driver.draining {
+            if !options.drain {
+                break;
+            }
+            driver.draining = true;
         }
         driver.now = at;
         match due {
@@ -205,14 +213,14 @@ pub fn run_scale(
                         next_verify = options.verify_every.map(|d| at + d);
                     }
                 }
-                if end.is_some() || driver.recorder.live_apps() > 0 || !driver.agenda_idle() {
+                if !driver.all_done() {
                     driver
                         .agenda
                         .push(at + options.sample_interval, Due::Sample);
                 }
             }
         }
-        if end.is_none() && driver.all_done() {
+        if (end.is_none() || driver.draining) && driver.all_done() {
             break;
         }
     }
@@ -236,6 +244,8 @@ struct Driver<'a> {
     workload: &'a Workload,
     next_closed_loop: u64,
     decisions: Vec<Decision>,
+    /// Past the end with `drain`: no new apps.
+    draining: bool,
 }
 
 const GONE: u32 = u32::MAX;
@@ -285,6 +295,9 @@ impl Driver<'_> {
     }
 
     fn new_closed_loop_app(&mut self, at: Time) {
+        if self.draining {
+            return;
+        }
         if let AppSource::ClosedLoop(cl) = &self.workload.apps {
             let plan = cl.app(self.next_closed_loop, at);
             self.next_closed_loop += 1;
@@ -294,12 +307,11 @@ impl Driver<'_> {
         }
     }
 
-    fn agenda_idle(&self) -> bool {
-        self.apps.iter().all(AppRun::is_done)
-    }
-
+    /// Every app created so far (submitted or still to be) has finished or was rejected, and
+    /// no more will come.
     fn all_done(&self) -> bool {
-        matches!(self.workload.apps, AppSource::Trace(_)) && self.agenda_idle()
+        let no_more = self.draining || matches!(self.workload.apps, AppSource::Trace(_));
+        no_more && self.recorder.ended_apps() == self.apps.len() as u64
     }
 
     /// Hands `event` to the scheduler, timing the call, and collects its decisions.

@@ -48,10 +48,6 @@ impl AppRun {
         }
     }
 
-    pub(crate) fn is_done(&self) -> bool {
-        self.rejected || self.finished.is_some()
-    }
-
     /// The scheduler accepted the app: an unmanaged AM starts at once.
     pub(crate) fn accepted(&mut self) -> AppStep {
         if self.plan.am.is_some() {

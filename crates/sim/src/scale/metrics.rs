@@ -227,6 +227,11 @@ impl Recorder {
         self.submitted - self.finished - self.rejected
     }
 
+    /// Apps that finished or were rejected.
+    pub(crate) fn ended_apps(&self) -> u64 {
+        self.finished + self.rejected
+    }
+
     pub(crate) fn last_sample_at(&self) -> Option<Time> {
         self.samples.last().map(|s| Time(s.t_ms))
     }
