@@ -261,7 +261,6 @@ fn rm_kill_9_and_restart_keeps_every_app_and_the_running_containers() {
 }
 
 #[test]
-#[ignore = "dshell's client gives up on the first refused connection while the RM restarts (crates/dshell/src/client.rs, follow)"]
 fn the_dshell_client_follows_its_app_across_an_rm_restart() {
     let mut long = rm_restart_scenario();
     let status = long.wait(MINUTE);

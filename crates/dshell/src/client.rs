@@ -18,6 +18,12 @@ pub const APPLICATION_TYPE: &str = "DISTRIBUTEDSHELL";
 const POLL_INTERVAL: Duration = Duration::from_millis(500);
 /// The bound on any single REST call.
 const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long the client keeps retrying while the RM cannot be reached (e.g. it restarts).
+/// YARN's client proxies retry for 15 minutes by default; a minute covers a restart without
+/// leaving a user staring at a dead RM for long.
+const RM_RETRY_WINDOW: Duration = Duration::from_secs(60);
+/// The pause between attempts to reach the RM.
+const RM_RETRY_PAUSE: Duration = Duration::from_millis(500);
 
 /// `weft dshell`: run a shell command in N containers. Long names are spelled as in YARN's
 /// distributed shell (`-shell_command` works through the CLI's single-dash shim).
@@ -213,11 +219,64 @@ impl AppReport {
     }
 }
 
+/// Whether a call may be sent again after a failure in transport.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Repeat {
+    /// Sending it twice does no harm (GET, kill, asking for a new id): any transport
+    /// failure is retried.
+    Safe,
+    /// The RM may have acted on it before the connection broke (a submission): retried only
+    /// when it cannot have been delivered, i.e. no connection was made.
+    IfUndelivered,
+}
+
+/// How a failed exchange with the RM is handled.
+#[derive(Debug, PartialEq, Eq)]
+enum Failure {
+    /// The RM is (perhaps briefly) unreachable: worth another try.
+    Transient,
+    /// Retrying cannot help or could do harm.
+    Fatal,
+}
+
+/// Sorts a transport error: connection-level trouble is what an RM restart looks like, while
+/// malformed requests or TLS problems would fail the same way every time. HTTP error statuses
+/// never get here (they are answers, not failures to reach the RM).
+fn classify(err: &ureq::Error, repeat: Repeat) -> Failure {
+    use std::io::ErrorKind as K;
+    use ureq::Timeout as T;
+    let undelivered = match err {
+        ureq::Error::ConnectionFailed => true,
+        ureq::Error::Timeout(t) => matches!(t, T::Resolve | T::Connect),
+        ureq::Error::Io(e) => match e.kind() {
+            K::ConnectionRefused | K::AddrNotAvailable | K::NotConnected => true,
+            K::ConnectionReset
+            | K::ConnectionAborted
+            | K::BrokenPipe
+            | K::UnexpectedEof
+            | K::TimedOut
+            | K::WouldBlock
+            | K::Interrupted => false,
+            _ => return Failure::Fatal,
+        },
+        _ => return Failure::Fatal,
+    };
+    if undelivered || repeat == Repeat::Safe {
+        Failure::Transient
+    } else {
+        Failure::Fatal
+    }
+}
+
 /// A thin REST client for the RM.
 struct Rm {
     agent: ureq::Agent,
     base: String,
     user: Option<String>,
+    /// How long to keep trying while the RM is unreachable.
+    retry_window: Duration,
+    /// The pause between tries.
+    retry_pause: Duration,
 }
 
 impl Rm {
@@ -233,7 +292,13 @@ impl Rm {
             .or_else(|_| std::env::var("LOGNAME"))
             .ok()
             .filter(|u| !u.is_empty());
-        Rm { agent, base, user }
+        Rm {
+            agent,
+            base,
+            user,
+            retry_window: RM_RETRY_WINDOW,
+            retry_pause: RM_RETRY_PAUSE,
+        }
     }
 
     fn url(&self, path: &str) -> String {
@@ -243,9 +308,13 @@ impl Rm {
         }
     }
 
-    /// Sends a request and returns the JSON body (`Null` when empty); non-2xx become errors
-    /// carrying the RM's `RemoteException` message.
-    fn call(&self, method: &str, path: &str, body: Option<&Value>) -> anyhow::Result<Value> {
+    /// One exchange: the status and the body's text.
+    fn exchange(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&Value>,
+    ) -> anyhow::Result<Result<(u16, String), ureq::Error>> {
         let url = self.url(path);
         let result = match (method, body) {
             ("GET", _) => self.agent.get(&url).call(),
@@ -254,25 +323,72 @@ impl Rm {
             ("PUT", Some(b)) => self.agent.put(&url).send_json(b),
             _ => bail!("unsupported request {method} {path}"),
         };
-        let mut response =
-            result.with_context(|| format!("cannot reach the RM at {}", self.base))?;
-        let status = response.status();
-        let text = response.body_mut().read_to_string().unwrap_or_default();
+        Ok(result.and_then(|mut response| {
+            let status = response.status().as_u16();
+            // A connection cut while the body streams in is a transport failure too: an empty
+            // body would otherwise pass for a (nonsensical) answer.
+            let text = response.body_mut().read_to_string()?;
+            Ok((status, text))
+        }))
+    }
+
+    /// Sends a request and returns the JSON body (`Null` when empty); non-2xx become errors
+    /// carrying the RM's `RemoteException` message. While the RM cannot be reached (refused
+    /// or broken connections, timeouts) the call is retried for the retry window, as YARN's
+    /// clients ride out an RM restart; a single line says so.
+    fn call(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&Value>,
+        repeat: Repeat,
+    ) -> anyhow::Result<Value> {
+        let mut give_up_at = None;
+        let (status, text) = loop {
+            match self.exchange(method, path, body)? {
+                Ok(answer) => break answer,
+                Err(e) if classify(&e, repeat) == Failure::Transient => {
+                    let t = now();
+                    let deadline = *give_up_at.get_or_insert_with(|| {
+                        eprintln!(
+                            "RM unreachable at {} ({e}), retrying for up to {} s",
+                            self.base,
+                            self.retry_window.as_secs()
+                        );
+                        t + self.retry_window
+                    });
+                    if t >= deadline {
+                        return Err(anyhow::Error::new(e)).with_context(|| {
+                            format!(
+                                "cannot reach the RM at {} (gave up after {} s)",
+                                self.base,
+                                self.retry_window.as_secs()
+                            )
+                        });
+                    }
+                    thread::sleep(self.retry_pause);
+                }
+                Err(e) => {
+                    return Err(anyhow::Error::new(e))
+                        .with_context(|| format!("cannot reach the RM at {}", self.base))
+                }
+            }
+        };
+        if give_up_at.is_some() {
+            eprintln!("RM reachable again at {}", self.base);
+        }
         let json: Value = if text.trim().is_empty() {
             Value::Null
         } else {
             serde_json::from_str(&text).unwrap_or(Value::String(text))
         };
-        if !status.is_success() {
+        if !(200..300).contains(&status) {
             let message = json
                 .pointer("/RemoteException/message")
                 .and_then(Value::as_str)
                 .map(str::to_string)
                 .unwrap_or_else(|| json.to_string());
-            bail!(
-                "{method} {path} failed with HTTP {}: {message}",
-                status.as_u16()
-            );
+            bail!("{method} {path} failed with HTTP {status}: {message}");
         }
         Ok(json)
     }
@@ -292,15 +408,25 @@ pub fn run(args: DshellArgs) -> anyhow::Result<()> {
     let exe = std::env::current_exe().context("cannot find the weft binary to run the AM")?;
     let rm = Rm::new(args.rm_url());
 
-    let new_app = rm.call("POST", "/ws/v1/cluster/apps/new-application", None)?;
+    let new_app = rm.call(
+        "POST",
+        "/ws/v1/cluster/apps/new-application",
+        None,
+        Repeat::Safe,
+    )?;
     let app_id = new_app
         .get("application-id")
         .and_then(Value::as_str)
         .ok_or_else(|| anyhow!("the RM's new-application answer has no application-id: {new_app}"))?
         .to_string();
     let body = args.submission_body(&app_id, &exe);
-    rm.call("POST", "/ws/v1/cluster/apps", Some(&body))
-        .with_context(|| format!("submitting {app_id}"))?;
+    rm.call(
+        "POST",
+        "/ws/v1/cluster/apps",
+        Some(&body),
+        Repeat::IfUndelivered,
+    )
+    .with_context(|| format!("submitting {app_id}"))?;
     println!("Submitted application {app_id} to queue {}", args.queue);
 
     let report = follow(&rm, &app_id, Duration::from_millis(args.timeout))?;
@@ -334,7 +460,7 @@ fn follow(rm: &Rm, app_id: &str, timeout: Duration) -> anyhow::Result<AppReport>
     let deadline = now() + timeout;
     let mut last_state = String::new();
     loop {
-        let json = rm.call("GET", &path, None)?;
+        let json = rm.call("GET", &path, None, Repeat::Safe)?;
         let report = AppReport::from_json(&json)
             .ok_or_else(|| anyhow!("unexpected application report: {json}"))?;
         if report.state != last_state {
@@ -349,6 +475,7 @@ fn follow(rm: &Rm, app_id: &str, timeout: Duration) -> anyhow::Result<AppReport>
                 "PUT",
                 &format!("{path}/state"),
                 Some(&json!({"state": "KILLED"})),
+                Repeat::Safe,
             );
             let note = match kill {
                 Ok(_) => "killed it".to_string(),

@@ -86,35 +86,47 @@ fn detect_hostname() -> String {
         .unwrap_or_else(|| "localhost".into())
 }
 
-fn config(args: &NmArgs) -> NmConfig {
-    let data_dir = args
-        .data_dir
-        .clone()
-        .unwrap_or_else(|| std::env::temp_dir().join("weft-nm"));
+/// Makes `path` absolute against the working directory without touching the file system.
+/// Containers run elsewhere (their own work dir), so the launch script's path, LOCAL_DIRS
+/// and LOG_DIRS must not depend on where the NM was started.
+fn absolute(path: PathBuf) -> anyhow::Result<PathBuf> {
+    std::path::absolute(&path).with_context(|| format!("cannot make {} absolute", path.display()))
+}
+
+fn config(args: &NmArgs) -> anyhow::Result<NmConfig> {
+    let data_dir = absolute(
+        args.data_dir
+            .clone()
+            .unwrap_or_else(|| std::env::temp_dir().join("weft-nm")),
+    )?;
+    let local_dir = absolute(
+        args.local_dir
+            .clone()
+            .unwrap_or_else(|| data_dir.join("local")),
+    )?;
+    let log_dir = absolute(
+        args.log_dir
+            .clone()
+            .unwrap_or_else(|| data_dir.join("logs")),
+    )?;
     let cgroups = if args.no_cgroups {
         CgroupMode::disabled("disabled by --no-cgroups")
     } else {
         CgroupMode::detect()
     };
-    NmConfig {
+    Ok(NmConfig {
         rm_tracker: args.rm_tracker.clone(),
         bind: args.address,
         hostname: args.hostname.clone().unwrap_or_else(detect_hostname),
         memory_mb: args.memory_mb.unwrap_or_else(detect_memory_mb),
         vcores: args.vcores.unwrap_or_else(detect_vcores),
         rack: args.rack.clone(),
-        local_dir: args
-            .local_dir
-            .clone()
-            .unwrap_or_else(|| data_dir.join("local")),
-        log_dir: args
-            .log_dir
-            .clone()
-            .unwrap_or_else(|| data_dir.join("logs")),
+        local_dir,
+        log_dir,
         cgroups,
         kill_grace: Duration::from_millis(args.kill_grace_ms),
         monitor_interval: Duration::from_millis(500),
-    }
+    })
 }
 
 fn write_ready_file(path: &Path, nm: &NodeManager) -> anyhow::Result<()> {
@@ -145,7 +157,7 @@ async fn terminated() -> anyhow::Result<()> {
 /// container and unregisters.
 pub fn run(args: NmArgs) -> anyhow::Result<()> {
     let _ = tracing_subscriber::fmt().with_target(false).try_init();
-    let cfg = config(&args);
+    let cfg = config(&args)?;
     if let CgroupMode::None { reason } = &cfg.cgroups {
         tracing::warn!(
             "container isolation without cgroups: {reason}; memory limits are enforced by \
@@ -210,11 +222,34 @@ mod tests {
             "--no-cgroups",
         ])
         .unwrap();
-        let cfg = config(&cli.nm);
+        let cfg = config(&cli.nm).unwrap();
         assert_eq!((cfg.memory_mb, cfg.vcores), (2048, 3));
         assert_eq!(cfg.local_dir, PathBuf::from("/d/local"));
         assert_eq!(cfg.log_dir, PathBuf::from("/l"));
         assert!(matches!(cfg.cgroups, CgroupMode::None { .. }));
+    }
+
+    #[test]
+    fn relative_directories_become_absolute() {
+        let cli = Cli::try_parse_from([
+            "nm",
+            "--data-dir",
+            "rel/data",
+            "--log-dir",
+            "rel-logs",
+            "--no-cgroups",
+        ])
+        .unwrap();
+        let cfg = config(&cli.nm).unwrap();
+        let cwd = std::env::current_dir().unwrap();
+        assert_eq!(cfg.local_dir, cwd.join("rel/data/local"));
+        assert_eq!(cfg.log_dir, cwd.join("rel-logs"));
+
+        let cli = Cli::try_parse_from(["nm", "--local-dir", "./work", "--no-cgroups"]).unwrap();
+        let cfg = config(&cli.nm).unwrap();
+        assert!(cfg.local_dir.is_absolute(), "{}", cfg.local_dir.display());
+        assert!(cfg.local_dir.ends_with("work"));
+        assert!(cfg.log_dir.is_absolute(), "{}", cfg.log_dir.display());
     }
 
     #[test]

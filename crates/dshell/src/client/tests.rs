@@ -347,3 +347,215 @@ mod fake_rm {
         );
     }
 }
+
+mod retry {
+    //! Riding out an unreachable RM: transport failures are retried for a bounded window,
+    //! HTTP answers (even errors) are not.
+
+    use super::*;
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::net::{SocketAddr, TcpListener, TcpStream};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    /// What the fake RM does with each successive connection.
+    #[derive(Clone, Copy)]
+    enum Act {
+        /// Reads the request and answers with this status and a small JSON body.
+        Answer(u16),
+        /// Reads the request and closes the connection without answering.
+        HangUp,
+    }
+
+    fn rm(addr: SocketAddr, window: Duration) -> Rm {
+        let mut rm = Rm::new(format!("http://{addr}"));
+        rm.retry_window = window;
+        rm.retry_pause = Duration::from_millis(50);
+        rm
+    }
+
+    /// A loopback address on which nothing listens (for now).
+    fn free_addr() -> SocketAddr {
+        TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+    }
+
+    fn read_request(stream: &TcpStream) {
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut len = 0;
+        loop {
+            let mut h = String::new();
+            if reader.read_line(&mut h).unwrap_or(0) == 0 || h.trim().is_empty() {
+                break;
+            }
+            if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+                len = v.trim().parse().unwrap();
+            }
+        }
+        let mut body = vec![0; len];
+        reader.read_exact(&mut body).unwrap();
+    }
+
+    /// After `delay`, listens on `addr` and plays `acts`, one per connection, then stops
+    /// listening. Returns the number of connections served so far.
+    #[allow(clippy::disallowed_methods)] // a test server thread, outside any core
+    fn serve_late(addr: SocketAddr, delay: Duration, acts: Vec<Act>) -> Arc<AtomicUsize> {
+        let served = Arc::new(AtomicUsize::new(0));
+        let count = served.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(delay);
+            let listener = TcpListener::bind(addr).unwrap();
+            for act in acts {
+                let (mut stream, _) = listener.accept().unwrap();
+                read_request(&stream);
+                count.fetch_add(1, Ordering::SeqCst);
+                if let Act::Answer(status) = act {
+                    let body = r#"{"RemoteException":{"message":"busy"},"ok":true}"#;
+                    let head = format!(
+                        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                        body.len()
+                    );
+                    stream.write_all(head.as_bytes()).unwrap();
+                    stream.write_all(body.as_bytes()).unwrap();
+                }
+            }
+        });
+        served
+    }
+
+    #[allow(clippy::disallowed_methods)] // a test's stopwatch
+    fn stopwatch() -> Instant {
+        Instant::now()
+    }
+
+    #[test]
+    fn a_refused_connection_is_retried_until_the_rm_comes_up() {
+        let addr = free_addr();
+        let served = serve_late(addr, Duration::from_millis(700), vec![Act::Answer(200)]);
+        let started = stopwatch();
+        let json = rm(addr, Duration::from_secs(20))
+            .call("GET", "/ws/v1/cluster/apps/x", None, Repeat::Safe)
+            .unwrap();
+        assert_eq!(json["ok"], true);
+        assert_eq!(served.load(Ordering::SeqCst), 1);
+        assert!(started.elapsed() >= Duration::from_millis(600));
+    }
+
+    #[test]
+    fn a_submission_is_retried_while_the_connection_is_refused() {
+        let addr = free_addr();
+        serve_late(addr, Duration::from_millis(300), vec![Act::Answer(202)]);
+        let body = json!({"application-id": "application_1_0001"});
+        rm(addr, Duration::from_secs(20))
+            .call(
+                "POST",
+                "/ws/v1/cluster/apps",
+                Some(&body),
+                Repeat::IfUndelivered,
+            )
+            .unwrap();
+    }
+
+    #[test]
+    fn the_client_gives_up_after_the_retry_window() {
+        let addr = free_addr();
+        let started = stopwatch();
+        let err = rm(addr, Duration::from_millis(400))
+            .call("GET", "/ws/v1/cluster/apps/x", None, Repeat::Safe)
+            .unwrap_err();
+        let text = format!("{err:#}");
+        assert!(text.contains("cannot reach the RM"), "{text}");
+        assert!(text.contains("gave up"), "{text}");
+        let took = started.elapsed();
+        assert!(took >= Duration::from_millis(400), "{took:?}");
+        assert!(took < Duration::from_secs(10), "{took:?}");
+    }
+
+    #[test]
+    fn http_error_statuses_are_answers_not_retried() {
+        let addr = free_addr();
+        let served = serve_late(addr, Duration::ZERO, vec![Act::Answer(503)]);
+        // Waits for the listener so the first try is the one answered.
+        let client = rm(addr, Duration::from_secs(20));
+        let err = client
+            .call("GET", "/ws/v1/cluster/apps/x", None, Repeat::Safe)
+            .unwrap_err();
+        assert!(err.to_string().contains("HTTP 503: busy"), "{err}");
+        assert_eq!(served.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn a_broken_exchange_is_retried_only_when_repeating_is_harmless() {
+        let addr = free_addr();
+        let served = serve_late(addr, Duration::ZERO, vec![Act::HangUp, Act::Answer(200)]);
+        let json = rm(addr, Duration::from_secs(20))
+            .call("GET", "/ws/v1/cluster/apps/x", None, Repeat::Safe)
+            .unwrap();
+        assert_eq!(json["ok"], true);
+        assert_eq!(served.load(Ordering::SeqCst), 2);
+
+        // The RM may have accepted a submission whose answer was lost: sending it again
+        // would be refused as a duplicate, so the client reports the break instead.
+        let addr = free_addr();
+        let served = serve_late(addr, Duration::ZERO, vec![Act::HangUp, Act::Answer(202)]);
+        let body = json!({"application-id": "application_1_0001"});
+        let err = rm(addr, Duration::from_secs(20))
+            .call(
+                "POST",
+                "/ws/v1/cluster/apps",
+                Some(&body),
+                Repeat::IfUndelivered,
+            )
+            .unwrap_err();
+        assert!(
+            format!("{err:#}").contains("cannot reach the RM"),
+            "{err:#}"
+        );
+        assert_eq!(served.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn transport_errors_are_sorted_by_whether_the_request_left() {
+        use std::io::{Error as IoError, ErrorKind};
+        let io = |k: ErrorKind| ureq::Error::Io(IoError::from(k));
+        for repeat in [Repeat::Safe, Repeat::IfUndelivered] {
+            assert_eq!(
+                classify(&io(ErrorKind::ConnectionRefused), repeat),
+                Failure::Transient
+            );
+            assert_eq!(
+                classify(&ureq::Error::Timeout(ureq::Timeout::Connect), repeat),
+                Failure::Transient
+            );
+            assert_eq!(
+                classify(&ureq::Error::StatusCode(500), repeat),
+                Failure::Fatal
+            );
+            assert_eq!(
+                classify(&ureq::Error::BadUri("x".into()), repeat),
+                Failure::Fatal
+            );
+            assert_eq!(
+                classify(&io(ErrorKind::PermissionDenied), repeat),
+                Failure::Fatal
+            );
+        }
+        assert_eq!(
+            classify(&io(ErrorKind::ConnectionReset), Repeat::Safe),
+            Failure::Transient
+        );
+        assert_eq!(
+            classify(&io(ErrorKind::ConnectionReset), Repeat::IfUndelivered),
+            Failure::Fatal
+        );
+        assert_eq!(
+            classify(
+                &ureq::Error::Timeout(ureq::Timeout::RecvResponse),
+                Repeat::Safe
+            ),
+            Failure::Transient
+        );
+    }
+}
