@@ -338,16 +338,34 @@ impl Scheduler {
         if self.am_blocked(app) {
             return Assignment::None;
         }
-        let keys: Vec<SchedulerKey> = match (only, self.apps.get(&app)) {
-            (Some(k), _) => vec![k],
-            (None, Some(a)) => a.requests.keys().copied().collect(),
-            (None, None) => return Assignment::None,
-        };
-        let Some(n) = self.nodes.get(&node) else {
+        if !self.nodes.contains_key(&node) {
             return Assignment::None;
-        };
-        let (host, rack) = (n.host.clone(), n.rack.clone());
-        for key in keys {
+        }
+        // Keys in priority order, found one at a time so the walk allocates nothing.
+        let mut previous: Option<SchedulerKey> = None;
+        loop {
+            let key = match only {
+                Some(k) if previous.is_none() => k,
+                Some(_) => break,
+                None => {
+                    let Some(a) = self.apps.get(&app) else {
+                        return Assignment::None;
+                    };
+                    let next = match previous {
+                        None => a.requests.keys().next(),
+                        Some(p) => a
+                            .requests
+                            .range((Bound::Excluded(p), Bound::Unbounded))
+                            .next()
+                            .map(|(k, _)| k),
+                    };
+                    match next {
+                        Some(k) => *k,
+                        None => break,
+                    }
+                }
+            };
+            previous = Some(key);
             if !self.has_container_for_node(app, key, node) {
                 continue;
             }
@@ -364,11 +382,14 @@ impl Scheduler {
                 }
             }
             let allowed = self.allowed_locality(app, key);
-            let Some(req) = self.apps.get(&app).and_then(|a| a.requests.get(&key)) else {
+            let (Some(req), Some(n)) = (
+                self.apps.get(&app).and_then(|a| a.requests.get(&key)),
+                self.nodes.get(&node),
+            ) else {
                 continue;
             };
-            let rack_ask = req.rack_count(&rack);
-            let host_ask = req.host_count(&host);
+            let rack_ask = req.rack_count(&n.rack);
+            let host_ask = req.host_count(&n.host);
             let rack_count = rack_ask.map_or(0, |r| r.count);
             if rack_count > 0 && host_ask.is_some_and(|h| h.count > 0) {
                 return self.assign_at(app, key, node, Locality::NodeLocal, only.is_some());
@@ -420,11 +441,7 @@ impl Scheduler {
     }
 
     fn allocate(&mut self, app_id: AppId, key: SchedulerKey, node_id: NodeId, locality: Locality) {
-        let Some(n) = self.nodes.get(&node_id) else {
-            return;
-        };
-        let (host, rack) = (n.host.clone(), n.rack.clone());
-        let Some(app) = self.apps.get_mut(&app_id) else {
+        let (Some(n), Some(app)) = (self.nodes.get(&node_id), self.apps.get_mut(&app_id)) else {
             return;
         };
         let Some(req) = app.requests.get_mut(&key) else {
@@ -436,7 +453,7 @@ impl Scheduler {
                 req.allowed = Some(locality);
             }
         }
-        req.take_one(&host, &rack, locality);
+        req.take_one(&n.host, &n.rack, locality);
         let id = ContainerId(self.next_container);
         self.next_container += 1;
         self.allocations += 1;
