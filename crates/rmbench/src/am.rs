@@ -17,9 +17,11 @@ use weft_proto::v1::{
 };
 
 use crate::error::BenchError;
-use crate::shared::{node_index, Launched, Shared};
+use crate::shared::{describe, node_index, Launched, Shared};
 use crate::stats::{Sample, Timeline};
 
+/// Bound on unregistering at the end (the RM then stops every container of the app).
+const FINISH_TIMEOUT: Duration = Duration::from_secs(5);
 /// Outstanding containers asked for at a time; topped up when it runs low.
 const ASK_CHUNK: i32 = 100_000_000;
 
@@ -133,13 +135,17 @@ impl Am {
             };
             let sent = crate::clock::now();
             let at_ms = self.shared.now_ms();
-            let reply = self.rm.allocate(request).await;
+            // The run's end abandons a call in flight rather than waiting on an overloaded RM.
+            let reply = tokio::select! {
+                r = self.rm.allocate(request) => r,
+                _ = stop.wait_for(|s| *s) => break,
+            };
             let micros = u32::try_from(sent.elapsed().as_micros()).unwrap_or(u32::MAX);
             result.allocates.push(Sample { at_ms, micros });
             let reply = match reply {
                 Ok(r) => r.into_inner(),
                 Err(s) => {
-                    self.shared.error(format!("AM: allocate: {}", s.message()));
+                    self.shared.error(format!("AM: allocate: {}", describe(&s)));
                     if s.code() == tonic::Code::FailedPrecondition {
                         self.resync().await;
                     } else {
@@ -210,8 +216,14 @@ impl Am {
         });
         match request {
             Ok(r) => {
-                if let Err(s) = self.rm.finish_application_master(r).await {
-                    self.shared.error(format!("AM: finish: {}", s.message()));
+                match tokio::time::timeout(FINISH_TIMEOUT, self.rm.finish_application_master(r))
+                    .await
+                {
+                    Ok(Ok(_)) => {}
+                    Ok(Err(s)) => self.shared.error(format!("AM: finish: {}", describe(&s))),
+                    Err(_) => self.shared.error(format!(
+                        "AM: FinishApplicationMaster got no answer within {FINISH_TIMEOUT:?}"
+                    )),
                 }
             }
             Err(e) => self.shared.error(format!("AM: finish: {e}")),

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, watch, Semaphore};
 use tokio::task::JoinHandle;
 use tonic::transport::{Channel, Endpoint};
 use weft_proto::auth::AmCredentials;
@@ -16,7 +16,9 @@ use crate::error::BenchError;
 use crate::nm::{self, NodeResult, NodeSpec};
 use crate::report::{Cpu, Report};
 use crate::rest;
-use crate::rm_proc::{machine_cpu_seconds, process_cpu_seconds, RmAddresses, RmProcess, RmSetup};
+use crate::rm_proc::{
+    load_average, machine_cpu_seconds, process_cpu_seconds, RmAddresses, RmProcess, RmSetup,
+};
 use crate::shared::Shared;
 use crate::stats::{percentiles, Sample, Timeline};
 use crate::RmBenchArgs;
@@ -25,15 +27,20 @@ use crate::RmBenchArgs;
 const SETUP_TIMEOUT: Duration = Duration::from_secs(60);
 /// Bound on the tasks winding down after the window.
 const WIND_DOWN: Duration = Duration::from_secs(15);
+/// Simulated NMs per tracker connection unless --connections says otherwise.
+const NMS_PER_CONNECTION: usize = 250;
+/// Simulated NMs registering at the same time.
+const REGISTERING: usize = 64;
+/// HTTP/2 receive windows: an Allocate answer can carry hundreds of thousands of containers
+/// (tens of MB); with the 64 KiB default every window has to be refilled by a round trip
+/// between two busy runtimes, and one answer took longer than the whole run.
+const WINDOW: u32 = 32 << 20;
 /// Bench runtime threads (the machine is small and shared with the RM).
 const WORKERS: usize = 2;
 
 fn validate(args: &RmBenchArgs) -> Result<i64, BenchError> {
     if args.nms == 0 {
         return Err(BenchError::Args("--nms must be at least 1".into()));
-    }
-    if args.connections == 0 {
-        return Err(BenchError::Args("--connections must be at least 1".into()));
     }
     if args.container_memory_mb <= 0 || args.container_vcores <= 0 {
         return Err(BenchError::Args("container sizes must be positive".into()));
@@ -91,7 +98,7 @@ pub fn bench(args: &RmBenchArgs) -> Result<Report, BenchError> {
         .enable_all()
         .build()
         .map_err(BenchError::io("cannot start the async runtime"))?;
-    let result = runtime.block_on(drive(args, slots, &addresses, rm_pid));
+    let result = runtime.block_on(drive(args, slots, &addresses, rm_pid, child.as_ref()));
     runtime.shutdown_timeout(Duration::from_secs(2));
     match child
         .as_mut()
@@ -105,8 +112,8 @@ pub fn bench(args: &RmBenchArgs) -> Result<Report, BenchError> {
                 Some(c) => BenchError::Rm(format!("{e}\nthe RM's log ends:\n{}", c.log_tail())),
                 None => e,
             })?;
-            if let Some(c) = &child {
-                report.rm_warnings = c.warnings();
+            if let (Some(c), Some(until)) = (&child, report.rm_log_mark) {
+                report.rm_warnings = c.warnings(until);
             }
             Ok(report)
         }
@@ -123,6 +130,8 @@ async fn connect(address: &str) -> Result<Channel, BenchError> {
         .map_err(|e| BenchError::Args(format!("bad address {address}: {e}")))?
         .connect_timeout(Duration::from_secs(10))
         .tcp_nodelay(true)
+        .initial_stream_window_size(WINDOW)
+        .initial_connection_window_size(WINDOW)
         .connect()
         .await
         .map_err(|e| BenchError::Rm(format!("cannot connect to {address}: {e}")))
@@ -160,6 +169,7 @@ fn cpu_between(a: &CpuSample, b: &CpuSample) -> Cpu {
             _ => None,
         },
         machine_core_count: count,
+        load_average: load_average(),
     }
 }
 
@@ -184,6 +194,7 @@ async fn drive(
     slots: i64,
     rm: &RmAddresses,
     rm_pid: Option<u32>,
+    child: Option<&RmProcess>,
 ) -> Result<Report, BenchError> {
     let shared = Arc::new(Shared::new(args.nms));
     let (stop, stop_rx) = watch::channel(false);
@@ -197,11 +208,16 @@ async fn drive(
     let stop = StopOnDrop(stop);
     let (cm_port, mut am_launches) = cm::serve(Arc::clone(&shared), stop_rx.clone()).await?;
 
-    let mut channels = Vec::with_capacity(args.connections);
-    for _ in 0..args.connections {
+    let connections = match args.connections {
+        0 => args.nms.div_ceil(NMS_PER_CONNECTION),
+        n => n,
+    };
+    let mut channels = Vec::with_capacity(connections);
+    for _ in 0..connections {
         channels.push(connect(&rm.tracker).await?);
     }
     let (registered_tx, registered_rx) = mpsc::channel(args.nms);
+    let gate = Arc::new(Semaphore::new(REGISTERING));
     let mut nodes: Vec<JoinHandle<NodeResult>> = Vec::with_capacity(args.nms);
     for index in 0..args.nms {
         let spec = NodeSpec {
@@ -214,12 +230,16 @@ async fn drive(
             container_run: Duration::from_millis(args.container_ms),
         };
         let client = ResourceTrackerClient::new(channels[index % channels.len()].clone());
+        let start = nm::Start {
+            registered: registered_tx.clone(),
+            gate: Arc::clone(&gate),
+            stop: stop_rx.clone(),
+        };
         nodes.push(tokio::spawn(nm::run(
             spec,
             client,
             Arc::clone(&shared),
-            registered_tx.clone(),
-            stop_rx.clone(),
+            start,
         )));
     }
     drop(registered_tx);
@@ -266,6 +286,7 @@ async fn drive(
     tokio::time::sleep(args.duration).await;
     let to_ms = shared.now_ms();
     let after = cpu_sample(rm_pid);
+    let rm_log_mark = child.map(RmProcess::log_len);
     stop.0.send_replace(true);
 
     let wind_down = tokio::time::Instant::now() + WIND_DOWN;
@@ -283,8 +304,9 @@ async fn drive(
             _ => shared.error("a simulated NM did not stop in time".into()),
         }
     }
-    Ok(assemble(Assembly {
+    let mut report = assemble(Assembly {
         args,
+        connections,
         slots,
         start_ms,
         from_ms,
@@ -293,12 +315,15 @@ async fn drive(
         nodes: &node_results,
         cpu: cpu_between(&before, &after),
         shared: &shared,
-    }))
+    });
+    report.rm_log_mark = rm_log_mark;
+    Ok(report)
 }
 
 /// Everything the report is computed from.
 struct Assembly<'a> {
     args: &'a RmBenchArgs,
+    connections: usize,
     slots: i64,
     start_ms: u64,
     from_ms: u64,
@@ -330,6 +355,7 @@ fn assemble(a: Assembly<'_>) -> Report {
     let (errors, first_errors) = a.shared.errors();
     Report {
         nms: a.args.nms,
+        connections: a.connections,
         node_memory_mb: a.args.node_memory_mb,
         node_vcores: a.args.node_vcores,
         container_memory_mb: a.args.container_memory_mb,
@@ -360,5 +386,6 @@ fn assemble(a: Assembly<'_>) -> Report {
         errors,
         first_errors,
         rm_warnings: Vec::new(),
+        rm_log_mark: None,
     }
 }

@@ -78,8 +78,10 @@ pub struct RmBenchArgs {
     /// Pause between the AM's Allocate calls, ms (0: call again as soon as the answer is in).
     #[arg(long = "am-interval-ms", default_value_t = 0)]
     pub am_interval_ms: u64,
-    /// HTTP/2 connections the simulated NMs share to the resource tracker.
-    #[arg(long, default_value_t = 1)]
+    /// HTTP/2 connections the simulated NMs share to the resource tracker (0: one per
+    /// 250 NMs; hundreds of small requests outstanding on one connection trip h2's
+    /// flood protection in the RM's server, which then closes the connection).
+    #[arg(long, default_value_t = 0)]
     pub connections: usize,
     /// The queue to submit the app to.
     #[arg(long, default_value = "default")]

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::watch;
+use tokio::sync::{watch, Semaphore};
 use tonic::transport::Channel;
 use weft_proto::v1::resource_tracker_client::ResourceTrackerClient;
 use weft_proto::v1::{
@@ -13,7 +13,7 @@ use weft_proto::v1::{
     NodeHeartbeatRequest, RegisterNodeManagerRequest, Resource,
 };
 
-use crate::shared::{node_address, node_id, Shared};
+use crate::shared::{describe, node_address, node_id, Shared};
 use crate::stats::{Sample, Timeline};
 
 /// YARN's exit status for a container that has not exited.
@@ -98,12 +98,16 @@ impl Node {
     }
 
     /// Registers (retrying until `stop`); false when the run ended first.
-    async fn register(&mut self, stop: &watch::Receiver<bool>) -> bool {
+    async fn register(&mut self, stop: &mut watch::Receiver<bool>) -> bool {
         loop {
             if *stop.borrow() {
                 return false;
             }
-            match self.rm.register_node_manager(self.registration()).await {
+            let result = tokio::select! {
+                r = self.rm.register_node_manager(self.registration()) => r,
+                _ = stop.wait_for(|s| *s) => return false,
+            };
+            match result {
                 Ok(r) => {
                     let r = r.into_inner();
                     if r.node_action == NodeAction::Shutdown as i32 {
@@ -120,7 +124,7 @@ impl Node {
                 }
                 Err(s) => {
                     self.shared
-                        .error(format!("{}: register: {}", self.id, s.message()));
+                        .error(format!("{}: register: {}", self.id, describe(&s)));
                     tokio::time::sleep(RETRY).await;
                 }
             }
@@ -162,7 +166,8 @@ impl Node {
         out
     }
 
-    async fn heartbeat(&mut self) -> Result<(), ()> {
+    /// One heartbeat; `Ok(false)` when the run ended while it was in flight.
+    async fn heartbeat(&mut self, stop: &mut watch::Receiver<bool>) -> Result<bool, ()> {
         let now = crate::clock::now();
         let statuses = self.statuses(now);
         let completed = statuses
@@ -180,14 +185,17 @@ impl Node {
             keep_alive_applications: Vec::new(),
         };
         let at_ms = self.shared.now_ms();
-        let result = self.rm.node_heartbeat(request).await;
+        let result = tokio::select! {
+            r = self.rm.node_heartbeat(request) => r,
+            _ = stop.wait_for(|s| *s) => return Ok(false),
+        };
         let micros = u32::try_from(now.elapsed().as_micros()).unwrap_or(u32::MAX);
         self.result.heartbeats.push(Sample { at_ms, micros });
         let reply = match result {
             Ok(r) => r.into_inner(),
             Err(s) => {
                 self.shared
-                    .error(format!("{}: heartbeat: {}", self.id, s.message()));
+                    .error(format!("{}: heartbeat: {}", self.id, describe(&s)));
                 return Err(());
             }
         };
@@ -206,18 +214,34 @@ impl Node {
             let ms = u64::try_from(reply.next_heartbeat_interval_ms).unwrap_or(1000);
             self.interval = Duration::from_millis(ms);
         }
-        Ok(())
+        Ok(true)
     }
 }
 
-/// Runs one simulated node until `stop`; registered once `registered` has been signalled.
+/// What a node needs from the run to start.
+pub(crate) struct Start {
+    /// Signalled once the node has registered.
+    pub(crate) registered: tokio::sync::mpsc::Sender<()>,
+    /// Bounds how many nodes register at once: thousands of streams opened on one HTTP/2
+    /// connection in the same instant trip the server's stream limits (the connection is
+    /// then torn down), and real NMs do not all start in the same millisecond anyway.
+    pub(crate) gate: Arc<Semaphore>,
+    /// Turns true when the run ends.
+    pub(crate) stop: watch::Receiver<bool>,
+}
+
+/// Runs one simulated node until the run stops.
 pub(crate) async fn run(
     spec: NodeSpec,
     rm: ResourceTrackerClient<Channel>,
     shared: Arc<Shared>,
-    registered: tokio::sync::mpsc::Sender<()>,
-    mut stop: watch::Receiver<bool>,
+    start: Start,
 ) -> NodeResult {
+    let Start {
+        registered,
+        gate,
+        mut stop,
+    } = start;
     let mut node = Node {
         id: node_id(spec.index),
         spec,
@@ -229,9 +253,11 @@ pub(crate) async fn run(
         interval: Duration::from_secs(1),
         result: NodeResult::default(),
     };
-    if !node.register(&stop).await {
+    let permit = gate.acquire_owned().await;
+    if !node.register(&mut stop).await {
         return node.result;
     }
+    drop(permit);
     node.result.interval_ms = u64::try_from(node.interval.as_millis()).unwrap_or(u64::MAX);
     let _ = registered.send(()).await;
     drop(registered);
@@ -247,14 +273,15 @@ pub(crate) async fn run(
         }
         // A node that falls behind skips the missed beats instead of bunching them up.
         next = (next + node.interval).max(tokio::time::Instant::now());
-        if node.heartbeat().await.is_err() {
-            if *stop.borrow() {
-                break;
-            }
-            node.result.resyncs += 1;
-            if !node.register(&stop).await {
-                break;
-            }
+        match node.heartbeat(&mut stop).await {
+            Ok(true) => continue,
+            Ok(false) => break,
+            Err(()) if *stop.borrow() => break,
+            Err(()) => {}
+        }
+        node.result.resyncs += 1;
+        if !node.register(&mut stop).await {
+            break;
         }
     }
     node.result

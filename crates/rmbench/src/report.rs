@@ -17,6 +17,8 @@ pub struct Cpu {
     pub machine_cores: Option<f64>,
     /// Cores the machine has.
     pub machine_core_count: usize,
+    /// The 1-minute load average when the window ended (others' work shows here).
+    pub load_average: Option<f64>,
 }
 
 /// One run's results.
@@ -24,6 +26,8 @@ pub struct Cpu {
 pub struct Report {
     /// Simulated NMs.
     pub nms: usize,
+    /// HTTP/2 connections they shared to the resource tracker.
+    pub connections: usize,
     /// Node capacity, MB and vcores.
     pub node_memory_mb: i64,
     /// Node vcores.
@@ -82,8 +86,11 @@ pub struct Report {
     pub errors: u64,
     /// The first few error messages.
     pub first_errors: Vec<String>,
-    /// WARN/ERROR lines in the RM's log (child RM only).
+    /// WARN/ERROR lines in the RM's log up to the end of the window (child RM only).
     pub rm_warnings: Vec<String>,
+    /// How far the RM's log had got when the window ended, bytes.
+    #[serde(skip)]
+    pub rm_log_mark: Option<u64>,
 }
 
 fn cores(v: Option<f64>) -> String {
@@ -103,8 +110,9 @@ impl Report {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "{} simulated NMs ({} MB, {} vcores each = {} containers of {} MB/{} vcores), heartbeat {} ms, containers run {} ms",
+            "{} simulated NMs on {} connections ({} MB, {} vcores each = {} containers of {} MB/{} vcores), heartbeat {} ms, containers run {} ms",
             self.nms,
+            self.connections,
             self.node_memory_mb,
             self.node_vcores,
             self.slots_per_node,
@@ -132,11 +140,12 @@ impl Report {
         let _ = writeln!(s, "allocate latency:  {}", lat(&self.allocate_latency));
         let _ = writeln!(
             s,
-            "CPU (cores): RM {}, bench {}, whole machine {} of {}",
+            "CPU (cores): RM {}, bench {}, whole machine {} of {} (load average {})",
             cores(self.cpu.rm_cores),
             cores(self.cpu.bench_cores),
             cores(self.cpu.machine_cores),
-            self.cpu.machine_core_count
+            self.cpu.machine_core_count,
+            cores(self.cpu.load_average)
         );
         let _ = writeln!(
             s,

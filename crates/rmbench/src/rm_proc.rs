@@ -171,10 +171,18 @@ impl RmProcess {
         lines[lines.len().saturating_sub(20)..].join("\n")
     }
 
-    /// Counts log lines at WARN or ERROR level (a clean run has none).
-    pub(crate) fn warnings(&self) -> Vec<String> {
-        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-        text.lines()
+    /// How long the RM's log is now, in bytes.
+    pub(crate) fn log_len(&self) -> u64 {
+        std::fs::metadata(&self.log).map_or(0, |m| m.len())
+    }
+
+    /// Log lines at WARN or ERROR level within the first `until` bytes (a clean run has none;
+    /// what the bench's own shutdown provokes comes later and is left out).
+    pub(crate) fn warnings(&self, until: u64) -> Vec<String> {
+        let mut bytes = std::fs::read(&self.log).unwrap_or_default();
+        bytes.truncate(usize::try_from(until).unwrap_or(usize::MAX));
+        String::from_utf8_lossy(&bytes)
+            .lines()
             .filter(|l| l.contains(" WARN ") || l.contains(" ERROR "))
             .map(str::to_string)
             .collect()
@@ -228,6 +236,12 @@ pub(crate) fn machine_cpu_seconds() -> Option<(f64, f64)> {
     ))
 }
 
+/// The 1-minute load average, from `/proc/loadavg`.
+pub(crate) fn load_average() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    text.split_whitespace().next()?.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -265,5 +279,6 @@ mod tests {
         assert!(after > before, "{before} -> {after}");
         let (busy, total) = machine_cpu_seconds().unwrap();
         assert!(busy > 0.0 && total >= busy);
+        assert!(load_average().is_some_and(|l| l >= 0.0));
     }
 }

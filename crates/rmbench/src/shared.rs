@@ -79,6 +79,18 @@ impl Shared {
     }
 }
 
+/// A gRPC status with its code and the chain of causes under it (a bare "transport error"
+/// says nothing).
+pub(crate) fn describe(status: &tonic::Status) -> String {
+    let mut out = format!("{:?}: {}", status.code(), status.message());
+    let mut cause = std::error::Error::source(status);
+    while let Some(c) = cause {
+        out.push_str(&format!(": {c}"));
+        cause = c.source();
+    }
+    out
+}
+
 /// The node id of simulated NM `index` (`sim-nm-00042:1`, YARN's `host:port` shape).
 pub(crate) fn node_id(index: usize) -> String {
     format!("sim-nm-{index:05}:1")
