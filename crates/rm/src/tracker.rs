@@ -136,6 +136,14 @@ impl ResourceTracker for Tracker {
         request: Request<NodeHeartbeatRequest>,
     ) -> Result<Response<NodeHeartbeatResponse>, Status> {
         let req = request.into_inner();
+        // Completed statuses the RM has taken in: the NM may forget them once told (YARN's
+        // containersToBeRemovedFromNM), or it would report them in every heartbeat forever.
+        let acknowledged: Vec<String> = req
+            .container_statuses
+            .iter()
+            .filter(|s| s.state == weft_proto::v1::ContainerState::Complete as i32)
+            .map(|s| s.container_id.clone())
+            .collect();
         let containers = req
             .container_statuses
             .iter()
@@ -171,6 +179,7 @@ impl ResourceTracker for Tracker {
                 .map(ToString::to_string)
                 .collect(),
             next_heartbeat_interval_ms: self.heartbeat_interval_ms,
+            containers_to_be_removed_from_nm: acknowledged,
             ..Default::default()
         }))
     }

@@ -521,8 +521,8 @@ fn an_app_runs_end_to_end_through_the_protocols() {
     assert!(allocated
         .iter()
         .all(|c| c.node_id == node_id && c.node_address == nm_addr.to_string()));
-    // One container ends on the node; the AM hears of it.
-    heartbeat(
+    // One container ends on the node; the AM hears of it, and the NM is told it may forget it.
+    let ack = heartbeat(
         &mut rt_client,
         vec![ContainerStatus {
             container_id: allocated[0].container_id.clone(),
@@ -531,6 +531,10 @@ fn an_app_runs_end_to_end_through_the_protocols() {
             diagnostics: "exit 7".into(),
             capability: None,
         }],
+    );
+    assert_eq!(
+        ack.containers_to_be_removed_from_nm,
+        vec![allocated[0].container_id.clone()]
     );
     let resp = rt
         .block_on(am.allocate(creds.request(AllocateRequest::default()).unwrap()))
