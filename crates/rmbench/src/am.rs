@@ -144,6 +144,7 @@ impl Am {
             result.allocates.push(Sample { at_ms, micros });
             let reply = match reply {
                 Ok(r) => r.into_inner(),
+                Err(_) if *stop.borrow() => break,
                 Err(s) => {
                     self.shared.error(format!("AM: allocate: {}", describe(&s)));
                     if s.code() == tonic::Code::FailedPrecondition {

@@ -28,7 +28,7 @@ const SETUP_TIMEOUT: Duration = Duration::from_secs(60);
 /// Bound on the tasks winding down after the window.
 const WIND_DOWN: Duration = Duration::from_secs(15);
 /// Simulated NMs per tracker connection unless --connections says otherwise.
-const NMS_PER_CONNECTION: usize = 250;
+const NMS_PER_CONNECTION: usize = 100;
 /// Simulated NMs registering at the same time.
 const REGISTERING: usize = 64;
 /// HTTP/2 receive windows: an Allocate answer can carry hundreds of thousands of containers

@@ -79,7 +79,7 @@ pub struct RmBenchArgs {
     #[arg(long = "am-interval-ms", default_value_t = 0)]
     pub am_interval_ms: u64,
     /// HTTP/2 connections the simulated NMs share to the resource tracker (0: one per
-    /// 250 NMs; hundreds of small requests outstanding on one connection trip h2's
+    /// 100 NMs; hundreds of small requests outstanding on one connection trip h2's
     /// flood protection in the RM's server, which then closes the connection).
     #[arg(long, default_value_t = 0)]
     pub connections: usize,

@@ -122,6 +122,8 @@ impl Node {
                     self.response_id = 0;
                     return true;
                 }
+                // Once the run is over, connections torn down by its end are not errors.
+                Err(_) if *stop.borrow() => return false,
                 Err(s) => {
                     self.shared
                         .error(format!("{}: register: {}", self.id, describe(&s)));
@@ -193,6 +195,8 @@ impl Node {
         self.result.heartbeats.push(Sample { at_ms, micros });
         let reply = match result {
             Ok(r) => r.into_inner(),
+            // Once the run is over, connections torn down by its end are not errors.
+            Err(_) if *stop.borrow() => return Ok(false),
             Err(s) => {
                 self.shared
                     .error(format!("{}: heartbeat: {}", self.id, describe(&s)));
