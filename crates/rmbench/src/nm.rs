@@ -2,6 +2,7 @@
 //! registers, then heartbeats its containers' states at the interval the RM asks for; a
 //! container completes (exit 0) `container_ms` after it was launched, so the cluster churns.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -67,6 +68,9 @@ struct Node {
     shared: Arc<Shared>,
     running: Vec<Running>,
     stopped: Vec<String>,
+    /// Completions reported but not yet acknowledged (`containers_to_be_removed_from_nm`):
+    /// as a YARN NM, the node reports them again until the RM says it has them.
+    unacked: Vec<ContainerStatus>,
     response_id: i32,
     interval: Duration,
     result: NodeResult,
@@ -133,16 +137,17 @@ impl Node {
         }
     }
 
-    /// The statuses to report now: completions (then forgotten) and the still running.
-    fn statuses(&mut self, now: Instant) -> Vec<ContainerStatus> {
+    /// The statuses to report now (unacknowledged and new completions, then the still
+    /// running) and how many completions are new.
+    fn statuses(&mut self, now: Instant) -> (Vec<ContainerStatus>, usize) {
         for c in self.shared.take_launched(self.spec.index) {
             let ends = (!c.forever).then(|| c.at + self.spec.container_run);
             self.running.push(Running { id: c.id, ends });
         }
-        let mut out = Vec::with_capacity(self.running.len() + self.stopped.len());
+        let before = self.unacked.len();
         for id in self.stopped.drain(..) {
             self.running.retain(|c| c.id != id);
-            out.push(ContainerStatus {
+            self.unacked.push(ContainerStatus {
                 container_id: id,
                 state: ContainerState::Complete as i32,
                 exit_status: EXIT_KILLED_BY_RM,
@@ -150,9 +155,11 @@ impl Node {
                 capability: None,
             });
         }
+        let mut running = Vec::with_capacity(self.running.len());
+        let unacked = &mut self.unacked;
         self.running.retain(|c| {
             let done = c.ends.is_some_and(|e| e <= now);
-            out.push(ContainerStatus {
+            let status = ContainerStatus {
                 container_id: c.id.clone(),
                 state: if done {
                     ContainerState::Complete
@@ -162,20 +169,33 @@ impl Node {
                 exit_status: if done { 0 } else { EXIT_INVALID },
                 diagnostics: String::new(),
                 capability: None,
-            });
+            };
+            if done {
+                unacked.push(status);
+            } else {
+                running.push(status);
+            }
             !done
         });
-        out
+        let new = self.unacked.len() - before;
+        let mut out = self.unacked.clone();
+        out.append(&mut running);
+        (out, new)
+    }
+
+    /// Forgets the completions the RM says it has recorded.
+    fn acknowledge(&mut self, ids: &[String]) {
+        if !ids.is_empty() {
+            let acked: HashSet<&str> = ids.iter().map(String::as_str).collect();
+            self.unacked
+                .retain(|s| !acked.contains(s.container_id.as_str()));
+        }
     }
 
     /// One heartbeat; `Ok(false)` when the run ended while it was in flight.
     async fn heartbeat(&mut self, stop: &mut watch::Receiver<bool>) -> Result<bool, ()> {
         let now = crate::clock::now();
-        let statuses = self.statuses(now);
-        let completed = statuses
-            .iter()
-            .filter(|s| s.state == ContainerState::Complete as i32)
-            .count();
+        let (statuses, completed) = self.statuses(now);
         let request = NodeHeartbeatRequest {
             node_id: self.id.clone(),
             response_id: self.response_id,
@@ -206,6 +226,7 @@ impl Node {
         self.result.completed.add(at_ms, completed as u64);
         self.response_id = reply.response_id;
         self.stopped.extend(reply.containers_to_cleanup);
+        self.acknowledge(&reply.containers_to_be_removed_from_nm);
         if reply.node_action == NodeAction::Resync as i32 {
             return Err(());
         }
@@ -253,6 +274,7 @@ pub(crate) async fn run(
         shared,
         running: Vec::new(),
         stopped: Vec::new(),
+        unacked: Vec::new(),
         response_id: 0,
         interval: Duration::from_secs(1),
         result: NodeResult::default(),
@@ -312,6 +334,7 @@ mod tests {
             shared: Arc::new(Shared::new(1)),
             running: Vec::new(),
             stopped: Vec::new(),
+            unacked: Vec::new(),
             response_id: 0,
             interval: Duration::from_secs(1),
             result: NodeResult::default(),
@@ -331,16 +354,20 @@ mod tests {
         let mut n = node(0);
         n.shared
             .launch(0, [launched("c1", false), launched("am", true)]);
-        let s = n.statuses(crate::clock::now());
-        assert_eq!(s.len(), 2);
+        let (s, new) = n.statuses(crate::clock::now());
+        assert_eq!((s.len(), new), (2, 1));
         assert_eq!(s[0].container_id, "c1");
         assert_eq!(s[0].state, ContainerState::Complete as i32);
         assert_eq!(s[0].exit_status, 0);
         assert_eq!(s[1].container_id, "am");
         assert_eq!(s[1].state, ContainerState::Running as i32);
-        // Completed containers are reported once; the AM keeps being reported as running.
-        let s = n.statuses(crate::clock::now());
-        assert_eq!(s.len(), 1);
+        // A completion is reported again until the RM acknowledges it; the AM keeps running.
+        let (s, new) = n.statuses(crate::clock::now());
+        assert_eq!((s.len(), new), (2, 0));
+        assert_eq!(s[0].container_id, "c1");
+        n.acknowledge(&["c1".to_string(), "unknown".to_string()]);
+        let (s, new) = n.statuses(crate::clock::now());
+        assert_eq!((s.len(), new), (1, 0));
         assert_eq!(s[0].container_id, "am");
         assert_eq!(n.registration().container_statuses.len(), 1);
     }
@@ -350,16 +377,19 @@ mod tests {
         let mut n = node(60_000);
         n.shared
             .launch(0, [launched("c1", false), launched("c2", false)]);
-        let s = n.statuses(crate::clock::now());
+        let (s, _) = n.statuses(crate::clock::now());
         assert!(s.iter().all(|s| s.state == ContainerState::Running as i32));
         n.stopped.push("c2".into());
-        let s = n.statuses(crate::clock::now());
-        assert_eq!(s.len(), 2);
+        let (s, new) = n.statuses(crate::clock::now());
+        assert_eq!((s.len(), new), (2, 1));
         assert_eq!(s[0].container_id, "c2");
         assert_eq!(s[0].exit_status, EXIT_KILLED_BY_RM);
         assert_eq!(s[1].state, ContainerState::Running as i32);
+        n.acknowledge(&["c2".to_string()]);
         let later = crate::clock::now() + Duration::from_secs(61);
-        let s = n.statuses(later);
+        let (s, new) = n.statuses(later);
+        assert_eq!((s.len(), new), (1, 1));
+        assert_eq!(s[0].container_id, "c1");
         assert_eq!(s[0].state, ContainerState::Complete as i32);
         assert!(n.running.is_empty());
     }
