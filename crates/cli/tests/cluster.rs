@@ -300,7 +300,7 @@ fn a_killed_nm_becomes_lost_and_the_am_learns_of_it() {
     let node_id = c.nms[victim].node_id.clone();
 
     c.nms[victim].proc.kill9();
-    wait_for(Duration::from_secs(20), "the node to be LOST", || {
+    wait_for(MINUTE, "the node to be LOST", || {
         c.node(&node_id).filter(|n| n["state"] == "LOST")
     });
     let status = d.wait(MINUTE);
