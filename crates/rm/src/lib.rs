@@ -208,9 +208,12 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
     tasks.push(tokio::spawn(async move {
         let result = Server::builder()
             .add_service(ApplicationMasterProtocolServer::new(am))
-            .serve_with_incoming_shutdown(TcpIncoming::from(scheduler_listener), async move {
-                let _ = s.wait_for(|v| *v).await;
-            })
+            .serve_with_incoming_shutdown(
+                TcpIncoming::from(scheduler_listener).with_nodelay(Some(true)),
+                async move {
+                    let _ = s.wait_for(|v| *v).await;
+                },
+            )
             .await;
         if let Err(e) = result {
             tracing::error!("AM service failed: {e}");
@@ -226,9 +229,12 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
     tasks.push(tokio::spawn(async move {
         let result = Server::builder()
             .add_service(ResourceTrackerServer::new(rt))
-            .serve_with_incoming_shutdown(TcpIncoming::from(tracker_listener), async move {
-                let _ = s.wait_for(|v| *v).await;
-            })
+            .serve_with_incoming_shutdown(
+                TcpIncoming::from(tracker_listener).with_nodelay(Some(true)),
+                async move {
+                    let _ = s.wait_for(|v| *v).await;
+                },
+            )
             .await;
         if let Err(e) = result {
             tracing::error!("resource tracker failed: {e}");
