@@ -3,7 +3,8 @@
 //! Detection prefers v2 when the unified hierarchy offers both `memory` and `cpu`; hybrid
 //! machines whose unified mount only carries e.g. `hugetlb` fall back to the v1 `memory`
 //! (and, if present, `cpu`) hierarchies. v1 groups live under the NodeManager's own cgroup
-//! (`<mount>/<own path>/weft/<container>`) so they inherit whatever limits its parent has;
+//! (`<mount>/<own path>/weft/<container>_nm<pid>`, see [`group_name`]) so they inherit
+//! whatever limits its parent has;
 //! v2 groups live under `<mount>/weft`, because a v2 group holding the NM process itself
 //! could not also delegate controllers to children.
 
@@ -115,7 +116,7 @@ impl CgroupMode {
         let group = match self {
             CgroupMode::None { .. } => return Ok(None),
             CgroupMode::V2 { base } => {
-                let dir = base.join(container_id);
+                let dir = base.join(group_name(container_id));
                 create_dir(&dir)?;
                 let group = ContainerCgroup {
                     v2: true,
@@ -133,7 +134,7 @@ impl CgroupMode {
                 group
             }
             CgroupMode::V1 { memory, cpu } => {
-                let mem_dir = memory.join(container_id);
+                let mem_dir = memory.join(group_name(container_id));
                 create_dir(&mem_dir)?;
                 let mut group = ContainerCgroup {
                     v2: false,
@@ -151,7 +152,7 @@ impl CgroupMode {
                     let _ = fs::write(mem_dir.join("memory.memsw.limit_in_bytes"), &bytes);
                 }
                 if let Some(cpu) = cpu {
-                    let cpu_dir = cpu.join(container_id);
+                    let cpu_dir = cpu.join(group_name(container_id));
                     create_dir(&cpu_dir)?;
                     group.dirs.push(cpu_dir.clone());
                     // YARN's cgroups handler gives 1024 shares per vcore.
@@ -165,10 +166,18 @@ impl CgroupMode {
     }
 }
 
+/// A container's group name: its id and the NodeManager's process id. Container ids are unique
+/// within one cluster only; NodeManagers of several clusters on one machine (tests, `weft up`
+/// next to another cluster) share the `weft` directory, and one must never reuse or remove
+/// another's group.
+pub fn group_name(container_id: &str) -> String {
+    format!("{container_id}_nm{}", std::process::id())
+}
+
 fn create_dir(dir: &Path) -> Result<(), CgroupError> {
     match fs::create_dir(dir) {
         Ok(()) => Ok(()),
-        // A leftover from a crashed NM with the same container id: reuse it.
+        // A leftover of this very process (a container id launched twice): reuse it.
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
         Err(e) => Err(io_err(dir)(e)),
     }

@@ -306,5 +306,8 @@ async fn cgroup_container_runs_inside_its_group() {
         .lines()
         .find(|l| l.contains(":memory:") || l.starts_with("0::"))
         .unwrap();
-    assert!(memory_line.ends_with(&format!("/weft/{id}")), "{cg}");
+    assert!(
+        memory_line.ends_with(&format!("/weft/{}", weft_nm::cgroups::group_name(id))),
+        "{cg}"
+    );
 }
