@@ -1,27 +1,11 @@
 //! YARN's container exit statuses and the human-readable sizes used in diagnostics.
 
-/// The container's process exited with status 0.
-pub const SUCCESS: i32 = 0;
-/// Invalid or unknown (YARN's `ContainerExitStatus.INVALID`).
-pub const INVALID: i32 = -1000;
-/// Stopped without a more specific reason (e.g. the NodeManager shut down).
-pub const ABORTED: i32 = -100;
-/// The node's disks failed.
-pub const DISKS_FAILED: i32 = -101;
-/// Preempted by the scheduler.
-pub const PREEMPTED: i32 = -102;
-/// Killed for exceeding its virtual memory limit.
-pub const KILLED_EXCEEDED_VMEM: i32 = -103;
-/// Killed for exceeding its physical memory limit.
-pub const KILLED_EXCEEDED_PMEM: i32 = -104;
-/// Stopped at the request of its ApplicationMaster.
-pub const KILLED_BY_APPMASTER: i32 = -105;
-/// Stopped at the request of the ResourceManager.
-pub const KILLED_BY_RESOURCEMANAGER: i32 = -106;
-/// Stopped because its application finished.
-pub const KILLED_AFTER_APP_COMPLETION: i32 = -107;
-/// Stopped by the NodeManager's container scheduler.
-pub const KILLED_BY_CONTAINER_SCHEDULER: i32 = -108;
+// The statuses themselves are defined once, beside the wire types that carry them.
+pub use weft_proto::exit_status::{
+    ABORTED, DISKS_FAILED, INVALID, KILLED_AFTER_APP_COMPLETION, KILLED_BY_APPMASTER,
+    KILLED_BY_CONTAINER_SCHEDULER, KILLED_BY_RESOURCEMANAGER, KILLED_EXCEEDED_PMEM,
+    KILLED_EXCEEDED_VMEM, PREEMPTED, SUCCESS,
+};
 
 /// Formats a byte count with binary units, one decimal only when it is not whole
 /// (`1 GiB`, `1.2 GiB`, `50 MiB`).

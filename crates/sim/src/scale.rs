@@ -82,7 +82,7 @@ pub enum ScaleError {
     Endless,
 }
 
-/// What is due, in the order of an instant's classes (derive order = tie order).
+/// What is due.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Due {
     Submit(u32),
@@ -92,6 +92,7 @@ enum Due {
 }
 
 impl Due {
+    /// The order of kinds within an instant.
     fn class(self) -> u8 {
         match self {
             Due::Submit(_) => 0,
@@ -102,38 +103,23 @@ impl Due {
     }
 }
 
-/// The agenda: (time, class, insertion sequence) -> what.
+/// The agenda: ordered by (time, class, insertion sequence); the sequence is unique, so the
+/// `Due` itself never decides the order.
 #[derive(Default)]
 struct Agenda {
-    heap: BinaryHeap<Reverse<(u64, u8, u64, DueKey)>>,
+    heap: BinaryHeap<Reverse<(u64, u8, u64, Due)>>,
     seq: u64,
 }
-
-/// [`Due`] packed for the heap (kind, index).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-struct DueKey(u8, u32);
 
 impl Agenda {
     fn push(&mut self, at: Time, due: Due) {
         self.seq += 1;
-        let key = match due {
-            Due::Submit(i) => DueKey(0, i),
-            Due::Heartbeat(i) => DueKey(1, i),
-            Due::Update => DueKey(2, 0),
-            Due::Sample => DueKey(3, 0),
-        };
         self.heap
-            .push(Reverse((at.as_millis(), due.class(), self.seq, key)));
+            .push(Reverse((at.as_millis(), due.class(), self.seq, due)));
     }
 
     fn pop(&mut self) -> Option<(Time, Due)> {
-        let Reverse((at, _, _, DueKey(kind, i))) = self.heap.pop()?;
-        let due = match kind {
-            0 => Due::Submit(i),
-            1 => Due::Heartbeat(i),
-            2 => Due::Update,
-            _ => Due::Sample,
-        };
+        let Reverse((at, _, _, due)) = self.heap.pop()?;
         Some((Time(at), due))
     }
 }
@@ -173,7 +159,7 @@ pub fn run_scale(
     let mut driver = Driver {
         sched,
         clock,
-        recorder: Recorder::new(workload, options.sample_interval),
+        recorder: Recorder::new(workload),
         agenda: Agenda::default(),
         nodes: Vec::with_capacity(workload.nodes.len()),
         apps: Vec::new(),
@@ -184,7 +170,7 @@ pub fn run_scale(
         decisions: Vec::new(),
         draining: false,
     };
-    driver.start(options)?;
+    driver.start()?;
     let end_for_progress = end.unwrap_or(Time(0));
     let mut next_verify = options.verify_every.map(|d| Time::ZERO + d);
     while let Some((at, due)) = driver.agenda.pop() {
@@ -228,7 +214,7 @@ pub fn run_scale(
         driver.sample();
     }
     driver.verify();
-    Ok(driver.recorder.finish(driver.now, &driver.sched))
+    Ok(driver.recorder.finish(driver.now))
 }
 
 struct Driver<'a> {
@@ -251,7 +237,7 @@ struct Driver<'a> {
 const GONE: u32 = u32::MAX;
 
 impl Driver<'_> {
-    fn start(&mut self, options: &ScaleOptions) -> Result<(), ScaleError> {
+    fn start(&mut self) -> Result<(), ScaleError> {
         let interval = self.workload.heartbeat_interval.as_millis().max(1);
         let n = self.workload.nodes.len() as u64;
         for (i, spec) in self.workload.nodes.iter().enumerate() {
@@ -290,7 +276,6 @@ impl Driver<'_> {
         }
         self.agenda.push(Time::ZERO, Due::Update);
         self.agenda.push(Time::ZERO, Due::Sample);
-        let _ = options;
         Ok(())
     }
 
@@ -449,9 +434,8 @@ impl Driver<'_> {
 
     fn apply(&mut self, d: &Decision) -> Result<(), ScaleError> {
         match d {
-            Decision::Accepted { app, queue } => {
+            Decision::Accepted { app, .. } => {
                 let index = app_index(*app);
-                self.recorder.app_accepted(queue);
                 let step = self.apps[index].accepted();
                 self.advance(index, step)
             }
@@ -466,7 +450,6 @@ impl Driver<'_> {
                 app,
                 container,
                 node,
-                resources,
                 am,
                 priority,
                 ..
@@ -477,7 +460,6 @@ impl Driver<'_> {
                     self.container_app.resize(slot + 1, GONE);
                 }
                 self.container_app[slot] = index as u32;
-                let _ = resources;
                 self.recorder.allocated(
                     self.now,
                     &self.apps[index],

@@ -7,7 +7,7 @@ use crate::workload::Workload;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use weft_sched::Scheduler;
-use weft_types::{Duration, Resource, Time};
+use weft_types::{Resource, Time};
 
 /// The scheduler's work, by the kind of event that caused it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -158,7 +158,6 @@ pub struct ScaleReport {
 pub(crate) struct Recorder {
     name: String,
     nodes: u64,
-    sample_interval: Duration,
     allocations: u64,
     am_allocations: u64,
     reservations: u64,
@@ -185,11 +184,10 @@ pub(crate) struct Recorder {
 }
 
 impl Recorder {
-    pub(crate) fn new(workload: &Workload, sample_interval: Duration) -> Recorder {
+    pub(crate) fn new(workload: &Workload) -> Recorder {
         Recorder {
             name: workload.name.clone(),
             nodes: workload.nodes.len() as u64,
-            sample_interval,
             allocations: 0,
             am_allocations: 0,
             reservations: 0,
@@ -239,8 +237,6 @@ impl Recorder {
     pub(crate) fn app_submitted(&mut self) {
         self.submitted += 1;
     }
-
-    pub(crate) fn app_accepted(&mut self, _queue: &str) {}
 
     pub(crate) fn app_rejected(&mut self) {
         self.rejected += 1;
@@ -359,7 +355,6 @@ impl Recorder {
             cps,
             live_apps: self.live_apps(),
         });
-        let _ = self.sample_interval;
     }
 
     pub(crate) fn drift(&mut self, problems: Vec<String>) {
@@ -371,7 +366,7 @@ impl Recorder {
         }
     }
 
-    pub(crate) fn finish(self, now: Time, _sched: &Scheduler) -> ScaleReport {
+    pub(crate) fn finish(self, now: Time) -> ScaleReport {
         let scheduler_nanos: u64 = self.nanos.iter().sum();
         let scheduler_seconds = scheduler_nanos as f64 / 1e9;
         let minutes: Vec<u8> = self.minutes.values().map(|v| u8::from(*v)).collect();
