@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
-use axum::response::{Html, IntoResponse, Response};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
@@ -123,7 +123,6 @@ fn body_json(body: &Bytes) -> Result<Value, RestError> {
 /// The router.
 pub(crate) fn router(state: Rest) -> Router {
     Router::new()
-        .route("/cluster", get(cluster_page))
         .route("/ws/v1/cluster", get(cluster_info))
         .route("/ws/v1/cluster/info", get(cluster_info))
         .route("/ws/v1/cluster/apps/new-application", post(new_application))
@@ -141,10 +140,6 @@ pub(crate) fn router(state: Rest) -> Router {
         .route("/ws/v1/cluster/nodes/{id}", get(get_node))
         .fallback(|| async { RestError::not_found("no such resource") })
         .with_state(state)
-}
-
-async fn cluster_page() -> Html<&'static str> {
-    Html("<!DOCTYPE html><html><head><title>Weft ResourceManager</title></head><body><h1>Weft ResourceManager</h1><p>Applications: <a href=\"/ws/v1/cluster/apps\">/ws/v1/cluster/apps</a></p></body></html>")
 }
 
 async fn cluster_info(State(s): State<Rest>) -> Json<Value> {
