@@ -132,6 +132,8 @@ pub(crate) struct Container {
 
 pub(crate) struct Node {
     pub(crate) address: String,
+    /// The NM web service's `host:port`; empty until a registration names one.
+    pub(crate) http_address: String,
     pub(crate) sched: NodeId,
     pub(crate) sched_host: String,
     pub(crate) rack: String,
@@ -599,6 +601,7 @@ impl RmCore {
             .map(|(id, n)| NodeInfo {
                 node_id: id.clone(),
                 address: n.address.clone(),
+                http_address: n.http_address.clone(),
                 rack: n.rack.clone(),
                 state: n.state,
                 capability: n.capability,

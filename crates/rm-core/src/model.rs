@@ -81,6 +81,8 @@ pub struct NodeRegistration {
     pub node_id: String,
     /// Where to reach that service (`ip:port`); empty means the node id.
     pub address: String,
+    /// `host:port` of the NM's web service (container logs); empty when it has none.
+    pub http_address: String,
     /// Total resources offered.
     pub capability: Resource,
     /// Rack path, e.g. `/default-rack`.
@@ -360,6 +362,8 @@ pub struct NodeInfo {
     pub node_id: String,
     /// Where its container-management service listens.
     pub address: String,
+    /// `host:port` of its web service (Hadoop's `nodeHTTPAddress`); empty when unknown.
+    pub http_address: String,
     /// Rack.
     pub rack: String,
     /// State.
@@ -382,4 +386,91 @@ pub type LocalResources = BTreeMap<String, LocalResource>;
 /// `<memory:1024, vCores:1>`, as YARN prints resources in messages.
 pub(crate) fn show(r: weft_types::Resource) -> String {
     format!("<memory:{}, vCores:{}>", r.memory_mb(), r.vcores())
+}
+
+/// Where a live container is in its life, as the RM tracks it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LiveContainerState {
+    /// Allocated by the scheduler, not yet handed to the AM.
+    Allocated,
+    /// Handed to the AM (or being launched as the AM).
+    Acquired,
+    /// Reported running by its node.
+    Running,
+}
+
+impl LiveContainerState {
+    /// YARN's `ContainerState` name: a container the NM has not reported yet is `NEW`.
+    pub fn container_state(self) -> &'static str {
+        match self {
+            LiveContainerState::Allocated | LiveContainerState::Acquired => "NEW",
+            LiveContainerState::Running => "RUNNING",
+        }
+    }
+}
+
+/// A read-only view of a live container (REST `.../appattempts/{id}/containers`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ContainerReport {
+    /// Id.
+    pub id: ContainerId,
+    /// The attempt that owns it.
+    pub attempt: AttemptId,
+    /// Its node (`host:port`).
+    pub node_id: String,
+    /// The node's web address, when the NM announced one.
+    pub node_http_address: Option<String>,
+    /// Its size.
+    pub resource: Resource,
+    /// The priority of the ask it satisfied.
+    pub priority: i32,
+    /// Where it is in its life.
+    pub state: LiveContainerState,
+    /// Whether it runs the attempt's AM.
+    pub is_am: bool,
+}
+
+/// Cluster-wide figures (REST `/ws/v1/cluster/metrics`, the UI overview, Prometheus).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ClusterMetrics {
+    /// Applications the RM knows (every state).
+    pub apps_submitted: u64,
+    /// Applications that ended FINISHED.
+    pub apps_completed: u64,
+    /// Applications not yet running (NEW, SUBMITTED, ACCEPTED).
+    pub apps_pending: u64,
+    /// Applications RUNNING.
+    pub apps_running: u64,
+    /// Applications that ended FAILED.
+    pub apps_failed: u64,
+    /// Applications that ended KILLED.
+    pub apps_killed: u64,
+    /// Resources of usable nodes.
+    pub total: Resource,
+    /// Resources held by containers.
+    pub allocated: Resource,
+    /// `total - allocated`.
+    pub available: Resource,
+    /// Resources held by node reservations.
+    pub reserved: Resource,
+    /// Live containers.
+    pub containers_allocated: u64,
+    /// Nodes holding a reservation (one reserved container each).
+    pub containers_reserved: u64,
+    /// Containers asked for and not yet allocated.
+    pub containers_pending: u64,
+    /// Resources asked for and not yet allocated.
+    pub pending: Resource,
+    /// Nodes in any state.
+    pub total_nodes: u64,
+    /// RUNNING nodes.
+    pub active_nodes: u64,
+    /// LOST nodes.
+    pub lost_nodes: u64,
+    /// UNHEALTHY nodes.
+    pub unhealthy_nodes: u64,
+    /// DECOMMISSIONED nodes.
+    pub decommissioned_nodes: u64,
+    /// SHUTDOWN nodes.
+    pub shutdown_nodes: u64,
 }

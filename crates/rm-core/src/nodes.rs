@@ -68,6 +68,11 @@ impl RmCore {
         } else {
             reg.address.clone()
         };
+        // An NM re-registering without a web address (an older NM, or a resync that did not
+        // repeat it) keeps the one the RM already knows rather than losing its log links.
+        if !reg.http_address.is_empty() {
+            node.http_address = reg.http_address.clone();
+        }
         node.state = NodeState::Running;
         node.last_heartbeat = now;
         node.health_report.clear();
@@ -283,6 +288,7 @@ impl RmCore {
             .entry(node_id.to_string())
             .or_insert_with(|| Node {
                 address: node_id.to_string(),
+                http_address: String::new(),
                 sched,
                 sched_host: sched_host.clone(),
                 rack: rack.clone(),

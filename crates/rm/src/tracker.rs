@@ -99,6 +99,7 @@ impl ResourceTracker for Tracker {
         let reg = NodeRegistration {
             node_id: req.node_id.clone(),
             address: req.address.clone(),
+            http_address: req.http_address.clone(),
             capability,
             rack: req.rack.clone(),
             containers,

@@ -121,6 +121,7 @@ pub(crate) fn register(c: &mut RmCore, t: u64, node: &str) {
         Time(t),
         NodeRegistration {
             address: String::new(),
+            http_address: String::new(),
             node_id: node.into(),
             capability: Resource::new(8192, 8),
             rack: String::new(),

@@ -7,6 +7,7 @@ fn registration_is_validated() {
     let mut c = core();
     let reg = |id: &str, mem| NodeRegistration {
         address: String::new(),
+        http_address: String::new(),
         node_id: id.into(),
         capability: Resource::new(mem, 4),
         rack: String::new(),
@@ -140,6 +141,7 @@ fn unregister_and_decommission() {
     assert_eq!(c.cluster_resources().0, Resource::ZERO);
     let reg = NodeRegistration {
         address: String::new(),
+        http_address: String::new(),
         node_id: "h2:1".into(),
         capability: Resource::new(1024, 1),
         rack: String::new(),
@@ -171,6 +173,7 @@ fn nm_restart_keeps_reported_containers_and_ends_the_others() {
         Time(6),
         NodeRegistration {
             address: String::new(),
+            http_address: String::new(),
             node_id: "h1:1".into(),
             capability: Resource::new(8192, 8),
             rack: String::new(),
@@ -190,4 +193,23 @@ fn nm_restart_keeps_reported_containers_and_ends_the_others() {
         (gone, exit::ABORTED)
     );
     assert_eq!(c.node_infos()[0].containers, 2);
+}
+
+#[test]
+fn web_address_is_reported_and_survives_a_reregistration_without_one() {
+    let mut c = core();
+    let reg = |http: &str| NodeRegistration {
+        address: String::new(),
+        http_address: http.into(),
+        node_id: "h:1".into(),
+        capability: Resource::new(1024, 4),
+        rack: String::new(),
+        containers: Vec::new(),
+    };
+    c.node_register(Time(0), reg("h:8042")).unwrap();
+    assert_eq!(c.node_infos()[0].http_address, "h:8042");
+    c.node_register(Time(1), reg("")).unwrap();
+    assert_eq!(c.node_infos()[0].http_address, "h:8042");
+    c.node_register(Time(2), reg("h:9042")).unwrap();
+    assert_eq!(c.node_infos()[0].http_address, "h:9042");
 }

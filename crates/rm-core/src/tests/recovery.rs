@@ -63,6 +63,7 @@ fn restart_keeps_apps_and_rebinds_running_work() {
         Time(50_004),
         NodeRegistration {
             address: String::new(),
+            http_address: String::new(),
             node_id: "h1:1".into(),
             capability: Resource::new(8192, 8),
             rack: String::new(),
