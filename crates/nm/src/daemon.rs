@@ -18,6 +18,10 @@ pub struct NmArgs {
     /// Where the container-management service listens (port 0: any free port).
     #[arg(long = "address", default_value = "0.0.0.0:8041")]
     pub address: SocketAddr,
+    /// Where the web service (container logs, YARN's NM REST API) listens (port 0: any
+    /// free port).
+    #[arg(long = "web-address", default_value = "0.0.0.0:8042")]
+    pub web_address: SocketAddr,
     /// Host name in the node id (default: this machine's host name).
     #[arg(long = "hostname")]
     pub hostname: Option<String>,
@@ -39,7 +43,7 @@ pub struct NmArgs {
     /// Container logs (default: <data-dir>/logs).
     #[arg(long = "log-dir")]
     pub log_dir: Option<PathBuf>,
-    /// Write {"node_id", "address"} as JSON here once the service listens.
+    /// Write {"node_id", "address", "web"} as JSON here once the services listen.
     #[arg(long = "ready-file")]
     pub ready_file: Option<PathBuf>,
     /// Do not use cgroups even when available (the memory monitor still enforces limits).
@@ -126,6 +130,7 @@ fn config(args: &NmArgs) -> anyhow::Result<NmConfig> {
         cgroups,
         kill_grace: Duration::from_millis(args.kill_grace_ms),
         monitor_interval: Duration::from_millis(500),
+        web_bind: Some(args.web_address),
     })
 }
 
@@ -133,6 +138,7 @@ fn write_ready_file(path: &Path, nm: &NodeManager) -> anyhow::Result<()> {
     let json = serde_json::json!({
         "node_id": nm.node_id(),
         "address": nm.address().to_string(),
+        "web": nm.web_address().unwrap_or_default(),
     });
     // Written aside and renamed, so a reader never sees half a file.
     let tmp = path.with_extension("tmp");
@@ -200,6 +206,7 @@ mod tests {
         let cli = Cli::try_parse_from(["nm"]).unwrap();
         assert_eq!(cli.nm.rm_tracker, "127.0.0.1:8031");
         assert_eq!(cli.nm.address.port(), 8041);
+        assert_eq!(cli.nm.web_address.to_string(), "0.0.0.0:8042");
         assert_eq!(cli.nm.rack, "/default-rack");
         assert_eq!(cli.nm.kill_grace_ms, 250);
         assert!(!cli.nm.no_cgroups);
@@ -210,6 +217,8 @@ mod tests {
         let cli = Cli::try_parse_from([
             "nm",
             "--address",
+            "127.0.0.1:0",
+            "--web-address",
             "127.0.0.1:0",
             "--memory-mb",
             "2048",
@@ -224,6 +233,7 @@ mod tests {
         .unwrap();
         let cfg = config(&cli.nm).unwrap();
         assert_eq!((cfg.memory_mb, cfg.vcores), (2048, 3));
+        assert_eq!(cfg.web_bind, Some("127.0.0.1:0".parse().unwrap()));
         assert_eq!(cfg.local_dir, PathBuf::from("/d/local"));
         assert_eq!(cfg.log_dir, PathBuf::from("/l"));
         assert!(matches!(cfg.cgroups, CgroupMode::None { .. }));

@@ -3,8 +3,9 @@
 //! The container executor ([`executor`]) runs containers as real processes, each in its own
 //! process group, limited by cgroups when the machine offers usable memory/cpu controllers
 //! ([`cgroups`]) and always watched by a memory monitor that kills a container whose process
-//! tree grows past its limit. [`NodeManager`] adds the container-management gRPC service
-//! and the heartbeat driver that keeps the RM informed; [`run`] is `weft nm`.
+//! tree grows past its limit. [`NodeManager`] adds the container-management gRPC service,
+//! the heartbeat driver that keeps the RM informed and the web service
+//! (YARN's NM REST API: node facts and container logs); [`run`] is `weft nm`.
 
 pub mod cgroups;
 mod clock;
@@ -17,6 +18,7 @@ mod procfs;
 mod service;
 mod table;
 mod tracker;
+mod web;
 
 pub use cgroups::CgroupMode;
 pub use daemon::{run, NmArgs};

@@ -15,11 +15,21 @@ use weft_proto::v1::container_management_server::ContainerManagementServer;
 use weft_proto::v1::Resource;
 
 use crate::cgroups::CgroupMode;
+use crate::clock::now_ms;
 use crate::executor::{Executor, ExecutorConfig};
 use crate::launch::NodeLayout;
 use crate::service::ContainerManager;
 use crate::table::Table;
 use crate::tracker::{Exit, Registration, Tracker};
+use crate::web::{self, NodeFacts, Web};
+
+/// Binds a listener, returning it with the address it got.
+async fn bind(addr: SocketAddr) -> Result<(TcpListener, SocketAddr), NmError> {
+    let err = |source| NmError::Bind { addr, source };
+    let listener = TcpListener::bind(addr).await.map_err(err)?;
+    let bound = listener.local_addr().map_err(err)?;
+    Ok((listener, bound))
+}
 
 /// Diagnostics of containers stopped because the NM is shutting down.
 pub const NM_SHUTDOWN: &str = "killed: the NodeManager is shutting down";
@@ -49,12 +59,14 @@ pub struct NmConfig {
     pub kill_grace: Duration,
     /// Memory monitor sampling period.
     pub monitor_interval: Duration,
+    /// Where the web service (container logs) listens; `None` runs without one.
+    pub web_bind: Option<SocketAddr>,
 }
 
 /// Errors starting a NodeManager.
 #[derive(Debug, thiserror::Error)]
 pub enum NmError {
-    /// The container-management address could not be bound.
+    /// The container-management or web address could not be bound.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
         /// The address asked for.
@@ -81,6 +93,7 @@ pub struct NodeManager {
     stop_tx: watch::Sender<bool>,
     tracker: JoinHandle<Exit>,
     server: JoinHandle<()>,
+    web: Option<(String, JoinHandle<()>)>,
     rm_shutdown: watch::Receiver<bool>,
 }
 
@@ -110,12 +123,28 @@ impl NodeManager {
             bound
         };
         let node_id = format!("{}:{}", cfg.hostname, bound.port());
+        let web_listener = match cfg.web_bind {
+            Some(addr) => Some(bind(addr).await?),
+            None => None,
+        };
+        // As YARN's nodeHTTPAddress: the node's host name when listening everywhere, so
+        // browsers and `weft logs` elsewhere can follow the RM's links.
+        let http_address = web_listener
+            .as_ref()
+            .map(|(_, a)| {
+                if a.ip().is_unspecified() {
+                    format!("{}:{}", cfg.hostname, a.port())
+                } else {
+                    a.to_string()
+                }
+            })
+            .unwrap_or_default();
         let layout = NodeLayout {
             local_dir: cfg.local_dir.clone(),
             log_dir: cfg.log_dir.clone(),
             nm_host: cfg.hostname.clone(),
             nm_port: bound.port(),
-            nm_http_port: 0,
+            nm_http_port: web_listener.as_ref().map_or(0, |(_, a)| a.port()),
         };
         let mut exec_cfg = ExecutorConfig::new(layout, cfg.cgroups.clone());
         exec_cfg.kill_grace = cfg.kill_grace;
@@ -123,6 +152,19 @@ impl NodeManager {
         let executor = Executor::new(exec_cfg);
         let table = Table::default();
         let (stop_tx, stop_rx) = watch::channel(false);
+        let web = web_listener.map(|(listener, _)| {
+            let facts = NodeFacts {
+                node_id: node_id.clone(),
+                hostname: cfg.hostname.clone(),
+                http_address: http_address.clone(),
+                memory_mb: cfg.memory_mb,
+                vcores: cfg.vcores,
+                started_ms: now_ms(),
+            };
+            let state = Web::new(facts, cfg.log_dir.clone(), table.clone());
+            let task = tokio::spawn(web::serve(listener, state, stop_rx.clone()));
+            (http_address.clone(), task)
+        });
 
         let service = ContainerManager {
             executor: executor.clone(),
@@ -147,6 +189,7 @@ impl NodeManager {
             registration: Registration {
                 node_id: node_id.clone(),
                 address: address.to_string(),
+                http_address,
                 capability: Resource::new(cfg.memory_mb, cfg.vcores),
                 rack: cfg.rack.clone(),
             },
@@ -176,6 +219,7 @@ impl NodeManager {
             stop_tx,
             tracker,
             server,
+            web,
             rm_shutdown,
         })
     }
@@ -188,6 +232,11 @@ impl NodeManager {
     /// Where the container-management service can be dialled.
     pub fn address(&self) -> SocketAddr {
         self.address
+    }
+
+    /// `host:port` of the web service as registered with the RM (`None` without one).
+    pub fn web_address(&self) -> Option<&str> {
+        self.web.as_ref().map(|(a, _)| a.as_str())
     }
 
     /// Resolves when the RM has told this node to shut down.
@@ -210,6 +259,14 @@ impl NodeManager {
             .is_err()
         {
             tracing::warn!("container-management server did not stop in time");
+        }
+        if let Some((_, web)) = self.web {
+            if tokio::time::timeout(Duration::from_secs(5), web)
+                .await
+                .is_err()
+            {
+                tracing::warn!("web service did not stop in time");
+            }
         }
         tracing::info!(node_id = %self.node_id, "NodeManager stopped");
     }

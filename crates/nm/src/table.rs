@@ -60,6 +60,9 @@ struct Inner {
     containers: BTreeMap<String, Entry>,
     /// Apps the RM told us are finished; their acknowledged containers are dropped.
     finished_apps: BTreeSet<String>,
+    /// The submitter of every app that ran here, kept after its containers are forgotten so
+    /// the web service can still name it (a few bytes per app).
+    users: BTreeMap<String, String>,
 }
 
 /// Shared between the container-management service and the heartbeat loop.
@@ -78,6 +81,7 @@ impl Table {
     pub(crate) fn insert(&self, entry: Entry) {
         let mut inner = self.lock();
         inner.finished_apps.remove(&entry.app_id);
+        inner.users.insert(entry.app_id.clone(), entry.user.clone());
         inner
             .containers
             .insert(entry.handle.id().to_string(), entry);
@@ -146,6 +150,24 @@ impl Table {
             .filter(|e| e.app_id == app)
             .cloned()
             .collect()
+    }
+
+    /// Every container the table still holds (running, or completed and not yet forgotten).
+    pub(crate) fn all(&self) -> Vec<Entry> {
+        self.lock().containers.values().cloned().collect()
+    }
+
+    /// Who submitted an app that ran here.
+    pub(crate) fn user_of(&self, app: &str) -> Option<String> {
+        self.lock().users.get(app).cloned()
+    }
+
+    /// Whether any container of the app still runs here.
+    pub(crate) fn app_running(&self, app: &str) -> bool {
+        self.lock()
+            .containers
+            .values()
+            .any(|e| e.app_id == app && !e.completed())
     }
 
     /// The app finished: drop its acknowledged containers now, the rest once acknowledged.

@@ -32,6 +32,8 @@ pub(crate) const APP_FINISHED: &str = "killed: the application finished";
 pub(crate) struct Registration {
     pub(crate) node_id: String,
     pub(crate) address: String,
+    /// The web service's `host:port`; empty without one.
+    pub(crate) http_address: String,
     pub(crate) capability: Resource,
     pub(crate) rack: String,
 }
@@ -149,7 +151,7 @@ impl Tracker {
         let request = RegisterNodeManagerRequest {
             node_id: reg.node_id.clone(),
             address: reg.address.clone(),
-            http_address: String::new(),
+            http_address: reg.http_address.clone(),
             total_capability: Some(reg.capability.clone()),
             rack: reg.rack.clone(),
             nm_version: env!("CARGO_PKG_VERSION").to_string(),

@@ -202,6 +202,7 @@ async fn register_heartbeat_start_complete_resync_and_shutdown() {
         cgroups: CgroupMode::disabled("test"),
         kill_grace: Duration::from_millis(250),
         monitor_interval: Duration::from_millis(100),
+        web_bind: Some("127.0.0.1:0".parse().unwrap()),
     })
     .await
     .unwrap();
@@ -215,6 +216,12 @@ async fn register_heartbeat_start_complete_resync_and_shutdown() {
     assert_eq!(reg.node_id, format!("testhost:{}", nm.address().port()));
     assert_eq!(reg.node_id, nm.node_id());
     assert_eq!(reg.address, nm.address().to_string());
+    let web = nm.web_address().expect("web service");
+    assert!(
+        web.starts_with("127.0.0.1:") && !web.ends_with(":0"),
+        "{web}"
+    );
+    assert_eq!(reg.http_address, web);
     assert_eq!(reg.total_capability, Some(Resource::new(4096, 4)));
     assert_eq!(reg.rack, "/rack-a");
     assert!(reg.container_statuses.is_empty());
