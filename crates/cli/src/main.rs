@@ -34,6 +34,25 @@ enum Command {
     /// Benchmark a real RM: simulated NMs and one greedy AM over loopback gRPC.
     #[command(name = "rm-bench")]
     RmBench(weft_rmbench::RmBenchArgs),
+    /// Applications: -list, -status, -kill, -movetoqueue (as `yarn application`).
+    #[command(alias = "app")]
+    Application(weft_client::ApplicationArgs),
+    /// Application attempts: -list, -status (as `yarn applicationattempt`).
+    #[command(name = "applicationattempt")]
+    ApplicationAttempt(weft_client::AttemptArgs),
+    /// Containers of an attempt: -list, -status (as `yarn container`).
+    Container(weft_client::ContainerArgs),
+    /// NodeManagers: -list [-all|-states], -status (as `yarn node`).
+    Node(weft_client::NodeArgs),
+    /// A queue's report: -status (as `yarn queue`).
+    Queue(weft_client::QueueArgs),
+    /// ResourceManager administration: -refreshQueues (as `yarn rmadmin`).
+    #[command(name = "rmadmin")]
+    RmAdmin(weft_client::RmAdminArgs),
+    /// Container logs of an application, from the NodeManagers (as `yarn logs`).
+    Logs(weft_client::LogsArgs),
+    /// A live view of the cluster and its running applications (as `yarn top`).
+    Top(weft_client::TopArgs),
     /// The discrete-event simulator.
     Sim {
         #[command(subcommand)]
@@ -86,6 +105,14 @@ fn main() -> ExitCode {
         Command::DshellAm(args) => report(weft_dshell::run_am(args)),
         Command::Up(args) => report(up::run(args)),
         Command::RmBench(args) => report(weft_rmbench::run(args)),
+        Command::Application(args) => weft_client::main(&args),
+        Command::ApplicationAttempt(args) => weft_client::main(&args),
+        Command::Container(args) => weft_client::main(&args),
+        Command::Node(args) => weft_client::main(&args),
+        Command::Queue(args) => weft_client::main(&args),
+        Command::RmAdmin(args) => weft_client::main(&args),
+        Command::Logs(args) => weft_client::main(&args),
+        Command::Top(args) => weft_client::main(&args),
         Command::Sim { command } => sim::main(command),
     }
 }
@@ -126,5 +153,124 @@ mod tests {
             rewrite(&["-appStates=ALL", "--json", "-h", "-1", "-", "a-b"]),
             ["--appStates=ALL", "--json", "-h", "-1", "-", "a-b"]
         );
+    }
+
+    #[test]
+    fn client_verbs_take_yarn_flags() {
+        assert_eq!(
+            rewrite(&[
+                "application",
+                "-list",
+                "-appStates",
+                "RUNNING,FINISHED",
+                "-appTypes",
+                "YARN"
+            ]),
+            [
+                "application",
+                "--list",
+                "--appStates",
+                "RUNNING,FINISHED",
+                "--appTypes",
+                "YARN"
+            ]
+        );
+        assert_eq!(
+            rewrite(&[
+                "app",
+                "-movetoqueue",
+                "application_1_0001",
+                "-queue",
+                "root.prod"
+            ]),
+            [
+                "app",
+                "--movetoqueue",
+                "application_1_0001",
+                "--queue",
+                "root.prod"
+            ]
+        );
+        assert_eq!(
+            rewrite(&["app", "-changeQueue", "dev", "-appId", "application_1_0001"]),
+            [
+                "app",
+                "--changeQueue",
+                "dev",
+                "--appId",
+                "application_1_0001"
+            ]
+        );
+        assert_eq!(
+            rewrite(&[
+                "logs",
+                "-applicationId",
+                "a",
+                "-log_files",
+                "stdout",
+                "-size",
+                "-100"
+            ]),
+            [
+                "logs",
+                "--applicationId",
+                "a",
+                "--log_files",
+                "stdout",
+                "--size",
+                "-100"
+            ]
+        );
+        assert_eq!(
+            rewrite(&["rmadmin", "-refreshQueues"]),
+            ["rmadmin", "--refreshQueues"]
+        );
+        assert_eq!(
+            rewrite(&["node", "-list", "-all"]),
+            ["node", "--list", "--all"]
+        );
+    }
+
+    #[test]
+    fn client_verbs_parse() {
+        use clap::Parser as _;
+        let parse = |args: &[&str]| {
+            let mut all = vec!["weft"];
+            all.extend_from_slice(args);
+            super::Cli::try_parse_from(yarn_style_args(all.iter().map(OsString::from)))
+        };
+        match parse(&[
+            "app",
+            "-kill",
+            "application_1_0001",
+            "application_1_0002",
+            "--rm",
+            "h:1",
+        ])
+        .expect("parses")
+        .command
+        {
+            super::Command::Application(a) => {
+                assert_eq!(a.kill, ["application_1_0001", "application_1_0002"]);
+                assert_eq!(a.conn.rm.as_deref(), Some("h:1"));
+            }
+            _ => panic!("not application"),
+        }
+        match parse(&["logs", "-applicationId", "a", "-size", "-100"])
+            .expect("parses")
+            .command
+        {
+            super::Command::Logs(l) => assert_eq!(l.size, Some(-100)),
+            _ => panic!("not logs"),
+        }
+        assert!(
+            parse(&["application", "-movetoqueue", "a"]).is_err(),
+            "-queue required"
+        );
+        assert!(parse(&["application"]).is_err(), "an action is required");
+        assert!(parse(&["queue", "-status", "default", "--json"]).is_ok());
+        assert!(parse(&["top", "--once", "-delay", "1", "-queues", "a,b"]).is_ok());
+        assert!(parse(&["applicationattempt", "-list", "application_1_0001"]).is_ok());
+        assert!(parse(&["rmadmin", "-refreshQueues"]).is_ok());
     }
 }
