@@ -15,6 +15,7 @@ mod liveness;
 mod model;
 mod nodes;
 mod recovery;
+mod reports;
 
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,243 @@
+//! Read-only views on [`RmCore`] for REST, the web UI and metrics: every attempt of an app,
+//! the live containers of an app, and the cluster-wide figures. Nothing here changes state
+//! (the scheduler snapshot only brings cached steady shares up to date).
+
+use weft_store::AppState;
+use weft_types::yarn_id::ApplicationId;
+use weft_types::Time;
+
+use crate::core::{Attempt, ContainerState, RmCore};
+use crate::model::*;
+
+fn attempt_report(t: &Attempt) -> AttemptReport {
+    AttemptReport {
+        id: t.id,
+        state: t.state,
+        am_container: t.am_container,
+        am_node: t.am_node.clone(),
+        am_rpc: t.am_rpc.clone(),
+        start_time: t.start_time,
+        finish_time: t.finish_time,
+        diagnostics: t.diagnostics.clone(),
+    }
+}
+
+impl RmCore {
+    /// Every attempt of an application, oldest first; `None` for an unknown application.
+    pub fn attempt_reports(&self, id: &ApplicationId) -> Option<Vec<AttemptReport>> {
+        let app = self.apps.get(id)?;
+        Some(app.attempts.iter().map(attempt_report).collect())
+    }
+
+    /// The live containers of an application, by id; `None` for an unknown application.
+    /// Finished containers are forgotten by the core, so an ended app has none.
+    pub fn container_reports(&self, id: &ApplicationId) -> Option<Vec<ContainerReport>> {
+        let app = self.apps.get(id)?;
+        let first = weft_types::yarn_id::ContainerId {
+            app: *id,
+            attempt: 0,
+            n: 0,
+        };
+        let reports = self
+            .containers
+            .range(first..)
+            .take_while(|(cid, _)| cid.app == *id)
+            .map(|(cid, c)| {
+                let attempt = cid.attempt_id();
+                let is_am = app
+                    .attempts
+                    .get((cid.attempt as usize).wrapping_sub(1))
+                    .is_some_and(|t| t.am_container == Some(*cid));
+                ContainerReport {
+                    id: *cid,
+                    attempt,
+                    node_id: c.node.clone(),
+                    node_http_address: self
+                        .nodes
+                        .get(&c.node)
+                        .map(|n| n.http_address.clone())
+                        .filter(|a| !a.is_empty()),
+                    resource: c.resource,
+                    priority: c.priority,
+                    state: match c.state {
+                        ContainerState::Allocated => LiveContainerState::Allocated,
+                        ContainerState::Acquired => LiveContainerState::Acquired,
+                        ContainerState::Running => LiveContainerState::Running,
+                    },
+                    is_am,
+                }
+            })
+            .collect();
+        Some(reports)
+    }
+
+    /// The cluster-wide figures. Takes `&mut self` because pending and reserved figures come
+    /// from a scheduler snapshot, which refreshes cached steady shares. `_now` keeps the
+    /// signature of the other inputs, so time-based figures can come without an API change.
+    pub fn cluster_metrics(&mut self, _now: Time) -> ClusterMetrics {
+        let mut m = ClusterMetrics::default();
+        for app in self.apps.values() {
+            m.apps_submitted += 1;
+            match app.state {
+                AppState::New | AppState::Submitted | AppState::Accepted => m.apps_pending += 1,
+                AppState::Running => m.apps_running += 1,
+                AppState::Finished => m.apps_completed += 1,
+                AppState::Failed => m.apps_failed += 1,
+                AppState::Killed => m.apps_killed += 1,
+            }
+        }
+        for node in self.nodes.values() {
+            m.total_nodes += 1;
+            match node.state {
+                NodeState::Running => m.active_nodes += 1,
+                NodeState::Unhealthy => m.unhealthy_nodes += 1,
+                NodeState::Lost => m.lost_nodes += 1,
+                NodeState::Decommissioned => m.decommissioned_nodes += 1,
+                NodeState::Shutdown => m.shutdown_nodes += 1,
+            }
+        }
+        let (total, used) = self.cluster_resources();
+        m.total = total;
+        m.allocated = used;
+        m.available = total.saturating_sub(used);
+        m.containers_allocated = self.containers.len() as u64;
+        let snap = self.sched.snapshot();
+        m.pending = snap.cluster_pending;
+        m.containers_pending = snap.apps.iter().map(|a| a.pending_containers).sum();
+        for (_, size) in snap.nodes.iter().filter_map(|n| n.reserved) {
+            m.containers_reserved += 1;
+            m.reserved = m.reserved.saturating_add(size);
+        }
+        m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use weft_store::AttemptState;
+    use weft_types::{Resource, Time};
+
+    use crate::tests::*;
+    use crate::*;
+
+    #[test]
+    fn unknown_apps_have_no_attempts_or_containers() {
+        let mut c = core();
+        let id = c.new_application(Time(1));
+        assert!(c.attempt_reports(&id).is_none(), "issued but not submitted");
+        assert!(c.container_reports(&id).is_none());
+    }
+
+    #[test]
+    fn attempts_are_listed_oldest_first_across_failures() {
+        let mut c = core();
+        register(&mut c, 0, "n1:1");
+        let (app, attempt, _, am) = running_app(&mut c, 10, "n1:1");
+        // The AM container dies: the attempt fails and a second one starts.
+        report(
+            &mut c,
+            20,
+            "n1:1",
+            vec![status(am, NmContainerState::Complete, 1)],
+        );
+        drain(&mut c);
+        let attempts = c.attempt_reports(&app).unwrap();
+        assert_eq!(attempts.len(), 2);
+        assert_eq!(attempts[0].id, attempt);
+        assert_eq!(attempts[0].state, AttemptState::Failed);
+        assert_eq!(attempts[0].am_container, Some(am));
+        assert_eq!(attempts[0].am_rpc, Some(("amhost".to_string(), 4000)));
+        assert!(attempts[0].diagnostics.contains("exited with status 1"));
+        assert_eq!(attempts[1].id.attempt, 2);
+        assert_eq!(
+            c.app_report(&app).unwrap().current_attempt.unwrap().id,
+            attempts[1].id
+        );
+    }
+
+    #[test]
+    fn containers_of_an_app_show_the_am_and_its_workers() {
+        let mut c = core();
+        register(&mut c, 0, "n1:1");
+        let (app, attempt, token, am) = running_app(&mut c, 10, "n1:1");
+        c.am_allocate(Time(12), attempt, &token, ask(2)).unwrap();
+        heartbeat(&mut c, 13, "n1:1");
+        heartbeat(&mut c, 13, "n1:1");
+        drain(&mut c);
+        let got = c
+            .am_allocate(Time(14), attempt, &token, AllocateRequest::default())
+            .unwrap();
+        assert_eq!(got.allocated.len(), 2);
+        let cs = c.container_reports(&app).unwrap();
+        assert_eq!(cs.len(), 3, "{cs:?}");
+        assert_eq!(cs[0].id, am);
+        assert!(cs[0].is_am && !cs[1].is_am);
+        assert!(cs
+            .iter()
+            .all(|x| x.attempt == attempt && x.node_id == "n1:1"));
+        assert_eq!(cs[1].resource, Resource::new(1024, 1));
+        assert_eq!(cs[1].state, LiveContainerState::Acquired);
+        assert_eq!(cs[1].state.container_state(), "NEW");
+        // Another app's AM container is not listed under this app.
+        let other = submit(&mut c, 14);
+        heartbeat(&mut c, 14, "n1:1");
+        drain(&mut c);
+        assert_eq!(c.container_reports(&app).unwrap().len(), 3);
+        let theirs = c.container_reports(&other).unwrap();
+        assert_eq!(theirs.len(), 1);
+        assert!(theirs[0].is_am && theirs[0].id.app == other);
+        // Once the node reports a worker running, it shows as RUNNING.
+        report(
+            &mut c,
+            15,
+            "n1:1",
+            vec![status(cs[1].id, NmContainerState::Running, 0)],
+        );
+        let cs2 = c.container_reports(&app).unwrap();
+        assert_eq!(cs2[1].state, LiveContainerState::Running);
+    }
+
+    #[test]
+    fn cluster_metrics_count_apps_nodes_and_resources() {
+        let mut c = core();
+        register(&mut c, 0, "n1:1");
+        register(&mut c, 0, "n2:1");
+        let (_, attempt, token, _) = running_app(&mut c, 10, "n1:1");
+        let pending = submit(&mut c, 11);
+        let killed = submit(&mut c, 12);
+        c.kill(Time(13), killed, None).unwrap();
+        drain(&mut c);
+        c.am_allocate(Time(14), attempt, &token, ask(3)).unwrap();
+        c.tick(Time(15));
+        drain(&mut c);
+        let m = c.cluster_metrics(Time(16));
+        assert_eq!(m.apps_submitted, 3);
+        assert_eq!(m.apps_killed, 1);
+        assert_eq!(m.apps_running + m.apps_pending, 2, "{m:?}");
+        assert_eq!(m.apps_completed + m.apps_failed, 0);
+        assert_eq!((m.total_nodes, m.active_nodes, m.lost_nodes), (2, 2, 0));
+        assert_eq!(m.total, Resource::new(16384, 16));
+        let (_, used) = c.cluster_resources();
+        assert_eq!(m.allocated, used);
+        assert_eq!(m.available, m.total.saturating_sub(m.allocated));
+        assert!(m.containers_allocated >= 1);
+        // Three asked-for workers plus the pending app's AM wait for a node heartbeat.
+        assert!(m.containers_pending >= 3, "{m:?}");
+        assert!(c.app_report(&pending).is_some());
+    }
+
+    #[test]
+    fn lost_nodes_are_counted_apart() {
+        let mut c = core();
+        register(&mut c, 0, "n1:1");
+        register(&mut c, 0, "n2:1");
+        // Only n1 keeps heartbeating; n2 goes silent past the expiry.
+        heartbeat(&mut c, NM_EXPIRY / 2 + 1_000, "n1:1");
+        let late = NM_EXPIRY + 1_000;
+        c.tick(Time(late));
+        drain(&mut c);
+        let m = c.cluster_metrics(Time(late));
+        assert_eq!((m.total_nodes, m.active_nodes, m.lost_nodes), (2, 1, 1));
+        assert_eq!(m.total, Resource::new(8192, 8));
+    }
+}
