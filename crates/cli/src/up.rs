@@ -81,9 +81,13 @@ pub(crate) struct UpArgs {
     /// The RM's web/REST port.
     #[arg(long = "web-port", default_value_t = 8088)]
     web_port: u16,
-    /// NM i (from 0) listens on this port + i.
+    /// NM i (from 0) serves containers on this port + 2i (8041, 8043, ...).
     #[arg(long = "nm-port-base", default_value_t = 8041)]
     nm_port_base: u16,
+    /// NM i (from 0) serves its web service (container logs) on this port + 2i (8042,
+    /// 8044, ...): interleaved with the container ports, so NM 0 keeps YARN's 8041/8042.
+    #[arg(long = "nm-web-port-base", default_value_t = 8042)]
+    nm_web_port_base: u16,
     /// Memory each NM offers, MB.
     #[arg(long = "nm-memory-mb", default_value_t = 8192)]
     nm_memory_mb: i64,
@@ -348,13 +352,22 @@ fn field<'a>(v: &'a Value, key: &str, what: &str) -> anyhow::Result<&'a str> {
         .ok_or_else(|| anyhow!("the {what}'s ready file has no \"{key}\": {v}"))
 }
 
+/// Where one NM can be reached.
+struct NodeAddresses {
+    node_id: String,
+    /// Its container-management service.
+    address: String,
+    /// Its web service (`host:port`).
+    web: String,
+}
+
 /// Addresses of the running cluster.
 struct Addresses {
     scheduler: String,
     tracker: String,
     web: String,
-    /// (node id, address) per NM.
-    nodes: Vec<(String, String)>,
+    /// Per NM.
+    nodes: Vec<NodeAddresses>,
 }
 
 fn port(args: &UpArgs, fixed: u16) -> String {
@@ -362,13 +375,13 @@ fn port(args: &UpArgs, fixed: u16) -> String {
     format!("{}:{p}", args.host)
 }
 
-fn nm_port(args: &UpArgs, i: u32) -> anyhow::Result<u16> {
-    u16::try_from(u32::from(args.nm_port_base) + i).map_err(|_| {
-        anyhow!(
-            "NM {i}'s port would be above 65535 (--nm-port-base {})",
-            args.nm_port_base
-        )
-    })
+/// NM `i`'s port counted from `base` (two ports per NM), or 0 with ephemeral ports.
+fn nm_port(args: &UpArgs, base: u16, flag: &str, i: u32) -> anyhow::Result<u16> {
+    if args.ephemeral_ports {
+        return Ok(0);
+    }
+    u16::try_from(u32::from(base) + 2 * i)
+        .map_err(|_| anyhow!("NM {i}'s port would be above 65535 (--{flag} {base})"))
 }
 
 /// Starts the RM, then the NMs, each waited for in turn.
@@ -417,17 +430,16 @@ async fn start(
     let mut ready_files = Vec::new();
     for i in 0..args.nms {
         let ready = layout.fresh_ready_file(&format!("nm-{i}"))?;
-        let nm_port = if args.ephemeral_ports {
-            0
-        } else {
-            nm_port(args, i)?
-        };
+        let cm_port = nm_port(args, args.nm_port_base, "nm-port-base", i)?;
+        let web_port = nm_port(args, args.nm_web_port_base, "nm-web-port-base", i)?;
         let mut nm_args: Vec<String> = vec![
             "nm".into(),
             "--rm-tracker".into(),
             tracker.clone(),
             "--address".into(),
-            format!("{}:{nm_port}", args.host),
+            format!("{}:{cm_port}", args.host),
+            "--web-address".into(),
+            format!("{}:{web_port}", args.host),
             "--data-dir".into(),
             layout.root.join(format!("nm-{i}")).display().to_string(),
             "--memory-mb".into(),
@@ -451,10 +463,11 @@ async fn start(
     let mut nodes = Vec::new();
     for (i, ready) in ready_files.iter().enumerate() {
         let nm = wait_ready(&mut cluster.daemons[i + 1], ready).await?;
-        nodes.push((
-            field(&nm, "node_id", "NM")?.to_string(),
-            field(&nm, "address", "NM")?.to_string(),
-        ));
+        nodes.push(NodeAddresses {
+            node_id: field(&nm, "node_id", "NM")?.to_string(),
+            address: field(&nm, "address", "NM")?.to_string(),
+            web: field(&nm, "web", "NM")?.to_string(),
+        });
     }
     Ok(Addresses {
         scheduler,
@@ -470,11 +483,12 @@ fn print_banner(args: &UpArgs, layout: &Layout, allocations: &Path, a: &Addresse
     println!("    web/REST   http://{}/cluster", a.web);
     println!("    scheduler  {}  (ApplicationMasters)", a.scheduler);
     println!("    tracker    {}  (NodeManagers)", a.tracker);
-    for (i, (node_id, address)) in a.nodes.iter().enumerate() {
+    for (i, n) in a.nodes.iter().enumerate() {
         println!(
-            "  NodeManager {i}  {node_id}  at {address}  ({} MB, {} vcores)",
-            args.nm_memory_mb, args.nm_vcores
+            "  NodeManager {i}  {}  at {}  ({} MB, {} vcores)",
+            n.node_id, n.address, args.nm_memory_mb, args.nm_vcores
         );
+        println!("    web/logs   http://{}/ws/v1/node", n.web);
     }
     println!(
         "  allocations  {}  (reloaded when it changes)",
@@ -496,7 +510,9 @@ fn write_ready(path: &Path, a: &Addresses, cluster: &Cluster) -> anyhow::Result<
         .nodes
         .iter()
         .enumerate()
-        .map(|(i, (id, addr))| json!({"node_id": id, "address": addr, "pid": pid(i + 1)}))
+        .map(|(i, n)| {
+            json!({"node_id": n.node_id, "address": n.address, "web": n.web, "pid": pid(i + 1)})
+        })
         .collect();
     let v = json!({
         "web": a.web,

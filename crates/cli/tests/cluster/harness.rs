@@ -317,6 +317,8 @@ impl Cluster {
             self.tracker.clone(),
             "--address".into(),
             "127.0.0.1:0".into(),
+            "--web-address".into(),
+            "127.0.0.1:0".into(),
             "--hostname".into(),
             "localhost".into(),
             "--data-dir".into(),
