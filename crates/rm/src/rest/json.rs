@@ -1,11 +1,14 @@
-//! Hadoop's REST JSON shapes: the submission context in, `AppInfo` and `ClusterInfo` out.
+//! Hadoop's REST JSON shapes: the submission context in; `AppInfo`, attempts, containers,
+//! nodes, `ClusterInfo` and `ClusterMetricsInfo` out. Unknown (null) fields are left out.
+
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{json, Map, Value};
 use weft_rm_core::{
-    AppReport, AppState, FinalStatus, LaunchContext, LocalResource, LocalResourceKind, NodeInfo,
-    Submission,
+    AppReport, AppState, AttemptReport, AttemptState, ClusterMetrics, ContainerReport, FinalStatus,
+    LaunchContext, LocalResource, LocalResourceKind, NodeInfo, Submission,
 };
-use weft_types::yarn_id::ApplicationId;
+use weft_types::yarn_id::{ApplicationId, ContainerId};
 use weft_types::{Resource, Time};
 
 /// YARN's name of an application state.
@@ -21,7 +24,8 @@ pub(crate) fn state_name(s: AppState) -> &'static str {
     }
 }
 
-fn final_name(s: FinalStatus) -> &'static str {
+/// YARN's name of a final status.
+pub(crate) fn final_name(s: FinalStatus) -> &'static str {
     match s {
         FinalStatus::Undefined => "UNDEFINED",
         FinalStatus::Succeeded => "SUCCEEDED",
@@ -184,20 +188,60 @@ pub(crate) fn submission(body: &[u8], user: &str) -> Result<(ApplicationId, Subm
     Ok((id, sub))
 }
 
-/// `AppInfo` (the object inside `{"app": ...}`).
-pub(crate) fn app_info(r: &AppReport, cluster_ts: u64, now: Time) -> Value {
+/// What an `AppInfo` needs beyond the app's own report.
+pub(crate) struct AppContext {
+    /// The RM's cluster timestamp.
+    pub(crate) cluster_ts: u64,
+    /// Now, for `elapsedTime`.
+    pub(crate) now: Time,
+    /// Resources of usable nodes, for `clusterUsagePercentage`.
+    pub(crate) cluster_total: Resource,
+    /// Node id -> NM web address (only nodes that announced one).
+    pub(crate) node_http: BTreeMap<String, String>,
+    /// Leaf queue -> instantaneous fair share, for `queueUsagePercentage`.
+    pub(crate) queue_fair: BTreeMap<String, Resource>,
+}
+
+/// `part / whole` in percent of memory (YARN's usage percentages are memory-based); 0 when
+/// there is no whole.
+fn percent(part: Resource, whole: Resource) -> f64 {
+    if whole.memory_mb() <= 0 {
+        0.0
+    } else {
+        part.memory_mb() as f64 * 100.0 / whole.memory_mb() as f64
+    }
+}
+
+/// The NM log page of a container, as YARN links it.
+pub(crate) fn log_url(node_http: &str, container: &ContainerId, user: &str) -> String {
+    format!("http://{node_http}/node/containerlogs/{container}/{user}")
+}
+
+/// The `timeouts` object: Weft sets no application lifetimes, so LIFETIME is unlimited.
+pub(crate) fn timeout_info() -> Value {
+    json!({"type": "LIFETIME", "expiryTime": "UNLIMITED", "remainingTimeInSeconds": -1})
+}
+
+/// `AppInfo` (the object inside `{"app": ...}`); `deselects` drops field groups
+/// (`deSelects` of `/apps`).
+pub(crate) fn app_info(r: &AppReport, ctx: &AppContext, deselects: &BTreeSet<String>) -> Value {
     let started = r.submit_time.as_millis();
     let finished = r.finish_time.map_or(0, Time::as_millis);
     let elapsed = if finished > 0 {
         finished.saturating_sub(started)
     } else {
-        now.as_millis().saturating_sub(started)
+        ctx.now.as_millis().saturating_sub(started)
     };
     let tracking_ui = match r.state {
         AppState::Running => "ApplicationMaster",
         s if s.is_final() => "History",
         _ => "UNASSIGNED",
     };
+    let queue_fair = ctx
+        .queue_fair
+        .get(&r.queue)
+        .copied()
+        .unwrap_or(Resource::ZERO);
     let mut o = json!({
         "id": r.id.to_string(),
         "user": r.user,
@@ -205,10 +249,10 @@ pub(crate) fn app_info(r: &AppReport, cluster_ts: u64, now: Time) -> Value {
         "queue": r.queue,
         "state": state_name(r.state),
         "finalStatus": final_name(r.final_status),
-        "progress": r.progress * 100.0,
+        "progress": f64::from(r.progress) * 100.0,
         "trackingUI": tracking_ui,
         "diagnostics": r.diagnostics,
-        "clusterId": cluster_ts,
+        "clusterId": ctx.cluster_ts,
         "applicationType": r.application_type,
         "applicationTags": r.tags.iter().cloned().collect::<Vec<_>>().join(","),
         "priority": r.priority,
@@ -223,23 +267,44 @@ pub(crate) fn app_info(r: &AppReport, cluster_ts: u64, now: Time) -> Value {
         "runningContainers": r.running_containers,
         "memorySeconds": 0,
         "vcoreSeconds": 0,
-        "queueUsagePercentage": 0.0,
-        "clusterUsagePercentage": 0.0,
+        "queueUsagePercentage": percent(r.allocated, queue_fair),
+        "clusterUsagePercentage": percent(r.allocated, ctx.cluster_total),
         "preemptedResourceMB": 0,
         "preemptedResourceVCores": 0,
         "numNonAMContainerPreempted": 0,
         "numAMContainerPreempted": 0,
+        "preemptedMemorySeconds": 0,
+        "preemptedVcoreSeconds": 0,
         "logAggregationStatus": "DISABLED",
         "unmanagedApplication": false,
-        "amNodeLabelExpression": "",
     });
-    if let (Some(map), Some(url)) = (o.as_object_mut(), &r.tracking_url) {
-        map.insert("trackingUrl".into(), json!(url));
+    let Some(map) = o.as_object_mut() else {
+        return o;
+    };
+    if !deselects.contains("appNodeLabelExpression") {
+        map.insert("appNodeLabelExpression".into(), json!(""));
     }
-    if let (Some(map), Some(a)) = (o.as_object_mut(), &r.current_attempt) {
+    if !deselects.contains("amNodeLabelExpression") {
+        map.insert("amNodeLabelExpression".into(), json!(""));
+    }
+    if !deselects.contains("timeouts") {
+        map.insert("timeouts".into(), json!({"timeout": [timeout_info()]}));
+    }
+    if let Some(url) = &r.tracking_url {
+        if tracking_ui != "UNASSIGNED" {
+            map.insert("trackingUrl".into(), json!(url));
+        }
+    }
+    if let Some(a) = &r.current_attempt {
         map.insert("currentAppAttemptId".into(), json!(a.id.to_string()));
         if let Some(node) = &a.am_node {
             map.insert("masterNodeId".into(), json!(node));
+            if let Some(http) = ctx.node_http.get(node) {
+                map.insert("amHostHttpAddress".into(), json!(http));
+                if let Some(c) = &a.am_container {
+                    map.insert("amContainerLogs".into(), json!(log_url(http, c, &r.user)));
+                }
+            }
         }
         if let Some(c) = &a.am_container {
             map.insert("amContainerId".into(), json!(c.to_string()));
@@ -249,6 +314,137 @@ pub(crate) fn app_info(r: &AppReport, cluster_ts: u64, now: Time) -> Value {
         }
     }
     o
+}
+
+/// YARN's `YarnApplicationAttemptState` name.
+pub(crate) fn attempt_state_name(s: AttemptState) -> String {
+    format!("{s:?}").to_uppercase()
+}
+
+/// One element of `appAttempts.appAttempt` (the RM's `AppAttemptInfo`).
+pub(crate) fn attempt_info(
+    a: &AttemptReport,
+    user: &str,
+    node_http: &BTreeMap<String, String>,
+) -> Value {
+    let node = a.am_node.clone().unwrap_or_default();
+    let http = a
+        .am_node
+        .as_ref()
+        .and_then(|n| node_http.get(n))
+        .cloned()
+        .unwrap_or_default();
+    let logs = match (&a.am_container, http.is_empty()) {
+        (Some(c), false) => log_url(&http, c, user),
+        _ => String::new(),
+    };
+    json!({
+        "id": a.id.attempt,
+        "appAttemptId": a.id.to_string(),
+        "startTime": a.start_time.as_millis(),
+        "finishedTime": a.finish_time.map_or(0, Time::as_millis),
+        "containerId": a.am_container.map(|c| c.to_string()).unwrap_or_default(),
+        "nodeHttpAddress": http,
+        "nodeId": node,
+        "logsLink": logs,
+        "blacklistedNodes": "",
+        "nodesBlacklistedBySystem": "",
+        "exportPorts": "",
+        "appAttemptState": attempt_state_name(a.state),
+    })
+}
+
+/// `{"appAttempt": ...}` of one attempt (server-common `AppAttemptInfo`); unknown fields are
+/// left out rather than nulled.
+pub(crate) fn attempt_detail(a: &AttemptReport, tracking_url: Option<&str>) -> Value {
+    let mut o = json!({
+        "appAttemptId": a.id.to_string(),
+        "appAttemptState": attempt_state_name(a.state),
+        "diagnosticsInfo": a.diagnostics,
+        "startedTime": a.start_time.as_millis(),
+        "finishedTime": a.finish_time.map_or(0, Time::as_millis),
+    });
+    let Some(map) = o.as_object_mut() else {
+        return o;
+    };
+    if let Some((host, port)) = &a.am_rpc {
+        map.insert("host".into(), json!(host));
+        map.insert("rpcPort".into(), json!(port));
+    }
+    if let Some(url) = tracking_url {
+        map.insert("trackingUrl".into(), json!(url));
+        map.insert("originalTrackingUrl".into(), json!(url));
+    }
+    if let Some(c) = &a.am_container {
+        map.insert("amContainerId".into(), json!(c.to_string()));
+    }
+    o
+}
+
+/// One container (server-common `ContainerInfo`). The core keeps no container start times,
+/// so the time fields are 0 ("not known"), as YARN shows for containers not started yet.
+pub(crate) fn container_info(c: &ContainerReport, user: &str) -> Value {
+    let mut o = json!({
+        "containerId": c.id.to_string(),
+        "allocatedMB": c.resource.memory_mb(),
+        "allocatedVCores": c.resource.vcores(),
+        "assignedNodeId": c.node_id,
+        "nodeId": c.node_id,
+        "priority": c.priority,
+        "startedTime": 0,
+        "finishedTime": 0,
+        "elapsedTime": 0,
+        "diagnosticsInfo": "",
+        "containerExitStatus": 0,
+        "containerState": c.state.container_state(),
+    });
+    if let (Some(map), Some(http)) = (o.as_object_mut(), &c.node_http_address) {
+        map.insert("nodeHttpAddress".into(), json!(http));
+        map.insert("logUrl".into(), json!(log_url(http, &c.id, user)));
+    }
+    o
+}
+
+/// `ClusterMetricsInfo` (the object inside `{"clusterMetrics": ...}`).
+pub(crate) fn cluster_metrics(m: &ClusterMetrics) -> Value {
+    let pct = |used: i64, total: i64| {
+        if total <= 0 {
+            0
+        } else {
+            (used as f64 * 100.0 / total as f64) as i64
+        }
+    };
+    json!({
+        "appsSubmitted": m.apps_submitted,
+        "appsCompleted": m.apps_completed,
+        "appsPending": m.apps_pending,
+        "appsRunning": m.apps_running,
+        "appsFailed": m.apps_failed,
+        "appsKilled": m.apps_killed,
+        "reservedMB": m.reserved.memory_mb(),
+        "availableMB": m.available.memory_mb(),
+        "allocatedMB": m.allocated.memory_mb(),
+        "pendingMB": m.pending.memory_mb(),
+        "reservedVirtualCores": m.reserved.vcores(),
+        "availableVirtualCores": m.available.vcores(),
+        "allocatedVirtualCores": m.allocated.vcores(),
+        "pendingVirtualCores": m.pending.vcores(),
+        "containersAllocated": m.containers_allocated,
+        "containersReserved": m.containers_reserved,
+        "containersPending": m.containers_pending,
+        "totalMB": m.total.memory_mb(),
+        "totalVirtualCores": m.total.vcores(),
+        "utilizedMBPercent": pct(m.allocated.memory_mb(), m.total.memory_mb()),
+        "utilizedVirtualCoresPercent": pct(m.allocated.vcores(), m.total.vcores()),
+        "totalNodes": m.total_nodes,
+        "lostNodes": m.lost_nodes,
+        "unhealthyNodes": m.unhealthy_nodes,
+        "decommissioningNodes": 0,
+        "decommissionedNodes": m.decommissioned_nodes,
+        "rebootedNodes": 0,
+        "activeNodes": m.active_nodes,
+        "shutdownNodes": m.shutdown_nodes,
+    })
 }
 
 /// `NodeInfo` (the object inside `{"node": ...}`).
@@ -263,7 +459,7 @@ pub(crate) fn node_info(n: &NodeInfo) -> Value {
         "state": n.state.as_str(),
         "id": n.node_id,
         "nodeHostName": host,
-        "nodeHTTPAddress": "",
+        "nodeHTTPAddress": n.http_address,
         "lastHealthUpdate": n.last_heartbeat.as_millis(),
         "version": env!("CARGO_PKG_VERSION"),
         "healthReport": n.health_report,
@@ -273,6 +469,11 @@ pub(crate) fn node_info(n: &NodeInfo) -> Value {
         "availMemoryMB": avail.memory_mb(),
         "usedVirtualCores": n.used.vcores(),
         "availableVirtualCores": avail.vcores(),
+        "numRunningOpportContainers": 0,
+        "usedMemoryOpportGB": 0,
+        "usedVirtualCoresOpport": 0,
+        "numQueuedContainers": 0,
+        "nodeLabels": [],
         "usedResource": resource(n.used),
         "availableResource": resource(avail),
         "totalResource": resource(n.capability),
@@ -282,21 +483,28 @@ pub(crate) fn node_info(n: &NodeInfo) -> Value {
 /// `ClusterInfo` (the object inside `{"clusterInfo": ...}`).
 pub(crate) fn cluster_info(cluster_ts: u64, started_on: u64) -> Value {
     let version = env!("CARGO_PKG_VERSION");
+    // Tools pick API features from the Hadoop version: announce the one Weft's API follows,
+    // and Weft's own version in the build strings.
+    let build = format!("{HADOOP_API_VERSION} from weft {version}");
+    let built_on = option_env!("WEFT_BUILD_DATE").unwrap_or("unknown");
     json!({
         "id": cluster_ts,
         "startedOn": started_on,
         "state": "STARTED",
         "haState": "ACTIVE",
-        "rmStateStoreName": "weft RedbStore",
-        "resourceManagerVersion": "3.3.6",
-        "resourceManagerBuildVersion": format!("3.3.6 (weft {version})"),
-        "resourceManagerVersionBuiltOn": "",
-        "hadoopVersion": "3.3.6",
-        "hadoopBuildVersion": format!("3.3.6 (weft {version})"),
-        "hadoopVersionBuiltOn": "",
+        "rmStateStoreName": "weft_store::RedbStore",
+        "resourceManagerVersion": HADOOP_API_VERSION,
+        "resourceManagerBuildVersion": build,
+        "resourceManagerVersionBuiltOn": built_on,
+        "hadoopVersion": HADOOP_API_VERSION,
+        "hadoopBuildVersion": build,
+        "hadoopVersionBuiltOn": built_on,
         "haZooKeeperConnectionState": "ResourceManager HA is not enabled.",
     })
 }
+
+/// The Hadoop release whose REST API Weft's follows.
+pub(crate) const HADOOP_API_VERSION: &str = "3.3.6";
 
 #[cfg(test)]
 mod tests {

@@ -1,25 +1,31 @@
-//! The REST API (port 8088) with Hadoop's paths, JSON shapes and `RemoteException` errors.
-//! A refused request changes nothing.
+//! The REST API (port 8088) with Hadoop's paths, JSON shapes and `RemoteException` errors,
+//! plus Weft's admin refresh and its OpenAPI description. A refused request changes nothing.
 
+mod apps;
+mod error;
+mod filters;
 mod json;
+mod scheduler;
 
 use std::collections::BTreeMap;
 
-use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{get, post, put};
 use axum::{Json, Router};
 use serde_json::{json, Value};
-use weft_rm_core::{AppState, RmError};
 use weft_types::yarn_id::ApplicationId;
 
-use crate::clock;
-use crate::driver::{Driver, DriverError};
+use crate::driver::Driver;
+use crate::reload;
+pub(crate) use error::RestError;
 
 /// The user when a request names none (`user.name`), as Hadoop's static web user.
 const ANONYMOUS: &str = "dr.who";
+
+/// The OpenAPI 3 description of every endpoint below, served at `/openapi.json`.
+const OPENAPI: &str = include_str!("openapi.json");
 
 /// What the handlers share.
 #[derive(Clone)]
@@ -29,81 +35,9 @@ pub(crate) struct Rest {
     pub(crate) started_on: u64,
 }
 
-/// A `RemoteException` answer.
-pub(crate) struct RestError {
-    status: StatusCode,
-    exception: &'static str,
-    java: &'static str,
-    message: String,
-}
-
-impl RestError {
-    fn bad_request(message: impl Into<String>) -> RestError {
-        RestError {
-            status: StatusCode::BAD_REQUEST,
-            exception: "BadRequestException",
-            java: "org.apache.hadoop.yarn.webapp.BadRequestException",
-            message: message.into(),
-        }
-    }
-    fn not_found(message: impl Into<String>) -> RestError {
-        RestError {
-            status: StatusCode::NOT_FOUND,
-            exception: "NotFoundException",
-            java: "org.apache.hadoop.yarn.webapp.NotFoundException",
-            message: message.into(),
-        }
-    }
-    fn forbidden(message: impl Into<String>) -> RestError {
-        RestError {
-            status: StatusCode::FORBIDDEN,
-            exception: "ForbiddenException",
-            java: "org.apache.hadoop.yarn.webapp.ForbiddenException",
-            message: message.into(),
-        }
-    }
-    fn unavailable(message: impl Into<String>) -> RestError {
-        RestError {
-            status: StatusCode::SERVICE_UNAVAILABLE,
-            exception: "YarnException",
-            java: "org.apache.hadoop.yarn.exceptions.YarnException",
-            message: message.into(),
-        }
-    }
-}
-
-impl From<DriverError> for RestError {
-    fn from(e: DriverError) -> RestError {
-        RestError::unavailable(e.to_string())
-    }
-}
-
-impl From<RmError> for RestError {
-    fn from(e: RmError) -> RestError {
-        let m = e.to_string();
-        match e {
-            RmError::UnknownApp(id) => RestError::not_found(format!("app with id: {id} not found")),
-            RmError::UnknownAttempt(_) | RmError::UnknownNode(_) => RestError::not_found(m),
-            RmError::Forbidden(_) | RmError::InvalidToken(_) => RestError::forbidden(m),
-            RmError::Corrupt(_) | RmError::Scheduler(_) => RestError::unavailable(m),
-            _ => RestError::bad_request(m),
-        }
-    }
-}
-
-impl IntoResponse for RestError {
-    fn into_response(self) -> Response {
-        let body = json!({"RemoteException": {
-            "exception": self.exception,
-            "message": self.message,
-            "javaClassName": self.java,
-        }});
-        (self.status, Json(body)).into_response()
-    }
-}
-
 type Params = Query<BTreeMap<String, String>>;
 
+/// The caller: `user.name` (Hadoop's pseudo authentication), else the static web user.
 fn user(q: &BTreeMap<String, String>) -> String {
     q.get("user.name")
         .filter(|u| !u.is_empty())
@@ -116,29 +50,59 @@ fn app_id(text: &str) -> Result<ApplicationId, RestError> {
         .map_err(|_| RestError::bad_request(format!("Invalid ApplicationId: {text}")))
 }
 
-fn body_json(body: &Bytes) -> Result<Value, RestError> {
+/// A request body as JSON; an empty or malformed body is a 400.
+fn body_json(body: &[u8]) -> Result<Value, RestError> {
     serde_json::from_slice(body).map_err(|e| RestError::bad_request(format!("malformed JSON: {e}")))
 }
 
-/// The router.
+/// The router of `/ws/v1/**` and `/openapi.json`, with a JSON 404/405 for anything else.
 pub(crate) fn router(state: Rest) -> Router {
+    const C: &str = "/ws/v1/cluster";
+    let r = |p: &str| format!("{C}{p}");
     Router::new()
-        .route("/ws/v1/cluster", get(cluster_info))
-        .route("/ws/v1/cluster/info", get(cluster_info))
-        .route("/ws/v1/cluster/apps/new-application", post(new_application))
-        .route("/ws/v1/cluster/apps", post(submit).get(list_apps))
-        .route("/ws/v1/cluster/apps/{id}", get(get_app))
+        .route(C, get(cluster_info))
+        .route(&r("/info"), get(cluster_info))
+        .route(&r("/metrics"), get(metrics))
+        .route(&r("/scheduler"), get(scheduler))
+        .route(&r("/appstatistics"), get(apps::statistics))
+        .route(&r("/apps/new-application"), post(apps::new_application))
+        .route(&r("/apps"), post(apps::submit).get(apps::list))
+        .route(&r("/apps/{id}"), get(apps::get_app))
         .route(
-            "/ws/v1/cluster/apps/{id}/state",
-            get(get_state).put(put_state),
+            &r("/apps/{id}/state"),
+            get(apps::get_state).put(apps::put_state),
         )
         .route(
-            "/ws/v1/cluster/apps/{id}/queue",
-            get(get_queue).put(put_queue),
+            &r("/apps/{id}/queue"),
+            get(apps::get_queue).put(apps::put_queue),
         )
-        .route("/ws/v1/cluster/nodes", get(list_nodes))
-        .route("/ws/v1/cluster/nodes/{id}", get(get_node))
+        .route(
+            &r("/apps/{id}/priority"),
+            get(apps::get_priority).put(apps::put_priority),
+        )
+        .route(&r("/apps/{id}/timeouts"), get(apps::timeouts))
+        .route(&r("/apps/{id}/timeouts/{kind}"), get(apps::timeout))
+        .route(&r("/apps/{id}/appattempts"), get(apps::attempts))
+        .route(&r("/apps/{id}/appattempts/{aid}"), get(apps::attempt))
+        .route(
+            &r("/apps/{id}/appattempts/{aid}/containers"),
+            get(apps::containers),
+        )
+        .route(
+            &r("/apps/{id}/appattempts/{aid}/containers/{cid}"),
+            get(apps::container),
+        )
+        .route(&r("/nodes"), get(list_nodes))
+        .route(&r("/nodes/{id}"), get(get_node))
+        .route(
+            &r("/delegation-token"),
+            post(delegation_token).delete(delegation_token),
+        )
+        .route(&r("/delegation-token/expiration"), post(delegation_token))
+        .route(&r("/admin/refresh-queues"), put(refresh_queues))
+        .route("/openapi.json", get(openapi))
         .fallback(|| async { RestError::not_found("no such resource") })
+        .method_not_allowed_fallback(|| async { RestError::method_not_allowed() })
         .with_state(state)
 }
 
@@ -146,153 +110,32 @@ async fn cluster_info(State(s): State<Rest>) -> Json<Value> {
     Json(json!({"clusterInfo": json::cluster_info(s.cluster_ts, s.started_on)}))
 }
 
-async fn new_application(State(s): State<Rest>) -> Result<Json<Value>, RestError> {
-    let (id, max) = s
+async fn metrics(State(s): State<Rest>) -> Result<Json<Value>, RestError> {
+    let m = s.driver.call(|core, now| core.cluster_metrics(now)).await?;
+    Ok(Json(json!({"clusterMetrics": json::cluster_metrics(&m)})))
+}
+
+async fn scheduler(State(s): State<Rest>) -> Result<Json<Value>, RestError> {
+    let view = s
         .driver
-        .call(|core, now| (core.new_application(now), core.maximum_allocation()))
-        .await?;
-    Ok(Json(json!({
-        "application-id": id.to_string(),
-        "maximum-resource-capability": json::resource(max),
-    })))
-}
-
-async fn submit(
-    State(s): State<Rest>,
-    Query(q): Params,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Result<Response, RestError> {
-    let (id, sub) = json::submission(&body, &user(&q)).map_err(RestError::bad_request)?;
-    s.driver
-        .call(move |core, now| core.submit(now, id, sub))
-        .await??;
-    tracing::info!(app = %id, "application submitted");
-    let host = headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or("localhost");
-    let location = format!("http://{host}/ws/v1/cluster/apps/{id}");
-    Ok((StatusCode::ACCEPTED, [(header::LOCATION, location)]).into_response())
-}
-
-async fn report(s: &Rest, text: &str) -> Result<weft_rm_core::AppReport, RestError> {
-    let id = app_id(text)?;
-    s.driver
-        .call(move |core, _| core.app_report(&id))
-        .await?
-        .ok_or_else(|| RestError::not_found(format!("app with id: {text} not found")))
-}
-
-async fn get_app(State(s): State<Rest>, Path(id): Path<String>) -> Result<Json<Value>, RestError> {
-    let r = report(&s, &id).await?;
-    Ok(Json(
-        json!({"app": json::app_info(&r, s.cluster_ts, clock::now())}),
-    ))
-}
-
-async fn list_apps(State(s): State<Rest>, Query(q): Params) -> Result<Json<Value>, RestError> {
-    let states: Option<Vec<String>> = q
-        .get("states")
-        .or_else(|| q.get("state"))
-        .map(|v| v.split(',').map(|s| s.trim().to_uppercase()).collect());
-    let limit = match q.get("limit") {
-        Some(l) => match l.parse::<usize>() {
-            Ok(n) if n > 0 => Some(n),
-            _ => return Err(RestError::bad_request("limit value must be greater then 0")),
-        },
-        None => None,
-    };
-    let reports = s.driver.call(|core, _| core.app_reports()).await?;
-    let now = clock::now();
-    let apps: Vec<Value> = reports
-        .iter()
-        .filter(|r| {
-            states
-                .as_ref()
-                .is_none_or(|st| st.iter().any(|x| x == json::state_name(r.state)))
+        .call(|core, _| scheduler::SchedulerView {
+            snap: core.scheduler_snapshot(),
+            allocations: core.scheduler().config().allocations.clone(),
+            max_allocation: core.maximum_allocation(),
         })
-        .filter(|r| q.get("queue").is_none_or(|x| *x == r.queue))
-        .filter(|r| q.get("user").is_none_or(|x| *x == r.user))
-        .take(limit.unwrap_or(usize::MAX))
-        .map(|r| json::app_info(r, s.cluster_ts, now))
-        .collect();
-    Ok(Json(json!({"apps": {"app": apps}})))
-}
-
-async fn get_state(
-    State(s): State<Rest>,
-    Path(id): Path<String>,
-) -> Result<Json<Value>, RestError> {
-    let r = report(&s, &id).await?;
-    Ok(Json(json!({"state": json::state_name(r.state)})))
-}
-
-async fn put_state(
-    State(s): State<Rest>,
-    Path(text): Path<String>,
-    Query(q): Params,
-    body: Bytes,
-) -> Result<Json<Value>, RestError> {
-    let id = app_id(&text)?;
-    let v = body_json(&body)?;
-    let target = v.get("state").and_then(Value::as_str).unwrap_or_default();
-    if !target.eq_ignore_ascii_case("KILLED") {
-        return Err(RestError::bad_request(
-            "Only 'KILLED' is allowed as a target state.",
-        ));
-    }
-    let who = user(&q);
-    let state = s
-        .driver
-        .call(move |core, now| core.kill(now, id, Some(&who)))
-        .await??;
-    if state == AppState::Killed {
-        tracing::info!(app = %id, "application killed");
-    }
-    Ok(Json(json!({"state": json::state_name(state)})))
-}
-
-async fn get_queue(
-    State(s): State<Rest>,
-    Path(id): Path<String>,
-) -> Result<Json<Value>, RestError> {
-    let r = report(&s, &id).await?;
-    Ok(Json(json!({"queue": r.queue})))
-}
-
-async fn put_queue(
-    State(s): State<Rest>,
-    Path(text): Path<String>,
-    body: Bytes,
-) -> Result<Json<Value>, RestError> {
-    let id = app_id(&text)?;
-    let v = body_json(&body)?;
-    let Some(queue) = v.get("queue").and_then(Value::as_str).map(str::to_string) else {
-        return Err(RestError::bad_request(
-            "the body must be {\"queue\": \"<queue name>\"}",
-        ));
-    };
-    let moved = s
-        .driver
-        .call(move |core, now| core.move_app(now, id, &queue))
-        .await??;
-    tracing::info!(app = %id, queue = %moved, "application moved");
-    Ok(Json(json!({"queue": moved})))
+        .await?;
+    Ok(Json(view.to_json()))
 }
 
 async fn list_nodes(State(s): State<Rest>, Query(q): Params) -> Result<Json<Value>, RestError> {
-    let states: Option<Vec<String>> = q
-        .get("states")
-        .or_else(|| q.get("state"))
-        .map(|v| v.split(',').map(|s| s.trim().to_uppercase()).collect());
+    let states = filters::node_states(&q)?;
     let nodes = s.driver.call(|core, _| core.node_infos()).await?;
     let nodes: Vec<Value> = nodes
         .iter()
         .filter(|n| {
             states
                 .as_ref()
-                .is_none_or(|st| st.iter().any(|x| x == n.state.as_str()))
+                .is_none_or(|st| st.contains(n.state.as_str()))
         })
         .map(json::node_info)
         .collect();
@@ -306,4 +149,88 @@ async fn get_node(State(s): State<Rest>, Path(id): Path<String>) -> Result<Json<
         .find(|n| n.node_id == id)
         .ok_or_else(|| RestError::not_found(format!("nodeId, {id}, is not found")))?;
     Ok(Json(json!({"node": json::node_info(node)})))
+}
+
+async fn delegation_token() -> RestError {
+    RestError::forbidden(
+        "Delegation tokens can only be managed over Kerberos (SPNEGO) authentication, \
+         which this ResourceManager does not use",
+    )
+}
+
+async fn refresh_queues(State(s): State<Rest>) -> Result<Json<Value>, RestError> {
+    match reload::refresh(s.cluster_ts).await {
+        Ok(reload::Refreshed::File(path)) => Ok(Json(json!({
+            "refreshQueues": {"reloaded": true, "allocationFile": path.display().to_string()}
+        }))),
+        Ok(reload::Refreshed::NoFile) => Ok(Json(json!({"refreshQueues": {"reloaded": false}}))),
+        Err(reload::RefreshError::Invalid(m)) => Err(RestError::bad_request(m)),
+        Err(reload::RefreshError::Unavailable(m)) => Err(RestError::unavailable(m)),
+    }
+}
+
+async fn openapi() -> Response {
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "application/json")],
+        OPENAPI,
+    )
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every route of [`router`], as OpenAPI paths: the document must describe each.
+    const ROUTES: [&str; 23] = [
+        "/ws/v1/cluster",
+        "/ws/v1/cluster/info",
+        "/ws/v1/cluster/metrics",
+        "/ws/v1/cluster/scheduler",
+        "/ws/v1/cluster/appstatistics",
+        "/ws/v1/cluster/apps/new-application",
+        "/ws/v1/cluster/apps",
+        "/ws/v1/cluster/apps/{appid}",
+        "/ws/v1/cluster/apps/{appid}/state",
+        "/ws/v1/cluster/apps/{appid}/queue",
+        "/ws/v1/cluster/apps/{appid}/priority",
+        "/ws/v1/cluster/apps/{appid}/timeouts",
+        "/ws/v1/cluster/apps/{appid}/timeouts/{type}",
+        "/ws/v1/cluster/apps/{appid}/appattempts",
+        "/ws/v1/cluster/apps/{appid}/appattempts/{appattemptid}",
+        "/ws/v1/cluster/apps/{appid}/appattempts/{appattemptid}/containers",
+        "/ws/v1/cluster/apps/{appid}/appattempts/{appattemptid}/containers/{containerid}",
+        "/ws/v1/cluster/nodes",
+        "/ws/v1/cluster/nodes/{nodeid}",
+        "/ws/v1/cluster/delegation-token",
+        "/ws/v1/cluster/delegation-token/expiration",
+        "/ws/v1/cluster/admin/refresh-queues",
+        "/openapi.json",
+    ];
+
+    #[test]
+    fn the_openapi_document_describes_every_route() {
+        let doc: Value = serde_json::from_str(OPENAPI).expect("valid JSON");
+        assert!(doc["openapi"].as_str().unwrap().starts_with("3."));
+        let paths = doc["paths"].as_object().expect("paths");
+        for r in ROUTES {
+            assert!(paths.contains_key(r), "{r} is not documented");
+        }
+        assert_eq!(
+            paths.len(),
+            ROUTES.len(),
+            "documented paths that do not exist"
+        );
+        let refresh = &paths["/ws/v1/cluster/admin/refresh-queues"];
+        assert!(refresh.get("put").is_some());
+        assert!(refresh["put"]["responses"].get("400").is_some());
+    }
+
+    #[test]
+    fn remote_exceptions_have_hadoops_shape() {
+        let e = RestError::not_found("app with id: x not found");
+        let resp = e.into_response();
+        assert_eq!(resp.status(), StatusCode::NOT_FOUND);
+    }
 }

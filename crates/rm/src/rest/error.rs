@@ -1,0 +1,96 @@
+//! Hadoop's `RemoteException` error answers and how core errors map onto them.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::json;
+use weft_rm_core::RmError;
+
+use crate::driver::DriverError;
+
+/// A `RemoteException` answer: the status and the exception Hadoop's handler would name.
+#[derive(Debug)]
+pub(crate) struct RestError {
+    pub(crate) status: StatusCode,
+    exception: &'static str,
+    java: &'static str,
+    pub(crate) message: String,
+}
+
+impl RestError {
+    /// 400 `BadRequestException`.
+    pub(crate) fn bad_request(message: impl Into<String>) -> RestError {
+        RestError {
+            status: StatusCode::BAD_REQUEST,
+            exception: "BadRequestException",
+            java: "org.apache.hadoop.yarn.webapp.BadRequestException",
+            message: message.into(),
+        }
+    }
+    /// 404 `NotFoundException`.
+    pub(crate) fn not_found(message: impl Into<String>) -> RestError {
+        RestError {
+            status: StatusCode::NOT_FOUND,
+            exception: "NotFoundException",
+            java: "org.apache.hadoop.yarn.webapp.NotFoundException",
+            message: message.into(),
+        }
+    }
+    /// 403 `ForbiddenException`.
+    pub(crate) fn forbidden(message: impl Into<String>) -> RestError {
+        RestError {
+            status: StatusCode::FORBIDDEN,
+            exception: "ForbiddenException",
+            java: "org.apache.hadoop.yarn.webapp.ForbiddenException",
+            message: message.into(),
+        }
+    }
+    /// 405, as Jersey answers a path that exists under another method.
+    pub(crate) fn method_not_allowed() -> RestError {
+        RestError {
+            status: StatusCode::METHOD_NOT_ALLOWED,
+            exception: "WebApplicationException",
+            java: "javax.ws.rs.WebApplicationException",
+            message: "HTTP method not allowed on this resource".to_string(),
+        }
+    }
+    /// 503 `YarnException`: the RM cannot answer now.
+    pub(crate) fn unavailable(message: impl Into<String>) -> RestError {
+        RestError {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            exception: "YarnException",
+            java: "org.apache.hadoop.yarn.exceptions.YarnException",
+            message: message.into(),
+        }
+    }
+}
+
+impl From<DriverError> for RestError {
+    fn from(e: DriverError) -> RestError {
+        RestError::unavailable(e.to_string())
+    }
+}
+
+impl From<RmError> for RestError {
+    fn from(e: RmError) -> RestError {
+        let m = e.to_string();
+        match e {
+            RmError::UnknownApp(id) => RestError::not_found(format!("app with id: {id} not found")),
+            RmError::UnknownAttempt(_) | RmError::UnknownNode(_) => RestError::not_found(m),
+            RmError::Forbidden(_) | RmError::InvalidToken(_) => RestError::forbidden(m),
+            RmError::Corrupt(_) | RmError::Scheduler(_) => RestError::unavailable(m),
+            _ => RestError::bad_request(m),
+        }
+    }
+}
+
+impl IntoResponse for RestError {
+    fn into_response(self) -> Response {
+        let body = json!({"RemoteException": {
+            "exception": self.exception,
+            "message": self.message,
+            "javaClassName": self.java,
+        }});
+        (self.status, Json(body)).into_response()
+    }
+}

@@ -1,0 +1,294 @@
+//! `GET /ws/v1/cluster/scheduler` in the Fair Scheduler's shape: the queue tree from a
+//! scheduler snapshot, with the per-queue limits the snapshot does not carry (maxApps,
+//! maxAMShare, maxContainerAllocation, preemptability) taken from the allocation config.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Map, Value};
+use weft_config::{AllocationConfig, QueueConfig};
+use weft_sched::{QueueSnapshot, Snapshot};
+use weft_types::Resource;
+
+use super::json::resource;
+
+/// Everything the scheduler answer is built from, taken in one driver call.
+pub(crate) struct SchedulerView {
+    /// The snapshot.
+    pub(crate) snap: Snapshot,
+    /// The allocation file in force.
+    pub(crate) allocations: AllocationConfig,
+    /// `yarn.scheduler.maximum-allocation-*`.
+    pub(crate) max_allocation: Resource,
+}
+
+/// Container and reservation figures of one queue's subtree.
+#[derive(Default, Clone, Copy)]
+struct Counts {
+    pending: u64,
+    allocated: u64,
+    reserved: u64,
+    reserved_res: Resource,
+}
+
+/// Whether `queue` is `ancestor` or below it.
+fn within(queue: &str, ancestor: &str) -> bool {
+    queue == ancestor
+        || queue
+            .strip_prefix(ancestor)
+            .is_some_and(|rest| rest.starts_with('.'))
+}
+
+/// The queue's config, then its ancestors' nearest first (`root.a.b`, `root.a`, `root`).
+fn lineage<'a>(
+    allocations: &'a AllocationConfig,
+    name: &str,
+) -> impl Iterator<Item = &'a QueueConfig> + 'a {
+    let mut names = Vec::new();
+    let mut cur = name.to_string();
+    loop {
+        names.push(cur.clone());
+        match cur.rsplit_once('.') {
+            Some((parent, _)) => cur = parent.to_string(),
+            None => break,
+        }
+    }
+    names
+        .into_iter()
+        .filter_map(move |n| allocations.queues.get(&n))
+}
+
+impl SchedulerView {
+    fn counts(&self, queue: &str) -> Counts {
+        let mut c = Counts::default();
+        let mut app_queue = BTreeMap::new();
+        for a in &self.snap.apps {
+            app_queue.insert(a.app, a.queue.as_str());
+            if within(&a.queue, queue) {
+                c.pending += a.pending_containers;
+                c.allocated += a.running_containers as u64;
+            }
+        }
+        for (app, size) in self.snap.nodes.iter().filter_map(|n| n.reserved) {
+            if app_queue.get(&app).is_some_and(|q| within(q, queue)) {
+                c.reserved += 1;
+                c.reserved_res = c.reserved_res.saturating_add(size);
+            }
+        }
+        c
+    }
+
+    /// The max share as YARN shows it: never more than the cluster.
+    fn max_resources(&self, q: &QueueSnapshot) -> Resource {
+        q.max_resources.cw_min(self.snap.cluster_capacity)
+    }
+
+    /// Hadoop's `FSLeafQueue.computeMaxAMResource`: maxAMShare of the fair share, where a
+    /// zero fair-share component is replaced by what the cluster could give the queue.
+    fn am_max_resources(&self, q: &QueueSnapshot) -> Resource {
+        if !q.leaf {
+            return Resource::ZERO;
+        }
+        let share = self
+            .allocations
+            .queues
+            .get(&q.name)
+            .and_then(|c| c.max_am_share)
+            .unwrap_or(self.allocations.queue_max_am_share_default);
+        let available = self
+            .snap
+            .cluster_capacity
+            .saturating_sub(self.snap.cluster_used);
+        let cap = available.cw_min(self.max_resources(q));
+        let mut base = q.fair_share;
+        if base.memory_mb() == 0 {
+            base = base.with(weft_types::MEMORY, cap.memory_mb());
+        }
+        if base.vcores() == 0 {
+            base = base.with(weft_types::VCORES, cap.vcores());
+        }
+        if share < 0.0 {
+            // -1 turns the AM limit off: the whole max share may run AMs.
+            return self.max_resources(q);
+        }
+        base.mul_trunc(f64::from(share))
+    }
+
+    fn queue(&self, q: &QueueSnapshot) -> Value {
+        let cfg = self.allocations.queues.get(&q.name);
+        let max_apps = cfg
+            .and_then(|c| c.max_running_apps)
+            .unwrap_or(self.allocations.queue_max_apps_default);
+        let max_container = lineage(&self.allocations, &q.name)
+            .find_map(|c| c.max_container_allocation)
+            .map_or(self.max_allocation, |m| {
+                m.resolve(self.snap.cluster_capacity)
+                    .cw_min(self.max_allocation)
+            });
+        let preemptable =
+            lineage(&self.allocations, &q.name).all(|c| c.allow_preemption_from.unwrap_or(true));
+        let counts = self.counts(&q.name);
+        let mut o = Map::new();
+        if q.leaf {
+            o.insert("type".into(), json!("fairSchedulerLeafQueueInfo"));
+        }
+        let fields = [
+            ("maxApps", json!(max_apps)),
+            ("minResources", resource(q.min_resources)),
+            ("maxResources", resource(self.max_resources(q))),
+            ("usedResources", resource(q.usage)),
+            ("amUsedResources", resource(q.am_usage)),
+            ("amMaxResources", resource(self.am_max_resources(q))),
+            ("demandResources", resource(q.demand)),
+            ("steadyFairResources", resource(q.steady_fair_share)),
+            ("fairResources", resource(q.fair_share)),
+            ("clusterResources", resource(self.snap.cluster_capacity)),
+            ("reservedResources", resource(counts.reserved_res)),
+            ("maxContainerAllocation", resource(max_container)),
+            ("pendingContainers", json!(counts.pending)),
+            ("allocatedContainers", json!(counts.allocated)),
+            ("reservedContainers", json!(counts.reserved)),
+            ("queueName", json!(q.name)),
+            ("schedulingPolicy", json!(q.policy)),
+            ("weight", json!(q.weight)),
+            ("preemptable", json!(preemptable)),
+        ];
+        for (k, v) in fields {
+            o.insert(k.into(), v);
+        }
+        if q.leaf {
+            o.insert("numPendingApps".into(), json!(q.pending_apps));
+            o.insert("numActiveApps".into(), json!(q.running_apps));
+        } else {
+            let children: Vec<Value> = self
+                .snap
+                .queues
+                .iter()
+                .filter(|c| {
+                    c.name
+                        .strip_prefix(q.name.as_str())
+                        .and_then(|rest| rest.strip_prefix('.'))
+                        .is_some_and(|rest| !rest.contains('.'))
+                })
+                .map(|c| self.queue(c))
+                .collect();
+            // A parent without children has a null list in YARN: left out.
+            if !children.is_empty() {
+                o.insert("childQueues".into(), json!({"queue": children}));
+            }
+        }
+        Value::Object(o)
+    }
+
+    /// `{"scheduler": {"schedulerInfo": {"type": "fairScheduler", "rootQueue": ...}}}`.
+    pub(crate) fn to_json(&self) -> Value {
+        let root = self
+            .snap
+            .queues
+            .iter()
+            .find(|q| q.name == "root")
+            .map(|q| self.queue(q))
+            .unwrap_or(Value::Null);
+        json!({"scheduler": {"schedulerInfo": {"type": "fairScheduler", "rootQueue": root}}})
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use weft_sched::{AppSnapshot, NodeSnapshot};
+    use weft_types::{AppId, NodeId, ResourceTypes};
+
+    fn queue(name: &str, leaf: bool, fair: Resource) -> QueueSnapshot {
+        QueueSnapshot {
+            name: name.into(),
+            leaf,
+            policy: "fair",
+            weight: 1.0,
+            fair_share: fair,
+            steady_fair_share: Resource::new(4096, 4),
+            usage: Resource::new(2048, 2),
+            demand: Resource::new(3072, 3),
+            min_resources: Resource::ZERO,
+            max_resources: Resource::UNBOUNDED,
+            am_usage: Resource::new(1024, 1),
+            running_apps: 1,
+            pending_apps: 0,
+            configured: true,
+        }
+    }
+
+    #[test]
+    fn the_tree_nests_children_and_marks_leaves() {
+        let xml = r#"<allocations>
+            <queue name="a"><maxRunningApps>7</maxRunningApps><maxAMShare>0.5</maxAMShare>
+              <queue name="b"><allowPreemptionFrom>false</allowPreemptionFrom></queue></queue>
+            <queue name="c"/></allocations>"#;
+        let (allocations, _) =
+            weft_config::alloc_file::parse_allocations(xml, &ResourceTypes::default()).unwrap();
+        let cluster = Resource::new(8192, 8);
+        let view = SchedulerView {
+            snap: Snapshot {
+                cluster_capacity: cluster,
+                cluster_used: Resource::new(2048, 2),
+                cluster_pending: Resource::ZERO,
+                queues: vec![
+                    queue("root", false, cluster),
+                    queue("root.a", false, cluster),
+                    queue("root.a.b", true, Resource::new(4096, 4)),
+                    queue("root.c", true, Resource::ZERO),
+                ],
+                apps: vec![AppSnapshot {
+                    app: AppId(1),
+                    queue: "root.a.b".into(),
+                    user: "u".into(),
+                    runnable: true,
+                    usage: Resource::new(2048, 2),
+                    demand: Resource::new(3072, 3),
+                    fair_share: Resource::new(4096, 4),
+                    running_containers: 2,
+                    pending_containers: 1,
+                    am_running: true,
+                }],
+                nodes: vec![NodeSnapshot {
+                    node: NodeId(0),
+                    host: "h".into(),
+                    rack: "/r".into(),
+                    capacity: cluster,
+                    used: Resource::new(2048, 2),
+                    reserved: Some((AppId(1), Resource::new(1024, 1))),
+                }],
+            },
+            allocations,
+            max_allocation: Resource::new(8192, 4),
+        };
+        let v = view.to_json();
+        let root = &v["scheduler"]["schedulerInfo"]["rootQueue"];
+        assert_eq!(v["scheduler"]["schedulerInfo"]["type"], "fairScheduler");
+        assert!(root.get("type").is_none(), "parents carry no type");
+        assert_eq!(root["maxResources"], json!({"memory": 8192, "vCores": 8}));
+        assert_eq!(root["allocatedContainers"], 2);
+        let a = &root["childQueues"]["queue"][0];
+        assert_eq!(a["queueName"], "root.a");
+        assert_eq!(a["maxApps"], 7);
+        let b = &a["childQueues"]["queue"][0];
+        assert_eq!(b["type"], "fairSchedulerLeafQueueInfo");
+        assert!(b.get("childQueues").is_none());
+        assert_eq!(b["preemptable"], false);
+        assert_eq!(a["preemptable"], true);
+        assert_eq!(b["pendingContainers"], 1);
+        assert_eq!(b["reservedContainers"], 1);
+        assert_eq!(b["reservedResources"], json!({"memory": 1024, "vCores": 1}));
+        assert_eq!(b["numActiveApps"], 1);
+        assert_eq!(
+            b["maxContainerAllocation"],
+            json!({"memory": 8192, "vCores": 4})
+        );
+        // Default maxAMShare 0.5 of a 4096/4 fair share.
+        assert_eq!(b["amMaxResources"], json!({"memory": 2048, "vCores": 2}));
+        let c = &root["childQueues"]["queue"][1];
+        assert_eq!(c["queueName"], "root.c");
+        assert_eq!(c["reservedContainers"], 0);
+        // Idle queue: the AM limit falls back to what is available (6144/6) times 0.5.
+        assert_eq!(c["amMaxResources"], json!({"memory": 3072, "vCores": 3}));
+    }
+}
