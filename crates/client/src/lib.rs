@@ -57,6 +57,8 @@ pub fn main(verb: &dyn Verb) -> ExitCode {
     match result {
         Ok(Outcome::Success) => ExitCode::SUCCESS,
         Ok(Outcome::Failed) => ExitCode::from(255),
+        // The reader went away (`weft logs ... | head`): nothing left to tell anyone.
+        Err(ClientError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(255)

@@ -163,6 +163,32 @@ fn nm_addresses(rm: &Rm, only: Option<&str>) -> Result<Vec<(String, String)>, Cl
     Ok(nodes)
 }
 
+impl LogsArgs {
+    /// (container id, node id, NM base URL) of every container of `app` the RUNNING NMs know,
+    /// in container id order (the AM first), narrowed by -containerId.
+    fn containers(&self, rm: &Rm, app: &str) -> Result<Vec<(String, String, String)>, ClientError> {
+        let mut found = Vec::new();
+        for (node, base) in nm_addresses(rm, self.node_address.as_deref())? {
+            let ids = match rm.get_json_at(&format!("{base}/ws/v1/node/apps/{app}"), &[]) {
+                Ok(v) => container_ids(&v),
+                // This NM ran nothing of the app.
+                Err(e) if e.status() == Some(404) => continue,
+                Err(e) => {
+                    eprintln!("skipping node {node}: {e}");
+                    continue;
+                }
+            };
+            found.extend(
+                ids.into_iter()
+                    .filter(|c| self.container_id.as_ref().is_none_or(|want| want == c))
+                    .map(|c| (c, node.clone(), base.clone())),
+            );
+        }
+        found.sort();
+        Ok(found)
+    }
+}
+
 impl Verb for LogsArgs {
     fn run(&self, out: &mut dyn Write) -> Result<Outcome, ClientError> {
         let Some(app) = &self.application_id else {
@@ -181,46 +207,32 @@ impl Verb for LogsArgs {
             .collect();
         let mut printed = 0;
         let mut json_containers = Vec::new();
-        for (node, base) in nm_addresses(&rm, self.node_address.as_deref())? {
-            let ids = match rm.get_json_at(&format!("{base}/ws/v1/node/apps/{app}"), &[]) {
-                Ok(v) => container_ids(&v),
-                // This NM ran nothing of the app.
-                Err(e) if e.status() == Some(404) => continue,
+        for (cid, node, base) in self.containers(&rm, app)? {
+            let url = format!("{base}/ws/v1/node/containers/{cid}/logs");
+            let infos = match rm.get_json_at(&url, &[]) {
+                Ok(v) => log_infos(&v, &cid, &node),
                 Err(e) => {
-                    eprintln!("skipping node {node}: {e}");
+                    eprintln!("skipping container {cid}: {e}");
                     continue;
                 }
             };
-            for cid in ids
-                .iter()
-                .filter(|c| self.container_id.as_ref().is_none_or(|want| want == *c))
-            {
-                let url = format!("{base}/ws/v1/node/containers/{cid}/logs");
-                let infos = match rm.get_json_at(&url, &[]) {
-                    Ok(v) => log_infos(&v, cid, &node),
-                    Err(e) => {
-                        eprintln!("skipping container {cid}: {e}");
-                        continue;
-                    }
-                };
-                for logs in infos {
-                    let mut files = Vec::new();
-                    for f in logs.files.iter().filter(|f| self.wants(&f.name)) {
-                        let url = format!("{base}/ws/v1/node/containerlogs/{cid}/{}", f.name);
-                        let contents = rm.get_text_at(&url, &size)?;
-                        printed += 1;
-                        if self.conn.json {
-                            files.push(json!({"fileName": f.name, "fileSize": f.size,
-                                "lastModifiedTime": f.modified, "contents": contents}));
-                        } else {
-                            write!(out, "{}", format_log(&logs, f, &contents, running))?;
-                        }
-                    }
+            for logs in infos {
+                let mut files = Vec::new();
+                for f in logs.files.iter().filter(|f| self.wants(&f.name)) {
+                    let url = format!("{base}/ws/v1/node/containerlogs/{cid}/{}", f.name);
+                    let contents = rm.get_text_at(&url, &size)?;
+                    printed += 1;
                     if self.conn.json {
-                        json_containers.push(json!({"containerId": logs.container,
-                            "nodeId": logs.node, "logAggregationType": logs.aggregation,
-                            "files": files}));
+                        files.push(json!({"fileName": f.name, "fileSize": f.size,
+                            "lastModifiedTime": f.modified, "contents": contents}));
+                    } else {
+                        write!(out, "{}", format_log(&logs, f, &contents, running))?;
                     }
+                }
+                if self.conn.json {
+                    json_containers.push(json!({"containerId": logs.container,
+                        "nodeId": logs.node, "logAggregationType": logs.aggregation,
+                        "files": files}));
                 }
             }
         }

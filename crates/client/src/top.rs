@@ -242,14 +242,17 @@ fn quit_watcher() -> Arc<AtomicBool> {
     // A blocking stdin reader beside the redraw loop; the client is not the scheduler core.
     #[allow(clippy::disallowed_methods)]
     std::thread::spawn(move || {
+        // End of input (stdin not a terminal, e.g. /dev/null) is no request to quit.
         for line in std::io::stdin().lock().lines() {
             match line {
-                Ok(l) if l.trim().eq_ignore_ascii_case("q") => break,
+                Ok(l) if l.trim().eq_ignore_ascii_case("q") => {
+                    flag.store(true, Ordering::SeqCst);
+                    return;
+                }
                 Ok(_) => continue,
                 Err(_) => return,
             }
         }
-        flag.store(true, Ordering::SeqCst);
     });
     quit
 }
