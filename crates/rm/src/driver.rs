@@ -2,8 +2,9 @@
 //! the core, writes its `Persist` outputs to the store *before* answering the jobs that caused
 //! them, and carries out AM launches and container stops through the NMs.
 
-use std::sync::Arc;
-use std::time::Duration;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use thiserror::Error;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -23,6 +24,8 @@ use crate::clock;
 type Reply = Box<dyn FnOnce() + Send>;
 /// A unit of work on the core.
 type Job = Box<dyn FnOnce(&mut RmCore, Time) -> Reply + Send>;
+/// A job and the type name of the closure it runs (its call site, for the timing metrics).
+type Sent = (&'static str, Job);
 
 /// Jobs taken in one round before the store is written (one transaction for all of them).
 const BATCH: usize = 256;
@@ -43,15 +46,16 @@ pub(crate) enum DriverError {
 /// A handle to send jobs to the driver; cheap to clone.
 #[derive(Clone)]
 pub(crate) struct Driver {
-    tx: mpsc::Sender<Job>,
+    tx: mpsc::Sender<Sent>,
+    stats: Arc<Mutex<DriverStats>>,
 }
 
 impl Driver {
     /// Runs `f` on the core and returns its result once the writes it caused are durable.
-    pub(crate) async fn call<T: Send + 'static>(
-        &self,
-        f: impl FnOnce(&mut RmCore, Time) -> T + Send + 'static,
-    ) -> Result<T, DriverError> {
+    pub(crate) async fn call<T: Send + 'static, F>(&self, f: F) -> Result<T, DriverError>
+    where
+        F: FnOnce(&mut RmCore, Time) -> T + Send + 'static,
+    {
         let (tx, rx) = oneshot::channel();
         let job: Job = Box::new(move |core, now| {
             let value = f(core, now);
@@ -59,19 +63,133 @@ impl Driver {
                 let _ = tx.send(value);
             })
         });
-        self.tx.send(job).await.map_err(|_| DriverError::Stopped)?;
+        let site = std::any::type_name::<F>();
+        self.tx
+            .send((site, job))
+            .await
+            .map_err(|_| DriverError::Stopped)?;
         rx.await.map_err(|_| DriverError::NotPersisted)
     }
+
+    /// The driver's timing figures as of its last tick (at most one tick old).
+    pub(crate) fn stats(&self) -> DriverStats {
+        self.stats
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+/// How often and how long the driver ran the core for one kind of work.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct KindStats {
+    /// `module.function` of the handler that sent the job, or `tick` / `update` for the
+    /// driver's own ticks (`update` when the tick ran the scheduler's periodic update).
+    pub(crate) kind: String,
+    /// Jobs (or ticks) run.
+    pub(crate) calls: u64,
+    /// Seconds spent in the core for them.
+    pub(crate) seconds: f64,
+}
+
+/// Timing figures of the driver loop, for `/metrics`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct DriverStats {
+    /// Per kind, sorted by kind.
+    pub(crate) kinds: Vec<KindStats>,
+    /// Seconds the last scheduler update (the tick that ran it) took.
+    pub(crate) last_update_seconds: f64,
+    /// Store transactions written.
+    pub(crate) store_writes: u64,
+    /// Seconds spent writing them.
+    pub(crate) store_write_seconds: f64,
+}
+
+/// The loop's own counters: written without locking on every job, published once per tick.
+#[derive(Default)]
+struct Counters {
+    index: HashMap<&'static str, usize>,
+    stats: DriverStats,
+}
+
+impl Counters {
+    fn record(&mut self, site: &'static str, took: Duration) {
+        let i = match self.index.get(site) {
+            Some(i) => *i,
+            None => {
+                let i = self.stats.kinds.len();
+                self.stats.kinds.push(KindStats {
+                    kind: call_site(site),
+                    ..KindStats::default()
+                });
+                self.index.insert(site, i);
+                i
+            }
+        };
+        let k = &mut self.stats.kinds[i];
+        k.calls += 1;
+        k.seconds += took.as_secs_f64();
+    }
+
+    /// Merges kinds that share a label (closures of one handler have distinct types).
+    fn snapshot(&self) -> DriverStats {
+        let mut merged: std::collections::BTreeMap<&str, KindStats> = Default::default();
+        for k in &self.stats.kinds {
+            let m = merged.entry(&k.kind).or_insert_with(|| KindStats {
+                kind: k.kind.clone(),
+                ..KindStats::default()
+            });
+            m.calls += k.calls;
+            m.seconds += k.seconds;
+        }
+        DriverStats {
+            kinds: merged.into_values().collect(),
+            ..self.stats.clone()
+        }
+    }
+}
+
+/// `module.function` from a closure's type name such as
+/// `weft_rm::tracker::<impl X for Tracker>::node_heartbeat::{{closure}}::{{closure}}`.
+pub(crate) fn call_site(type_name: &str) -> String {
+    let mut plain = String::with_capacity(type_name.len());
+    let mut depth = 0usize;
+    for c in type_name.chars() {
+        match c {
+            '<' => depth += 1,
+            '>' => depth = depth.saturating_sub(1),
+            _ if depth == 0 => plain.push(c),
+            _ => {}
+        }
+    }
+    let parts: Vec<&str> = plain
+        .split("::")
+        .filter(|p| !p.is_empty() && !p.starts_with('{'))
+        .collect();
+    match parts.as_slice() {
+        [] => "unknown".to_string(),
+        [one] => (*one).to_string(),
+        [.., module, function] => format!("{module}.{function}"),
+    }
+}
+
+/// The clock for durations only; the core never sees it.
+#[allow(clippy::disallowed_methods)]
+fn stopwatch() -> Instant {
+    Instant::now()
 }
 
 /// The driver loop's state.
 pub(crate) struct Loop {
     core: RmCore,
     store: Arc<dyn StateStore>,
-    rx: mpsc::Receiver<Job>,
+    rx: mpsc::Receiver<Sent>,
     driver: Driver,
     tick: Duration,
     types: ResourceTypes,
+    counters: Counters,
+    /// When the core's next scheduler update is due (mirrors its rule, to label ticks).
+    next_update: Time,
 }
 
 /// A driver around `core`; spawn [`Loop::run`] and hand out the [`Driver`].
@@ -82,7 +200,10 @@ pub(crate) fn new(
     types: ResourceTypes,
 ) -> (Driver, Loop) {
     let (tx, rx) = mpsc::channel(4096);
-    let driver = Driver { tx };
+    let driver = Driver {
+        tx,
+        stats: Arc::default(),
+    };
     let state = Loop {
         core,
         store,
@@ -90,6 +211,8 @@ pub(crate) fn new(
         driver: driver.clone(),
         tick,
         types,
+        counters: Counters::default(),
+        next_update: Time(0),
     };
     (driver, state)
 }
@@ -113,10 +236,10 @@ impl Loop {
             tokio::select! {
                 job = self.rx.recv() => {
                     let Some(job) = job else { break };
-                    let mut replies = vec![job(&mut self.core, clock::now())];
+                    let mut replies = vec![self.run_job(job)];
                     while replies.len() < BATCH {
                         match self.rx.try_recv() {
-                            Ok(job) => replies.push(job(&mut self.core, clock::now())),
+                            Ok(job) => replies.push(self.run_job(job)),
                             Err(_) => break,
                         }
                     }
@@ -127,13 +250,37 @@ impl Loop {
                     }
                 }
                 _ = ticker.tick() => {
-                    self.core.tick(clock::now());
+                    self.run_tick();
                     self.flush();
+                    *self.driver.stats.lock().unwrap_or_else(PoisonError::into_inner) =
+                        self.counters.snapshot();
                 }
                 _ = stop.wait_for(|s| *s) => break,
             }
         }
         tracing::info!("driver stopped");
+    }
+
+    fn run_job(&mut self, (site, job): Sent) -> Reply {
+        let start = stopwatch();
+        let reply = job(&mut self.core, clock::now());
+        self.counters.record(site, start.elapsed());
+        reply
+    }
+
+    fn run_tick(&mut self) {
+        let now = clock::now();
+        let update = now >= self.next_update;
+        let start = stopwatch();
+        self.core.tick(now);
+        let took = start.elapsed();
+        if update {
+            self.next_update = now + self.core.update_interval();
+            self.counters.stats.last_update_seconds = took.as_secs_f64();
+            self.counters.record("update", took);
+        } else {
+            self.counters.record("tick", took);
+        }
     }
 
     /// Persists the pending writes (one transaction), then launches and stops. Returns false
@@ -143,7 +290,10 @@ impl Loop {
         let mut ok = true;
         if !writes.is_empty() {
             let store = Arc::clone(&self.store);
+            let start = stopwatch();
             let result = tokio::task::block_in_place(|| store.apply(&writes));
+            self.counters.stats.store_writes += 1;
+            self.counters.stats.store_write_seconds += start.elapsed().as_secs_f64();
             if let Err(e) = result {
                 tracing::error!(error = %e, writes = writes.len(), "state store write failed; the inputs are not acknowledged");
                 ok = false;
@@ -276,5 +426,51 @@ async fn stop_container(address: String, container: ContainerId) {
     .await;
     if let Err(e) = result {
         tracing::debug!(%container, %address, error = %e, "stop through the NM failed; the heartbeat will carry it");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn site_of<F: FnOnce()>(_: F) -> String {
+        call_site(std::any::type_name::<F>())
+    }
+
+    #[test]
+    fn call_sites_name_the_handler_module_and_function() {
+        assert_eq!(
+            call_site("weft_rm::tracker::<impl weft_proto::v1::resource_tracker_server::ResourceTracker for weft_rm::tracker::Tracker>::node_heartbeat::{{closure}}::{{closure}}"),
+            "tracker.node_heartbeat"
+        );
+        assert_eq!(
+            call_site("weft_rm::rest::submit::{{closure}}"),
+            "rest.submit"
+        );
+        assert_eq!(call_site("update"), "update");
+        assert_eq!(
+            site_of(|| ()),
+            "tests.call_sites_name_the_handler_module_and_function"
+        );
+    }
+
+    #[test]
+    fn counters_merge_closures_of_one_handler() {
+        let mut c = Counters::default();
+        c.record(
+            "weft_rm::rest::submit::{{closure}}",
+            Duration::from_millis(2),
+        );
+        c.record(
+            "weft_rm::rest::submit::{{closure}}::{{closure}}",
+            Duration::from_millis(3),
+        );
+        c.record("tick", Duration::from_millis(1));
+        let s = c.snapshot();
+        assert_eq!(s.kinds.len(), 2);
+        assert_eq!(s.kinds[0].kind, "rest.submit");
+        assert_eq!(s.kinds[0].calls, 2);
+        assert!((s.kinds[0].seconds - 0.005).abs() < 1e-9);
+        assert_eq!(s.kinds[1].kind, "tick");
     }
 }

@@ -8,11 +8,13 @@
 mod am_service;
 mod clock;
 mod driver;
+mod metrics;
 mod reload;
 mod rest;
 mod settings;
 mod status;
 mod tracker;
+mod web;
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
@@ -240,11 +242,12 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
             tracing::error!("resource tracker failed: {e}");
         }
     }));
-    let router = rest::router(rest::Rest {
+    let rest_state = rest::Rest {
         driver: driver.clone(),
         cluster_ts,
         started_on: now.as_millis(),
-    });
+    };
+    let router = rest::router(rest_state.clone()).merge(web::router(rest_state));
     let mut s = stop_rx.clone();
     tasks.push(tokio::spawn(async move {
         let result = axum::serve(web_listener, router)

@@ -1,0 +1,319 @@
+//! `/metrics`: the RM's figures in Prometheus' text exposition format (version 0.0.4).
+//! Every family is documented in `crates/rm/METRICS.md`; the HELP lines say the same briefly.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use weft_types::Resource;
+
+use crate::driver::DriverStats;
+use crate::web::{state_name, View};
+use crate::web::{APP_STATES, NODE_STATES};
+
+/// A text exposition being written.
+struct Out {
+    text: String,
+}
+
+impl Out {
+    fn family(&mut self, name: &str, kind: &str, help: &str) {
+        let _ = writeln!(self.text, "# HELP {name} {help}");
+        let _ = writeln!(self.text, "# TYPE {name} {kind}");
+    }
+
+    fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: f64) {
+        self.text.push_str(name);
+        if !labels.is_empty() {
+            self.text.push('{');
+            for (i, (k, v)) in labels.iter().enumerate() {
+                if i > 0 {
+                    self.text.push(',');
+                }
+                let _ = write!(self.text, "{k}=\"{}\"", label_value(v));
+            }
+            self.text.push('}');
+        }
+        let _ = writeln!(self.text, " {}", number(value));
+    }
+
+    /// One sample per resource type of `r`.
+    fn resource(&mut self, name: &str, labels: &[(&str, &str)], r: Resource, v: &View) {
+        for i in 0..v.types.len() {
+            let mut all = labels.to_vec();
+            all.push(("resource", v.types.name(i)));
+            self.sample(name, &all, capped(r.get(i)));
+        }
+    }
+}
+
+/// Unbounded limits (`i64::MAX`) are exported as +Inf rather than a meaningless huge number.
+fn capped(v: i64) -> f64 {
+    if v >= crate::web::UNBOUNDED {
+        f64::INFINITY
+    } else {
+        v as f64
+    }
+}
+
+fn number(v: f64) -> String {
+    if v.is_nan() {
+        "NaN".to_string()
+    } else if v == f64::INFINITY {
+        "+Inf".to_string()
+    } else if v == f64::NEG_INFINITY {
+        "-Inf".to_string()
+    } else {
+        format!("{v}")
+    }
+}
+
+/// Escapes a label value: backslash, double quote and newline.
+fn label_value(v: &str) -> String {
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+/// The whole exposition.
+pub(crate) fn render(v: &View, stats: &DriverStats, started_on_ms: u64) -> String {
+    let mut o = Out {
+        text: String::with_capacity(16 * 1024),
+    };
+    let snap = &v.snapshot;
+
+    o.family(
+        "weft_rm_start_time_seconds",
+        "gauge",
+        "When this ResourceManager started, in seconds since the Unix epoch.",
+    );
+    o.sample(
+        "weft_rm_start_time_seconds",
+        &[],
+        started_on_ms as f64 / 1000.0,
+    );
+
+    o.family(
+        "weft_cluster_capacity",
+        "gauge",
+        "Total resources of usable nodes (memory-mb in MB, vcores, custom types in their units).",
+    );
+    o.resource("weft_cluster_capacity", &[], snap.cluster_capacity, v);
+    o.family(
+        "weft_cluster_allocated",
+        "gauge",
+        "Resources held by allocated containers.",
+    );
+    o.resource("weft_cluster_allocated", &[], snap.cluster_used, v);
+    o.family(
+        "weft_cluster_available",
+        "gauge",
+        "Capacity minus allocated resources.",
+    );
+    o.resource(
+        "weft_cluster_available",
+        &[],
+        snap.cluster_capacity.saturating_sub(snap.cluster_used),
+        v,
+    );
+    o.family(
+        "weft_cluster_pending",
+        "gauge",
+        "Resources asked for by applications and not yet allocated.",
+    );
+    o.resource("weft_cluster_pending", &[], snap.cluster_pending, v);
+
+    o.family(
+        "weft_cluster_containers_running",
+        "gauge",
+        "Live containers on the nodes.",
+    );
+    let running: u64 = v.nodes.iter().map(|n| u64::from(n.containers)).sum();
+    o.sample("weft_cluster_containers_running", &[], running as f64);
+    o.family(
+        "weft_cluster_containers_pending",
+        "gauge",
+        "Containers asked for by applications and not yet allocated.",
+    );
+    let pending: u64 = snap.apps.iter().map(|a| a.pending_containers).sum();
+    o.sample("weft_cluster_containers_pending", &[], pending as f64);
+    o.family(
+        "weft_cluster_reserved_nodes",
+        "gauge",
+        "Nodes holding a reservation for an application's ask.",
+    );
+    let reserved = snap.nodes.iter().filter(|n| n.reserved.is_some()).count();
+    o.sample("weft_cluster_reserved_nodes", &[], reserved as f64);
+
+    o.family("weft_cluster_nodes", "gauge", "Nodes by state.");
+    let mut nodes: BTreeMap<&str, usize> = BTreeMap::new();
+    for n in &v.nodes {
+        *nodes.entry(n.state.as_str()).or_default() += 1;
+    }
+    for st in NODE_STATES {
+        let n = nodes.get(st.as_str()).copied().unwrap_or(0);
+        o.sample("weft_cluster_nodes", &[("state", st.as_str())], n as f64);
+    }
+
+    o.family(
+        "weft_cluster_apps",
+        "gauge",
+        "Applications the ResourceManager knows, by state.",
+    );
+    let mut apps: BTreeMap<String, usize> = BTreeMap::new();
+    for a in &v.apps {
+        *apps.entry(state_name(a.state)).or_default() += 1;
+    }
+    for st in APP_STATES {
+        let name = state_name(st);
+        let n = apps.get(&name).copied().unwrap_or(0);
+        o.sample("weft_cluster_apps", &[("state", &name)], n as f64);
+    }
+
+    queue_families(&mut o, v);
+    timing_families(&mut o, v, stats);
+    o.text
+}
+
+fn queue_families(o: &mut Out, v: &View) {
+    type Field = fn(&weft_sched::QueueSnapshot) -> Resource;
+    let resources: [(&str, &str, Field); 7] = [
+        (
+            "weft_queue_fair_share",
+            "Instantaneous fair share of the queue (as of the last scheduler update).",
+            |q| q.fair_share,
+        ),
+        (
+            "weft_queue_steady_fair_share",
+            "Steady fair share of the queue (its share of the whole cluster by weight).",
+            |q| q.steady_fair_share,
+        ),
+        (
+            "weft_queue_usage",
+            "Resources held by the queue's containers.",
+            |q| q.usage,
+        ),
+        (
+            "weft_queue_demand",
+            "Usage plus outstanding asks of the queue's apps (as of the last update).",
+            |q| q.demand,
+        ),
+        (
+            "weft_queue_min_resources",
+            "The queue's configured minimum share.",
+            |q| q.min_resources,
+        ),
+        (
+            "weft_queue_max_resources",
+            "The queue's maximum share, resolved against the cluster (+Inf when unbounded).",
+            |q| q.max_resources,
+        ),
+        (
+            "weft_queue_am_usage",
+            "Resources held by ApplicationMaster containers in the queue.",
+            |q| q.am_usage,
+        ),
+    ];
+    for (name, help, field) in resources {
+        o.family(name, "gauge", help);
+        for q in &v.snapshot.queues {
+            o.resource(name, &[("queue", &q.name)], field(q), v);
+        }
+    }
+    type Count = fn(&weft_sched::QueueSnapshot) -> f64;
+    let counts: [(&str, &str, Count); 3] = [
+        (
+            "weft_queue_apps_running",
+            "Runnable applications in the queue (its subtree for parents).",
+            |q| q.running_apps as f64,
+        ),
+        (
+            "weft_queue_apps_pending",
+            "Applications waiting for the queue's maxRunningApps (its subtree for parents).",
+            |q| q.pending_apps as f64,
+        ),
+        ("weft_queue_weight", "The queue's weight.", |q| q.weight),
+    ];
+    for (name, help, field) in counts {
+        o.family(name, "gauge", help);
+        for q in &v.snapshot.queues {
+            o.sample(name, &[("queue", &q.name)], field(q));
+        }
+    }
+}
+
+fn timing_families(o: &mut Out, v: &View, stats: &DriverStats) {
+    o.family(
+        "weft_scheduler_allocations_total",
+        "counter",
+        "Containers the scheduler allocated since the ResourceManager started.",
+    );
+    o.sample(
+        "weft_scheduler_allocations_total",
+        &[],
+        v.allocations as f64,
+    );
+    o.family(
+        "weft_scheduler_calls_total",
+        "counter",
+        "Calls into the scheduler core by kind: the handler that sent the work (module.function), tick, or update.",
+    );
+    for k in &stats.kinds {
+        o.sample(
+            "weft_scheduler_calls_total",
+            &[("kind", &k.kind)],
+            k.calls as f64,
+        );
+    }
+    o.family(
+        "weft_scheduler_call_seconds_total",
+        "counter",
+        "Seconds spent in the scheduler core by kind (see weft_scheduler_calls_total).",
+    );
+    for k in &stats.kinds {
+        o.sample(
+            "weft_scheduler_call_seconds_total",
+            &[("kind", &k.kind)],
+            k.seconds,
+        );
+    }
+    o.family(
+        "weft_scheduler_update_duration_seconds",
+        "gauge",
+        "How long the last periodic scheduler update (fair shares, demand, runnability) took.",
+    );
+    o.sample(
+        "weft_scheduler_update_duration_seconds",
+        &[],
+        stats.last_update_seconds,
+    );
+    o.family(
+        "weft_store_writes_total",
+        "counter",
+        "State store transactions written by the driver.",
+    );
+    o.sample("weft_store_writes_total", &[], stats.store_writes as f64);
+    o.family(
+        "weft_store_write_seconds_total",
+        "counter",
+        "Seconds spent writing state store transactions.",
+    );
+    o.sample(
+        "weft_store_write_seconds_total",
+        &[],
+        stats.store_write_seconds,
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_values_and_special_numbers_follow_the_format() {
+        assert_eq!(label_value("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+        assert_eq!(number(f64::INFINITY), "+Inf");
+        assert_eq!(number(3.0), "3");
+        assert_eq!(number(0.25), "0.25");
+        assert_eq!(capped(i64::MAX), f64::INFINITY);
+    }
+}

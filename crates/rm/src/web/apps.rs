@@ -1,0 +1,381 @@
+//! `/cluster/apps` (filterable list) and `/cluster/app/{id}` (one application: details,
+//! attempts, containers with links to their logs on the NodeManagers, diagnostics).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+use weft_rm_core::{AppReport, AttemptReport, ContainerReport, RmCore};
+use weft_types::yarn_id::{ApplicationId, ContainerId};
+use weft_types::Time;
+
+use super::html::{self, badge, esc, url_encode, Page};
+use super::overview::APP_STATES;
+use super::{state_name, View};
+
+/// The list's server-side filters (`?state=RUNNING,ACCEPTED&queue=root.prod&user=alice`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Filter {
+    states: Vec<String>,
+    queue: Option<String>,
+    user: Option<String>,
+}
+
+impl Filter {
+    /// Reads `state` (or `states`, as REST), `queue` and `user`; empty values mean "any".
+    pub(crate) fn from_query(q: &BTreeMap<String, String>) -> Filter {
+        let nonempty = |k: &str| {
+            q.get(k)
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+        };
+        Filter {
+            states: nonempty("state")
+                .or_else(|| nonempty("states"))
+                .map(|v| {
+                    v.split(',')
+                        .map(|s| s.trim().to_uppercase())
+                        .filter(|s| !s.is_empty() && s != "ALL")
+                        .collect()
+                })
+                .unwrap_or_default(),
+            queue: nonempty("queue"),
+            user: nonempty("user"),
+        }
+    }
+
+    fn matches(&self, a: &AppReport) -> bool {
+        let state_ok = self.states.is_empty() || self.states.contains(&state_name(a.state));
+        // A short queue name matches as under root, as placement rules and REST read it.
+        let queue_ok = self
+            .queue
+            .as_ref()
+            .is_none_or(|q| a.queue == *q || a.queue.strip_prefix("root.") == Some(q.as_str()));
+        let user_ok = self.user.as_ref().is_none_or(|u| a.user == *u);
+        state_ok && queue_ok && user_ok
+    }
+}
+
+/// The list page.
+pub(crate) fn list_page(v: &View, filter: &Filter, now: Time) -> Page {
+    let mut apps: Vec<&AppReport> = v.apps.iter().filter(|a| filter.matches(a)).collect();
+    apps.sort_by_key(|a| std::cmp::Reverse(a.id));
+    let head = filter_form(v, filter);
+    let live = format!(
+        "<p class=\"muted\" id=\"apps-count\">{} of {} applications</p>{}",
+        apps.len(),
+        v.apps.len(),
+        table(&apps, now, "No application matches.")
+    );
+    Page {
+        title: "Applications".into(),
+        nav: "/cluster/apps",
+        head,
+        live,
+    }
+}
+
+/// The filter bar: server-side selects (a GET form) and the client-side text filter.
+fn filter_form(v: &View, f: &Filter) -> String {
+    let select = |name: &str, label: &str, options: &BTreeSet<String>, current: Option<&str>| {
+        let mut s = format!(
+            "<label>{label} <select name=\"{name}\" onchange=\"this.form.submit()\"><option value=\"\">any</option>"
+        );
+        for o in options {
+            let sel = if current == Some(o.as_str()) {
+                " selected"
+            } else {
+                ""
+            };
+            let _ = write!(s, "<option{sel} value=\"{0}\">{0}</option>", esc(o));
+        }
+        s.push_str("</select></label>");
+        s
+    };
+    let states: BTreeSet<String> = APP_STATES.iter().map(|s| state_name(*s)).collect();
+    let queues: BTreeSet<String> = v
+        .snapshot
+        .queues
+        .iter()
+        .filter(|q| q.leaf)
+        .map(|q| q.name.clone())
+        .chain(v.apps.iter().map(|a| a.queue.clone()))
+        .collect();
+    let users: BTreeSet<String> = v.apps.iter().map(|a| a.user.clone()).collect();
+    let state = (f.states.len() == 1).then(|| f.states[0].as_str());
+    format!(
+        "<form class=\"filters\" method=\"get\" action=\"/cluster/apps\">{}{}{}\
+<noscript><button type=\"submit\">Apply</button></noscript>\
+<a class=\"reset\" href=\"/cluster/apps\">reset</a>\
+<input type=\"search\" id=\"text-filter\" data-table=\"apps\" placeholder=\"Filter rows (id, name, user, queue…)\" autocomplete=\"off\"></form>",
+        select("state", "State", &states, state),
+        select("queue", "Queue", &queues, f.queue.as_deref()),
+        select("user", "User", &users, f.user.as_deref()),
+    )
+}
+
+/// The applications table (also used by the overview).
+pub(crate) fn table(apps: &[&AppReport], now: Time, empty: &str) -> String {
+    let rows: Vec<Vec<String>> = apps
+        .iter()
+        .map(|a| {
+            let id = a.id.to_string();
+            let elapsed = a
+                .finish_time
+                .unwrap_or(now)
+                .as_millis()
+                .saturating_sub(a.submit_time.as_millis());
+            vec![
+                format!(
+                    "<a href=\"/cluster/app/{}\">{}</a>",
+                    url_encode(&id),
+                    esc(&id)
+                ),
+                esc(&a.user),
+                html::long_text(&a.name),
+                esc(&a.application_type),
+                esc(&a.queue),
+                badge(&state_name(a.state)),
+                badge(&state_name(a.final_status)),
+                progress(a.progress),
+                html::date_time(Some(a.submit_time)),
+                html::span(elapsed),
+                a.running_containers.to_string(),
+                html::res(a.allocated),
+            ]
+        })
+        .collect();
+    html::table(
+        "apps",
+        &[
+            "ID",
+            "User",
+            "Name",
+            "Type",
+            "Queue",
+            "State",
+            "Final status",
+            "Progress",
+            "Submitted (UTC)",
+            "Elapsed",
+            "Containers",
+            "Allocated",
+        ],
+        &rows,
+        empty,
+    )
+}
+
+fn progress(p: f32) -> String {
+    let pct = (f64::from(p) * 100.0).clamp(0.0, 100.0);
+    format!(
+        "<div class=\"progress\" title=\"{pct:.0}%\"><div style=\"width:{pct:.1}%\"></div><span>{pct:.0}%</span></div>"
+    )
+}
+
+/// What the detail page shows, read in one driver job.
+pub(crate) struct Detail {
+    report: AppReport,
+    attempts: Vec<AttemptReport>,
+    containers: Vec<ContainerReport>,
+    /// node id -> web address, for log links.
+    node_http: BTreeMap<String, String>,
+}
+
+impl Detail {
+    /// Reads an application's detail from the core; `None` when it is unknown.
+    pub(crate) fn read(core: &mut RmCore, id: &ApplicationId) -> Option<Detail> {
+        let report = core.app_report(id)?;
+        let attempts = core.attempt_reports(id).unwrap_or_default();
+        let containers = core.container_reports(id).unwrap_or_default();
+        let node_http = core
+            .node_infos()
+            .into_iter()
+            .filter(|n| !n.http_address.is_empty())
+            .map(|n| (n.node_id, n.http_address))
+            .collect();
+        Some(Detail {
+            report,
+            attempts,
+            containers,
+            node_http,
+        })
+    }
+
+    fn log_links(&self, node: &str, container: &ContainerId, known: Option<&str>) -> String {
+        let http = known.or_else(|| self.node_http.get(node).map(String::as_str));
+        match http {
+            Some(http) => {
+                let base = format!("http://{http}/ws/v1/node/containerlogs/{container}");
+                format!(
+                    "<a href=\"{0}/stdout\">stdout</a> · <a href=\"{0}/stderr\">stderr</a>",
+                    esc(&base)
+                )
+            }
+            None => "<span class=\"muted\">node web address unknown</span>".to_string(),
+        }
+    }
+}
+
+/// The detail page of one application.
+pub(crate) fn detail_page(d: &Detail, now: Time) -> Page {
+    let a = &d.report;
+    let id = a.id.to_string();
+    let mut live =
+        String::from("<section class=\"cards\"><div class=\"card wide\"><dl class=\"kv details\">");
+    let elapsed = a
+        .finish_time
+        .unwrap_or(now)
+        .as_millis()
+        .saturating_sub(a.submit_time.as_millis());
+    let tags: Vec<&str> = a.tags.iter().map(String::as_str).collect();
+    let tracking = match &a.tracking_url {
+        Some(u) if u.starts_with("http://") || u.starts_with("https://") => {
+            format!("<a href=\"{0}\">{0}</a>", esc(u))
+        }
+        Some(u) if !u.is_empty() => esc(u),
+        _ => "-".to_string(),
+    };
+    let fields: [(&str, String); 14] = [
+        ("Name", esc(&a.name)),
+        ("User", esc(&a.user)),
+        (
+            "Queue",
+            format!(
+                "<a href=\"/cluster/apps?queue={}\">{}</a>",
+                url_encode(&a.queue),
+                esc(&a.queue)
+            ),
+        ),
+        ("Type", esc(&a.application_type)),
+        ("State", badge(&state_name(a.state))),
+        ("Final status", badge(&state_name(a.final_status))),
+        ("Progress", progress(a.progress)),
+        ("Priority", a.priority.to_string()),
+        ("Submitted (UTC)", html::date_time(Some(a.submit_time))),
+        ("Launched (UTC)", html::date_time(a.launch_time)),
+        ("Finished (UTC)", html::date_time(a.finish_time)),
+        ("Elapsed", html::span(elapsed)),
+        (
+            "Running containers",
+            format!("{} · {}", a.running_containers, html::res(a.allocated)),
+        ),
+        ("Tracking URL", tracking),
+    ];
+    for (k, v) in fields {
+        let _ = write!(live, "<dt>{k}</dt><dd>{v}</dd>");
+    }
+    if !tags.is_empty() {
+        let _ = write!(live, "<dt>Tags</dt><dd>{}</dd>", esc(&tags.join(", ")));
+    }
+    live.push_str("</dl></div></section>");
+
+    let diagnostics = if a.diagnostics.is_empty() {
+        "<p class=\"muted\">None.</p>".to_string()
+    } else {
+        format!("<pre class=\"diag\">{}</pre>", esc(&a.diagnostics))
+    };
+    let _ = write!(live, "<section><h2>Diagnostics</h2>{diagnostics}</section>");
+
+    let mut attempts: Vec<&AttemptReport> = d.attempts.iter().collect();
+    if attempts.is_empty() {
+        attempts.extend(a.current_attempt.as_ref());
+    }
+    let rows: Vec<Vec<String>> = attempts
+        .iter()
+        .map(|t| {
+            let node = t.am_node.clone().unwrap_or_default();
+            let logs = match (&t.am_container, t.am_node.as_deref()) {
+                (Some(c), Some(n)) => d.log_links(n, c, None),
+                _ => "-".to_string(),
+            };
+            vec![
+                esc(&t.id.to_string()),
+                badge(&state_name(t.state)),
+                esc(&t.am_container.map(|c| c.to_string()).unwrap_or_default()),
+                esc(&node),
+                html::date_time(Some(t.start_time)),
+                html::date_time(t.finish_time),
+                logs,
+                html::long_text(&t.diagnostics),
+            ]
+        })
+        .collect();
+    let _ = write!(
+        live,
+        "<section><h2>Attempts</h2>{}</section>",
+        html::table(
+            "attempts",
+            &[
+                "Attempt",
+                "State",
+                "AM container",
+                "Node",
+                "Started (UTC)",
+                "Finished (UTC)",
+                "AM logs",
+                "Diagnostics",
+            ],
+            &rows,
+            "No attempt yet.",
+        )
+    );
+
+    let rows: Vec<Vec<String>> = d
+        .containers
+        .iter()
+        .map(|c| {
+            let role = if c.is_am {
+                " <span class=\"tag\">AM</span>"
+            } else {
+                ""
+            };
+            vec![
+                format!("{}{role}", esc(&c.id.to_string())),
+                esc(&c.attempt.to_string()),
+                esc(&c.node_id),
+                esc(c.state.container_state()),
+                html::res(c.resource),
+                c.priority.to_string(),
+                d.log_links(&c.node_id, &c.id, c.node_http_address.as_deref()),
+            ]
+        })
+        .collect();
+    let _ = write!(
+        live,
+        "<section><h2>Running containers</h2>{}</section>",
+        html::table(
+            "containers",
+            &[
+                "Container",
+                "Attempt",
+                "Node",
+                "State",
+                "Resource",
+                "Priority",
+                "Logs",
+            ],
+            &rows,
+            "No live container.",
+        )
+    );
+    Page {
+        title: format!("Application {id}"),
+        nav: "/cluster/apps",
+        head: String::new(),
+        live,
+    }
+}
+
+/// The page for an id that names no application (served with 404).
+pub(crate) fn missing(id: &str, why: &str) -> Page {
+    Page {
+        title: "Application not found".into(),
+        nav: "/cluster/apps",
+        head: String::new(),
+        live: format!(
+            "<p class=\"notice\">Application <code>{}</code> {}. <a href=\"/cluster/apps\">All applications</a></p>",
+            esc(id),
+            esc(why)
+        ),
+    }
+}

@@ -1,0 +1,282 @@
+//! The RM's web UI (`/cluster/...`), Prometheus metrics (`/metrics`) and health probes.
+//!
+//! Pages are rendered on the server from one read of the core (see [`View`]). Each page's
+//! changing part sits in `<div id="live">`; `weft.js` re-fetches the same URL with
+//! `fragment=1` every few seconds and swaps that part in, so pages stay live without reloads
+//! and without any script build step.
+
+mod apps;
+mod html;
+mod nodes;
+mod overview;
+mod scheduler;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use axum::extract::{Path, Query, RawQuery, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::get;
+use axum::Router;
+use weft_rm_core::{AppReport, NodeInfo};
+use weft_sched::Snapshot;
+use weft_types::{ResourceTypes, Time};
+
+use crate::clock;
+use crate::driver::{Driver, DriverError};
+use crate::rest::Rest;
+use html::Page;
+pub(crate) use html::UNBOUNDED;
+pub(crate) use overview::{APP_STATES, NODE_STATES};
+
+const CSS: &str = include_str!("static/weft.css");
+const JS: &str = include_str!("static/weft.js");
+
+/// How long `/readyz` waits for the driver before declaring the RM not ready.
+const READY_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The web router: UI pages, static assets, metrics and probes. It has no fallback (the REST
+/// router it is merged with owns that).
+pub(crate) fn router(state: Rest) -> Router {
+    Router::new()
+        .route("/", get(|| async { Redirect::to("/cluster") }))
+        .route("/cluster", get(overview_page))
+        .route("/cluster/scheduler", get(scheduler_page))
+        .route("/cluster/apps", get(apps_page))
+        .route("/cluster/app/{id}", get(app_page))
+        .route("/cluster/nodes", get(nodes_page))
+        .route("/static/{file}", get(asset))
+        .route("/metrics", get(metrics))
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(readyz))
+        .route("/isActive", get(|| async { "I am Active!" }))
+        .with_state(state)
+}
+
+/// Everything the pages and the metrics read, taken in one driver job (one consistent view).
+pub(crate) struct View {
+    /// Queues, scheduler apps, cluster totals.
+    pub(crate) snapshot: Snapshot,
+    /// Every application the RM knows.
+    pub(crate) apps: Vec<AppReport>,
+    /// Every node.
+    pub(crate) nodes: Vec<NodeInfo>,
+    /// Resource type names.
+    pub(crate) types: ResourceTypes,
+    /// Containers allocated since the start.
+    pub(crate) allocations: u64,
+}
+
+/// Reads a [`View`] from the core.
+pub(crate) async fn view(driver: &Driver) -> Result<View, DriverError> {
+    driver
+        .call(|core, _| View {
+            snapshot: core.scheduler_snapshot(),
+            apps: core.app_reports(),
+            nodes: core.node_infos(),
+            types: core.scheduler().resource_types().clone(),
+            allocations: core.scheduler().allocation_count(),
+        })
+        .await
+}
+
+/// YARN's upper-case name of a state enum (`RUNNING`, `FINISHED`, ...).
+pub(crate) fn state_name(state: impl std::fmt::Debug) -> String {
+    format!("{state:?}").to_uppercase()
+}
+
+type Params = Query<BTreeMap<String, String>>;
+
+fn wants_fragment(q: &BTreeMap<String, String>) -> bool {
+    q.get("fragment").is_some_and(|v| v == "1")
+}
+
+/// The page itself, or only its live part when the script asks for it.
+fn respond(status: StatusCode, page: &Page, url: &str, fragment: bool, now: Time) -> Response {
+    let body = if fragment {
+        page.live.clone()
+    } else {
+        html::layout(page, url, now)
+    };
+    (
+        status,
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+/// The page's own URL (path and query without `fragment`), for the refresh script.
+fn self_url(path: &str, raw: Option<&str>) -> String {
+    let kept: Vec<&str> = raw
+        .unwrap_or_default()
+        .split('&')
+        .filter(|p| !p.is_empty() && !p.starts_with("fragment="))
+        .collect();
+    if kept.is_empty() {
+        path.to_string()
+    } else {
+        format!("{path}?{}", kept.join("&"))
+    }
+}
+
+fn unavailable(e: &DriverError) -> Response {
+    let page = Page {
+        title: "ResourceManager unavailable".into(),
+        nav: "",
+        head: String::new(),
+        live: format!("<p class=\"notice\">{}</p>", html::esc(&e.to_string())),
+    };
+    respond(
+        StatusCode::SERVICE_UNAVAILABLE,
+        &page,
+        "/cluster",
+        false,
+        clock::now(),
+    )
+}
+
+async fn render(
+    s: &Rest,
+    path: &str,
+    raw: Option<String>,
+    q: &BTreeMap<String, String>,
+    build: impl FnOnce(&View, Time) -> Page,
+) -> Response {
+    match view(&s.driver).await {
+        Ok(v) => {
+            let now = clock::now();
+            let page = build(&v, now);
+            let url = self_url(path, raw.as_deref());
+            respond(StatusCode::OK, &page, &url, wants_fragment(q), now)
+        }
+        Err(e) => unavailable(&e),
+    }
+}
+
+async fn overview_page(
+    State(s): State<Rest>,
+    Query(q): Params,
+    RawQuery(raw): RawQuery,
+) -> Response {
+    render(&s, "/cluster", raw, &q, overview::page).await
+}
+
+async fn scheduler_page(
+    State(s): State<Rest>,
+    Query(q): Params,
+    RawQuery(raw): RawQuery,
+) -> Response {
+    render(&s, "/cluster/scheduler", raw, &q, scheduler::page).await
+}
+
+async fn apps_page(State(s): State<Rest>, Query(q): Params, RawQuery(raw): RawQuery) -> Response {
+    let filter = apps::Filter::from_query(&q);
+    render(&s, "/cluster/apps", raw, &q, move |v, now| {
+        apps::list_page(v, &filter, now)
+    })
+    .await
+}
+
+async fn nodes_page(State(s): State<Rest>, Query(q): Params, RawQuery(raw): RawQuery) -> Response {
+    render(&s, "/cluster/nodes", raw, &q, nodes::page).await
+}
+
+async fn app_page(State(s): State<Rest>, Path(id): Path<String>, Query(q): Params) -> Response {
+    let fragment = wants_fragment(&q);
+    let url = format!("/cluster/app/{}", html::url_encode(&id));
+    let parsed = id.parse::<weft_types::yarn_id::ApplicationId>();
+    let Ok(app_id) = parsed else {
+        let page = apps::missing(&id, "is not a valid application id");
+        return respond(StatusCode::NOT_FOUND, &page, &url, fragment, clock::now());
+    };
+    let found = s
+        .driver
+        .call(move |core, _| apps::Detail::read(core, &app_id))
+        .await;
+    let now = clock::now();
+    match found {
+        Ok(Some(detail)) => respond(
+            StatusCode::OK,
+            &apps::detail_page(&detail, now),
+            &url,
+            fragment,
+            now,
+        ),
+        Ok(None) => {
+            let page = apps::missing(&id, "is not known to this ResourceManager");
+            respond(StatusCode::NOT_FOUND, &page, &url, fragment, now)
+        }
+        Err(e) => unavailable(&e),
+    }
+}
+
+async fn asset(Path(file): Path<String>) -> Response {
+    let (body, kind) = match file.as_str() {
+        "weft.css" => (CSS, "text/css; charset=utf-8"),
+        "weft.js" => (JS, "text/javascript; charset=utf-8"),
+        _ => {
+            return (
+                StatusCode::NOT_FOUND,
+                [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+                "no such file",
+            )
+                .into_response()
+        }
+    };
+    (
+        [
+            (header::CONTENT_TYPE, kind),
+            (header::CACHE_CONTROL, "max-age=300"),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+async fn metrics(State(s): State<Rest>) -> Response {
+    match view(&s.driver).await {
+        Ok(v) => {
+            let text = crate::metrics::render(&v, &s.driver.stats(), s.started_on);
+            (
+                [(
+                    header::CONTENT_TYPE,
+                    "text/plain; version=0.0.4; charset=utf-8",
+                )],
+                text,
+            )
+                .into_response()
+        }
+        Err(e) => (StatusCode::SERVICE_UNAVAILABLE, e.to_string()).into_response(),
+    }
+}
+
+async fn readyz(State(s): State<Rest>) -> Response {
+    match tokio::time::timeout(READY_TIMEOUT, s.driver.call(|_, _| ())).await {
+        Ok(Ok(())) => (StatusCode::OK, "ready").into_response(),
+        Ok(Err(e)) => (StatusCode::SERVICE_UNAVAILABLE, e.to_string()).into_response(),
+        Err(_) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the scheduler driver did not answer in time",
+        )
+            .into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_refresh_url_keeps_the_query_but_not_the_fragment_flag() {
+        assert_eq!(self_url("/cluster/apps", None), "/cluster/apps");
+        assert_eq!(
+            self_url("/cluster/apps", Some("state=RUNNING&fragment=1&user=a%20b")),
+            "/cluster/apps?state=RUNNING&user=a%20b"
+        );
+    }
+}

@@ -1,0 +1,202 @@
+//! `/cluster/scheduler`: the Fair Scheduler's queue tree, each queue's usage against its
+//! instantaneous and steady fair shares, its limits and apps; then the apps the scheduler holds.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use weft_rm_core::AppReport;
+use weft_sched::QueueSnapshot;
+use weft_types::{Resource, Time};
+
+use super::html::{self, esc, url_encode, Bar, Page};
+use super::View;
+
+/// The scheduler page.
+pub(crate) fn page(v: &View, _now: Time) -> Page {
+    let snap = &v.snapshot;
+    let cap = snap.cluster_capacity;
+    let mut live = format!(
+        "<section class=\"summary\"><span><b>Fair Scheduler</b></span>\
+<span>Capacity <b>{}</b></span><span>Used <b>{}</b></span><span>Pending <b>{}</b></span>\
+<span class=\"legend\"><i class=\"swatch used\"></i>used \
+<i class=\"swatch over\"></i>over fair share \
+<i class=\"swatch fair\"></i>fair share \
+<i class=\"swatch steady\"></i>steady fair share</span></section>",
+        html::res(cap),
+        html::res(snap.cluster_used),
+        html::res(snap.cluster_pending),
+    );
+    live.push_str(
+        "<table class=\"grid queues\" id=\"queues\"><thead><tr><th>Queue</th><th>Memory</th>\
+<th>vCores</th><th>Apps<br><small>running / pending</small></th><th>Min</th><th>Max</th>\
+<th>Weight</th><th>Policy</th></tr></thead><tbody>",
+    );
+    for q in &snap.queues {
+        live.push_str(&queue_row(q, cap));
+    }
+    live.push_str("</tbody></table>");
+
+    // The scheduler numbers apps by their YARN sequence number.
+    let reports: BTreeMap<u64, &AppReport> = v.apps.iter().map(|r| (r.id.seq, r)).collect();
+    let rows: Vec<Vec<String>> = snap
+        .apps
+        .iter()
+        .map(|a| {
+            let report = reports.get(&a.app.0);
+            let id = report.map_or_else(|| a.app.to_string(), |r| r.id.to_string());
+            let name = report.map_or("", |r| r.name.as_str());
+            vec![
+                format!(
+                    "<a href=\"/cluster/app/{}\">{}</a>",
+                    url_encode(&id),
+                    esc(&id)
+                ),
+                esc(name),
+                esc(&a.queue),
+                esc(&a.user),
+                if a.runnable {
+                    html::badge("RUNNABLE")
+                } else {
+                    html::badge("WAITING")
+                },
+                html::res(a.usage),
+                html::res(a.fair_share),
+                html::res(a.demand),
+                format!("{} / {}", a.running_containers, a.pending_containers),
+            ]
+        })
+        .collect();
+    let _ = write!(
+        live,
+        "<section><h2>Applications in the scheduler</h2>{}</section>",
+        html::table(
+            "sched-apps",
+            &[
+                "Application",
+                "Name",
+                "Queue",
+                "User",
+                "Runnable",
+                "Usage",
+                "Fair share",
+                "Demand",
+                "Containers<br><small>running / asked</small>",
+            ],
+            &rows,
+            "No application is waiting or running.",
+        )
+    );
+    Page {
+        title: "Scheduler".into(),
+        nav: "/cluster/scheduler",
+        head: String::new(),
+        live,
+    }
+}
+
+/// One queue as a table row: its name indented by depth, bars for memory and vcores.
+fn queue_row(q: &QueueSnapshot, cap: Resource) -> String {
+    let depth = q.name.matches('.').count();
+    let short = q.name.rsplit('.').next().unwrap_or(&q.name);
+    let kind = if q.leaf { "leaf" } else { "parent" };
+    let bar = |used: i64, fair: i64, steady: i64, total: i64, f: fn(i64) -> String| {
+        Bar {
+            value: used,
+            total,
+            fair: Some(fair),
+            steady: Some(steady),
+            label: format!(
+                "{} <small>· fair {} · steady {}</small>",
+                f(used),
+                f(fair),
+                f(steady)
+            ),
+            tip: format!(
+                "used {} · fair share {} · steady fair share {} (bar scale: the cluster, {})",
+                f(used),
+                f(fair),
+                f(steady),
+                f(total)
+            ),
+        }
+        .html()
+    };
+    let memory = bar(
+        q.usage.memory_mb(),
+        q.fair_share.memory_mb(),
+        q.steady_fair_share.memory_mb(),
+        cap.memory_mb(),
+        html::mem,
+    );
+    // Only DRF shares vcores; under fair and fifo a queue's vcore shares are 0 by design, so
+    // markers (and "over fair share") would mislead.
+    let vcores = if q.policy.eq_ignore_ascii_case("drf") {
+        bar(
+            q.usage.vcores(),
+            q.fair_share.vcores(),
+            q.steady_fair_share.vcores(),
+            cap.vcores(),
+            html::count,
+        )
+    } else {
+        Bar {
+            value: q.usage.vcores(),
+            total: cap.vcores(),
+            fair: None,
+            steady: None,
+            label: format!(
+                "{} <small>of {} in the cluster · not shared by {}</small>",
+                q.usage.vcores(),
+                cap.vcores(),
+                esc(q.policy)
+            ),
+            tip: format!(
+                "{} vcores used; the {} policy shares memory only",
+                q.usage.vcores(),
+                q.policy
+            ),
+        }
+        .html()
+    };
+    let configured = if q.configured {
+        ""
+    } else {
+        " <span class=\"tag\" title=\"Created by a placement rule, not in the allocation file\">dynamic</span>"
+    };
+    format!(
+        "<tr class=\"queue {kind}\" data-queue=\"{name}\"><td class=\"qname\" style=\"padding-left:{pad}rem\" title=\"{name}\">\
+<span class=\"qicon\"></span>{short}{configured}<div class=\"muted small\">demand {demand}</div></td>\
+<td class=\"bar\">{memory}</td><td class=\"bar\">{vcores}</td>\
+<td class=\"num\">{running} / {pending}</td><td>{min}</td><td>{max}</td><td class=\"num\">{weight}</td><td>{policy}</td></tr>",
+        name = esc(&q.name),
+        pad = 0.6 + 1.4 * depth as f64,
+        short = esc(short),
+        demand = html::res(q.demand),
+        running = q.running_apps,
+        pending = q.pending_apps,
+        min = limit(q.min_resources),
+        max = limit(q.max_resources),
+        weight = trim_weight(q.weight),
+        policy = esc(q.policy),
+    )
+}
+
+/// A min or max share on two short lines; `-` for none, `∞` for unbounded.
+fn limit(r: Resource) -> String {
+    if r.is_zero() {
+        return "<span class=\"muted\">-</span>".to_string();
+    }
+    if r.memory_mb() >= html::UNBOUNDED && r.vcores() >= html::UNBOUNDED {
+        return "<span class=\"muted\">unlimited</span>".to_string();
+    }
+    format!(
+        "<span class=\"limit\">{}<br>{} vcores</span>",
+        html::mem(r.memory_mb()),
+        html::count(r.vcores())
+    )
+}
+
+fn trim_weight(w: f64) -> String {
+    let s = format!("{w:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
