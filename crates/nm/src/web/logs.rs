@@ -12,6 +12,10 @@ use std::time::UNIX_EPOCH;
 
 use weft_types::yarn_id::{ApplicationId, ContainerId};
 
+/// The most one request reads into memory: a container can write logs far larger than the
+/// NM should buffer, and a client can always ask for a part with `?size=`.
+pub(crate) const MAX_READ: u64 = 256 << 20;
+
 /// Why a log request cannot be answered.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum LogError {
@@ -37,6 +41,20 @@ pub(crate) enum LogError {
         container: String,
         /// The file asked for.
         file: String,
+    },
+    /// The part asked for is larger than [`MAX_READ`].
+    #[error(
+        "{file} of container {container} is {len} bytes, more than the {max} served at once: \
+         ask for part of it with ?size=N (negative N for its end)",
+        max = MAX_READ
+    )]
+    TooLarge {
+        /// The container.
+        container: String,
+        /// The file.
+        file: String,
+        /// Its size.
+        len: u64,
     },
     /// Reading the disk failed.
     #[error("{path}: {source}")]
@@ -245,6 +263,13 @@ impl LogRoot {
         let mut file = fs::File::open(&path).map_err(io_err(&path))?;
         let len = file.metadata().map_err(io_err(&path))?.len();
         let (offset, count) = byte_range(len, size);
+        if count > MAX_READ {
+            return Err(LogError::TooLarge {
+                container: cid.to_string(),
+                file: name.to_string(),
+                len,
+            });
+        }
         file.seek(SeekFrom::Start(offset)).map_err(io_err(&path))?;
         let mut out = Vec::with_capacity(usize::try_from(count).unwrap_or(0));
         file.take(count)
@@ -415,6 +440,17 @@ mod tests {
         let (_tmp, logs) = fixture();
         assert_eq!(logs.read(CID, "stdout", Some(5)).unwrap(), b"hello");
         assert_eq!(logs.read(CID, "stdout", Some(-6)).unwrap(), b"world\n");
+        // Larger than one read may buffer: refused whole, served in parts.
+        let big = fs::File::options()
+            .append(true)
+            .open(logs.file(CID, "stderr").unwrap())
+            .unwrap();
+        big.set_len(MAX_READ + 1).unwrap();
+        assert!(matches!(
+            logs.read(CID, "stderr", None),
+            Err(LogError::TooLarge { .. })
+        ));
+        assert_eq!(logs.read(CID, "stderr", Some(-2)).unwrap(), [0, 0]);
     }
 
     #[test]

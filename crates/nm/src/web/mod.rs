@@ -20,7 +20,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use crate::table::{Entry, Table};
-use logs::{hadoop_time, LogError, LogRoot};
+use logs::{hadoop_time, LogError, LogRoot, MAX_READ};
 
 /// What the NM knows about itself, for `/ws/v1/node/info`.
 #[derive(Debug, Clone)]
@@ -84,9 +84,10 @@ impl From<LogError> for WebError {
     fn from(e: LogError) -> WebError {
         let message = e.to_string();
         match e {
-            LogError::BadContainer(_) | LogError::BadApp(_) | LogError::BadFile(_) => {
-                WebError::bad_request(message)
-            }
+            LogError::BadContainer(_)
+            | LogError::BadApp(_)
+            | LogError::BadFile(_)
+            | LogError::TooLarge { .. } => WebError::bad_request(message),
             LogError::NoContainer(_) | LogError::NoApp(_) | LogError::NoFile { .. } => {
                 WebError::not_found(message)
             }
@@ -345,7 +346,10 @@ async fn log_page(
     let size = size_param(&q)?;
     let mut out = Vec::new();
     for f in web.logs.list(&cid)? {
-        let body = read(&web, cid.clone(), f.name.clone(), size).await?;
+        // A huge file shows its end here (its full length is in LogLength) instead of
+        // failing the whole page.
+        let part = size.or((f.size > MAX_READ).then_some(-(MAX_READ as i64)));
+        let body = read(&web, cid.clone(), f.name.clone(), part).await?;
         out.extend_from_slice(
             format!(
                 "LogType:{}\nLogLastModifiedTime:{}\nLogLength:{}\nLogContents:\n",
