@@ -588,7 +588,7 @@ fn every_endpoint_answers_with_hadoops_shapes_and_errors() {
         "/ws/v1/cluster/apps/{app2}/appattempts/{aid}/containers/{worker}"
     ));
     assert_eq!(one["container"]["containerId"], worker.as_str());
-    let a404 = format!("{aid}").replace("_000001", "_000002");
+    let a404 = aid.replace("_000001", "_000002");
     remote_exception(
         &api.get(&format!("/ws/v1/cluster/apps/{app2}/appattempts/{a404}")),
         404,
