@@ -551,4 +551,91 @@ mod tests {
             assert!(e.contains(needle), "{e}");
         }
     }
+
+    fn report(state: AppState) -> AppReport {
+        let id = ApplicationId {
+            cluster_ts: 7,
+            seq: 1,
+        };
+        let attempt = weft_types::yarn_id::AttemptId {
+            app: id,
+            attempt: 1,
+        };
+        AppReport {
+            id,
+            name: "n".into(),
+            user: "alice".into(),
+            queue: "root.a".into(),
+            state,
+            final_status: FinalStatus::Undefined,
+            diagnostics: String::new(),
+            application_type: "YARN".into(),
+            tags: ["x".to_string(), "a".to_string()].into(),
+            priority: 0,
+            progress: 0.5,
+            submit_time: Time(1_000),
+            launch_time: None,
+            finish_time: None,
+            current_attempt: Some(AttemptReport {
+                id: attempt,
+                state: AttemptState::Running,
+                am_container: Some(ContainerId {
+                    app: id,
+                    attempt: 1,
+                    n: 1,
+                }),
+                am_node: Some("h:1".into()),
+                am_rpc: None,
+                start_time: Time(1_000),
+                finish_time: None,
+                diagnostics: String::new(),
+            }),
+            allocated: Resource::new(1024, 1),
+            running_containers: 1,
+            tracking_url: Some("http://am/".into()),
+        }
+    }
+
+    fn ctx(node_http: &[(&str, &str)]) -> AppContext {
+        AppContext {
+            cluster_ts: 7,
+            now: Time(4_000),
+            cluster_total: Resource::new(4096, 4),
+            node_http: node_http
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            queue_fair: [("root.a".to_string(), Resource::new(2048, 2))].into(),
+        }
+    }
+
+    #[test]
+    fn app_info_leaves_out_what_is_not_known() {
+        let accepted = app_info(&report(AppState::Accepted), &ctx(&[]), &BTreeSet::new());
+        assert_eq!(accepted["trackingUI"], "UNASSIGNED");
+        assert!(accepted.get("trackingUrl").is_none());
+        assert!(accepted.get("amContainerLogs").is_none());
+        assert!(accepted.get("amHostHttpAddress").is_none());
+        assert!(accepted.get("amRPCAddress").is_none());
+        assert_eq!(accepted["masterNodeId"], "h:1");
+        assert_eq!(accepted["applicationTags"], "a,x");
+        assert_eq!(accepted["progress"], 50.0);
+        assert_eq!(accepted["elapsedTime"], 3_000);
+        assert_eq!(accepted["clusterUsagePercentage"], 25.0);
+        assert_eq!(accepted["queueUsagePercentage"], 50.0);
+        let running = app_info(
+            &report(AppState::Running),
+            &ctx(&[("h:1", "h:8042")]),
+            &["timeouts".to_string()].into(),
+        );
+        assert_eq!(running["trackingUI"], "ApplicationMaster");
+        assert_eq!(running["trackingUrl"], "http://am/");
+        assert_eq!(running["amHostHttpAddress"], "h:8042");
+        assert_eq!(
+            running["amContainerLogs"],
+            "http://h:8042/node/containerlogs/container_7_0001_01_000001/alice"
+        );
+        assert!(running.get("timeouts").is_none());
+        assert!(accepted.get("timeouts").is_some());
+    }
 }
