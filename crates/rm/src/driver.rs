@@ -150,26 +150,51 @@ impl Counters {
 }
 
 /// `module.function` from a closure's type name such as
-/// `weft_rm::tracker::<impl X for Tracker>::node_heartbeat::{{closure}}::{{closure}}`.
+/// `weft_rm::rest::submit::{{closure}}` or, for trait methods,
+/// `<weft_rm::tracker::Tracker as weft_proto::...::ResourceTracker>::node_heartbeat::{{closure}}`
+/// (there the module is the implementing type's).
 pub(crate) fn call_site(type_name: &str) -> String {
     let mut plain = String::with_capacity(type_name.len());
+    let mut first_group = String::new();
+    let mut groups = 0usize;
     let mut depth = 0usize;
     for c in type_name.chars() {
         match c {
-            '<' => depth += 1,
+            '<' => {
+                depth += 1;
+                if depth == 1 {
+                    groups += 1;
+                }
+            }
             '>' => depth = depth.saturating_sub(1),
             _ if depth == 0 => plain.push(c),
+            _ if groups == 1 => first_group.push(c),
             _ => {}
         }
     }
-    let parts: Vec<&str> = plain
-        .split("::")
-        .filter(|p| !p.is_empty() && !p.starts_with('{'))
-        .collect();
-    match parts.as_slice() {
-        [] => "unknown".to_string(),
-        [one] => (*one).to_string(),
-        [.., module, function] => format!("{module}.{function}"),
+    let segments = |path: &str| -> Vec<String> {
+        path.split("::")
+            .filter(|p| !p.is_empty() && !p.starts_with('{'))
+            .map(str::to_string)
+            .collect()
+    };
+    let parts = segments(&plain);
+    let Some(function) = parts.last() else {
+        return "unknown".to_string();
+    };
+    if parts.len() >= 2 {
+        return format!("{}.{function}", parts[parts.len() - 2]);
+    }
+    // `<Type as Trait>::method`: the module that defines the type.
+    let self_type = first_group
+        .split(" as ")
+        .next()
+        .unwrap_or_default()
+        .trim_start_matches("impl ");
+    let type_path = segments(self_type);
+    match type_path.len() {
+        0 | 1 => function.clone(),
+        n => format!("{}.{function}", type_path[n - 2]),
     }
 }
 

@@ -68,11 +68,15 @@
   if (box) {
     box.addEventListener("input", applyFilter);
     // Keeps the filter text across reloads of the same page.
+    // A link may carry the filter as #filter=words; otherwise keep it across reloads.
     var key = "weft-filter:" + location.pathname;
+    var linked = /^#filter=(.*)$/.exec(location.hash);
     try {
-      box.value = sessionStorage.getItem(key) || "";
+      box.value = linked ? decodeURIComponent(linked[1]) : (sessionStorage.getItem(key) || "");
       box.addEventListener("input", function () { sessionStorage.setItem(key, box.value); });
-    } catch (e) { /* storage may be disabled; the filter still works */ }
+    } catch (e) {
+      // Storage may be disabled (or the hash malformed); the filter still works by typing.
+    }
     applyFilter();
   }
   showTime();

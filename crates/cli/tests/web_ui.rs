@@ -1,0 +1,353 @@
+//! The RM's web UI in a real headless browser (Debian's chromium): every page renders its
+//! content, the live refresh swaps in fresh HTML, and the browser logs no console message and
+//! no uncaught exception. Also takes a screenshot of the scheduler page.
+
+// Each test binary uses part of the shared harness.
+#[allow(dead_code)]
+#[path = "cluster/harness.rs"]
+mod harness;
+
+use std::fs::File;
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use harness::{wait_for, Cluster, Options};
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+const MINUTE: Duration = Duration::from_secs(60);
+/// Virtual time each page gets: the script refreshes every 3 s, so at least two swaps.
+const BUDGET_MS: u64 = 8_000;
+
+/// Fails (never skips) when the browser is missing.
+fn require_chromium() {
+    assert!(
+        Path::new(CHROMIUM).exists(),
+        "{CHROMIUM} is missing: run scripts/install-test-deps to install Debian's chromium"
+    );
+}
+
+/// What one headless chromium run produced.
+struct Run {
+    /// `--dump-dom` output (the DOM after the virtual time budget).
+    dom: String,
+    /// chromium's own log (stderr), where console messages appear as `:CONSOLE` lines.
+    log: String,
+}
+
+/// Runs chromium headless on `url` with `extra` flags in a fresh profile under `dir`;
+/// kills its whole process group if it does not finish within a minute.
+fn chromium(dir: &Path, name: &str, url: &str, extra: &[String]) -> Run {
+    let profile = dir.join(format!("profile-{name}"));
+    let out = dir.join(format!("{name}.dom.html"));
+    let err = dir.join(format!("{name}.chromium.log"));
+    let mut args: Vec<String> = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--hide-scrollbars",
+        "--enable-logging=stderr",
+        "--v=0",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.push(format!("--user-data-dir={}", profile.display()));
+    args.push(format!("--virtual-time-budget={BUDGET_MS}"));
+    args.extend(extra.iter().cloned());
+    args.push(url.to_string());
+    let mut child = Command::new(CHROMIUM)
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(File::create(&out).expect("dom file"))
+        .stderr(File::create(&err).expect("log file"))
+        .process_group(0)
+        .spawn()
+        .expect("start chromium");
+    let pid = i32::try_from(child.id()).expect("pid");
+    let finished = (0..600).find_map(|_| {
+        let status = child.try_wait().expect("try_wait");
+        if status.is_none() {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        status
+    });
+    if finished.is_none() {
+        let _ = kill(Pid::from_raw(-pid), Signal::SIGKILL);
+        let _ = child.wait();
+        panic!(
+            "chromium did not finish on {url} within a minute; log:\n{}",
+            harness::read(&err)
+        );
+    }
+    Run {
+        dom: harness::read(&out),
+        log: harness::read(&err),
+    }
+}
+
+/// Console output and uncaught exceptions in chromium's log. Headless chromium logs every
+/// console message (log, warn and error alike) as `INFO:CONSOLE:<line>] "<text>", source: ...`
+/// and an uncaught exception as such a line whose text starts with `Uncaught`; the UI's script
+/// logs nothing, so any of them is a problem.
+fn console_problems(log: &str) -> Vec<String> {
+    log.lines()
+        .filter(|l| l.contains(":CONSOLE") || l.contains("Uncaught"))
+        .map(str::to_string)
+        .collect()
+}
+
+fn assert_clean(run: &Run, url: &str) {
+    let problems = console_problems(&run.log);
+    assert!(
+        problems.is_empty(),
+        "the browser logged console messages on {url}:\n{}",
+        problems.join("\n")
+    );
+}
+
+/// The number of live refreshes the page's script recorded on `<body data-refreshed="N">`.
+fn refreshes(dom: &str) -> u32 {
+    dom.split("data-refreshed=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The `<tr>` of the apps table that mentions `needle`.
+fn row_of<'a>(dom: &'a str, needle: &str) -> &'a str {
+    let at = dom
+        .find(needle)
+        .unwrap_or_else(|| panic!("{needle} not in the DOM"));
+    let start = dom[..at].rfind("<tr").expect("row start");
+    let end = at + dom[at..].find("</tr>").expect("row end");
+    &dom[start..end]
+}
+
+fn http_status(url: &str) -> (u16, String) {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(10)))
+        .build()
+        .into();
+    let mut r = agent.get(url).call().expect("GET");
+    let status = r.status().as_u16();
+    (status, r.body_mut().read_to_string().unwrap_or_default())
+}
+
+/// A name that would run script (and so log to the console) if a page forgot to escape it.
+const HOSTILE_NAME: &str = "<img src=x onerror=\"console.error('unescaped')\">ui-test";
+
+#[test]
+fn every_page_renders_refreshes_live_and_logs_nothing_to_the_console() {
+    require_chromium();
+    let c = Cluster::start(2, 4096, &Options::default());
+    let base = format!("http://{}", c.web);
+
+    let mut quick = c.dshell(
+        "quick",
+        &[
+            "-num_containers",
+            "2",
+            "-container_memory",
+            "128",
+            "-appname",
+            HOSTILE_NAME,
+            "-shell_command",
+            "echo hello",
+        ],
+    );
+    let finished = c.submitted_app(&mut quick);
+    assert!(quick.wait(MINUTE).success(), "{}", quick.output());
+    c.wait_app_state(&finished, &["FINISHED"], MINUTE);
+
+    let mut long = c.dshell(
+        "long",
+        &[
+            "-num_containers",
+            "2",
+            "-container_memory",
+            "512",
+            "-queue",
+            "prod",
+            "-shell_command",
+            "sleep 300",
+        ],
+    );
+    let running = c.submitted_app(&mut long);
+    c.wait_app_state(&running, &["RUNNING"], MINUTE);
+    wait_for(MINUTE, "the long app's containers to run", || {
+        (c.app(&running)["runningContainers"].as_u64() >= Some(3)).then_some(())
+    });
+    let node = c.nms[0].node_id.clone();
+
+    let dir = c.path("browser");
+    std::fs::create_dir_all(&dir).expect("browser dir");
+    let pages: Vec<(&str, String, Vec<String>)> = vec![
+        (
+            "overview",
+            "/cluster".into(),
+            vec![
+                "Cluster overview".into(),
+                "id=\"apps-by-state\"".into(),
+                "id=\"nodes-by-state\"".into(),
+                running.clone(),
+                finished.clone(),
+            ],
+        ),
+        (
+            "scheduler",
+            "/cluster/scheduler".into(),
+            vec![
+                "data-queue=\"root\"".into(),
+                "data-queue=\"root.prod\"".into(),
+                "data-queue=\"root.default\"".into(),
+                "data-queue=\"root.dev\"".into(),
+                "class=\"mark fair\"".into(),
+                "class=\"mark steady\"".into(),
+                "class=\"fill".into(),
+                running.clone(),
+            ],
+        ),
+        (
+            "apps",
+            "/cluster/apps".into(),
+            vec![
+                running.clone(),
+                finished.clone(),
+                "id=\"text-filter\"".into(),
+                "&lt;img src=x".into(),
+            ],
+        ),
+        (
+            "app",
+            format!("/cluster/app/{running}"),
+            vec![
+                running.clone(),
+                "root.prod".into(),
+                "id=\"attempts\"".into(),
+                "id=\"containers\"".into(),
+                "/ws/v1/node/containerlogs/container_".into(),
+            ],
+        ),
+        (
+            "nodes",
+            "/cluster/nodes".into(),
+            vec![node.clone(), "RUNNING".into()],
+        ),
+    ];
+    for (name, path, expected) in &pages {
+        let url = format!("{base}{path}");
+        let run = chromium(&dir, name, &url, &["--dump-dom".to_string()]);
+        for needle in expected {
+            assert!(
+                run.dom.contains(needle.as_str()),
+                "{url}: {needle:?} is not in the DOM:\n{}",
+                run.dom
+            );
+        }
+        assert!(
+            refreshes(&run.dom) >= 1,
+            "{url}: the live refresh never swapped in a fragment:\n{}\nchromium log:\n{}",
+            run.dom,
+            run.log
+        );
+        assert_clean(&run, &url);
+    }
+
+    // Server-side filters: only FINISHED apps; the client-side filter box, prefilled from the
+    // link, hides rows that do not match.
+    let url = format!("{base}/cluster/apps?state=FINISHED");
+    let run = chromium(&dir, "apps-finished", &url, &["--dump-dom".to_string()]);
+    assert!(run.dom.contains(&finished), "{}", run.dom);
+    assert!(!run.dom.contains(&running), "{}", run.dom);
+    assert_clean(&run, &url);
+    let url = format!("{base}/cluster/apps#filter={finished}");
+    let run = chromium(&dir, "apps-text", &url, &["--dump-dom".to_string()]);
+    assert!(
+        !row_of(&run.dom, &finished).contains("hidden"),
+        "{}",
+        run.dom
+    );
+    assert!(row_of(&run.dom, &running).contains("hidden"), "{}", run.dom);
+    assert_clean(&run, &url);
+
+    // An unknown application is a 404 page in the same layout.
+    let (status, body) = http_status(&format!("{base}/cluster/app/application_1_9999"));
+    assert_eq!(status, 404, "{body}");
+    assert!(body.contains("Application not found"), "{body}");
+    for asset in ["/static/weft.css", "/static/weft.js"] {
+        assert_eq!(http_status(&format!("{base}{asset}")).0, 200, "{asset}");
+    }
+
+    // The scheduler page as a picture, for people (and the closing note).
+    let shot = dir.join("scheduler.png");
+    let run = chromium(
+        &dir,
+        "screenshot",
+        &format!("{base}/cluster/scheduler"),
+        &[
+            format!("--screenshot={}", shot.display()),
+            "--window-size=1400,1000".to_string(),
+        ],
+    );
+    assert_clean(&run, "the scheduler screenshot");
+    let png = std::fs::read(&shot).expect("screenshot written");
+    assert!(png.starts_with(b"\x89PNG"), "not a PNG");
+    assert!(png.len() > 10_000, "the screenshot looks empty");
+    if let Some(out) = std::env::var_os("WEFT_UI_SCREENSHOT_DIR") {
+        let out = PathBuf::from(out);
+        std::fs::create_dir_all(&out).expect("screenshot dir");
+        std::fs::copy(&shot, out.join("scheduler.png")).expect("copy screenshot");
+    }
+
+    let _ = c.put(
+        &format!("/ws/v1/cluster/apps/{running}/state"),
+        &serde_json::json!({"state": "KILLED"}),
+    );
+}
+
+/// The console check above must be able to fail: a page that calls console.error and one that
+/// throws are both caught, with chromium's exact wording.
+#[test]
+fn the_console_check_catches_console_errors_and_uncaught_exceptions() {
+    require_chromium();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cases = [
+        (
+            "console-error",
+            "console.error('planted error');",
+            "planted error",
+        ),
+        (
+            "uncaught",
+            "setTimeout(function () { throw new Error('planted throw'); }, 0);",
+            "Uncaught Error: planted throw",
+        ),
+    ];
+    for (name, script, wording) in cases {
+        let page = dir.path().join(format!("{name}.html"));
+        std::fs::write(
+            &page,
+            format!("<!DOCTYPE html><html><body><p>x</p><script>{script}</script></body></html>"),
+        )
+        .expect("page");
+        let url = format!("file://{}", page.display());
+        let run = chromium(dir.path(), name, &url, &["--dump-dom".to_string()]);
+        let problems = console_problems(&run.log);
+        assert!(
+            problems.iter().any(|l| l.contains(wording)),
+            "{name}: no console line with {wording:?}; log:\n{}",
+            run.log
+        );
+    }
+}
