@@ -181,7 +181,13 @@ fn submission(id: &str, script_url: &str, out: &str) -> Value {
 
 #[test]
 fn every_endpoint_answers_with_hadoops_shapes_and_errors() {
-    let c = Cluster::start(1, 4096, &Options::default());
+    // The sleeper AMs never register: a long AM expiry keeps them ACCEPTED however slow
+    // the machine is.
+    let opts = Options {
+        am_expiry_ms: 600_000,
+        ..Options::default()
+    };
+    let c = Cluster::start(1, 4096, &opts);
     let api = Client::new(&c);
     let node_id = c.nms[0].node_id.clone();
 

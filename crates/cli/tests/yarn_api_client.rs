@@ -36,7 +36,13 @@ fn yarn_api_client_works_unchanged_against_weft() {
     );
     let script = root.join("tests/python/yarn_api_client_check.py");
 
-    let c = Cluster::start(1, 4096, &Options::default());
+    // The sleeper AMs never register: a long AM expiry keeps them ACCEPTED however slow
+    // the machine is.
+    let opts = Options {
+        am_expiry_ms: 600_000,
+        ..Options::default()
+    };
+    let c = Cluster::start(1, 4096, &opts);
     let scratch = c.path("scratch");
     std::fs::create_dir_all(&scratch).expect("scratch dir");
     let out = c.path("yarn-api-client.out");
