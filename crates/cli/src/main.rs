@@ -34,7 +34,7 @@ enum Command {
     /// Benchmark a real RM: simulated NMs and one greedy AM over loopback gRPC.
     #[command(name = "rm-bench")]
     RmBench(weft_rmbench::RmBenchArgs),
-    /// Applications: -list, -status, -kill, -movetoqueue (as `yarn application`).
+    /// Applications: -list, -status, -kill, -movetoqueue, -updatePriority (as `yarn application`).
     #[command(alias = "app")]
     Application(weft_client::ApplicationArgs),
     /// Application attempts: -list, -status (as `yarn applicationattempt`).

@@ -452,6 +452,32 @@ fn moves_kills_and_watches_a_running_app() {
     let top = weft(&c, &["top", "--once", "--json"]).json("top --json");
     assert_eq!(top["apps"][0]["id"], id.as_str(), "{top}");
 
+    // -updatePriority: the RM's answer decides which of YARN's two messages shows; an RM
+    // that refuses (Weft's Fair Scheduler keeps the submitted priority) is an error naming it.
+    let r = weft(&c, &["application", "-updatePriority", "5", "-appId", &id]);
+    assert!(
+        r.stdout
+            .starts_with(&format!("Updating priority of an application {id}\n")),
+        "{}",
+        r.stdout
+    );
+    match r.code {
+        Some(0) => {
+            let capped = r.stdout.contains("to cluster max priority");
+            assert_eq!(c.app(&id)["priority"] == 5, !capped, "{}", r.stdout);
+        }
+        Some(255) => {
+            assert!(
+                r.stderr
+                    .contains(&format!("/apps/{id}/priority answered 400")),
+                "{}",
+                r.stderr
+            );
+            assert_eq!(c.app(&id)["priority"], 0);
+        }
+        other => panic!("exit {other:?}: {}", r.stderr),
+    }
+
     // -kill, then again: already finished.
     let killed = weft(&c, &["application", "-kill", &id]);
     assert_eq!(killed.code, Some(0), "{}", killed.stderr);

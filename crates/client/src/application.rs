@@ -30,7 +30,7 @@ const KILL_WAIT: Duration = Duration::from_secs(60);
 
 /// Lists, reports on, kills and moves applications.
 #[derive(Args, Debug)]
-#[command(group(ArgGroup::new("action").required(true).args(["list", "status", "kill", "movetoqueue", "change_queue"])))]
+#[command(group(ArgGroup::new("action").required(true).args(["list", "status", "kill", "movetoqueue", "change_queue", "update_priority"])))]
 pub struct ApplicationArgs {
     /// List applications (by default those SUBMITTED, ACCEPTED or RUNNING).
     #[arg(long)]
@@ -59,7 +59,15 @@ pub struct ApplicationArgs {
     /// Move the application given by -appId to this queue.
     #[arg(long = "changeQueue", value_name = "Queue", requires = "app_id")]
     pub change_queue: Option<String>,
-    /// With -changeQueue: the application to move.
+    /// Set the priority of the application given by -appId.
+    #[arg(
+        long = "updatePriority",
+        value_name = "Priority",
+        requires = "app_id",
+        allow_negative_numbers = true
+    )]
+    pub update_priority: Option<i64>,
+    /// With -changeQueue or -updatePriority: the application.
     #[arg(long = "appId", value_name = "ApplicationId")]
     pub app_id: Option<String>,
     #[command(flatten)]
@@ -80,6 +88,9 @@ impl Verb for ApplicationArgs {
         }
         if !self.kill.is_empty() {
             return kill(&rm, &self.kill, json, out);
+        }
+        if let (Some(p), Some(id)) = (self.update_priority, &self.app_id) {
+            return update_priority(&rm, id, p, json, out);
         }
         match (&self.movetoqueue, &self.queue, &self.change_queue, &self.app_id) {
             (Some(id), Some(q), _, _) | (_, _, Some(q), Some(id)) => move_app(&rm, id, q, json, out),
@@ -246,22 +257,24 @@ pub(crate) fn app_table(filter: &ListFilter, apps: &[Value]) -> String {
     s
 }
 
-/// Reads one application; `None` when the RM does not know it (404).
-fn get_app(rm: &Rm, id: &str) -> Result<Option<Value>, ClientError> {
+/// Reads one application; the inner `Err` holds the RM's answer when it does not know the
+/// application (404), for the caller to show after YARN's own sentence.
+fn get_app(rm: &Rm, id: &str) -> Result<Result<Value, String>, ClientError> {
     match rm.get(&format!("/ws/v1/cluster/apps/{id}"), &[]) {
-        Ok(v) => Ok(Some(v.get("app").cloned().unwrap_or(v))),
-        Err(e) if e.status() == Some(404) => {
-            eprintln!("{e}");
-            Ok(None)
-        }
+        Ok(v) => Ok(Ok(v.get("app").cloned().unwrap_or(v))),
+        Err(e) if e.status() == Some(404) => Ok(Err(e.to_string())),
         Err(e) => Err(e),
     }
 }
 
 fn status(rm: &Rm, id: &str, json: bool, out: &mut dyn Write) -> Result<Outcome, ClientError> {
-    let Some(app) = get_app(rm, id)? else {
-        eprintln!("Application with id '{id}' doesn't exist in RM or Timeline Server.");
-        return Ok(Outcome::Failed);
+    let app = match get_app(rm, id)? {
+        Ok(app) => app,
+        Err(rm_says) => {
+            eprintln!("Application with id '{id}' doesn't exist in RM or Timeline Server.");
+            eprintln!("{rm_says}");
+            return Ok(Outcome::Failed);
+        }
     };
     if json {
         write!(out, "{}", fmt::json_text(&json!({ "app": app })))?;
@@ -362,12 +375,16 @@ fn kill(rm: &Rm, ids: &[String], json: bool, out: &mut dyn Write) -> Result<Outc
     let mut results = Vec::new();
     let mut found = 0;
     for id in ids {
-        let Some(app) = get_app(rm, id)? else {
-            if !json {
-                writeln!(out, "Application with id '{id}' doesn't exist in RM.")?;
+        let app = match get_app(rm, id)? {
+            Ok(app) => app,
+            Err(rm_says) => {
+                if !json {
+                    writeln!(out, "Application with id '{id}' doesn't exist in RM.")?;
+                }
+                eprintln!("{rm_says}");
+                results.push(json!({"id": id, "result": "not found"}));
+                continue;
             }
-            results.push(json!({"id": id, "result": "not found"}));
-            continue;
         };
         found += 1;
         if is_final(&app) {
@@ -425,9 +442,13 @@ fn move_app(
     json: bool,
     out: &mut dyn Write,
 ) -> Result<Outcome, ClientError> {
-    let Some(app) = get_app(rm, id)? else {
-        writeln!(out, "Application with id '{id}' doesn't exist in RM.")?;
-        return Ok(Outcome::Failed);
+    let app = match get_app(rm, id)? {
+        Ok(app) => app,
+        Err(rm_says) => {
+            writeln!(out, "Application with id '{id}' doesn't exist in RM.")?;
+            eprintln!("{rm_says}");
+            return Ok(Outcome::Failed);
+        }
     };
     if is_final(&app) {
         if json {
@@ -455,6 +476,35 @@ fn move_app(
         write!(out, "{}", fmt::json_text(&answer))?;
     } else {
         writeln!(out, "Successfully completed move.")?;
+    }
+    Ok(Outcome::Success)
+}
+
+fn update_priority(
+    rm: &Rm,
+    id: &str,
+    priority: i64,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<Outcome, ClientError> {
+    if !json {
+        writeln!(out, "Updating priority of an application {id}")?;
+        out.flush()?;
+    }
+    let (_, answer) = rm.put(
+        &format!("/ws/v1/cluster/apps/{id}/priority"),
+        &json!({ "priority": priority }),
+    )?;
+    if json {
+        write!(out, "{}", fmt::json_text(&answer))?;
+    } else if fmt::signed(&answer, "priority") == priority {
+        writeln!(
+            out,
+            "Successfully updated the application {id} with priority '{priority}'"
+        )?;
+    } else {
+        // The RM capped it at the cluster maximum or kept it (final state), as YARN reports.
+        writeln!(out, "Updated priority of an application  {id} to cluster max priority OR keeping old priority as application is in final states")?;
     }
     Ok(Outcome::Success)
 }

@@ -193,6 +193,35 @@ mod tests {
     }
 
     #[test]
+    fn update_priority_reports_a_capped_value() {
+        let rm = FakeRm::start(&[(
+            "PUT /ws/v1/cluster/apps/application_1_0001/priority",
+            (200, r#"{"priority":10}"#),
+        )]);
+        let args = [
+            "application",
+            "--updatePriority",
+            "10",
+            "--appId",
+            "application_1_0001",
+        ];
+        let (r, out) = run(&rm.url, &args);
+        assert_eq!(r.expect("runs"), Outcome::Success);
+        assert_eq!(out, "Updating priority of an application application_1_0001\nSuccessfully updated the application application_1_0001 with priority '10'\n");
+        let (_, out) = run(
+            &rm.url,
+            &[
+                "application",
+                "--updatePriority",
+                "99",
+                "--appId",
+                "application_1_0001",
+            ],
+        );
+        assert!(out.ends_with("to cluster max priority OR keeping old priority as application is in final states\n"), "{out}");
+    }
+
+    #[test]
     fn refresh_queues_on_an_rm_without_the_endpoint_fails() {
         // A real YARN RM: Jersey's HTML 404 for a path it does not serve.
         let rm = FakeRm::start(&[]);
