@@ -4,6 +4,21 @@
 //! NodeManagers' web services), so the same commands work against Weft and against a real YARN
 //! ResourceManager. Tables follow `yarn`'s printf layouts (shared/spec/yarn-cli.md); `--json`
 //! prints the RM's JSON instead, for scripts.
+//!
+//! | verb | REST calls |
+//! |---|---|
+//! | `application -list/-status/-kill/-movetoqueue/-changeQueue/-updatePriority` | `/apps`, `/apps/{id}`, `PUT /apps/{id}/state`, `/queue`, `/priority` |
+//! | `applicationattempt -list/-status` | `/apps/{id}/appattempts[/{attempt}]` |
+//! | `container -list/-status` | `/apps/{id}/appattempts/{attempt}/containers[/{cid}]` |
+//! | `node -list [-all/-states/-showDetails]`, `-status` | `/nodes`, `/nodes/{id}` |
+//! | `queue -status` | `/scheduler` (fair, capacity or fifo shape) |
+//! | `rmadmin -refreshQueues` | `PUT /ws/v1/cluster/admin/refresh-queues` (Weft only) |
+//! | `logs -applicationId` | `/nodes`, then each NM's `/ws/v1/node/apps/{id}`, `/containers/{cid}/logs`, `/containerlogs/{cid}/{file}` |
+//! | `top` | `/info`, `/metrics`, `/apps?states=RUNNING,ACCEPTED` |
+//!
+//! The RM is found by [`resolve_rm`]: `--rm`, then `$WEFT_RM`, then yarn-site.xml in
+//! `$HADOOP_CONF_DIR`, then [`DEFAULT_RM`]. Exit status: 0, or 255 (YARN's -1) with the reason
+//! on stderr.
 
 mod address;
 mod application;
