@@ -281,10 +281,36 @@ fn every_page_renders_refreshes_live_and_logs_nothing_to_the_console() {
     assert!(row_of(&run.dom, &running).contains("hidden"), "{}", run.dom);
     assert_clean(&run, &url);
 
-    // An unknown application is a 404 page in the same layout.
+    // Sorting from the link: the ID column ascending puts the older (finished) app first,
+    // where the default order (newest first) has it last; kept through the refreshes.
+    let first_row = |dom: &str| {
+        let at = |id: &str| dom.find(&format!(">{id}</a>")).unwrap_or(usize::MAX);
+        at(&finished) < at(&running)
+    };
+    let url = format!("{base}/cluster/apps");
+    let run = chromium(
+        &dir,
+        "apps-default-order",
+        &url,
+        &["--dump-dom".to_string()],
+    );
+    assert!(
+        !first_row(&run.dom),
+        "newest first by default:\n{}",
+        run.dom
+    );
+    let url = format!("{base}/cluster/apps#sort=1");
+    let run = chromium(&dir, "apps-sorted", &url, &["--dump-dom".to_string()]);
+    assert!(first_row(&run.dom), "sorted by ID ascending:\n{}", run.dom);
+    assert!(run.dom.contains("class=\"sorted-asc\""), "{}", run.dom);
+    assert!(refreshes(&run.dom) >= 1, "{}", run.dom);
+    assert_clean(&run, &url);
+
+    // An unknown application is a 404 page in the same layout, which does not refresh.
     let (status, body) = http_status(&format!("{base}/cluster/app/application_1_9999"));
     assert_eq!(status, 404, "{body}");
     assert!(body.contains("Application not found"), "{body}");
+    assert!(!body.contains("data-src"), "{body}");
     for asset in ["/static/weft.css", "/static/weft.js"] {
         assert_eq!(http_status(&format!("{base}{asset}")).0, 200, "{asset}");
     }

@@ -54,9 +54,9 @@ pub(crate) struct Page {
     pub(crate) live: String,
 }
 
-/// The whole document around a page. `self_url` is the page's own path and query (trusted:
-/// built by the handler), re-fetched with `fragment=1` by the refresh script.
-pub(crate) fn layout(page: &Page, self_url: &str, now: Time) -> String {
+/// The whole document around a page. `self_url` is the page's own path and query, re-fetched
+/// with `fragment=1` by the refresh script; `None` for pages that must not refresh (errors).
+pub(crate) fn layout(page: &Page, self_url: Option<&str>, now: Time) -> String {
     let mut nav = String::new();
     for (path, label) in NAV {
         let current = if path == page.nav {
@@ -78,12 +78,15 @@ pub(crate) fn layout(page: &Page, self_url: &str, now: Time) -> String {
 <span class=\"sub\">ResourceManager</span></a><nav>{nav}</nav>\
 <span class=\"live-marker\" id=\"live-marker\" title=\"The page refreshes itself every few seconds\">\
 <span class=\"dot\"></span>updated <time id=\"updated\">{clock}</time></span></header>\
-<main><h1>{title}</h1>{head}<div id=\"live\" data-src=\"{src}\">{live}</div></main>\
+<main><h1>{title}</h1>{head}<div id=\"live\"{src}>{live}</div></main>\
 <footer>Weft ResourceManager · <a href=\"/ws/v1/cluster/info\">REST API</a> · \
 <a href=\"/metrics\">Prometheus metrics</a> · <a href=\"/healthz\">health</a></footer>\
 </body></html>\n",
         clock = clock(now),
-        src = esc(&fragment_url(self_url)),
+        src = self_url.map_or(String::new(), |u| format!(
+            " data-src=\"{}\"",
+            esc(&fragment_url(u))
+        )),
         live = page.live,
         head = page.head,
     )

@@ -97,7 +97,8 @@ fn respond(status: StatusCode, page: &Page, url: &str, fragment: bool, now: Time
     let body = if fragment {
         page.live.clone()
     } else {
-        html::layout(page, url, now)
+        let refresh = (status == StatusCode::OK).then_some(url);
+        html::layout(page, refresh, now)
     };
     (
         status,

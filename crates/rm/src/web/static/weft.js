@@ -36,6 +36,55 @@
     table.setAttribute("data-shown", String(shown));
   }
 
+  // Sorting: a click on a column header sorts that table's rows (again: reverse). The choice
+  // survives refreshes. The queue table keeps its tree order.
+  var sortState = null;
+  var UNITS = { MB: 1, GB: 1024, TB: 1048576 };
+  function sortKey(cell) {
+    var t = cell ? cell.textContent.trim() : "";
+    var size = /^(-?\d+(?:\.\d+)?) (MB|GB|TB)\b/.exec(t);
+    if (size) { return parseFloat(size[1]) * UNITS[size[2]]; }
+    var span = /^(?:(\d+)h ?)?(?:(\d+)m ?)?(?:(\d+)s)?( ago)?$/.exec(t);
+    if (span && (span[1] || span[2] || span[3])) {
+      return (+(span[1] || 0)) * 3600 + (+(span[2] || 0)) * 60 + (+(span[3] || 0));
+    }
+    var num = /^(-?\d+(?:\.\d+)?)%?(?: |$)/.exec(t);
+    if (num) { return parseFloat(num[1]); }
+    return t.toLowerCase();
+  }
+  function applySort() {
+    if (!sortState) { return; }
+    var table = document.getElementById(sortState.table);
+    if (!table || !table.tBodies.length || !table.tHead) { return; }
+    var body = table.tBodies[0];
+    var col = sortState.col;
+    var dir = sortState.dir;
+    var rows = Array.prototype.slice.call(body.rows).filter(function (r) {
+      return !r.classList.contains("empty");
+    });
+    rows.sort(function (a, b) {
+      var x = sortKey(a.cells[col]);
+      var y = sortKey(b.cells[col]);
+      if (typeof x !== typeof y) { x = String(x); y = String(y); }
+      return x < y ? -dir : (x > y ? dir : 0);
+    });
+    rows.forEach(function (r) { body.appendChild(r); });
+    var heads = table.tHead.rows[0].cells;
+    for (var i = 0; i < heads.length; i++) {
+      heads[i].classList.toggle("sorted-asc", i === col && dir === 1);
+      heads[i].classList.toggle("sorted-desc", i === col && dir === -1);
+    }
+  }
+  document.addEventListener("click", function (ev) {
+    var th = ev.target.closest ? ev.target.closest("table.grid th") : null;
+    if (!th) { return; }
+    var table = th.closest("table");
+    if (!table.id || table.classList.contains("queues")) { return; }
+    var same = sortState && sortState.table === table.id && sortState.col === th.cellIndex;
+    sortState = { table: table.id, col: th.cellIndex, dir: same ? -sortState.dir : 1 };
+    applySort();
+  });
+
   function refresh() {
     if (!live || inFlight || document.hidden) { return; }
     var src = live.getAttribute("data-src");
@@ -48,6 +97,7 @@
       })
       .then(function (html) {
         live.innerHTML = html;
+        applySort();
         applyFilter();
         refreshes++;
         document.body.setAttribute("data-refreshed", String(refreshes));
@@ -61,21 +111,38 @@
       .then(function () { inFlight = false; });
   }
 
+  // Links may carry view settings in the hash: #filter=words&sort=N (column N from 1
+  // ascending, -N descending) for the page's first sortable table.
+  var linkParams = {};
+  location.hash.replace(/^#/, "").split("&").forEach(function (kv) {
+    var eq = kv.indexOf("=");
+    if (eq <= 0) { return; }
+    try {
+      linkParams[kv.slice(0, eq)] = decodeURIComponent(kv.slice(eq + 1));
+    } catch (e) {
+      // A malformed escape in a hand-made link: ignore that setting.
+    }
+  });
+  var sortParam = /^(-?)(\d+)$/.exec(linkParams.sort || "");
+  var firstTable = live ? live.querySelector("table.grid:not(.queues)") : null;
+  if (sortParam && firstTable && firstTable.id && +sortParam[2] >= 1) {
+    sortState = { table: firstTable.id, col: +sortParam[2] - 1, dir: sortParam[1] ? -1 : 1 };
+    applySort();
+  }
+
   document.addEventListener("visibilitychange", function () {
     if (!document.hidden) { refresh(); }
   });
   var box = document.getElementById("text-filter");
   if (box) {
     box.addEventListener("input", applyFilter);
-    // Keeps the filter text across reloads of the same page.
-    // A link may carry the filter as #filter=words; otherwise keep it across reloads.
+    // A link may carry the filter (#filter=words); otherwise it is kept across reloads.
     var key = "weft-filter:" + location.pathname;
-    var linked = /^#filter=(.*)$/.exec(location.hash);
     try {
-      box.value = linked ? decodeURIComponent(linked[1]) : (sessionStorage.getItem(key) || "");
+      box.value = linkParams.filter !== undefined ? linkParams.filter : (sessionStorage.getItem(key) || "");
       box.addEventListener("input", function () { sessionStorage.setItem(key, box.value); });
     } catch (e) {
-      // Storage may be disabled (or the hash malformed); the filter still works by typing.
+      // Storage may be disabled; the filter still works by typing.
     }
     applyFilter();
   }
