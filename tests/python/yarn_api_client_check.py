@@ -11,6 +11,7 @@ import os
 import sys
 import time
 
+from yarn_api_client.auth import SimpleAuth
 from yarn_api_client.errors import APIError
 from yarn_api_client.resource_manager import ResourceManager
 
@@ -159,6 +160,25 @@ def main(url, scratch):
     api_error(lambda: rm.cluster_application(f"application_{cluster_ts}_9999"), 404)
     api_error(lambda: rm.cluster_application("application_nonsense"), 400)
     api_error(lambda: rm.cluster_new_delegation_token("someone"), 403)
+
+    # SimpleAuth: one GET naming the user gets the hadoop.auth cookie; later calls carry only
+    # the cookie and act as that user. (Set after construction: the constructor's /cluster
+    # probe is a UI page.)
+    alice = ResourceManager(service_endpoints=[url], timeout=15)
+    alice.session.auth = SimpleAuth("alice")
+    check(alice.cluster_information().data["clusterInfo"]["haState"] == "ACTIVE", "SimpleAuth handshake")
+    id2 = alice.cluster_new_application().data["application-id"]
+    alice.cluster_submit_application({
+        "application-id": id2,
+        "application-name": "as-alice",
+        "resource": {"memory": 128, "vCores": 1},
+        "am-container-spec": {"commands": {"command": "sleep 300"}},
+    })
+    app2 = rm.cluster_application(id2).data["app"]
+    check(app2["user"] == "alice", "submission as the SimpleAuth user", app2)
+    check(alice.cluster_application_kill(id2).data == {"state": "KILLED"}, "kill as the SimpleAuth user")
+    diag = rm.cluster_application(id2).data["app"]["diagnostics"]
+    check("alice" in diag, "killed by alice", diag)
     print("all yarn-api-client checks passed", flush=True)
 
 

@@ -14,10 +14,11 @@ use serde_json::{json, Value};
 
 const MINUTE: Duration = Duration::from_secs(60);
 
-/// A response: status, `Location` header, JSON body (Null when not JSON).
+/// A response: status, `Location` and `Set-Cookie` headers, JSON body (Null when not JSON).
 struct Answer {
     status: u16,
     location: Option<String>,
+    cookie: Option<String>,
     body: Value,
 }
 
@@ -46,10 +47,16 @@ impl Client {
             .get("location")
             .and_then(|h| h.to_str().ok())
             .map(str::to_string);
+        let cookie = r
+            .headers()
+            .get("set-cookie")
+            .and_then(|h| h.to_str().ok())
+            .map(str::to_string);
         let text = r.body_mut().read_to_string().unwrap_or_default();
         Answer {
             status,
             location,
+            cookie,
             body: serde_json::from_str(&text).unwrap_or(Value::Null),
         }
     }
@@ -88,6 +95,18 @@ impl Client {
 
     fn put(&self, path: &str, body: &Value) -> Answer {
         self.send("PUT", path, &body.to_string())
+    }
+
+    /// PUT carrying only a `hadoop.auth` cookie to say who calls.
+    fn put_with_cookie(&self, path: &str, body: &Value, cookie: &str) -> Answer {
+        let url = format!("{}{path}", self.base);
+        let r = self
+            .agent
+            .put(&url)
+            .header("Cookie", cookie)
+            .content_type("application/json")
+            .send(body.to_string());
+        Self::answer(r, &format!("PUT {url}"))
     }
 }
 
@@ -720,10 +739,33 @@ fn every_endpoint_answers_with_hadoops_shapes_and_errors() {
         api.ok(&format!("{base1}/state")),
         json!({"state": "ACCEPTED"})
     );
-    // carol administers root.dev, where app1 now is.
-    let k = api.put(
-        &format!("{base1}/state?user.name=carol"),
+    // Pseudo authentication: `user.name` answers set a hadoop.auth cookie; a request with
+    // only that cookie acts as its user.
+    let mallory = api.get("/ws/v1/cluster/info?user.name=mallory");
+    let set = mallory.cookie.expect("a hadoop.auth cookie for user.name");
+    assert!(set.starts_with("hadoop.auth=\"u=mallory&"), "{set}");
+    assert!(api.get("/ws/v1/cluster/info").cookie.is_none());
+    let as_mallory = set.split(';').next().unwrap().to_string();
+    let k = api.put_with_cookie(
+        &format!("{base1}/state"),
         &json!({"state": "KILLED"}),
+        &as_mallory,
+    );
+    remote_exception(&k, 403, "ForbiddenException");
+    assert_eq!(
+        api.ok(&format!("{base1}/state")),
+        json!({"state": "ACCEPTED"})
+    );
+    // carol administers root.dev, where app1 now is; her cookie is enough.
+    let carol = api
+        .get("/ws/v1/cluster/info?user.name=carol")
+        .cookie
+        .unwrap();
+    let as_carol = carol.split(';').next().unwrap().to_string();
+    let k = api.put_with_cookie(
+        &format!("{base1}/state"),
+        &json!({"state": "KILLED"}),
+        &as_carol,
     );
     assert_eq!(
         (k.status, k.body.clone()),

@@ -14,9 +14,10 @@ use weft_rm_core::{AppReport, AppState, RmCore};
 use weft_types::yarn_id::{ApplicationId, AttemptId, ContainerId};
 use weft_types::Time;
 
+use super::auth::Caller;
 use super::filters::{self, AppFilter, APP_STATES};
 use super::json::{self, AppContext};
-use super::{app_id, body_json, user, Params, Rest, RestError};
+use super::{app_id, body_json, Params, Rest, RestError};
 
 /// Node id -> NM web address, for nodes that announced one.
 fn node_http(core: &RmCore) -> BTreeMap<String, String> {
@@ -104,11 +105,11 @@ pub(crate) async fn new_application(State(s): State<Rest>) -> Result<Json<Value>
 /// `POST /apps`: 202 with the app's URL in `Location`, empty body.
 pub(crate) async fn submit(
     State(s): State<Rest>,
-    Query(q): Params,
+    Caller(who): Caller,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, RestError> {
-    let (id, sub) = json::submission(&body, &user(&q)).map_err(RestError::bad_request)?;
+    let (id, sub) = json::submission(&body, &who).map_err(RestError::bad_request)?;
     s.driver
         .call(move |core, now| core.submit(now, id, sub))
         .await??;
@@ -135,7 +136,7 @@ pub(crate) async fn get_state(
 pub(crate) async fn put_state(
     State(s): State<Rest>,
     Path(text): Path<String>,
-    Query(q): Params,
+    Caller(who): Caller,
     body: Bytes,
 ) -> Result<Json<Value>, RestError> {
     let id = app_id(&text)?;
@@ -146,7 +147,6 @@ pub(crate) async fn put_state(
             "Only 'KILLED' is allowed as a target state.",
         ));
     }
-    let who = user(&q);
     let state = s
         .driver
         .call(move |core, now| core.kill(now, id, Some(&who)))

@@ -2,6 +2,7 @@
 //! plus Weft's admin refresh and its OpenAPI description. A refused request changes nothing.
 
 mod apps;
+pub(crate) mod auth;
 mod error;
 mod filters;
 mod json;
@@ -21,9 +22,6 @@ use crate::driver::Driver;
 use crate::reload;
 pub(crate) use error::RestError;
 
-/// The user when a request names none (`user.name`), as Hadoop's static web user.
-const ANONYMOUS: &str = "dr.who";
-
 /// The OpenAPI 3 description of every endpoint below, served at `/openapi.json`.
 const OPENAPI: &str = include_str!("openapi.json");
 
@@ -36,14 +34,6 @@ pub(crate) struct Rest {
 }
 
 type Params = Query<BTreeMap<String, String>>;
-
-/// The caller: `user.name` (Hadoop's pseudo authentication), else the static web user.
-fn user(q: &BTreeMap<String, String>) -> String {
-    q.get("user.name")
-        .filter(|u| !u.is_empty())
-        .cloned()
-        .unwrap_or_else(|| ANONYMOUS.to_string())
-}
 
 fn app_id(text: &str) -> Result<ApplicationId, RestError> {
     text.parse::<ApplicationId>()
@@ -103,6 +93,7 @@ pub(crate) fn router(state: Rest) -> Router {
         .route("/openapi.json", get(openapi))
         .fallback(|| async { RestError::not_found("no such resource") })
         .method_not_allowed_fallback(|| async { RestError::method_not_allowed() })
+        .layer(axum::middleware::from_fn(auth::set_cookie))
         .with_state(state)
 }
 
