@@ -12,6 +12,9 @@ use super::html::{self, badge, esc, url_encode, Page};
 use super::overview::APP_STATES;
 use super::{state_name, View};
 
+/// The most rows a page renders (it is re-rendered every few seconds).
+pub(crate) const MAX_ROWS: usize = 500;
+
 /// The list's server-side filters (`?state=RUNNING,ACCEPTED&queue=root.prod&user=alice`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct Filter {
@@ -60,9 +63,15 @@ pub(crate) fn list_page(v: &View, filter: &Filter, now: Time) -> Page {
     let mut apps: Vec<&AppReport> = v.apps.iter().filter(|a| filter.matches(a)).collect();
     apps.sort_by_key(|a| std::cmp::Reverse(a.id));
     let head = filter_form(v, filter);
+    let matching = apps.len();
+    apps.truncate(MAX_ROWS);
+    let shown = if matching > MAX_ROWS {
+        format!(" (showing the {MAX_ROWS} newest; narrow the filters to see others)")
+    } else {
+        String::new()
+    };
     let live = format!(
-        "<p class=\"muted\" id=\"apps-count\">{} of {} applications</p>{}",
-        apps.len(),
+        "<p class=\"muted\" id=\"apps-count\">{matching} of {} applications{shown}</p>{}",
         v.apps.len(),
         table(&apps, now, "No application matches.")
     );
@@ -377,5 +386,83 @@ pub(crate) fn missing(id: &str, why: &str) -> Page {
             esc(id),
             esc(why)
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use weft_rm_core::{AppState, FinalStatus};
+    use weft_types::Resource;
+
+    fn app(seq: u64, queue: &str, user: &str, state: AppState, name: &str) -> AppReport {
+        AppReport {
+            id: ApplicationId {
+                cluster_ts: 1_700_000_000_000,
+                seq,
+            },
+            name: name.into(),
+            user: user.into(),
+            queue: queue.into(),
+            state,
+            final_status: FinalStatus::Undefined,
+            diagnostics: String::new(),
+            application_type: "YARN".into(),
+            tags: BTreeSet::new(),
+            priority: 0,
+            progress: 0.5,
+            submit_time: Time(1_700_000_000_000 + seq),
+            launch_time: None,
+            finish_time: None,
+            current_attempt: None,
+            allocated: Resource::new(1024, 1),
+            running_containers: 1,
+            tracking_url: None,
+        }
+    }
+
+    fn query(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn filters_match_states_queues_with_or_without_root_and_users() {
+        let a = app(1, "root.prod", "alice", AppState::Running, "a");
+        let f = Filter::from_query(&query(&[("state", "running,accepted")]));
+        assert!(f.matches(&a));
+        let f = Filter::from_query(&query(&[("states", "FINISHED")]));
+        assert!(!f.matches(&a));
+        let f = Filter::from_query(&query(&[("state", "ALL"), ("queue", "prod")]));
+        assert!(f.matches(&a));
+        let f = Filter::from_query(&query(&[("queue", "root.prod"), ("user", "bob")]));
+        assert!(!f.matches(&a));
+        let f = Filter::from_query(&query(&[("queue", ""), ("user", "alice")]));
+        assert!(f.matches(&a));
+    }
+
+    #[test]
+    fn the_table_escapes_user_strings_and_links_each_app() {
+        let a = app(
+            7,
+            "root.<q>",
+            "<u>",
+            AppState::Accepted,
+            "<script>x</script>",
+        );
+        let html = table(&[&a], Time(1_700_000_100_000), "none");
+        assert!(!html.contains("<script>"), "{html}");
+        assert!(html.contains("&lt;script&gt;x&lt;/script&gt;"), "{html}");
+        assert!(
+            html.contains("root.&lt;q&gt;") && html.contains("&lt;u&gt;"),
+            "{html}"
+        );
+        assert!(
+            html.contains("href=\"/cluster/app/application_1700000000000_0007\""),
+            "{html}"
+        );
+        assert!(html.contains("s-accepted"), "{html}");
     }
 }

@@ -8,6 +8,7 @@ use weft_rm_core::AppReport;
 use weft_sched::QueueSnapshot;
 use weft_types::{Resource, Time};
 
+use super::apps::MAX_ROWS;
 use super::html::{self, esc, url_encode, Bar, Page};
 use super::View;
 
@@ -41,6 +42,7 @@ pub(crate) fn page(v: &View, _now: Time) -> Page {
     let rows: Vec<Vec<String>> = snap
         .apps
         .iter()
+        .take(MAX_ROWS)
         .map(|a| {
             let report = reports.get(&a.app.0);
             let id = report.map_or_else(|| a.app.to_string(), |r| r.id.to_string());
@@ -68,7 +70,15 @@ pub(crate) fn page(v: &View, _now: Time) -> Page {
         .collect();
     let _ = write!(
         live,
-        "<section><h2>Applications in the scheduler</h2>{}</section>",
+        "<section><h2>Applications in the scheduler{}</h2>{}</section>",
+        if snap.apps.len() > MAX_ROWS {
+            format!(
+                " <small class=\"muted\">(first {MAX_ROWS} of {})</small>",
+                snap.apps.len()
+            )
+        } else {
+            String::new()
+        },
         html::table(
             "sched-apps",
             &[
