@@ -196,16 +196,16 @@ pub(crate) fn pct(part: i64, whole: i64) -> f64 {
     }
 }
 
-/// A meter: `value` against `total`, with optional markers (fair share: solid, steady fair
-/// share: dashed) on the same scale. `label` is trusted text shown beside it.
+/// A meter: `value` against `total`, with optional markers (fair share: a tick above the track,
+/// steady fair share: a tick below it) on the same scale. `label` is trusted text shown beside it.
 pub(crate) struct Bar {
     /// The filled part.
     pub(crate) value: i64,
     /// The scale (100%).
     pub(crate) total: i64,
-    /// A solid marker (instantaneous fair share).
+    /// A marker above the track (instantaneous fair share).
     pub(crate) fair: Option<i64>,
-    /// A dashed marker (steady fair share).
+    /// A marker below the track (steady fair share).
     pub(crate) steady: Option<i64>,
     /// Trusted HTML after the bar.
     pub(crate) label: String,
