@@ -159,9 +159,9 @@ impl Scheduler {
                     } else {
                         &queue.candidates
                     };
-                    let next = match cursor {
-                        None => set.iter().next(),
-                        Some(c) => set.range((Bound::Excluded(c), Bound::Unbounded)).next(),
+                    let next = match &cursor {
+                        None => set.first(),
+                        Some(c) => set.next_after(c),
                     };
                     let Some(&entry) = next else {
                         return Assignment::None;

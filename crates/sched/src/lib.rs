@@ -13,6 +13,7 @@ mod assign;
 mod moves;
 mod node;
 mod order;
+mod ordset;
 mod placement;
 mod policy;
 mod queues;

@@ -17,6 +17,7 @@
 use weft_types::{AppId, Resource, MAX_RESOURCE_TYPES};
 
 use crate::app::App;
+use crate::ordset::OrderedSet;
 use crate::policy::{self, sort_key, PolicyContext, SchedView, SortKey};
 use crate::queues::{Queue, QueueId};
 use crate::scheduler::Scheduler;
@@ -106,10 +107,20 @@ impl Scheduler {
 
     /// Re-keys an app after its usage, asks or runnability changed, then its queue path.
     pub(crate) fn refresh_app(&mut self, id: AppId) {
+        self.refresh_app_with(id, true);
+    }
+
+    /// `refresh_app` after a change of usage alone (a container ended): the app's asks are
+    /// as they were, so its pending sizes move only if it stopped or started being a candidate.
+    pub(crate) fn refresh_app_usage(&mut self, id: AppId) {
+        self.refresh_app_with(id, false);
+    }
+
+    fn refresh_app_with(&mut self, id: AppId, asks_changed: bool) {
         if self.order_dirty || self.walk != crate::WalkMode::Fast {
             return;
         }
-        if let Some(leaf) = self.rekey_app(id) {
+        if let Some(leaf) = self.rekey_app(id, asks_changed) {
             self.refresh_queue_path(leaf);
         }
     }
@@ -122,8 +133,9 @@ impl Scheduler {
             return;
         }
         let ids: Vec<AppId> = self.apps.keys().copied().collect();
+        // An update moves demand, weights and fair shares, never asks.
         for id in ids {
-            self.rekey_app(id);
+            self.rekey_app(id, false);
         }
         let mut queues: Vec<(u32, QueueId)> = self
             .queues
@@ -136,32 +148,30 @@ impl Scheduler {
         }
     }
 
-    /// Re-keys one app in its leaf's sets and the size index; returns its leaf.
-    fn rekey_app(&mut self, id: AppId) -> Option<QueueId> {
+    /// Re-keys one app in its leaf's sets and the size index (`asks_changed`: its asks may
+    /// differ from when it was last indexed); returns its leaf.
+    fn rekey_app(&mut self, id: AppId, asks_changed: bool) -> Option<QueueId> {
         let app = self.apps.get(&id)?;
         let new = self.app_key(app);
         let new_res = new.is_some() && self.app_reservable(app);
         let (old, old_res, leaf) = (app.key_in_leaf, app.reservable_in_leaf, app.queue);
         if new != old || new_res != old_res {
             let q = self.queues.get_mut(leaf);
-            if let Some(k) = old {
-                q.candidates.remove(&(k, id.0));
-                if old_res {
-                    q.reserve_candidates.remove(&(k, id.0));
-                }
-            }
-            if let Some(k) = new {
-                q.candidates.insert((k, id.0));
-                if new_res {
-                    q.reserve_candidates.insert((k, id.0));
-                }
-            }
+            move_entry(&mut q.candidates, old, new, id.0);
+            move_entry(
+                &mut q.reserve_candidates,
+                old.filter(|_| old_res),
+                new.filter(|_| new_res),
+                id.0,
+            );
             if let Some(app) = self.apps.get_mut(&id) {
                 app.key_in_leaf = new;
                 app.reservable_in_leaf = new_res;
             }
         }
-        self.reindex_sizes(id, new.is_some());
+        if asks_changed || new.is_some() != old.is_some() {
+            self.reindex_sizes(id, new.is_some());
+        }
         Some(leaf)
     }
 
@@ -259,18 +269,13 @@ impl Scheduler {
             if new != old || new_res != old_res {
                 let p = self.queues.get_mut(parent);
                 let member = cur.0 as u64;
-                if let Some(k) = old {
-                    p.candidates.remove(&(k, member));
-                    if old_res {
-                        p.reserve_candidates.remove(&(k, member));
-                    }
-                }
-                if let Some(k) = new {
-                    p.candidates.insert((k, member));
-                    if new_res {
-                        p.reserve_candidates.insert((k, member));
-                    }
-                }
+                move_entry(&mut p.candidates, old, new, member);
+                move_entry(
+                    &mut p.reserve_candidates,
+                    old.filter(|_| old_res),
+                    new.filter(|_| new_res),
+                    member,
+                );
                 let q = self.queues.get_mut(cur);
                 q.key_in_parent = new;
                 q.reservable_in_parent = new_res;
@@ -338,5 +343,23 @@ impl Scheduler {
             }
         }
         self.order_dirty = false;
+    }
+}
+
+/// Moves `member` in `set` from key `old` to key `new` (`None`: not in the set).
+fn move_entry(set: &mut OrderedSet, old: Option<SortKey>, new: Option<SortKey>, member: u64) {
+    match (old, new) {
+        (Some(o), Some(n)) => {
+            if o != n {
+                set.replace(&(o, member), (n, member));
+            }
+        }
+        (Some(o), None) => {
+            set.remove(&(o, member));
+        }
+        (None, Some(n)) => {
+            set.insert((n, member));
+        }
+        (None, None) => {}
     }
 }

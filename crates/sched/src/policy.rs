@@ -65,14 +65,82 @@ const KEY_LEVELS: usize = 1 + MAX_RESOURCE_TYPES;
 /// `levels` holds the policy's fairness levels, most significant first, each an unsigned word
 /// (booleans as 0/1, doubles through [`ordered_bits`]); unused words are 0. The start time and
 /// the tie-break follow, so keys of distinct schedulables never compare equal.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+///
+/// Keys are compared millions of times a second on the fast path, so the common shape of a
+/// `fair` key (not needy, positive weight: every level but the demand class and usage / weight
+/// fixed, see [`SortKey::SIMPLE_REST`]) is flagged when the key is built, and two flagged keys
+/// compare only the words that can differ. The order is the same either way.
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct SortKey {
     /// Policy-specific levels (see `fair::key` and `drf::key`).
-    pub(crate) levels: [u64; KEY_LEVELS],
+    levels: [u64; KEY_LEVELS],
     /// Start time, earlier first.
-    pub(crate) start_time: u64,
+    start_time: u64,
     /// Final tie-break, smaller first.
-    pub(crate) tiebreak: u64,
+    tiebreak: u64,
+    /// Levels other than 0 and 4 are [`SortKey::SIMPLE_REST`].
+    simple: bool,
+}
+
+impl SortKey {
+    /// Levels 1, 2, 3, 5 and 6 of a flagged key: a `fair` key that is not needy and has a
+    /// positive weight.
+    const SIMPLE_REST: [u64; 5] = [1, 0, 0, 0, 0];
+
+    /// A key from its levels, start time and tie-break.
+    pub(crate) fn new(levels: [u64; KEY_LEVELS], start_time: u64, tiebreak: u64) -> SortKey {
+        let rest = [levels[1], levels[2], levels[3], levels[5], levels[6]];
+        SortKey {
+            levels,
+            start_time,
+            tiebreak,
+            simple: rest == SortKey::SIMPLE_REST,
+        }
+    }
+}
+
+impl Ord for SortKey {
+    /// Word by word, most significant first (what a derived `Ord` would do); two flagged keys
+    /// agree on the fixed levels, so only the others are looked at.
+    #[inline]
+    fn cmp(&self, other: &SortKey) -> Ordering {
+        if self.simple && other.simple {
+            return self.levels[0]
+                .cmp(&other.levels[0])
+                .then(self.levels[4].cmp(&other.levels[4]))
+                .then(self.start_time.cmp(&other.start_time))
+                .then(self.tiebreak.cmp(&other.tiebreak));
+        }
+        for (a, b) in self.levels.iter().zip(&other.levels) {
+            if a != b {
+                return a.cmp(b);
+            }
+        }
+        self.start_time
+            .cmp(&other.start_time)
+            .then(self.tiebreak.cmp(&other.tiebreak))
+    }
+}
+
+impl PartialEq for SortKey {
+    /// Every word equal, without a call to `memcmp`.
+    #[inline]
+    fn eq(&self, other: &SortKey) -> bool {
+        let mut diff = (self.start_time ^ other.start_time) | (self.tiebreak ^ other.tiebreak);
+        for (a, b) in self.levels.iter().zip(&other.levels) {
+            diff |= a ^ b;
+        }
+        diff == 0
+    }
+}
+
+impl Eq for SortKey {}
+
+impl PartialOrd for SortKey {
+    #[inline]
+    fn partial_cmp(&self, other: &SortKey) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 /// The reference comparator, written straight from the spec: `Less` means `a` is served first.
@@ -100,11 +168,7 @@ pub(crate) fn sort_key(policy: PolicyKind, v: &SchedView, ctx: &PolicyContext) -
         PolicyKind::Drf => drf::key(v, ctx),
         PolicyKind::Fifo => [0; KEY_LEVELS],
     };
-    SortKey {
-        levels,
-        start_time: v.start_time,
-        tiebreak: v.tiebreak,
-    }
+    SortKey::new(levels, v.start_time, v.tiebreak)
 }
 
 /// Hadoop's `(int) Math.signum(x)`: NaN gives 0, i.e. a tie.

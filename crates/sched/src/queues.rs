@@ -6,7 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use weft_config::{Acl, AllocationConfig, ConfiguredResource, PolicyKind};
 use weft_types::{AppId, Resource};
 
+use crate::ordset::OrderedSet;
 use crate::policy::SortKey;
+use crate::shares::ShareMemo;
 
 /// Index of a queue in the arena. Never reused while the scheduler lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -58,14 +60,16 @@ pub(crate) struct Queue {
     pub(crate) name_rank: u64,
 
     /// Fast path: the children (parent) or apps (leaf) that can be scheduled, in policy order.
-    pub(crate) candidates: BTreeSet<(SortKey, u64)>,
+    pub(crate) candidates: OrderedSet,
     /// Fast path: the key this queue sits under in its parent's candidates, if it is one.
     pub(crate) key_in_parent: Option<SortKey>,
     /// Fast path: the subset of `candidates` that could take a reservation (apps starved with
     /// an ask at or above the reservation threshold; queues with a non-empty such set).
-    pub(crate) reserve_candidates: BTreeSet<(SortKey, u64)>,
+    pub(crate) reserve_candidates: OrderedSet,
     /// Fast path: whether this queue is in its parent's `reservable` set.
     pub(crate) reservable_in_parent: bool,
+    /// The last instantaneous share computation among its children or apps.
+    pub(crate) share_memo: ShareMemo,
 }
 
 impl Queue {
@@ -99,10 +103,11 @@ impl Queue {
             non_runnable_apps: Vec::new(),
             runnable_count: 0,
             name_rank: 0,
-            candidates: BTreeSet::new(),
+            candidates: OrderedSet::new(),
             key_in_parent: None,
-            reserve_candidates: BTreeSet::new(),
+            reserve_candidates: OrderedSet::new(),
             reservable_in_parent: false,
+            share_memo: ShareMemo::default(),
         }
     }
 

@@ -439,7 +439,7 @@ impl Scheduler {
             app.containers.remove(&id);
             let leaf = app.queue;
             self.add_queue_usage(leaf, c.size, false);
-            self.refresh_app(c.app);
+            self.refresh_app_usage(c.app);
         }
         self.decisions.push_back(Decision::Completed {
             app: c.app,

@@ -65,6 +65,51 @@ pub(crate) fn policy_shares(
     }
 }
 
+/// The last share computation of one queue, reused while its inputs stay the same (shares are
+/// a pure function of them, and between two updates most queues see exactly the same inputs).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ShareMemo {
+    inputs: Option<(PolicyKind, ShareMode, usize, Resource)>,
+    items: Vec<ShareItem>,
+    shares: Vec<Option<Resource>>,
+}
+
+impl ShareMemo {
+    /// [`policy_shares`] of these inputs, computed only if they differ from the last call's.
+    pub(crate) fn shares(
+        &mut self,
+        policy: PolicyKind,
+        items: &[ShareItem],
+        total: Resource,
+        mode: ShareMode,
+        resource_types: usize,
+    ) -> &[Option<Resource>] {
+        let inputs = Some((policy, mode, resource_types, total));
+        let same = self.inputs == inputs
+            && self.items.len() == items.len()
+            && self.items.iter().zip(items).all(|(a, b)| a.same_as(b));
+        if !same {
+            self.shares = policy_shares(policy, items, total, mode, resource_types);
+            self.items.clear();
+            self.items.extend_from_slice(items);
+            self.inputs = inputs;
+        }
+        &self.shares
+    }
+}
+
+impl ShareItem {
+    /// Equal inputs, bit for bit (a NaN weight equals itself).
+    fn same_as(&self, other: &ShareItem) -> bool {
+        self.weight.to_bits() == other.weight.to_bits()
+            && self.min_share == other.min_share
+            && self.max_share == other.max_share
+            && self.active == other.active
+            && self.start_time == other.start_time
+            && self.tiebreak == other.tiebreak
+    }
+}
+
 /// Runs [`compute_shares`] for types `0..types` (memory is type 0) and assembles the vectors.
 fn per_type_shares(
     items: &[ShareItem],

@@ -95,22 +95,28 @@ impl Scheduler {
                     tiebreak: a.id.0,
                 })
                 .collect();
-            let shares = policy_shares(policy, &items, total, ShareMode::Instantaneous, types);
+            let mut memo = std::mem::take(&mut self.queues.get_mut(id).share_memo);
+            let shares = memo.shares(policy, &items, total, ShareMode::Instantaneous, types);
             for (a, s) in apps.iter().zip(shares) {
                 if let (Some(app), Some(s)) = (self.apps.get_mut(a), s) {
-                    app.fair_share = s;
+                    app.fair_share = *s;
                 }
             }
+            self.queues.get_mut(id).share_memo = memo;
         } else {
             let children: Vec<QueueId> = q.children.iter().copied().collect();
             let items: Vec<ShareItem> =
                 children.iter().map(|c| self.queue_share_item(*c)).collect();
-            let shares = policy_shares(policy, &items, total, ShareMode::Instantaneous, types);
+            let mut memo = std::mem::take(&mut self.queues.get_mut(id).share_memo);
+            let shares = memo.shares(policy, &items, total, ShareMode::Instantaneous, types);
             for (c, s) in children.iter().zip(shares) {
                 if let Some(s) = s {
-                    self.queues.get_mut(*c).fair_share = s;
+                    self.queues.get_mut(*c).fair_share = *s;
                 }
-                self.compute_fair_shares(*c);
+            }
+            self.queues.get_mut(id).share_memo = memo;
+            for c in children {
+                self.compute_fair_shares(c);
             }
         }
     }

@@ -2,10 +2,9 @@
 //!
 //! Tests run this after every event; a driver may run it periodically and export the result.
 
-use std::collections::BTreeSet;
-
 use weft_types::Resource;
 
+use crate::ordset::OrderedSet;
 use crate::policy::sort_key;
 use crate::queues::QueueId;
 use crate::scheduler::{Scheduler, WalkMode};
@@ -92,7 +91,7 @@ impl Scheduler {
         let ctx = self.policy_context();
         for id in self.queues.ids() {
             let q = self.queues.get(id);
-            let expected: BTreeSet<_> = if q.is_leaf {
+            let expected: OrderedSet = if q.is_leaf {
                 q.runnable_apps
                     .iter()
                     .filter_map(|a| self.apps.get(a))
@@ -120,7 +119,7 @@ impl Scheduler {
                     expected.len()
                 ));
             }
-            let reservable: BTreeSet<_> = expected
+            let reservable: OrderedSet = expected
                 .iter()
                 .filter(|(_, member)| {
                     if q.is_leaf {
