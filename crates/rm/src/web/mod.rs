@@ -48,6 +48,8 @@ pub(crate) fn router(state: Rest) -> Router {
         .route("/cluster/nodes", get(nodes_page))
         .route("/static/{file}", get(asset))
         .route("/metrics", get(metrics))
+        // Hadoop 3.4's name for the same exposition.
+        .route("/prom", get(metrics))
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
         .route("/isActive", get(|| async { "I am Active!" }))
@@ -271,6 +273,100 @@ async fn readyz(State(s): State<Rest>) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
+    use weft_rm_core::{RmConfig, RmCore};
+    use weft_sched::SchedulerConfig;
+    use weft_store::MemoryStore;
+
+    /// GET on a blocking thread (ureq is synchronous): status and body.
+    async fn get(addr: std::net::SocketAddr, path: &str) -> (u16, String) {
+        let url = format!("http://{addr}{path}");
+        tokio::task::spawn_blocking(move || {
+            let agent: ureq::Agent = ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .build()
+                .into();
+            let mut r = agent.get(&url).call().expect("GET");
+            let status = r.status().as_u16();
+            (status, r.body_mut().read_to_string().unwrap_or_default())
+        })
+        .await
+        .expect("join")
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn pages_and_probes_answer_and_readiness_follows_the_driver() {
+        let core = RmCore::new(RmConfig::new(SchedulerConfig::default()), 1, Time(1));
+        let (driver, driver_loop) = crate::driver::new(
+            core,
+            Arc::new(MemoryStore::default()),
+            Duration::from_millis(50),
+            ResourceTypes::default(),
+        );
+        let (stop, stop_rx) = tokio::sync::watch::channel(false);
+        let task = tokio::spawn(driver_loop.run(stop_rx));
+        let state = Rest {
+            driver,
+            cluster_ts: 1,
+            started_on: 1,
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        tokio::spawn(async move { axum::serve(listener, router(state)).await });
+
+        assert_eq!(get(addr, "/healthz").await, (200, "ok".to_string()));
+        assert_eq!(get(addr, "/readyz").await, (200, "ready".to_string()));
+        assert_eq!(
+            get(addr, "/isActive").await,
+            (200, "I am Active!".to_string())
+        );
+        for path in [
+            "/",
+            "/cluster",
+            "/cluster/scheduler",
+            "/cluster/apps",
+            "/cluster/nodes",
+        ] {
+            let (status, body) = get(addr, path).await;
+            assert_eq!(status, 200, "{path}: {body}");
+            assert!(body.starts_with("<!DOCTYPE html>"), "{path}: {body}");
+            assert!(
+                body.contains("id=\"live\" data-src=\"/cluster"),
+                "{path}: {body}"
+            );
+        }
+        let (status, body) = get(addr, "/cluster/scheduler?fragment=1").await;
+        assert_eq!(status, 200);
+        assert!(
+            !body.contains("<html") && body.contains("data-queue=\"root\""),
+            "{body}"
+        );
+        let (status, body) = get(addr, "/cluster/app/application_1_1").await;
+        assert_eq!(status, 404, "{body}");
+        let (status, _) = get(addr, "/cluster/app/not-an-id").await;
+        assert_eq!(status, 404);
+        assert_eq!(get(addr, "/static/weft.js").await.0, 200);
+        assert_eq!(get(addr, "/static/other.js").await.0, 404);
+        let (status, body) = get(addr, "/prom").await;
+        assert_eq!(status, 200);
+        assert!(
+            body.contains("weft_cluster_nodes{state=\"RUNNING\"} 0"),
+            "{body}"
+        );
+
+        stop.send_replace(true);
+        task.await.expect("driver task");
+        assert_eq!(get(addr, "/readyz").await.0, 503);
+        assert_eq!(
+            get(addr, "/healthz").await.0,
+            200,
+            "liveness is the process's"
+        );
+        assert_eq!(get(addr, "/cluster").await.0, 503);
+        assert_eq!(get(addr, "/metrics").await.0, 503);
+    }
 
     #[test]
     fn the_refresh_url_keeps_the_query_but_not_the_fragment_flag() {
