@@ -161,11 +161,10 @@ def main(url, scratch):
     api_error(lambda: rm.cluster_application("application_nonsense"), 400)
     api_error(lambda: rm.cluster_new_delegation_token("someone"), 403)
 
-    # SimpleAuth: one GET naming the user gets the hadoop.auth cookie; later calls carry only
-    # the cookie and act as that user. (Set after construction: the constructor's /cluster
-    # probe is a UI page.)
-    alice = ResourceManager(service_endpoints=[url], timeout=15)
-    alice.session.auth = SimpleAuth("alice")
+    # SimpleAuth as the library's users pass it: the constructor's /cluster probe (a UI page)
+    # names the user and gets the hadoop.auth cookie; later calls carry only the cookie and act
+    # as that user.
+    alice = ResourceManager(service_endpoints=[url], timeout=15, auth=SimpleAuth("alice"))
     check(alice.cluster_information().data["clusterInfo"]["haState"] == "ACTIVE", "SimpleAuth handshake")
     id2 = alice.cluster_new_application().data["application-id"]
     alice.cluster_submit_application({

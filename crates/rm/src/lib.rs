@@ -242,10 +242,18 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
             tracing::error!("resource tracker failed: {e}");
         }
     }));
+    let (refresher, refresh_requests) = match settings.allocations {
+        Some(_) => {
+            let (refresher, requests) = reload::refresh_channel();
+            (refresher, Some(requests))
+        }
+        None => (reload::Refresher::default(), None),
+    };
     let rest_state = rest::Rest {
         driver: driver.clone(),
         cluster_ts,
         started_on: now.as_millis(),
+        refresher,
     };
     let router = rest::router(rest_state.clone()).merge(web::router(rest_state));
     let mut s = stop_rx.clone();
@@ -259,12 +267,13 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
             tracing::error!("REST server failed: {e}");
         }
     }));
-    if let Some(path) = settings.allocations.clone() {
+    if let (Some(path), Some(requests)) = (settings.allocations.clone(), refresh_requests) {
         tasks.push(tokio::spawn(reload::watch_file(
             path,
             Duration::from_millis(settings.allocations_poll_ms.max(10)),
             properties,
             driver.clone(),
+            requests,
             stop_rx.clone(),
         )));
     }

@@ -4,7 +4,6 @@
 //! stay.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
 use tokio::sync::{mpsc, oneshot, watch};
@@ -54,47 +53,31 @@ pub(crate) enum Refreshed {
 /// A refresh request to a watcher, answered once the reload is applied or refused.
 type Request = oneshot::Sender<Result<PathBuf, RefreshError>>;
 
-/// The running watchers, by the cluster timestamp of their RM, newest last. The REST state is
-/// built where the allocation path is not at hand, so a watcher announces itself here and the
-/// REST handler finds it by the cluster timestamp both know (`u64` token: which registration).
-static WATCHERS: Mutex<Vec<(u64, u64, mpsc::Sender<Request>)>> = Mutex::new(Vec::new());
-static NEXT_TOKEN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// The REST side of on-demand refreshes: a line to the allocation-file watcher, if the RM has
+/// an allocation file.
+#[derive(Clone, Default)]
+pub(crate) struct Refresher(Option<mpsc::Sender<Request>>);
 
-fn register(cluster_ts: u64, tx: mpsc::Sender<Request>) -> u64 {
-    let token = NEXT_TOKEN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    if let Ok(mut w) = WATCHERS.lock() {
-        w.push((cluster_ts, token, tx));
+/// The watcher's side of a [`Refresher`].
+pub(crate) struct Requests(mpsc::Receiver<Request>);
+
+/// A connected refresher and the requests it sends, for [`watch_file`].
+pub(crate) fn refresh_channel() -> (Refresher, Requests) {
+    let (tx, rx) = mpsc::channel(4);
+    (Refresher(Some(tx)), Requests(rx))
+}
+
+impl Refresher {
+    /// Re-reads the allocation file now.
+    pub(crate) async fn refresh(&self) -> Result<Refreshed, RefreshError> {
+        let Some(tx) = &self.0 else {
+            return Ok(Refreshed::NoFile);
+        };
+        let stopping = || RefreshError::Unavailable("the ResourceManager is shutting down".into());
+        let (reply, answer) = oneshot::channel();
+        tx.send(reply).await.map_err(|_| stopping())?;
+        answer.await.map_err(|_| stopping())?.map(Refreshed::File)
     }
-    token
-}
-
-fn unregister(token: u64) {
-    if let Ok(mut w) = WATCHERS.lock() {
-        w.retain(|(_, t, _)| *t != token);
-    }
-}
-
-fn watcher_of(cluster_ts: u64) -> Option<mpsc::Sender<Request>> {
-    let w = WATCHERS.lock().ok()?;
-    w.iter()
-        .rev()
-        .find(|(ts, _, _)| *ts == cluster_ts)
-        .map(|(_, _, tx)| tx.clone())
-}
-
-/// Re-reads the allocation file of the RM with this cluster timestamp now.
-pub(crate) async fn refresh(cluster_ts: u64) -> Result<Refreshed, RefreshError> {
-    let Some(tx) = watcher_of(cluster_ts) else {
-        return Ok(Refreshed::NoFile);
-    };
-    let (reply, answer) = oneshot::channel();
-    tx.send(reply)
-        .await
-        .map_err(|_| RefreshError::Unavailable("the ResourceManager is shutting down".into()))?;
-    answer
-        .await
-        .map_err(|_| RefreshError::Unavailable("the ResourceManager is shutting down".into()))?
-        .map(Refreshed::File)
 }
 
 /// Parses `path` and, if valid, swaps it into the core.
@@ -116,19 +99,15 @@ async fn apply(
 }
 
 /// Polls `path` every `every` until `stop`; each change is parsed and, if valid, swapped in.
-/// Also serves on-demand refreshes ([`refresh`]) for its RM.
+/// Also serves the on-demand refreshes of its [`Refresher`].
 pub(crate) async fn watch_file(
     path: PathBuf,
     every: Duration,
     props: SchedulerProperties,
     driver: Driver,
+    Requests(mut requests): Requests,
     mut stop: watch::Receiver<bool>,
 ) {
-    let (tx, mut requests) = mpsc::channel::<Request>(4);
-    let token = match driver.call(|core, _| core.cluster_timestamp()).await {
-        Ok(ts) => Some(register(ts, tx)),
-        Err(_) => None,
-    };
     let mut last = stamp(&path);
     loop {
         // The select only picks what woke us: its output holds a `watch::Ref`, which must
@@ -161,8 +140,5 @@ pub(crate) async fn watch_file(
                 tracing::error!(error = %e, "allocation file refused; keeping the old queues")
             }
         }
-    }
-    if let Some(token) = token {
-        unregister(token);
     }
 }

@@ -31,6 +31,8 @@ pub(crate) struct Rest {
     pub(crate) driver: Driver,
     pub(crate) cluster_ts: u64,
     pub(crate) started_on: u64,
+    /// On-demand allocation-file reloads (`admin/refresh-queues`).
+    pub(crate) refresher: reload::Refresher,
 }
 
 type Params = Query<BTreeMap<String, String>>;
@@ -150,7 +152,7 @@ async fn delegation_token() -> RestError {
 }
 
 async fn refresh_queues(State(s): State<Rest>) -> Result<Json<Value>, RestError> {
-    match reload::refresh(s.cluster_ts).await {
+    match s.refresher.refresh().await {
         Ok(reload::Refreshed::File(path)) => Ok(Json(json!({
             "refreshQueues": {"reloaded": true, "allocationFile": path.display().to_string()}
         }))),

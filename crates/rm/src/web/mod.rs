@@ -53,6 +53,8 @@ pub(crate) fn router(state: Rest) -> Router {
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
         .route("/isActive", get(|| async { "I am Active!" }))
+        // yarn-api-client probes /cluster with `user.name` and keeps the login cookie.
+        .layer(axum::middleware::from_fn(crate::rest::auth::set_cookie))
         .with_state(state)
 }
 
@@ -309,6 +311,7 @@ mod tests {
             driver,
             cluster_ts: 1,
             started_on: 1,
+            refresher: Default::default(),
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
