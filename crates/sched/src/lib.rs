@@ -20,6 +20,7 @@ mod queues;
 mod runnable;
 mod scheduler;
 mod shares;
+mod table;
 mod update;
 mod verify;
 

@@ -1,9 +1,10 @@
-//! The fast path's candidate sets: a sorted vector of `(key, member)` entries.
+//! The fast path's candidate sets: `(key, member)` entries kept in order.
 //!
 //! A set holds at most the children of one queue or the apps of one leaf (tens of entries in
-//! practice), and the hot operation is moving one entry a short distance after its usage changed.
-//! A sorted vector does that with two binary searches and a rotation of the entries in between,
-//! with no allocation and no node bookkeeping, where a `BTreeSet` removes and inserts.
+//! practice), and the hot operation is moving one entry after its usage changed, often from the
+//! front to far back. Entries stay put in a small slab; a vector of their slot numbers is kept
+//! sorted by entry, so a move is two binary searches and a shift of 4-byte slot numbers, with no
+//! allocation and no node bookkeeping, where a `BTreeSet` removes and inserts 88-byte entries.
 
 use crate::policy::SortKey;
 
@@ -11,9 +12,13 @@ use crate::policy::SortKey;
 pub(crate) type Entry = (SortKey, u64);
 
 /// Entries in ascending order, no duplicates.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct OrderedSet {
-    entries: Vec<Entry>,
+    /// Entries by slot; a free slot holds a stale entry.
+    slots: Vec<Entry>,
+    free: Vec<u32>,
+    /// Slots of the live entries, in entry order.
+    order: Vec<u32>,
 }
 
 impl OrderedSet {
@@ -22,39 +27,68 @@ impl OrderedSet {
     }
 
     pub(crate) fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.order.is_empty()
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.entries.len()
+        self.order.len()
     }
 
     pub(crate) fn clear(&mut self) {
-        self.entries.clear();
+        self.slots.clear();
+        self.free.clear();
+        self.order.clear();
+    }
+
+    fn at(&self, pos: usize) -> &Entry {
+        &self.slots[self.order[pos] as usize]
     }
 
     /// The entries in order.
-    pub(crate) fn iter(&self) -> std::slice::Iter<'_, Entry> {
-        self.entries.iter()
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Entry> + '_ {
+        self.order.iter().map(|&s| &self.slots[s as usize])
     }
 
     /// The smallest entry.
     pub(crate) fn first(&self) -> Option<&Entry> {
-        self.entries.first()
+        self.order.first().map(|&s| &self.slots[s as usize])
+    }
+
+    /// The position of the first entry not below `e` (`Ok` if it is `e`).
+    fn search(&self, e: &Entry) -> Result<usize, usize> {
+        self.order
+            .binary_search_by(|&s| self.slots[s as usize].cmp(e))
+    }
+
+    /// How many entries in `range` of positions are below `e`, counted from its start.
+    fn below(&self, range: std::ops::Range<usize>, e: &Entry) -> usize {
+        self.order[range].partition_point(|&s| self.slots[s as usize] < *e)
     }
 
     /// The smallest entry greater than `e` (which need not be in the set).
     pub(crate) fn next_after(&self, e: &Entry) -> Option<&Entry> {
-        let i = self.entries.partition_point(|x| x <= e);
-        self.entries.get(i)
+        let i = self
+            .order
+            .partition_point(|&s| self.slots[s as usize] <= *e);
+        self.order.get(i).map(|&s| &self.slots[s as usize])
     }
 
     /// Inserts `e`; false if it was already there.
     pub(crate) fn insert(&mut self, e: Entry) -> bool {
-        match self.entries.binary_search(&e) {
+        match self.search(&e) {
             Ok(_) => false,
             Err(i) => {
-                self.entries.insert(i, e);
+                let slot = match self.free.pop() {
+                    Some(s) => {
+                        self.slots[s as usize] = e;
+                        s
+                    }
+                    None => {
+                        self.slots.push(e);
+                        (self.slots.len() - 1) as u32
+                    }
+                };
+                self.order.insert(i, slot);
                 true
             }
         }
@@ -62,23 +96,24 @@ impl OrderedSet {
 
     /// Removes `e`; false if it was not there.
     pub(crate) fn remove(&mut self, e: &Entry) -> bool {
-        match self.entries.binary_search(e) {
+        match self.search(e) {
             Ok(i) => {
-                self.entries.remove(i);
+                let slot = self.order.remove(i);
+                self.free.push(slot);
                 true
             }
             Err(_) => false,
         }
     }
 
-    /// Replaces `old` by `new`, shifting only the entries between their positions. Inserts
-    /// `new` if `old` was not there.
+    /// Replaces `old` by `new`, shifting only the slot numbers between their positions.
+    /// Inserts `new` if `old` was not there.
     pub(crate) fn replace(&mut self, old: &Entry, new: Entry) {
         // The walk re-keys the member it just served, which was first in its set.
-        let from = if self.entries.first() == Some(old) {
+        let from = if !self.order.is_empty() && self.at(0) == old {
             0
         } else {
-            match self.entries.binary_search(old) {
+            match self.search(old) {
                 Ok(i) => i,
                 Err(_) => {
                     self.insert(new);
@@ -86,34 +121,38 @@ impl OrderedSet {
                 }
             }
         };
-        if new > *old {
+        let slot = self.order[from];
+        let to = if new > *old {
             // Entries after `from` that are smaller than `new` move one place left.
-            let to = from + self.entries[from + 1..].partition_point(|x| *x < new);
-            self.entries.copy_within(from + 1..=to, from);
-            self.entries[to] = new;
+            let to = from + self.below(from + 1..self.order.len(), &new);
+            self.order.copy_within(from + 1..=to, from);
+            to
         } else {
-            let to = self.entries[..from].partition_point(|x| *x < new);
-            self.entries.copy_within(to..from, to + 1);
-            self.entries[to] = new;
-        }
+            let to = self.below(0..from, &new);
+            self.order.copy_within(to..from, to + 1);
+            to
+        };
+        self.order[to] = slot;
+        self.slots[slot as usize] = new;
     }
 }
 
-impl<'a> IntoIterator for &'a OrderedSet {
-    type Item = &'a Entry;
-    type IntoIter = std::slice::Iter<'a, Entry>;
-
-    fn into_iter(self) -> Self::IntoIter {
-        self.entries.iter()
+impl PartialEq for OrderedSet {
+    /// The same entries (slot numbers do not matter).
+    fn eq(&self, other: &OrderedSet) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
     }
 }
+
+impl Eq for OrderedSet {}
 
 impl FromIterator<Entry> for OrderedSet {
     fn from_iter<I: IntoIterator<Item = Entry>>(iter: I) -> OrderedSet {
-        let mut entries: Vec<Entry> = iter.into_iter().collect();
-        entries.sort_unstable();
-        entries.dedup();
-        OrderedSet { entries }
+        let mut set = OrderedSet::new();
+        for e in iter {
+            set.insert(e);
+        }
+        set
     }
 }
 

@@ -15,6 +15,7 @@ use crate::node::{Container, Node};
 use crate::placement::{self, QueueLookup};
 use crate::queues::{QueueId, QueueTree, ROOT};
 use crate::runnable::UserState;
+use crate::table::{IdMap, Table};
 
 /// How the heartbeat walk finds its order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,11 +35,11 @@ pub struct Scheduler {
     pub(crate) config: Arc<SchedulerConfig>,
     pub(crate) groups: GroupMapping,
     pub(crate) queues: QueueTree,
-    pub(crate) apps: BTreeMap<AppId, App>,
-    pub(crate) nodes: BTreeMap<NodeId, Node>,
+    pub(crate) apps: Table<AppId, App>,
+    pub(crate) nodes: Table<NodeId, Node>,
     pub(crate) hosts: BTreeMap<String, NodeId>,
     pub(crate) rack_sizes: BTreeMap<String, u32>,
-    pub(crate) containers: BTreeMap<ContainerId, Container>,
+    pub(crate) containers: IdMap<ContainerId, Container>,
     pub(crate) users: BTreeMap<String, UserState>,
     pub(crate) next_container: u64,
     pub(crate) cluster: Resource,
@@ -67,11 +68,11 @@ impl Scheduler {
             config: Arc::new(config),
             groups,
             queues,
-            apps: BTreeMap::new(),
-            nodes: BTreeMap::new(),
+            apps: Table::new(),
+            nodes: Table::new(),
             hosts: BTreeMap::new(),
             rack_sizes: BTreeMap::new(),
-            containers: BTreeMap::new(),
+            containers: IdMap::new(),
             users: BTreeMap::new(),
             next_container: 1,
             cluster: Resource::ZERO,
