@@ -27,12 +27,23 @@ impl Connection {
         let env = std::env::var("WEFT_RM").ok();
         let conf = std::env::var_os("HADOOP_CONF_DIR").map(PathBuf::from);
         let base = address::resolve_rm(self.rm.as_deref(), env.as_deref(), conf.as_deref())?;
-        // Hadoop's simple auth: the client says who it is; HADOOP_USER_NAME overrides as in YARN.
-        let user = ["HADOOP_USER_NAME", "USER", "LOGNAME"]
-            .iter()
-            .find_map(|k| std::env::var(k).ok().filter(|u| !u.is_empty()));
-        Ok(Rm::new(base, user))
+        Ok(Rm::new(base, login_user()))
     }
+}
+
+/// Who this client says it is under Hadoop's simple auth: HADOOP_USER_NAME overrides as in
+/// YARN, then the login name from the environment, then the account of this process's uid
+/// (containers and minimal shells often have no USER).
+pub(crate) fn login_user() -> Option<String> {
+    ["HADOOP_USER_NAME", "USER", "LOGNAME"]
+        .iter()
+        .find_map(|k| std::env::var(k).ok().filter(|u| !u.is_empty()))
+        .or_else(|| {
+            nix::unistd::User::from_uid(nix::unistd::getuid())
+                .ok()
+                .flatten()
+                .map(|u| u.name)
+        })
 }
 
 /// The RM at one base URL.
