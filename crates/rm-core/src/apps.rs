@@ -112,6 +112,7 @@ impl RmCore {
             allocated: Resource::ZERO,
             running: 0,
             nodes_used: BTreeSet::new(),
+            ended_usage: Default::default(),
         };
         let attempt = self.make_attempt(now, &app);
         app.attempts.push(attempt);
@@ -596,6 +597,8 @@ pub(crate) fn app_record(app: &App) -> ApplicationRecord {
         final_status: app.final_status,
         diagnostics: app.diagnostics.clone(),
         tags: app.sub.tags.clone(),
+        memory_mb_ms: app.ended_usage.memory_mb_ms,
+        vcore_ms: app.ended_usage.vcore_ms,
     }
 }
 

@@ -71,6 +71,28 @@ pub(crate) struct App {
     pub(crate) running: u32,
     /// Nodes that ran one of its containers: they get an app cleanup when it ends.
     pub(crate) nodes_used: BTreeSet<String>,
+    /// Aggregate allocation of its ended containers (MB x ms, vcores x ms).
+    pub(crate) ended_usage: UsageMs,
+}
+
+/// Resource x time, as YARN's aggregate resource allocation (kept in milliseconds, reported in
+/// seconds).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct UsageMs {
+    pub(crate) memory_mb_ms: u64,
+    pub(crate) vcore_ms: u64,
+}
+
+impl UsageMs {
+    /// This plus `resource` held for `ms` milliseconds.
+    pub(crate) fn plus(self, resource: Resource, ms: u64) -> UsageMs {
+        let mb = u64::try_from(resource.memory_mb()).unwrap_or(0);
+        let vcores = u64::try_from(resource.vcores()).unwrap_or(0);
+        UsageMs {
+            memory_mb_ms: self.memory_mb_ms.saturating_add(mb.saturating_mul(ms)),
+            vcore_ms: self.vcore_ms.saturating_add(vcores.saturating_mul(ms)),
+        }
+    }
 }
 
 impl App {
@@ -128,6 +150,9 @@ pub(crate) struct Container {
     pub(crate) resource: Resource,
     pub(crate) priority: i32,
     pub(crate) state: ContainerState,
+    /// When it was allocated (or recovered): its share of the app's aggregate allocation
+    /// runs from here.
+    pub(crate) since: Time,
 }
 
 pub(crate) struct Node {
@@ -186,6 +211,9 @@ pub struct RmCore {
     pub(crate) next_update: Time,
     pub(crate) cluster_capacity: Resource,
     pub(crate) cluster_used: Resource,
+    /// The latest time an input brought (ticks, completions): reports count live containers'
+    /// aggregate allocation up to here, since report methods take no time.
+    pub(crate) latest: Time,
 }
 
 impl RmCore {
@@ -221,6 +249,7 @@ impl RmCore {
             next_update: now,
             cluster_capacity: Resource::ZERO,
             cluster_used: Resource::ZERO,
+            latest: now,
         }
     }
 
@@ -394,6 +423,9 @@ impl RmCore {
         };
         app.allocated = app.allocated.saturating_sub(c.resource);
         app.running = app.running.saturating_sub(1);
+        self.latest = self.latest.max(now);
+        let held_ms = now.as_millis().saturating_sub(c.since.as_millis());
+        app.ended_usage = app.ended_usage.plus(c.resource, held_ms);
         let app_final = app.state.is_final();
         let Some(attempt) = app.attempts.get_mut(id.attempt as usize - 1) else {
             return;
@@ -476,6 +508,7 @@ impl RmCore {
                 resource,
                 priority,
                 state: ContainerState::Allocated,
+                since: now,
             },
         );
         self.by_sched.insert(sched_id, id);
@@ -590,7 +623,33 @@ impl RmCore {
             }),
             allocated: a.allocated,
             running_containers: a.running,
+            aggregate: self.aggregate_usage(a),
             tracking_url: a.current().and_then(|t| t.tracking_url.clone()),
+        }
+    }
+
+    /// An app's aggregate allocation: its ended containers plus its live ones up to `latest`.
+    fn aggregate_usage(&self, a: &App) -> AggregateUsage {
+        let first = ContainerId {
+            app: a.id,
+            attempt: 0,
+            n: 0,
+        };
+        let last = ContainerId {
+            app: a.id,
+            attempt: u32::MAX,
+            n: u64::MAX,
+        };
+        let total = self
+            .containers
+            .range(first..=last)
+            .fold(a.ended_usage, |sum, (_, c)| {
+                let ms = self.latest.as_millis().saturating_sub(c.since.as_millis());
+                sum.plus(c.resource, ms)
+            });
+        AggregateUsage {
+            memory_mb_seconds: total.memory_mb_ms / 1000,
+            vcore_seconds: total.vcore_ms / 1000,
         }
     }
 

@@ -20,6 +20,7 @@ impl RmCore {
     /// Advances time: runs the scheduler update when due, expires silent NMs and AMs, and stops
     /// finished AMs that outstayed the AM expiry. Call it often (every few hundred ms).
     pub fn tick(&mut self, now: Time) {
+        self.latest = self.latest.max(now);
         if now >= self.next_update {
             let _ = self.sched.handle(now, weft_sched::Event::Update);
             self.drain(now);

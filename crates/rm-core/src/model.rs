@@ -332,6 +332,17 @@ pub struct AppReport {
     pub running_containers: u32,
     /// The AM's tracking URL (when registered).
     pub tracking_url: Option<String>,
+    /// Aggregate resource allocation so far (YARN's memorySeconds / vcoreSeconds).
+    pub aggregate: AggregateUsage,
+}
+
+/// Resources x time an application held, as YARN reports it ("Aggregate Resource Allocation").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AggregateUsage {
+    /// MB-seconds.
+    pub memory_mb_seconds: u64,
+    /// Vcore-seconds.
+    pub vcore_seconds: u64,
 }
 
 /// A read-only view of an attempt.

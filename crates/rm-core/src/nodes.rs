@@ -242,6 +242,8 @@ impl RmCore {
                 resource,
                 priority: 0,
                 state: ContainerState::Running,
+                // Bound on recovery: the RM no longer knows when it started.
+                since: self.latest,
             },
         );
     }

@@ -9,7 +9,7 @@ use weft_types::yarn_id::{ApplicationId, AttemptId, ContainerId};
 use weft_types::{AppId, Resource, Time};
 
 use crate::apps::{app_record, attempt_record};
-use crate::core::{App, Attempt, RmConfig, RmCore, EPOCH_STRIDE};
+use crate::core::{App, Attempt, RmConfig, RmCore, UsageMs, EPOCH_STRIDE};
 use crate::model::Submission;
 use crate::RmError;
 
@@ -74,6 +74,10 @@ impl RmCore {
                 allocated: Resource::ZERO,
                 running: 0,
                 nodes_used: BTreeSet::new(),
+                ended_usage: UsageMs {
+                    memory_mb_ms: r.memory_mb_ms,
+                    vcore_ms: r.vcore_ms,
+                },
             };
             for a in &rec.attempts {
                 app.attempts.push(attempt_from(id, a, epoch, now)?);

@@ -79,6 +79,8 @@ pub fn sample_app(app_id: u64) -> ApplicationRecord {
         final_status: FinalStatus::Undefined,
         diagnostics: String::new(),
         tags: BTreeSet::from(["nightly".to_owned(), "team-a".to_owned()]),
+        memory_mb_ms: 3_072_000,
+        vcore_ms: 3_000,
     }
 }
 

@@ -187,6 +187,13 @@ pub struct ApplicationRecord {
     pub diagnostics: String,
     /// Application tags (YARN keeps them as a set).
     pub tags: BTreeSet<String>,
+    /// Aggregate allocation of its ended containers: MB x milliseconds (YARN reports
+    /// MB-seconds). Absent in records written before it existed.
+    #[serde(default)]
+    pub memory_mb_ms: u64,
+    /// Aggregate allocation of its ended containers: vcores x milliseconds.
+    #[serde(default)]
+    pub vcore_ms: u64,
 }
 
 /// One AM attempt of an application (YARN's `ApplicationAttemptStateData`).

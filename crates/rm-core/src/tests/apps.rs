@@ -229,3 +229,51 @@ fn move_changes_the_queue_and_is_persisted() {
         Err(RmError::FinalState { .. })
     ));
 }
+
+#[test]
+fn aggregate_allocation_counts_live_and_ended_containers_and_is_persisted() {
+    let mut c = core();
+    register(&mut c, 1_000, "n1:1");
+    // The AM container (1024 MB, 1 vcore) is allocated at t = 1 s.
+    let (app, attempt, token, am) = running_app(&mut c, 1_000, "n1:1");
+    let usage = |c: &RmCore| c.app_report(&app).expect("app").aggregate;
+    // The AM keeps heartbeating, so AM expiry never ends the container early.
+    let am_heartbeat = |c: &mut RmCore, t: u64| {
+        c.am_allocate(Time(t), attempt, &token, AllocateRequest::default())
+            .expect("AM heartbeat");
+    };
+    am_heartbeat(&mut c, 11_000);
+    c.tick(Time(11_000));
+    assert_eq!(
+        usage(&c),
+        AggregateUsage {
+            memory_mb_seconds: 10 * 1024,
+            vcore_seconds: 10
+        },
+        "a live container counts up to the latest tick"
+    );
+    am_heartbeat(&mut c, 21_000);
+    report(
+        &mut c,
+        21_000,
+        "n1:1",
+        vec![status(am, NmContainerState::Complete, 0)],
+    );
+    let ended = usage(&c);
+    assert_eq!(ended.memory_mb_seconds, 20 * 1024);
+    assert_eq!(ended.vcore_seconds, 20);
+    c.tick(Time(60_000));
+    assert_eq!(usage(&c), ended, "an ended container stops counting");
+    drain(&mut c);
+    c.kill(Time(61_000), app, Some("alice")).expect("kill");
+    let persisted = writes(&drain(&mut c))
+        .into_iter()
+        .rev()
+        .find_map(|w| match w {
+            Write::PutApp(r) if r.app_id == app.seq => Some(r),
+            _ => None,
+        })
+        .expect("the killed app is persisted");
+    assert_eq!(persisted.memory_mb_ms, 20 * 1024 * 1000);
+    assert_eq!(persisted.vcore_ms, 20 * 1000);
+}

@@ -281,6 +281,7 @@ mod tests {
             allocated: Resource::ZERO,
             running_containers: 0,
             tracking_url: None,
+            aggregate: Default::default(),
         }
     }
 

@@ -265,8 +265,8 @@ pub(crate) fn app_info(r: &AppReport, ctx: &AppContext, deselects: &BTreeSet<Str
         "reservedMB": 0,
         "reservedVCores": 0,
         "runningContainers": r.running_containers,
-        "memorySeconds": 0,
-        "vcoreSeconds": 0,
+        "memorySeconds": r.aggregate.memory_mb_seconds,
+        "vcoreSeconds": r.aggregate.vcore_seconds,
         "queueUsagePercentage": percent(r.allocated, queue_fair),
         "clusterUsagePercentage": percent(r.allocated, ctx.cluster_total),
         "preemptedResourceMB": 0,
@@ -593,6 +593,7 @@ mod tests {
             allocated: Resource::new(1024, 1),
             running_containers: 1,
             tracking_url: Some("http://am/".into()),
+            aggregate: Default::default(),
         }
     }
 

@@ -418,6 +418,7 @@ mod tests {
             allocated: Resource::new(1024, 1),
             running_containers: 1,
             tracking_url: None,
+            aggregate: Default::default(),
         }
     }
 
