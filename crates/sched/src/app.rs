@@ -1,7 +1,7 @@
 //! An application attempt as the scheduler sees it: its asks, usage and locality-delay state.
 
 use std::collections::{BTreeMap, BTreeSet};
-use weft_types::{AppId, ContainerId, Locality, Resource};
+use weft_types::{AppId, Locality, Resource};
 
 use crate::queues::QueueId;
 
@@ -100,7 +100,8 @@ pub(crate) struct App {
     pub(crate) weight: f64,
     pub(crate) fair_share: Resource,
     pub(crate) requests: BTreeMap<SchedulerKey, Request>,
-    pub(crate) containers: BTreeSet<ContainerId>,
+    /// Running containers.
+    pub(crate) running: crate::running::RunList,
     /// Nodes this app holds a reservation on.
     pub(crate) reservations: BTreeSet<weft_types::NodeId>,
     /// Fast path: the key this app sits under in its leaf's candidates, if it is one.
@@ -133,7 +134,7 @@ impl App {
             weight: 1.0,
             fair_share: Resource::ZERO,
             requests: BTreeMap::new(),
-            containers: BTreeSet::new(),
+            running: crate::running::RunList::default(),
             reservations: BTreeSet::new(),
             key_in_leaf: None,
             reservable_in_leaf: false,
@@ -171,7 +172,7 @@ impl App {
     /// Hadoop's pending demand: last update's demand minus current usage, "none" only when zero
     /// (a negative difference, usage grown past a stale demand, still counts as pending).
     pub(crate) fn has_pending_demand(&self) -> bool {
-        self.demand != self.usage
+        !same_resource(&self.demand, &self.usage)
     }
 
     /// The key for a new ask of `size` at `priority`: an existing key with the same size, or a
@@ -186,4 +187,15 @@ impl App {
         }
         (priority, next)
     }
+}
+
+/// `a == b` without a call to `memcmp` (the derived equality of a 48-byte vector makes one,
+/// and this runs on every re-key).
+#[inline]
+pub(crate) fn same_resource(a: &Resource, b: &Resource) -> bool {
+    a.values()
+        .iter()
+        .zip(b.values())
+        .fold(0, |diff, (x, y)| diff | (x ^ y))
+        == 0
 }

@@ -14,6 +14,7 @@ use crate::app::SchedulerKey;
 use crate::node::{Container, Reservation};
 use crate::policy::{self, compare};
 use crate::queues::{QueueId, ROOT};
+use crate::running::Link;
 use crate::scheduler::{Scheduler, WalkMode};
 
 /// What one attempt produced.
@@ -459,7 +460,6 @@ impl Scheduler {
         self.allocations += 1;
         let am = app.waiting_for_am();
         app.usage = app.usage.saturating_add(size);
-        app.containers.insert(id);
         let leaf = app.queue;
         if am {
             app.am_resource = Some(size);
@@ -469,17 +469,16 @@ impl Scheduler {
         }
         if let Some(n) = self.nodes.get_mut(&node_id) {
             n.allocated = n.allocated.saturating_add(size);
-            n.containers.insert(id);
         }
         self.cluster_used = self.cluster_used.saturating_add(size);
-        self.containers.insert(
+        self.add_container(Container {
             id,
-            Container {
-                app: app_id,
-                node: node_id,
-                size,
-            },
-        );
+            app: app_id,
+            node: node_id,
+            size,
+            by_app: Link::default(),
+            by_node: Link::default(),
+        });
         self.add_queue_usage(leaf, size, true);
         self.refresh_app(app_id);
         self.decisions.push_back(Decision::Allocated {

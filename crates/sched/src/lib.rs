@@ -18,6 +18,7 @@ mod placement;
 mod policy;
 mod queues;
 mod runnable;
+mod running;
 mod scheduler;
 mod shares;
 mod table;

@@ -1,9 +1,9 @@
 //! A node as the scheduler sees it: capacity, allocation, running containers, reservation.
 
-use std::collections::BTreeSet;
 use weft_types::{AppId, ContainerId, NodeId, Resource};
 
 use crate::app::SchedulerKey;
+use crate::running::{Link, RunList};
 
 /// A container reserved on a node for an app's ask that does not fit yet (spec §6.4, §6.5).
 #[derive(Clone, Debug, PartialEq)]
@@ -20,7 +20,8 @@ pub(crate) struct Node {
     pub(crate) rack: String,
     pub(crate) capability: Resource,
     pub(crate) allocated: Resource,
-    pub(crate) containers: BTreeSet<ContainerId>,
+    /// Running containers.
+    pub(crate) running: RunList,
     pub(crate) reservation: Option<Reservation>,
 }
 
@@ -32,7 +33,7 @@ impl Node {
             rack,
             capability,
             allocated: Resource::ZERO,
-            containers: BTreeSet::new(),
+            running: RunList::default(),
             reservation: None,
         }
     }
@@ -44,9 +45,14 @@ impl Node {
 }
 
 /// A running container.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct Container {
+    pub(crate) id: ContainerId,
     pub(crate) app: AppId,
     pub(crate) node: NodeId,
     pub(crate) size: Resource,
+    /// Neighbours on its app's list of running containers.
+    pub(crate) by_app: Link,
+    /// Neighbours on its node's list.
+    pub(crate) by_node: Link,
 }

@@ -215,7 +215,7 @@ impl Scheduler {
         let Some(node) = self.nodes.get(&id) else {
             return Err(SchedError::UnknownNode(id));
         };
-        let containers: Vec<ContainerId> = node.containers.iter().copied().collect();
+        let containers = self.node_container_ids(node.running);
         for c in containers {
             self.complete_container(c, ContainerExit::Lost);
         }
@@ -409,7 +409,7 @@ impl Scheduler {
         let Some(app) = self.apps.get(&id) else {
             return;
         };
-        let containers: Vec<ContainerId> = app.containers.iter().copied().collect();
+        let containers = self.app_container_ids(app.running);
         let reserved: Vec<NodeId> = app.reservations.iter().copied().collect();
         for c in containers {
             self.complete_container(c, exit);
@@ -426,18 +426,16 @@ impl Scheduler {
 
     /// A container ends: usage drops along the queue path, the node frees it.
     pub(crate) fn complete_container(&mut self, id: ContainerId, exit: ContainerExit) {
-        let Some(c) = self.containers.remove(&id) else {
+        let Some(c) = self.take_container(id) else {
             return;
         };
         if let Some(node) = self.nodes.get_mut(&c.node) {
             node.allocated = node.allocated.saturating_sub(c.size);
-            node.containers.remove(&id);
         }
         self.cluster_used = self.cluster_used.saturating_sub(c.size);
         self.refresh_root_available();
         if let Some(app) = self.apps.get_mut(&c.app) {
             app.usage = app.usage.saturating_sub(c.size);
-            app.containers.remove(&id);
             let leaf = app.queue;
             self.add_queue_usage(leaf, c.size, false);
             self.refresh_app_usage(c.app);
@@ -596,7 +594,7 @@ impl Scheduler {
                 usage: a.usage,
                 demand: a.demand,
                 fair_share: a.fair_share,
-                running_containers: a.containers.len(),
+                running_containers: a.running.len(),
                 pending_containers: a.outstanding_containers(),
                 am_running: a.am_running,
             })

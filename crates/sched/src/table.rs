@@ -167,8 +167,22 @@ impl<K: Id, V> IdMap<K, V> {
         self.index.get(id.raw()).is_some()
     }
 
+    /// The slot `id` is stored in (stable until it is removed).
+    pub(crate) fn slot_of(&self, id: &K) -> Option<u32> {
+        self.index.get(id.raw())
+    }
+
+    /// The value in `slot`, if the slot is in use.
+    pub(crate) fn at(&self, slot: u32) -> Option<&V> {
+        self.slots.get(slot as usize).and_then(Option::as_ref)
+    }
+
+    pub(crate) fn at_mut(&mut self, slot: u32) -> Option<&mut V> {
+        self.slots.get_mut(slot as usize).and_then(Option::as_mut)
+    }
+
     /// Stores `value` under `id`, returning its slot and the value it replaced.
-    fn insert_slot(&mut self, id: K, value: V) -> (u32, Option<V>) {
+    pub(crate) fn insert_slot(&mut self, id: K, value: V) -> (u32, Option<V>) {
         if let Some(slot) = self.index.get(id.raw()) {
             let old = self.slots[slot as usize].replace(value);
             return (slot, old);
@@ -185,10 +199,6 @@ impl<K: Id, V> IdMap<K, V> {
         };
         self.index.insert(id.raw(), slot);
         (slot, None)
-    }
-
-    pub(crate) fn insert(&mut self, id: K, value: V) -> Option<V> {
-        self.insert_slot(id, value).1
     }
 
     pub(crate) fn remove(&mut self, id: &K) -> Option<V> {
@@ -276,6 +286,26 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
+        /// Container ids (an unordered map) agree with a `BTreeMap` too.
+        #[test]
+        fn container_ids_behave_like_a_btreemap(ops in prop::collection::vec((any::<bool>(), 0u64..300, any::<u32>()), 1..400)) {
+            let mut ours: IdMap<ContainerId, u32> = IdMap::new();
+            let mut model = BTreeMap::new();
+            for (insert, id, v) in ops {
+                let id = ContainerId(id * 7);
+                if insert {
+                    prop_assert_eq!(ours.insert_slot(id, v).1, model.insert(id, v));
+                } else {
+                    prop_assert_eq!(ours.remove(&id), model.remove(&id));
+                }
+                prop_assert_eq!(ours.len(), model.len());
+                for k in 0..300u64 {
+                    let probe = ContainerId(k * 7);
+                    prop_assert_eq!(ours.get(&probe), model.get(&probe));
+                }
+            }
+        }
+
         /// Inserts and removes leave the same contents as a `BTreeMap`, iterated in id order.
         #[test]
         fn behaves_like_a_btreemap(ops in prop::collection::vec((any::<bool>(), 0u64..64, any::<u32>()), 1..400)) {

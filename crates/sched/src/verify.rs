@@ -33,11 +33,15 @@ impl Scheduler {
         }
         let mut used = Resource::ZERO;
         for n in self.nodes.values() {
-            let sum = n
-                .containers
-                .iter()
-                .filter_map(|c| self.containers.get(c))
-                .fold(Resource::ZERO, |acc, c| acc.saturating_add(c.size));
+            let (sum, walked) = self.node_containers_sum(n.running);
+            if walked != n.running.len() {
+                drift.push(format!(
+                    "node {} lists {} running containers, counts {}",
+                    n.host,
+                    walked,
+                    n.running.len()
+                ));
+            }
             if sum != n.allocated {
                 drift.push(format!(
                     "node {} allocated {:?}, containers sum {:?}",
@@ -59,11 +63,15 @@ impl Scheduler {
             ));
         }
         for a in self.apps.values() {
-            let sum = a
-                .containers
-                .iter()
-                .filter_map(|c| self.containers.get(c))
-                .fold(Resource::ZERO, |acc, c| acc.saturating_add(c.size));
+            let (sum, walked) = self.app_containers_sum(a.running);
+            if walked != a.running.len() {
+                drift.push(format!(
+                    "app {} lists {} running containers, counts {}",
+                    a.id,
+                    walked,
+                    a.running.len()
+                ));
+            }
             if sum != a.usage {
                 drift.push(format!(
                     "app {} usage {:?}, containers sum {:?}",
