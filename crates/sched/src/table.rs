@@ -13,6 +13,9 @@ use weft_types::{AppId, ContainerId, NodeId};
 /// An id that is one machine word.
 pub(crate) trait Id: Copy + Ord {
     fn raw(self) -> u64;
+
+    /// Whether ids are handed out one after the other by a counter (see [`RingIndex`]).
+    const SEQUENTIAL: bool = false;
 }
 
 impl Id for AppId {
@@ -31,6 +34,9 @@ impl Id for ContainerId {
     fn raw(self) -> u64 {
         self.0
     }
+
+    /// The scheduler numbers containers itself.
+    const SEQUENTIAL: bool = true;
 }
 
 /// Marks a free bucket of the index.
@@ -77,6 +83,7 @@ impl SlotIndex {
         }
     }
 
+    #[inline]
     fn get(&self, raw: u64) -> Option<u32> {
         self.find(raw).map(|i| self.buckets[i].1)
     }
@@ -130,12 +137,91 @@ impl SlotIndex {
     }
 }
 
+/// For ids from a counter: id -> slot by the id's low bits, with no hashing and no probing, so
+/// ids created together sit together in memory (containers are created, and mostly end, in id
+/// order; a hashed index made each of those a cache miss at a million live containers). An id
+/// whose bucket is held by a live id from an earlier lap goes to an ordered overflow map.
+#[derive(Clone, Debug)]
+struct RingIndex {
+    ring: Vec<(u64, u32)>,
+    overflow: BTreeMap<u64, u32>,
+    len: usize,
+}
+
+impl RingIndex {
+    fn new() -> RingIndex {
+        RingIndex {
+            ring: vec![(0, EMPTY); 8],
+            overflow: BTreeMap::new(),
+            len: 0,
+        }
+    }
+
+    fn pos(&self, raw: u64) -> usize {
+        (raw as usize) & (self.ring.len() - 1)
+    }
+
+    #[inline]
+    fn get(&self, raw: u64) -> Option<u32> {
+        let (k, v) = self.ring[self.pos(raw)];
+        if v != EMPTY && k == raw {
+            return Some(v);
+        }
+        self.overflow.get(&raw).copied()
+    }
+
+    /// Maps `raw` to `slot` (the id must not be present).
+    fn insert(&mut self, raw: u64, slot: u32) {
+        // Grow with the live count, and also when live ids span more than a lap (long-lived
+        // containers keep old buckets busy and the overflow map fills).
+        if (self.len + 1) * 2 > self.ring.len() || self.overflow.len() * 16 > self.ring.len() {
+            self.grow();
+        }
+        self.place(raw, slot);
+        self.len += 1;
+    }
+
+    fn place(&mut self, raw: u64, slot: u32) {
+        let p = self.pos(raw);
+        if self.ring[p].1 == EMPTY {
+            self.ring[p] = (raw, slot);
+        } else {
+            self.overflow.insert(raw, slot);
+        }
+    }
+
+    fn remove(&mut self, raw: u64) -> Option<u32> {
+        let p = self.pos(raw);
+        let (k, v) = self.ring[p];
+        let slot = if v != EMPTY && k == raw {
+            self.ring[p] = (0, EMPTY);
+            v
+        } else {
+            self.overflow.remove(&raw)?
+        };
+        self.len -= 1;
+        Some(slot)
+    }
+
+    fn grow(&mut self) {
+        let doubled = vec![(0, EMPTY); self.ring.len() * 2];
+        let old = std::mem::replace(&mut self.ring, doubled);
+        let spilled = std::mem::take(&mut self.overflow);
+        for (k, v) in old.into_iter().filter(|e| e.1 != EMPTY).chain(spilled) {
+            self.place(k, v);
+        }
+    }
+}
+
 /// Values by id, with constant-time lookup, insertion and removal; not iterable.
 #[derive(Clone, Debug)]
 pub(crate) struct IdMap<K, V> {
     slots: Vec<Option<V>>,
     free: Vec<u32>,
-    index: SlotIndex,
+    /// The index of non-sequential ids (empty otherwise).
+    hashed: SlotIndex,
+    /// The index of sequential ids (empty otherwise).
+    ring: RingIndex,
     _key: std::marker::PhantomData<K>,
 }
 
@@ -144,32 +230,62 @@ impl<K: Id, V> IdMap<K, V> {
         IdMap {
             slots: Vec::new(),
             free: Vec::new(),
-            index: SlotIndex::new(),
+            hashed: SlotIndex::new(),
+            ring: RingIndex::new(),
             _key: std::marker::PhantomData,
         }
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.index.len
+        if K::SEQUENTIAL {
+            self.ring.len
+        } else {
+            self.hashed.len
+        }
+    }
+
+    #[inline]
+    fn index_get(&self, raw: u64) -> Option<u32> {
+        if K::SEQUENTIAL {
+            self.ring.get(raw)
+        } else {
+            self.hashed.get(raw)
+        }
+    }
+
+    fn index_insert(&mut self, raw: u64, slot: u32) {
+        if K::SEQUENTIAL {
+            self.ring.insert(raw, slot);
+        } else {
+            self.hashed.insert(raw, slot);
+        }
+    }
+
+    fn index_remove(&mut self, raw: u64) -> Option<u32> {
+        if K::SEQUENTIAL {
+            self.ring.remove(raw)
+        } else {
+            self.hashed.remove(raw)
+        }
     }
 
     pub(crate) fn get(&self, id: &K) -> Option<&V> {
-        let slot = self.index.get(id.raw())?;
+        let slot = self.index_get(id.raw())?;
         self.slots[slot as usize].as_ref()
     }
 
     pub(crate) fn get_mut(&mut self, id: &K) -> Option<&mut V> {
-        let slot = self.index.get(id.raw())?;
+        let slot = self.index_get(id.raw())?;
         self.slots[slot as usize].as_mut()
     }
 
     pub(crate) fn contains_key(&self, id: &K) -> bool {
-        self.index.get(id.raw()).is_some()
+        self.index_get(id.raw()).is_some()
     }
 
     /// The slot `id` is stored in (stable until it is removed).
     pub(crate) fn slot_of(&self, id: &K) -> Option<u32> {
-        self.index.get(id.raw())
+        self.index_get(id.raw())
     }
 
     /// The value in `slot`, if the slot is in use.
@@ -183,7 +299,7 @@ impl<K: Id, V> IdMap<K, V> {
 
     /// Stores `value` under `id`, returning its slot and the value it replaced.
     pub(crate) fn insert_slot(&mut self, id: K, value: V) -> (u32, Option<V>) {
-        if let Some(slot) = self.index.get(id.raw()) {
+        if let Some(slot) = self.index_get(id.raw()) {
             let old = self.slots[slot as usize].replace(value);
             return (slot, old);
         }
@@ -197,12 +313,12 @@ impl<K: Id, V> IdMap<K, V> {
                 (self.slots.len() - 1) as u32
             }
         };
-        self.index.insert(id.raw(), slot);
+        self.index_insert(id.raw(), slot);
         (slot, None)
     }
 
     pub(crate) fn remove(&mut self, id: &K) -> Option<V> {
-        let slot = self.index.remove(id.raw())?;
+        let slot = self.index_remove(id.raw())?;
         self.free.push(slot);
         self.slots[slot as usize].take()
     }
@@ -286,13 +402,14 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
-        /// Container ids (an unordered map) agree with a `BTreeMap` too.
+        /// Container ids (the ring index) agree with a `BTreeMap` too, with ids that share
+        /// buckets (overflow) and rings that grow.
         #[test]
         fn container_ids_behave_like_a_btreemap(ops in prop::collection::vec((any::<bool>(), 0u64..300, any::<u32>()), 1..400)) {
             let mut ours: IdMap<ContainerId, u32> = IdMap::new();
             let mut model = BTreeMap::new();
             for (insert, id, v) in ops {
-                let id = ContainerId(id * 7);
+                let id = ContainerId(if id % 2 == 0 { id * 8 } else { id });
                 if insert {
                     prop_assert_eq!(ours.insert_slot(id, v).1, model.insert(id, v));
                 } else {
@@ -300,7 +417,7 @@ mod tests {
                 }
                 prop_assert_eq!(ours.len(), model.len());
                 for k in 0..300u64 {
-                    let probe = ContainerId(k * 7);
+                    let probe = ContainerId(if k % 2 == 0 { k * 8 } else { k });
                     prop_assert_eq!(ours.get(&probe), model.get(&probe));
                 }
             }
