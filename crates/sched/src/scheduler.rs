@@ -58,6 +58,8 @@ pub struct Scheduler {
     pub(crate) pending_sizes: BTreeMap<[i64; weft_types::MAX_RESOURCE_TYPES], u32>,
     /// Reused buffer for re-indexing an app's sizes without allocating.
     pub(crate) scratch_sizes: Vec<[i64; weft_types::MAX_RESOURCE_TYPES]>,
+    /// Reused buffer for a leaf's share inputs in the update.
+    pub(crate) scratch_items: Vec<crate::shares::ShareItem>,
 }
 
 impl Scheduler {
@@ -86,6 +88,7 @@ impl Scheduler {
             allocations: 0,
             pending_sizes: BTreeMap::new(),
             scratch_sizes: Vec::new(),
+            scratch_items: Vec::new(),
         }
     }
 

@@ -75,7 +75,8 @@ pub(crate) struct ShareMemo {
 }
 
 impl ShareMemo {
-    /// [`policy_shares`] of these inputs, computed only if they differ from the last call's.
+    /// [`policy_shares`] of these inputs, computed only if they differ from the last call's,
+    /// and whether they were computed (false: the last call's shares, reused).
     pub(crate) fn shares(
         &mut self,
         policy: PolicyKind,
@@ -83,7 +84,7 @@ impl ShareMemo {
         total: Resource,
         mode: ShareMode,
         resource_types: usize,
-    ) -> &[Option<Resource>] {
+    ) -> (&[Option<Resource>], bool) {
         let inputs = Some((policy, mode, resource_types, total));
         let same = self.inputs == inputs
             && self.items.len() == items.len()
@@ -94,7 +95,7 @@ impl ShareMemo {
             self.items.extend_from_slice(items);
             self.inputs = inputs;
         }
-        &self.shares
+        (&self.shares, !same)
     }
 }
 

@@ -383,11 +383,6 @@ impl<K: Id, V> Table<K, V> {
             .values()
             .filter_map(|&s| self.map.slots[s as usize].as_ref())
     }
-
-    /// Values in slot order (deterministic, but not id order: for order-free updates).
-    pub(crate) fn values_mut(&mut self) -> impl Iterator<Item = &mut V> + '_ {
-        self.map.slots.iter_mut().flatten()
-    }
 }
 
 impl<K: Id, V> Default for Table<K, V> {

@@ -26,15 +26,8 @@ impl Scheduler {
                 self.steady_dirty = true;
             }
         }
-        self.update_demand(ROOT);
         let size_based = self.config.properties.size_based_weight;
-        for app in self.apps.values_mut() {
-            app.weight = if size_based {
-                (app.demand.memory_mb() as f64).ln_1p() / std::f64::consts::LN_2
-            } else {
-                1.0
-            };
-        }
+        self.update_demand(ROOT, size_based);
         self.queues.get_mut(ROOT).fair_share = self.cluster;
         self.compute_fair_shares(ROOT);
         self.root_available = self.cluster.saturating_sub(self.cluster_used);
@@ -48,27 +41,27 @@ impl Scheduler {
         }
     }
 
-    /// Recomputes demand bottom-up (spec §3) and returns the queue's demand.
-    fn update_demand(&mut self, id: QueueId) -> Resource {
+    /// Recomputes demand bottom-up (spec §3), and each app's weight from its new demand (every
+    /// app is in exactly one leaf's lists); returns the queue's demand.
+    fn update_demand(&mut self, id: QueueId, size_based: bool) -> Resource {
         let q = self.queues.get(id);
         let mut sum = Resource::ZERO;
         if q.is_leaf {
-            let apps: Vec<_> = q
-                .runnable_apps
-                .iter()
-                .chain(q.non_runnable_apps.iter())
-                .copied()
-                .collect();
-            for a in apps {
-                if let Some(app) = self.apps.get_mut(&a) {
+            for a in q.runnable_apps.iter().chain(q.non_runnable_apps.iter()) {
+                if let Some(app) = self.apps.get_mut(a) {
                     app.demand = app.compute_demand();
+                    app.weight = if size_based {
+                        (app.demand.memory_mb() as f64).ln_1p() / std::f64::consts::LN_2
+                    } else {
+                        1.0
+                    };
                     sum = sum.saturating_add(app.demand);
                 }
             }
         } else {
             let children: Vec<QueueId> = q.children.iter().copied().collect();
             for c in children {
-                sum = sum.saturating_add(self.update_demand(c));
+                sum = sum.saturating_add(self.update_demand(c, size_based));
             }
         }
         let q = self.queues.get_mut(id);
@@ -82,33 +75,45 @@ impl Scheduler {
         let q = self.queues.get(id);
         let (policy, total) = (q.policy, q.fair_share);
         if q.is_leaf {
-            let apps: Vec<_> = q.runnable_apps.clone();
-            let items: Vec<ShareItem> = apps
-                .iter()
-                .filter_map(|a| self.apps.get(a))
-                .map(|a| ShareItem {
-                    weight: a.weight,
-                    min_share: Resource::ZERO,
-                    max_share: Resource::UNBOUNDED,
-                    active: true,
-                    start_time: a.start_time,
-                    tiebreak: a.id.0,
-                })
-                .collect();
-            let mut memo = std::mem::take(&mut self.queues.get_mut(id).share_memo);
-            let shares = memo.shares(policy, &items, total, ShareMode::Instantaneous, types);
-            for (a, s) in apps.iter().zip(shares) {
-                if let (Some(app), Some(s)) = (self.apps.get_mut(a), s) {
-                    app.fair_share = *s;
+            let mut items = std::mem::take(&mut self.scratch_items);
+            items.clear();
+            items.extend(
+                q.runnable_apps
+                    .iter()
+                    .filter_map(|a| self.apps.get(a))
+                    .map(|a| ShareItem {
+                        weight: a.weight,
+                        min_share: Resource::ZERO,
+                        max_share: Resource::UNBOUNDED,
+                        active: true,
+                        start_time: a.start_time,
+                        tiebreak: a.id.0,
+                    }),
+            );
+            let q = self.queues.get_mut(id);
+            let mut memo = std::mem::take(&mut q.share_memo);
+            let apps = std::mem::take(&mut q.runnable_apps);
+            let (shares, computed) =
+                memo.shares(policy, &items, total, ShareMode::Instantaneous, types);
+            // Reused shares were written to these very apps (ids are never reused) at the last
+            // update, and only the update writes app shares.
+            if computed {
+                for (a, s) in apps.iter().zip(shares) {
+                    if let (Some(app), Some(s)) = (self.apps.get_mut(a), s) {
+                        app.fair_share = *s;
+                    }
                 }
             }
-            self.queues.get_mut(id).share_memo = memo;
+            let q = self.queues.get_mut(id);
+            q.share_memo = memo;
+            q.runnable_apps = apps;
+            self.scratch_items = items;
         } else {
             let children: Vec<QueueId> = q.children.iter().copied().collect();
             let items: Vec<ShareItem> =
                 children.iter().map(|c| self.queue_share_item(*c)).collect();
             let mut memo = std::mem::take(&mut self.queues.get_mut(id).share_memo);
-            let shares = memo.shares(policy, &items, total, ShareMode::Instantaneous, types);
+            let (shares, _) = memo.shares(policy, &items, total, ShareMode::Instantaneous, types);
             for (c, s) in children.iter().zip(shares) {
                 if let Some(s) = s {
                     self.queues.get_mut(*c).fair_share = *s;
