@@ -89,7 +89,7 @@ impl Scheduler {
                 return Assignment::None;
             };
             if !self.any_pending_fits(free) {
-                if self.queues.get(ROOT).reserve_candidates.is_empty() {
+                if self.queues.get(ROOT).reservable_members == 0 {
                     return Assignment::None;
                 }
                 return self.assign_queue(ROOT, node, true);
@@ -137,7 +137,7 @@ impl Scheduler {
     }
 
     /// Queue pre-check (spec §6.1), then children or apps in policy order. `reserve_only`
-    /// (fast path) walks the reservable subsets instead of the full candidate sets.
+    /// (fast path) visits only the members flagged reservable.
     fn assign_queue(&mut self, q: QueueId, node: NodeId, reserve_only: bool) -> Assignment {
         if self
             .nodes
@@ -154,12 +154,7 @@ impl Scheduler {
             WalkMode::Fast => {
                 let mut cursor = None;
                 loop {
-                    let queue = self.queues.get(q);
-                    let set = if reserve_only {
-                        &queue.reserve_candidates
-                    } else {
-                        &queue.candidates
-                    };
+                    let set = &self.queues.get(q).candidates;
                     let next = match &cursor {
                         None => set.first(),
                         Some(c) => set.next_after(c),
@@ -168,6 +163,9 @@ impl Scheduler {
                         return Assignment::None;
                     };
                     cursor = Some(entry);
+                    if reserve_only && !self.member_reservable(is_leaf, entry.1) {
+                        continue;
+                    }
                     let a = if is_leaf {
                         self.assign_app(AppId(entry.1), node, None)
                     } else {
@@ -192,6 +190,17 @@ impl Scheduler {
                 }
                 Assignment::None
             }
+        }
+    }
+
+    /// Whether a candidate (an app of a leaf, or a child queue) is flagged reservable.
+    fn member_reservable(&self, is_leaf: bool, member: u64) -> bool {
+        if is_leaf {
+            self.apps
+                .get(&AppId(member))
+                .is_some_and(|a| a.reservable_in_leaf)
+        } else {
+            self.queues.get(QueueId(member as u32)).reservable_in_parent
         }
     }
 

@@ -5,11 +5,12 @@
 //! demand and has outstanding asks; a queue is in its parent's set iff its own set is non-empty;
 //! every key equals `sort_key` of the member's current view.
 //!
-//! Beside each set, a `reservable` subset (same keys) holds the members that could take a
-//! reservation: apps starved for reservation (spec §6.4 step 2a) with an outstanding ask at or
-//! above the reservation threshold (§6.6), and queues whose own subset is non-empty. With the
-//! pending-size index (the distinct sizes of every candidate's outstanding asks) they let a
-//! heartbeat on a node that no outstanding ask fits visit only the apps that could reserve:
+//! Members that could take a reservation are flagged, and each queue counts its flagged
+//! members: apps starved for reservation (spec §6.4 step 2a) with an outstanding ask at or
+//! above the reservation threshold (§6.6), and queues with a non-zero count. (A separately
+//! sorted subset cost as much upkeep as the candidate sets themselves.) With the pending-size
+//! index (the distinct sizes of every candidate's outstanding asks) they let a heartbeat on a
+//! node that no outstanding ask fits visit only the apps that could reserve:
 //! every other app would return "none" without changing anything, so skipping it changes no
 //! decision (the full walk's only other effect, counting scheduling opportunities, is off when
 //! delay scheduling is off, which is the only time the shortcut is taken).
@@ -158,12 +159,7 @@ impl Scheduler {
         if new != old || new_res != old_res {
             let q = self.queues.get_mut(leaf);
             move_entry(&mut q.candidates, old, new, id.0);
-            move_entry(
-                &mut q.reserve_candidates,
-                old.filter(|_| old_res),
-                new.filter(|_| new_res),
-                id.0,
-            );
+            count_reservable(&mut q.reservable_members, old_res, new_res);
             if let Some(app) = self.apps.get_mut(&id) {
                 app.key_in_leaf = new;
                 app.reservable_in_leaf = new_res;
@@ -186,10 +182,8 @@ impl Scheduler {
         let q = self.queues.get_mut(app.queue);
         if let Some(k) = key {
             q.candidates.remove(&(k, id.0));
-            if reservable {
-                q.reserve_candidates.remove(&(k, id.0));
-            }
         }
+        count_reservable(&mut q.reservable_members, reservable, false);
         for s in sizes {
             self.unindex_size(s);
         }
@@ -264,18 +258,13 @@ impl Scheduler {
             let parent = self.queues.get(cur).parent?;
             let q = self.queues.get(cur);
             let new = self.queue_key(q);
-            let new_res = new.is_some() && !q.reserve_candidates.is_empty();
+            let new_res = new.is_some() && q.reservable_members > 0;
             let (old, old_res) = (q.key_in_parent, q.reservable_in_parent);
             if new != old || new_res != old_res {
                 let p = self.queues.get_mut(parent);
                 let member = cur.0 as u64;
                 move_entry(&mut p.candidates, old, new, member);
-                move_entry(
-                    &mut p.reserve_candidates,
-                    old.filter(|_| old_res),
-                    new.filter(|_| new_res),
-                    member,
-                );
+                count_reservable(&mut p.reservable_members, old_res, new_res);
                 let q = self.queues.get_mut(cur);
                 q.key_in_parent = new;
                 q.reservable_in_parent = new_res;
@@ -295,7 +284,7 @@ impl Scheduler {
             let q = self.queues.get_mut(*id);
             q.candidates.clear();
             q.key_in_parent = None;
-            q.reserve_candidates.clear();
+            q.reservable_members = 0;
             q.reservable_in_parent = false;
         }
         self.pending_sizes.clear();
@@ -313,9 +302,7 @@ impl Scheduler {
             if let Some(k) = key {
                 let q = self.queues.get_mut(leaf);
                 q.candidates.insert((k, id.0));
-                if reservable {
-                    q.reserve_candidates.insert((k, id.0));
-                }
+                count_reservable(&mut q.reservable_members, false, reservable);
             }
             if let Some(app) = self.apps.get_mut(&id) {
                 app.key_in_leaf = key;
@@ -330,12 +317,10 @@ impl Scheduler {
             for id in by_depth {
                 let q = self.queues.get(id);
                 if let (Some(parent), Some(k)) = (q.parent, self.queue_key(q)) {
-                    let reservable = !q.reserve_candidates.is_empty();
+                    let reservable = q.reservable_members > 0;
                     let p = self.queues.get_mut(parent);
                     p.candidates.insert((k, id.0 as u64));
-                    if reservable {
-                        p.reserve_candidates.insert((k, id.0 as u64));
-                    }
+                    count_reservable(&mut p.reservable_members, false, reservable);
                     let q = self.queues.get_mut(id);
                     q.key_in_parent = Some(k);
                     q.reservable_in_parent = reservable;
@@ -343,6 +328,15 @@ impl Scheduler {
             }
         }
         self.order_dirty = false;
+    }
+}
+
+/// Keeps a queue's count of reservable members as one member's flag goes from `old` to `new`.
+fn count_reservable(count: &mut u32, old: bool, new: bool) {
+    match (old, new) {
+        (false, true) => *count += 1,
+        (true, false) => *count = count.saturating_sub(1),
+        _ => {}
     }
 }
 

@@ -63,10 +63,11 @@ pub(crate) struct Queue {
     pub(crate) candidates: OrderedSet,
     /// Fast path: the key this queue sits under in its parent's candidates, if it is one.
     pub(crate) key_in_parent: Option<SortKey>,
-    /// Fast path: the subset of `candidates` that could take a reservation (apps starved with
-    /// an ask at or above the reservation threshold; queues with a non-empty such set).
-    pub(crate) reserve_candidates: OrderedSet,
-    /// Fast path: whether this queue is in its parent's `reservable` set.
+    /// Fast path: how many of `candidates` could take a reservation (apps starved with an ask
+    /// at or above the reservation threshold; queues with a non-zero such count). They are
+    /// flagged (`App::reservable_in_leaf`, `Queue::reservable_in_parent`), not kept apart.
+    pub(crate) reservable_members: u32,
+    /// Fast path: whether this queue is a reservable member of its parent's candidates.
     pub(crate) reservable_in_parent: bool,
     /// The last instantaneous share computation among its children or apps.
     pub(crate) share_memo: ShareMemo,
@@ -105,7 +106,7 @@ impl Queue {
             name_rank: 0,
             candidates: OrderedSet::new(),
             key_in_parent: None,
-            reserve_candidates: OrderedSet::new(),
+            reservable_members: 0,
             reservable_in_parent: false,
             share_memo: ShareMemo::default(),
         }

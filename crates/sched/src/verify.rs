@@ -127,29 +127,29 @@ impl Scheduler {
                     expected.len()
                 ));
             }
-            let reservable: OrderedSet = expected
-                .iter()
-                .filter(|(_, member)| {
-                    if q.is_leaf {
-                        self.apps
-                            .get(&weft_types::AppId(*member))
-                            .is_some_and(|a| self.app_reservable(a))
-                    } else {
-                        !self
-                            .queues
-                            .get(QueueId(*member as u32))
-                            .reserve_candidates
-                            .is_empty()
+            let mut reservable = 0;
+            for (_, member) in expected.iter() {
+                let (flagged, want) = if q.is_leaf {
+                    match self.apps.get(&weft_types::AppId(*member)) {
+                        Some(a) => (a.reservable_in_leaf, self.app_reservable(a)),
+                        None => (false, false),
                     }
-                })
-                .copied()
-                .collect();
-            if reservable != q.reserve_candidates {
+                } else {
+                    let c = self.queues.get(QueueId(*member as u32));
+                    (c.reservable_in_parent, c.reservable_members > 0)
+                };
+                if flagged != want {
+                    drift.push(format!(
+                        "queue {}: member {} flagged reservable {}, recomputed {}",
+                        q.name, member, flagged, want
+                    ));
+                }
+                reservable += u32::from(want);
+            }
+            if reservable != q.reservable_members {
                 drift.push(format!(
-                    "queue {}: reservable subset has {} entries, recomputed {}",
-                    q.name,
-                    q.reserve_candidates.len(),
-                    reservable.len()
+                    "queue {}: {} reservable members counted, recomputed {}",
+                    q.name, q.reservable_members, reservable
                 ));
             }
         }
