@@ -7,6 +7,7 @@
 //! here depends on hashing order: [`Table`] iterates in id order through a `BTreeMap` of ids,
 //! [`IdMap`] cannot be iterated at all.
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use weft_types::{AppId, ContainerId, NodeId};
 
@@ -222,6 +223,9 @@ pub(crate) struct IdMap<K, V> {
     hashed: SlotIndex,
     /// The index of sequential ids (empty otherwise).
     ring: RingIndex,
+    /// The last id found through `hashed` and its slot: the walk looks the same app and node
+    /// up many times in a row. Cleared whenever an id is added or removed.
+    last: Cell<Option<(u64, u32)>>,
     _key: std::marker::PhantomData<K>,
 }
 
@@ -232,6 +236,7 @@ impl<K: Id, V> IdMap<K, V> {
             free: Vec::new(),
             hashed: SlotIndex::new(),
             ring: RingIndex::new(),
+            last: Cell::new(None),
             _key: std::marker::PhantomData,
         }
     }
@@ -247,13 +252,22 @@ impl<K: Id, V> IdMap<K, V> {
     #[inline]
     fn index_get(&self, raw: u64) -> Option<u32> {
         if K::SEQUENTIAL {
-            self.ring.get(raw)
-        } else {
-            self.hashed.get(raw)
+            return self.ring.get(raw);
         }
+        if let Some((last, slot)) = self.last.get() {
+            if last == raw {
+                return Some(slot);
+            }
+        }
+        let found = self.hashed.get(raw);
+        if let Some(slot) = found {
+            self.last.set(Some((raw, slot)));
+        }
+        found
     }
 
     fn index_insert(&mut self, raw: u64, slot: u32) {
+        self.last.set(None);
         if K::SEQUENTIAL {
             self.ring.insert(raw, slot);
         } else {
@@ -262,6 +276,7 @@ impl<K: Id, V> IdMap<K, V> {
     }
 
     fn index_remove(&mut self, raw: u64) -> Option<u32> {
+        self.last.set(None);
         if K::SEQUENTIAL {
             self.ring.remove(raw)
         } else {
