@@ -100,6 +100,9 @@ pub(crate) struct App {
     pub(crate) weight: f64,
     pub(crate) fair_share: Resource,
     pub(crate) requests: BTreeMap<SchedulerKey, Request>,
+    /// `outstanding()` as of the last change of `requests` (the update reads it for every app;
+    /// walking each app's requests there was a cache miss per app at full scale).
+    pub(crate) outstanding_asks: Resource,
     /// Running containers.
     pub(crate) running: crate::running::RunList,
     /// Nodes this app holds a reservation on.
@@ -134,6 +137,7 @@ impl App {
             weight: 1.0,
             fair_share: Resource::ZERO,
             requests: BTreeMap::new(),
+            outstanding_asks: Resource::ZERO,
             running: crate::running::RunList::default(),
             reservations: BTreeSet::new(),
             key_in_leaf: None,
@@ -164,9 +168,14 @@ impl App {
         self.requests.values().map(|r| r.any.count as u64).sum()
     }
 
-    /// Demand = usage + outstanding asks (spec §3).
+    /// Demand = usage + outstanding asks (spec §3), the latter as of the last change of asks.
     pub(crate) fn compute_demand(&self) -> Resource {
-        self.usage.saturating_add(self.outstanding())
+        self.usage.saturating_add(self.outstanding_asks)
+    }
+
+    /// Brings `outstanding_asks` up to date after the asks changed.
+    pub(crate) fn refresh_outstanding(&mut self) {
+        self.outstanding_asks = self.outstanding();
     }
 
     /// Hadoop's pending demand: last update's demand minus current usage, "none" only when zero

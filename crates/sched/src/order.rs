@@ -107,7 +107,12 @@ impl Scheduler {
     }
 
     /// Re-keys an app after its usage, asks or runnability changed, then its queue path.
+    /// Also the one place the app's cached outstanding asks follow its asks (every change of
+    /// asks ends here, on either walk).
     pub(crate) fn refresh_app(&mut self, id: AppId) {
+        if let Some(app) = self.apps.get_mut(&id) {
+            app.refresh_outstanding();
+        }
         self.refresh_app_with(id, true);
     }
 

@@ -107,11 +107,17 @@ impl Ord for SortKey {
     #[inline]
     fn cmp(&self, other: &SortKey) -> Ordering {
         if self.simple && other.simple {
-            return self.levels[0]
-                .cmp(&other.levels[0])
-                .then(self.levels[4].cmp(&other.levels[4]))
-                .then(self.start_time.cmp(&other.start_time))
-                .then(self.tiebreak.cmp(&other.tiebreak));
+            // Two 128-bit words: (demand class, usage / weight), (start time, tie-break).
+            let wide = |hi: u64, lo: u64| (u128::from(hi) << 64) | u128::from(lo);
+            let (a, b) = (
+                wide(self.levels[0], self.levels[4]),
+                wide(other.levels[0], other.levels[4]),
+            );
+            if a != b {
+                return a.cmp(&b);
+            }
+            return wide(self.start_time, self.tiebreak)
+                .cmp(&wide(other.start_time, other.tiebreak));
         }
         for (a, b) in self.levels.iter().zip(&other.levels) {
             if a != b {

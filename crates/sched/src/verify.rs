@@ -72,6 +72,14 @@ impl Scheduler {
                     a.running.len()
                 ));
             }
+            if a.outstanding_asks != a.outstanding() {
+                drift.push(format!(
+                    "app {} outstanding asks {:?}, recomputed {:?}",
+                    a.id,
+                    a.outstanding_asks,
+                    a.outstanding()
+                ));
+            }
             if sum != a.usage {
                 drift.push(format!(
                     "app {} usage {:?}, containers sum {:?}",
