@@ -103,6 +103,8 @@ pub(crate) struct App {
     /// `outstanding()` as of the last change of `requests` (the update reads it for every app;
     /// walking each app's requests there was a cache miss per app at full scale).
     pub(crate) outstanding_asks: Resource,
+    /// `any_outstanding()` as of the last change of `requests` (read on every re-key).
+    pub(crate) asks_outstanding: bool,
     /// Running containers.
     pub(crate) running: crate::running::RunList,
     /// Nodes this app holds a reservation on.
@@ -138,6 +140,7 @@ impl App {
             fair_share: Resource::ZERO,
             requests: BTreeMap::new(),
             outstanding_asks: Resource::ZERO,
+            asks_outstanding: false,
             running: crate::running::RunList::default(),
             reservations: BTreeSet::new(),
             key_in_leaf: None,
@@ -151,8 +154,13 @@ impl App {
         self.am_resource.is_some() && !self.am_running
     }
 
-    /// Whether any ANY-level ask is outstanding.
+    /// Whether any ANY-level ask is outstanding, as of the last change of asks.
     pub(crate) fn has_outstanding_asks(&self) -> bool {
+        self.asks_outstanding
+    }
+
+    /// Whether any ANY-level ask is outstanding, from the requests themselves.
+    pub(crate) fn any_outstanding(&self) -> bool {
         self.requests.values().any(|r| r.any.count > 0)
     }
 
@@ -176,6 +184,7 @@ impl App {
     /// Brings `outstanding_asks` up to date after the asks changed.
     pub(crate) fn refresh_outstanding(&mut self) {
         self.outstanding_asks = self.outstanding();
+        self.asks_outstanding = self.any_outstanding();
     }
 
     /// Hadoop's pending demand: last update's demand minus current usage, "none" only when zero

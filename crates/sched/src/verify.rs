@@ -72,6 +72,14 @@ impl Scheduler {
                     a.running.len()
                 ));
             }
+            if a.asks_outstanding != a.any_outstanding() {
+                drift.push(format!(
+                    "app {} has outstanding asks: {}, recomputed {}",
+                    a.id,
+                    a.asks_outstanding,
+                    a.any_outstanding()
+                ));
+            }
             if a.outstanding_asks != a.outstanding() {
                 drift.push(format!(
                     "app {} outstanding asks {:?}, recomputed {:?}",
