@@ -3,9 +3,10 @@
 //! The heartbeat walk looks an app and a node up a dozen times per container, and every
 //! allocation and completion inserts or removes a container among a million; a `BTreeMap` made
 //! each of those a multi-level search with cache misses at full scale. Values live in a slot
-//! vector; an open-addressing index maps ids to slots. The index is never iterated, so nothing
-//! here depends on hashing order: [`Table`] iterates in id order through a `BTreeMap` of ids,
-//! [`IdMap`] cannot be iterated at all.
+//! vector; an index maps ids to slots: open addressing (with a memo of the last lookup) for apps
+//! and nodes, the id's low bits for the scheduler's own sequential container ids ([`RingIndex`]).
+//! The index is never iterated, so nothing here depends on hashing order: [`Table`] iterates in
+//! id order through a `BTreeMap` of ids, [`IdMap`] cannot be iterated at all.
 
 use std::cell::Cell;
 use std::collections::BTreeMap;
