@@ -464,6 +464,8 @@ impl Scheduler {
             }
         }
         req.take_one(&n.host, &n.rack, locality);
+        // Only a request that ran out changes which ask sizes the app has outstanding.
+        let emptied = req.any.count == 0;
         let id = ContainerId(self.next_container);
         self.next_container += 1;
         self.allocations += 1;
@@ -489,7 +491,7 @@ impl Scheduler {
             by_node: Link::default(),
         });
         self.add_queue_usage(leaf, size, true);
-        self.refresh_app(app_id);
+        self.refresh_app_after_take(app_id, emptied);
         self.decisions.push_back(Decision::Allocated {
             app: app_id,
             container: id,

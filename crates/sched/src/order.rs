@@ -107,13 +107,22 @@ impl Scheduler {
     }
 
     /// Re-keys an app after its usage, asks or runnability changed, then its queue path.
-    /// Also the one place the app's cached outstanding asks follow its asks (every change of
-    /// asks ends here, on either walk).
+    /// Also where the app's cached outstanding asks follow its asks: every change of asks ends
+    /// here or in `refresh_app_after_take`, on either walk.
     pub(crate) fn refresh_app(&mut self, id: AppId) {
         if let Some(app) = self.apps.get_mut(&id) {
             app.refresh_outstanding();
         }
         self.refresh_app_with(id, true);
+    }
+
+    /// `refresh_app` after one container was taken from a request: the counts changed, but
+    /// the sizes with an outstanding ask only if the request ran out (`emptied`).
+    pub(crate) fn refresh_app_after_take(&mut self, id: AppId, emptied: bool) {
+        if let Some(app) = self.apps.get_mut(&id) {
+            app.refresh_outstanding();
+        }
+        self.refresh_app_with(id, emptied);
     }
 
     /// `refresh_app` after a change of usage alone (a container ended): the app's asks are
@@ -210,7 +219,13 @@ impl Scheduler {
             }
             fresh.sort_unstable();
         }
-        if fresh == app.indexed_sizes {
+        // Element by element: a `==` on these vectors is a `memcmp` call.
+        let same = fresh.len() == app.indexed_sizes.len()
+            && fresh
+                .iter()
+                .zip(&app.indexed_sizes)
+                .all(|(a, b)| a.iter().zip(b).all(|(x, y)| x == y));
+        if same {
             self.scratch_sizes = fresh;
             return;
         }
