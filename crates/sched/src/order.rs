@@ -98,12 +98,10 @@ impl Scheduler {
             .any(|r| r.any.count > 0 && policy::at_least_threshold(policy, r.size, threshold, &ctx))
     }
 
-    /// `incrementAllocation x reservation-threshold.increment-multiple` (spec §6.6).
+    /// `incrementAllocation x reservation-threshold.increment-multiple` (spec §6.6), as worked
+    /// out when the configuration was last set.
     pub(crate) fn reservation_threshold(&self) -> Resource {
-        let props = &self.config.properties;
-        props
-            .increment_allocation
-            .mul_trunc(f64::from(props.reservation_threshold_increment_multiple))
+        self.reservation_threshold
     }
 
     /// Re-keys an app after its usage, asks or runnability changed, then its queue path.

@@ -60,12 +60,23 @@ pub struct Scheduler {
     pub(crate) scratch_sizes: Vec<[i64; weft_types::MAX_RESOURCE_TYPES]>,
     /// Reused buffer for a leaf's share inputs in the update.
     pub(crate) scratch_items: Vec<crate::shares::ShareItem>,
+    /// The reservation threshold of the current configuration (read on every re-key).
+    pub(crate) reservation_threshold: Resource,
+}
+
+/// `incrementAllocation x reservation-threshold.increment-multiple` (spec §6.6).
+fn reservation_threshold_of(config: &SchedulerConfig) -> Resource {
+    let props = &config.properties;
+    props
+        .increment_allocation
+        .mul_trunc(f64::from(props.reservation_threshold_increment_multiple))
 }
 
 impl Scheduler {
     /// A scheduler with the given configuration and user groups, and no nodes or apps.
     pub fn new(config: SchedulerConfig, groups: GroupMapping) -> Scheduler {
         let queues = QueueTree::new(&config.allocations);
+        let reservation_threshold = reservation_threshold_of(&config);
         Scheduler {
             config: Arc::new(config),
             groups,
@@ -89,6 +100,7 @@ impl Scheduler {
             pending_sizes: BTreeMap::new(),
             scratch_sizes: Vec::new(),
             scratch_items: Vec::new(),
+            reservation_threshold,
         }
     }
 
@@ -542,6 +554,7 @@ impl Scheduler {
     }
 
     fn reload(&mut self, config: SchedulerConfig) {
+        self.reservation_threshold = reservation_threshold_of(&config);
         self.config = Arc::new(config);
         let config = Arc::clone(&self.config);
         self.queues.apply_config(&config.allocations);
