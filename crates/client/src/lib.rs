@@ -42,7 +42,7 @@ pub use error::ClientError;
 pub use logs::LogsArgs;
 pub use node::NodeArgs;
 pub use queue::QueueArgs;
-pub use rest::{Connection, Rm};
+pub use rest::{login_user, Connection, Rm};
 pub use rmadmin::RmAdminArgs;
 pub use top::TopArgs;
 

@@ -34,7 +34,7 @@ impl Connection {
 /// Who this client says it is under Hadoop's simple auth: HADOOP_USER_NAME overrides as in
 /// YARN, then the login name from the environment, then the account of this process's uid
 /// (containers and minimal shells often have no USER).
-pub(crate) fn login_user() -> Option<String> {
+pub fn login_user() -> Option<String> {
     ["HADOOP_USER_NAME", "USER", "LOGNAME"]
         .iter()
         .find_map(|k| std::env::var(k).ok().filter(|u| !u.is_empty()))

@@ -288,17 +288,7 @@ impl Rm {
             .into();
         // Hadoop's simple auth names the caller with `user.name`; without it the RM would see
         // the anonymous web user, whom queue ACLs and placement rules may treat differently.
-        // HADOOP_USER_NAME overrides as in YARN; without USER/LOGNAME (minimal shells), the
-        // account of this process's uid.
-        let user = ["HADOOP_USER_NAME", "USER", "LOGNAME"]
-            .iter()
-            .find_map(|k| std::env::var(k).ok().filter(|u| !u.is_empty()))
-            .or_else(|| {
-                nix::unistd::User::from_uid(nix::unistd::getuid())
-                    .ok()
-                    .flatten()
-                    .map(|u| u.name)
-            });
+        let user = weft_client::login_user();
         Rm {
             agent,
             base,
