@@ -43,11 +43,19 @@ impl Request {
         }
     }
 
+    #[inline]
     pub(crate) fn rack_count(&self, rack: &str) -> Option<LocationAsk> {
+        if self.racks.is_empty() {
+            return None;
+        }
         self.racks.get(rack).copied()
     }
 
+    #[inline]
     pub(crate) fn host_count(&self, host: &str) -> Option<LocationAsk> {
+        if self.hosts.is_empty() {
+            return None;
+        }
         self.hosts.get(host).copied()
     }
 
@@ -73,8 +81,12 @@ impl Request {
         dec(&mut self.any);
         // Hadoop drops a location request once it reaches zero, so a spent strict rack entry no
         // longer constrains where the remaining containers may go.
-        self.hosts.retain(|_, a| a.count > 0);
-        self.racks.retain(|_, a| a.count > 0);
+        if !self.hosts.is_empty() {
+            self.hosts.retain(|_, a| a.count > 0);
+        }
+        if !self.racks.is_empty() {
+            self.racks.retain(|_, a| a.count > 0);
+        }
     }
 }
 
@@ -113,6 +125,10 @@ pub(crate) struct App {
     pub(crate) key_in_leaf: Option<crate::policy::SortKey>,
     /// Fast path: whether the app is also in its leaf's `reservable` set.
     pub(crate) reservable_in_leaf: bool,
+    /// Fast path: whether an outstanding ask is at or above the reservation threshold under
+    /// its leaf's policy, as of the last re-key that saw its asks change (`None`: not known;
+    /// a move or a rebuild forgets it).
+    pub(crate) threshold_ask: Option<bool>,
     /// Fast path: the distinct sizes of its outstanding asks, as entered in the scheduler's
     /// pending-size index (sorted; empty when the app is not a candidate).
     pub(crate) indexed_sizes: Vec<[i64; weft_types::MAX_RESOURCE_TYPES]>,
@@ -145,6 +161,7 @@ impl App {
             reservations: BTreeSet::new(),
             key_in_leaf: None,
             reservable_in_leaf: false,
+            threshold_ask: None,
             indexed_sizes: Vec::new(),
         }
     }
@@ -185,6 +202,12 @@ impl App {
     pub(crate) fn refresh_outstanding(&mut self) {
         self.outstanding_asks = self.outstanding();
         self.asks_outstanding = self.any_outstanding();
+    }
+
+    /// `refresh_outstanding` after one container of `size` was taken from a request that still
+    /// has more: one subtraction instead of a walk over the requests.
+    pub(crate) fn took_one(&mut self, size: Resource) {
+        self.outstanding_asks = self.outstanding_asks.saturating_sub(size);
     }
 
     /// Hadoop's pending demand: last update's demand minus current usage, "none" only when zero

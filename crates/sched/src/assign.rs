@@ -10,8 +10,8 @@ use std::ops::Bound;
 use weft_types::{AppId, ContainerId, Locality, NodeId, Resource};
 
 use crate::api::Decision;
-use crate::app::SchedulerKey;
-use crate::node::{Container, Reservation};
+use crate::app::{App, Request, SchedulerKey};
+use crate::node::{Container, Node, Reservation};
 use crate::policy::{self, compare};
 use crate::queues::{QueueId, ROOT};
 use crate::running::Link;
@@ -274,6 +274,11 @@ impl Scheduler {
         let Some(req) = a.requests.get(&key) else {
             return false;
         };
+        self.request_fits_node(a, req, n)
+    }
+
+    /// `hasContainerForNode` for one of `a`'s requests on `n`.
+    fn request_fits_node(&self, a: &App, req: &Request, n: &Node) -> bool {
         if req.any.count == 0 {
             return false;
         }
@@ -289,11 +294,15 @@ impl Scheduler {
         if !req.size.fits_in(&n.capability) {
             return false;
         }
-        self.queues.path_to_root(a.queue).all(|q| {
-            self.usage_of(q)
-                .saturating_add(req.size)
-                .fits_in(&self.queues.get(q).max_share)
-        })
+        let mut next = Some(a.queue);
+        while let Some(q) = next {
+            let queue = self.queues.get(q);
+            if !fits_after_adding(&self.usage_of(q), &req.size, &queue.max_share) {
+                return false;
+            }
+            next = queue.parent;
+        }
+        true
     }
 
     /// Delay scheduling, count-based (spec §7.1).
@@ -350,6 +359,12 @@ impl Scheduler {
         }
         if !self.nodes.contains_key(&node) {
             return Assignment::None;
+        }
+        if !self.delay_scheduling_enabled() {
+            return match self.choose_without_delay(app, node, only) {
+                Some((key, locality)) => self.assign_at(app, key, node, locality, only.is_some()),
+                None => Assignment::None,
+            };
         }
         // Keys in priority order, found one at a time so the walk allocates nothing.
         let mut previous: Option<SchedulerKey> = None;
@@ -418,6 +433,47 @@ impl Scheduler {
             }
         }
         Assignment::None
+    }
+
+    /// The key and locality `assign_app` acts on while delay scheduling is off: then nothing
+    /// in the choice changes state (no opportunities counted, every level allowed), so the app,
+    /// the node and each request are looked up once. Decides exactly as the general loop does
+    /// with `allowed_locality` answering "off-switch".
+    fn choose_without_delay(
+        &self,
+        app: AppId,
+        node: NodeId,
+        only: Option<SchedulerKey>,
+    ) -> Option<(SchedulerKey, Locality)> {
+        let (a, n) = (self.apps.get(&app)?, self.nodes.get(&node)?);
+        let mut requests = a.requests.iter();
+        let mut reserved = only.and_then(|k| a.requests.get_key_value(&k));
+        loop {
+            let (key, req) = match only {
+                Some(_) => reserved.take()?,
+                None => requests.next()?,
+            };
+            if !self.request_fits_node(a, req, n) {
+                continue;
+            }
+            let rack_ask = req.rack_count(&n.rack);
+            let rack_count = rack_ask.map_or(0, |r| r.count);
+            if rack_count > 0 && req.host_count(&n.host).is_some_and(|h| h.count > 0) {
+                return Some((*key, Locality::NodeLocal));
+            }
+            if rack_ask.is_some_and(|r| !r.relax_locality) {
+                continue;
+            }
+            if rack_count > 0 {
+                return Some((*key, Locality::RackLocal));
+            }
+            if !req.any.relax_locality {
+                continue;
+            }
+            if req.any.count > 0 {
+                return Some((*key, Locality::OffSwitch));
+            }
+        }
     }
 
     /// Allocates on the node if the ask fits, else tries to reserve (spec §6.4 step 2).
@@ -491,7 +547,7 @@ impl Scheduler {
             by_node: Link::default(),
         });
         self.add_queue_usage(leaf, size, true);
-        self.refresh_app_after_take(app_id, emptied);
+        self.refresh_app_after_take(app_id, size, emptied);
         self.decisions.push_back(Decision::Allocated {
             app: app_id,
             container: id,
@@ -597,4 +653,16 @@ impl Scheduler {
         }
         true
     }
+}
+
+/// Whether `usage + size` (clamped) stays within `max` in every lane; every lane is compared,
+/// without branching, as this runs for each level above every app the walk tries.
+#[inline]
+fn fits_after_adding(usage: &Resource, size: &Resource, max: &Resource) -> bool {
+    usage
+        .values()
+        .iter()
+        .zip(size.values())
+        .zip(max.values())
+        .fold(true, |ok, ((u, s), m)| ok & (u.saturating_add(*s) <= *m))
 }

@@ -87,6 +87,7 @@ impl Scheduler {
         // Into the new one.
         if let Some(app) = self.apps.get_mut(&id) {
             app.queue = new;
+            app.threshold_ask = None;
         }
         {
             let q = self.queues.get_mut(new);

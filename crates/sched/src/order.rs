@@ -15,6 +15,7 @@
 //! decision (the full walk's only other effect, counting scheduling opportunities, is off when
 //! delay scheduling is off, which is the only time the shortcut is taken).
 
+use weft_config::PolicyKind;
 use weft_types::{AppId, Resource, MAX_RESOURCE_TYPES};
 
 use crate::app::App;
@@ -63,6 +64,16 @@ impl Scheduler {
             return None;
         }
         let policy = self.queues.get(app.queue).policy;
+        if policy == PolicyKind::Fair {
+            return Some(policy::fair_sort_key(
+                app.demand.memory_mb(),
+                app.usage.memory_mb(),
+                0,
+                app.weight,
+                app.start_time,
+                app.id.0,
+            ));
+        }
         Some(sort_key(
             policy,
             &Self::app_view(app),
@@ -76,6 +87,16 @@ impl Scheduler {
             return None;
         }
         let policy = self.queues.get(parent).policy;
+        if policy == PolicyKind::Fair {
+            return Some(policy::fair_sort_key(
+                q.demand.memory_mb(),
+                q.usage.memory_mb(),
+                q.min_share.memory_mb(),
+                q.weight,
+                0,
+                q.name_rank,
+            ));
+        }
         Some(sort_key(
             policy,
             &Self::queue_view(q, q.usage),
@@ -87,12 +108,23 @@ impl Scheduler {
     /// outstanding ask at or above the threshold (the conditions of `may_reserve` that depend
     /// on the app alone).
     pub(crate) fn app_reservable(&self, app: &App) -> bool {
+        self.starved_for_reservation(app) && self.has_threshold_ask(app)
+    }
+
+    fn starved_for_reservation(&self, app: &App) -> bool {
         let policy = self.queues.get(app.queue).policy;
-        let ctx = self.policy_context();
-        if !policy::is_starved_for_reservation(policy, app.usage, app.fair_share, &ctx) {
-            return false;
-        }
-        let threshold = self.reservation_threshold();
+        policy::is_starved_for_reservation(
+            policy,
+            app.usage,
+            app.fair_share,
+            &self.policy_context(),
+        )
+    }
+
+    /// Whether an outstanding ask is at or above the reservation threshold.
+    fn has_threshold_ask(&self, app: &App) -> bool {
+        let policy = self.queues.get(app.queue).policy;
+        let (threshold, ctx) = (self.reservation_threshold(), self.policy_context());
         app.requests
             .values()
             .any(|r| r.any.count > 0 && policy::at_least_threshold(policy, r.size, threshold, &ctx))
@@ -116,9 +148,13 @@ impl Scheduler {
 
     /// `refresh_app` after one container was taken from a request: the counts changed, but
     /// the sizes with an outstanding ask only if the request ran out (`emptied`).
-    pub(crate) fn refresh_app_after_take(&mut self, id: AppId, emptied: bool) {
+    pub(crate) fn refresh_app_after_take(&mut self, id: AppId, size: Resource, emptied: bool) {
         if let Some(app) = self.apps.get_mut(&id) {
-            app.refresh_outstanding();
+            if emptied {
+                app.refresh_outstanding();
+            } else {
+                app.took_one(size);
+            }
         }
         self.refresh_app_with(id, emptied);
     }
@@ -166,15 +202,23 @@ impl Scheduler {
     fn rekey_app(&mut self, id: AppId, asks_changed: bool) -> Option<QueueId> {
         let app = self.apps.get(&id)?;
         let new = self.app_key(app);
-        let new_res = new.is_some() && self.app_reservable(app);
+        // Which asks reach the threshold changes only with the asks (or a move or a
+        // reconfiguration, which forget it).
+        let threshold_ask = match app.threshold_ask {
+            Some(known) if !asks_changed => known,
+            _ => self.has_threshold_ask(app),
+        };
+        let new_res = new.is_some() && threshold_ask && self.starved_for_reservation(app);
         let (old, old_res, leaf) = (app.key_in_leaf, app.reservable_in_leaf, app.queue);
-        if new != old || new_res != old_res {
+        let unknown = app.threshold_ask != Some(threshold_ask);
+        if new != old || new_res != old_res || unknown {
             let q = self.queues.get_mut(leaf);
             move_entry(&mut q.candidates, old, new, id.0);
             count_reservable(&mut q.reservable_members, old_res, new_res);
             if let Some(app) = self.apps.get_mut(&id) {
                 app.key_in_leaf = new;
                 app.reservable_in_leaf = new_res;
+                app.threshold_ask = Some(threshold_ask);
             }
         }
         if asks_changed || new.is_some() != old.is_some() {
@@ -325,6 +369,7 @@ impl Scheduler {
             if let Some(app) = self.apps.get_mut(&id) {
                 app.key_in_leaf = key;
                 app.reservable_in_leaf = reservable;
+                app.threshold_ask = None;
                 app.indexed_sizes.clear();
             }
             self.reindex_sizes(id, key.is_some());

@@ -1,10 +1,13 @@
 //! The fast path's candidate sets: `(key, member)` entries kept in order.
 //!
 //! A set holds at most the children of one queue or the apps of one leaf (tens of entries in
-//! practice), and the hot operation is moving one entry after its usage changed, often from the
-//! front to far back. Entries stay put in a small slab; a vector of their slot numbers is kept
-//! sorted by entry, so a move is two binary searches and a shift of 4-byte slot numbers, with no
-//! allocation and no node bookkeeping, where a `BTreeSet` removes and inserts 88-byte entries.
+//! practice), and the hot operation is moving one entry after its usage changed: the member just
+//! served goes from the front to (near) the back, a member whose container ended moves forward.
+//! Entries stay put in a small slab; a vector of their slot numbers is kept sorted by entry, so
+//! a move is a search and a shift of 4-byte slot numbers, with no allocation. Beside each slot
+//! the set keeps the key folded into two integers ([`SortKey::packed`]), so a probe compares
+//! two words without loading the 88-byte entry; keys that do not fold are marked and compared
+//! in full.
 
 use std::cmp::Ordering;
 
@@ -20,11 +23,52 @@ fn cmp_entry(a: &Entry, b: &Entry) -> Ordering {
     a.0.cmp(&b.0).then(a.1.cmp(&b.1))
 }
 
+/// Marks a packed key that does not fold (the top bit is never set in a folded key, whose
+/// high word holds a 0/1 level above a 64-bit one).
+const UNFOLDED: u128 = 1 << 127;
+
+/// An entry's key as two words (see [`SortKey::packed`]), or [`UNFOLDED`].
+#[derive(Clone, Copy, Debug, Default)]
+struct Packed {
+    hi: u128,
+    lo: u128,
+}
+
+impl Packed {
+    #[inline]
+    fn of(e: &Entry) -> Packed {
+        match e.0.packed() {
+            Some((hi, lo)) => Packed { hi, lo },
+            None => Packed {
+                hi: UNFOLDED,
+                lo: 0,
+            },
+        }
+    }
+}
+
+/// An entry being looked for, with its packed key worked out once.
+struct Probe<'a> {
+    entry: &'a Entry,
+    packed: Packed,
+}
+
+impl Probe<'_> {
+    fn new(entry: &Entry) -> Probe<'_> {
+        Probe {
+            entry,
+            packed: Packed::of(entry),
+        }
+    }
+}
+
 /// Entries in ascending order, no duplicates.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct OrderedSet {
     /// Entries by slot; a free slot holds a stale entry.
     slots: Vec<Entry>,
+    /// Packed keys by slot.
+    packed: Vec<Packed>,
     free: Vec<u32>,
     /// Slots of the live entries, in entry order.
     order: Vec<u32>,
@@ -45,12 +89,9 @@ impl OrderedSet {
 
     pub(crate) fn clear(&mut self) {
         self.slots.clear();
+        self.packed.clear();
         self.free.clear();
         self.order.clear();
-    }
-
-    fn at(&self, pos: usize) -> &Entry {
-        &self.slots[self.order[pos] as usize]
     }
 
     /// The entries in order.
@@ -63,40 +104,72 @@ impl OrderedSet {
         self.order.first().map(|&s| &self.slots[s as usize])
     }
 
-    /// The position of the first entry not below `e` (`Ok` if it is `e`).
-    fn search(&self, e: &Entry) -> Result<usize, usize> {
-        self.order
-            .binary_search_by(|&s| cmp_entry(&self.slots[s as usize], e))
+    /// How the entry at `slot` compares with the probe.
+    #[inline(always)]
+    fn cmp_slot(&self, slot: u32, probe: &Probe<'_>) -> Ordering {
+        let p = self.packed[slot as usize];
+        if (p.hi | probe.packed.hi) & UNFOLDED == 0 {
+            let by_key = p.hi.cmp(&probe.packed.hi).then(p.lo.cmp(&probe.packed.lo));
+            if by_key != Ordering::Equal {
+                return by_key;
+            }
+            return self.slots[slot as usize].1.cmp(&probe.entry.1);
+        }
+        cmp_entry(&self.slots[slot as usize], probe.entry)
     }
 
-    /// How many entries in `range` of positions are below `e`, counted from its start.
-    fn below(&self, range: std::ops::Range<usize>, e: &Entry) -> usize {
-        self.order[range].partition_point(|&s| cmp_entry(&self.slots[s as usize], e).is_lt())
+    /// The first position in `lo..hi` whose entry is not below the probe (`strict`: above it).
+    #[inline]
+    fn bound(&self, mut lo: usize, mut hi: usize, probe: &Probe<'_>, strict: bool) -> usize {
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let c = self.cmp_slot(self.order[mid], probe);
+            if c == Ordering::Less || (strict && c == Ordering::Equal) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
+    /// The position of `e` (`Ok`), or where it would go (`Err`).
+    fn search(&self, probe: &Probe<'_>) -> Result<usize, usize> {
+        let i = self.bound(0, self.order.len(), probe, false);
+        match self.order.get(i) {
+            Some(&s) if self.cmp_slot(s, probe) == Ordering::Equal => Ok(i),
+            _ => Err(i),
+        }
     }
 
     /// The smallest entry greater than `e` (which need not be in the set).
     pub(crate) fn next_after(&self, e: &Entry) -> Option<&Entry> {
-        let i = self
-            .order
-            .partition_point(|&s| cmp_entry(&self.slots[s as usize], e).is_le());
+        let i = self.bound(0, self.order.len(), &Probe::new(e), true);
         self.order.get(i).map(|&s| &self.slots[s as usize])
+    }
+
+    fn store(&mut self, e: Entry) -> u32 {
+        let packed = Packed::of(&e);
+        match self.free.pop() {
+            Some(s) => {
+                self.slots[s as usize] = e;
+                self.packed[s as usize] = packed;
+                s
+            }
+            None => {
+                self.slots.push(e);
+                self.packed.push(packed);
+                (self.slots.len() - 1) as u32
+            }
+        }
     }
 
     /// Inserts `e`; false if it was already there.
     pub(crate) fn insert(&mut self, e: Entry) -> bool {
-        match self.search(&e) {
+        match self.search(&Probe::new(&e)) {
             Ok(_) => false,
             Err(i) => {
-                let slot = match self.free.pop() {
-                    Some(s) => {
-                        self.slots[s as usize] = e;
-                        s
-                    }
-                    None => {
-                        self.slots.push(e);
-                        (self.slots.len() - 1) as u32
-                    }
-                };
+                let slot = self.store(e);
                 self.order.insert(i, slot);
                 true
             }
@@ -105,7 +178,7 @@ impl OrderedSet {
 
     /// Removes `e`; false if it was not there.
     pub(crate) fn remove(&mut self, e: &Entry) -> bool {
-        match self.search(e) {
+        match self.search(&Probe::new(e)) {
             Ok(i) => {
                 let slot = self.order.remove(i);
                 self.free.push(slot);
@@ -118,30 +191,44 @@ impl OrderedSet {
     /// Replaces `old` by `new`, shifting only the slot numbers between their positions.
     /// Inserts `new` if `old` was not there.
     pub(crate) fn replace(&mut self, old: &Entry, new: Entry) {
+        let old_probe = Probe::new(old);
+        let len = self.order.len();
         // The walk re-keys the member it just served, which was first in its set.
-        let from = if !self.order.is_empty() && self.at(0) == old {
-            0
-        } else {
-            match self.search(old) {
+        let from = match self.order.first() {
+            Some(&s) if self.cmp_slot(s, &old_probe) == Ordering::Equal => 0,
+            _ => match self.search(&old_probe) {
                 Ok(i) => i,
                 Err(_) => {
                     self.insert(new);
                     return;
                 }
-            }
+            },
         };
         let slot = self.order[from];
+        let new_probe = Probe::new(&new);
         let to = if cmp_entry(&new, old).is_gt() {
-            // Entries after `from` that are smaller than `new` move one place left.
-            let to = from + self.below(from + 1..self.order.len(), &new);
+            // Entries after `from` that are smaller than `new` move one place left. A served
+            // member usually goes last, so that end is tried before searching.
+            let last = self.order[len - 1];
+            let to = if from + 1 < len && self.cmp_slot(last, &new_probe).is_lt() {
+                len - 1
+            } else {
+                self.bound(from + 1, len, &new_probe, false) - 1
+            };
             self.order.copy_within(from + 1..=to, from);
             to
         } else {
-            let to = self.below(0..from, &new);
+            // A member whose container ended often goes first.
+            let to = if from > 0 && self.cmp_slot(self.order[0], &new_probe).is_gt() {
+                0
+            } else {
+                self.bound(0, from, &new_probe, false)
+            };
             self.order.copy_within(to..from, to + 1);
             to
         };
         self.order[to] = slot;
+        self.packed[slot as usize] = new_probe.packed;
         self.slots[slot as usize] = new;
     }
 }

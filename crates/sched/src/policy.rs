@@ -101,6 +101,23 @@ impl SortKey {
     }
 }
 
+impl SortKey {
+    /// The key folded into two words whose order is the key's order, for flagged keys only
+    /// (`None` for the others, which need every level). Ordered sets keep this next to each
+    /// entry so a probe compares two integers instead of loading the whole key.
+    #[inline]
+    pub(crate) fn packed(&self) -> Option<(u128, u128)> {
+        if !self.simple {
+            return None;
+        }
+        let wide = |hi: u64, lo: u64| (u128::from(hi) << 64) | u128::from(lo);
+        Some((
+            wide(self.levels[0], self.levels[4]),
+            wide(self.start_time, self.tiebreak),
+        ))
+    }
+}
+
 impl Ord for SortKey {
     /// Word by word, most significant first (what a derived `Ord` would do); two flagged keys
     /// agree on the fixed levels, so only the others are looked at.
@@ -177,6 +194,25 @@ pub(crate) fn sort_key(policy: PolicyKind, v: &SchedView, ctx: &PolicyContext) -
         PolicyKind::Fifo => [0; KEY_LEVELS],
     };
     SortKey::new(levels, v.start_time, v.tiebreak)
+}
+
+/// [`sort_key`] under `fair` from the numbers that policy reads (the re-keys' hot path: no
+/// view, no context).
+#[inline]
+pub(crate) fn fair_sort_key(
+    demand_mb: i64,
+    usage_mb: i64,
+    min_share_mb: i64,
+    weight: f64,
+    start_time: u64,
+    tiebreak: u64,
+) -> SortKey {
+    let w = if weight.is_nan() { 0.0 } else { weight };
+    SortKey::new(
+        fair::key_of(demand_mb, usage_mb, min_share_mb, w),
+        start_time,
+        tiebreak,
+    )
 }
 
 /// Hadoop's `(int) Math.signum(x)`: NaN gives 0, i.e. a tie.

@@ -51,20 +51,38 @@ fn compare_usage_to_weight(a: &SchedView, b: &SchedView) -> Ordering {
 /// all share the ratio word 0, positive weights compare only by usage / weight, and
 /// non-positive weights by (negated weight, usage).
 pub(super) fn key(v: &SchedView) -> [u64; KEY_LEVELS] {
+    key_of(
+        v.demand.memory_mb(),
+        v.usage.memory_mb(),
+        v.min_share.memory_mb(),
+        weight_of(v),
+    )
+}
+
+/// [`key`] from the only numbers it reads: memory demand, usage and min share, and the weight
+/// (NaN already read as 0). The re-keys call this directly, without building a view.
+#[inline]
+pub(super) fn key_of(demand_mb: i64, usage_mb: i64, min_mb: i64, w: f64) -> [u64; KEY_LEVELS] {
     let mut k = [0; KEY_LEVELS];
-    k[0] = u64::from(!has_demand(v));
-    let is_needy = needy(v);
+    k[0] = u64::from(demand_mb <= 0);
+    let effective_min = min_mb.min(demand_mb);
+    let is_needy = usage_mb < effective_min;
     k[1] = u64::from(!is_needy);
+    let usage = usage_mb as f64;
     if is_needy {
-        k[2] = ordered_bits(min_share_ratio(v));
+        let ratio = if effective_min > 1 {
+            usage / effective_min as f64
+        } else {
+            usage
+        };
+        k[2] = ordered_bits(ratio);
     }
-    let w = weight_of(v);
     if w > 0.0 {
-        k[4] = ordered_bits(usage(v) / w);
+        k[4] = ordered_bits(usage / w);
     } else {
         k[3] = 1;
         k[4] = ordered_bits(-w);
-        k[5] = ordered_bits(usage(v));
+        k[5] = ordered_bits(usage);
     }
     k
 }
