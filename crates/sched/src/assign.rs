@@ -146,7 +146,8 @@ impl Scheduler {
         {
             return Assignment::None;
         }
-        if !self.usage_of(q).fits_in(&self.queues.get(q).max_share) {
+        let queue = self.queues.get(q);
+        if !queue.max_share_unbounded && !self.usage_of(q).fits_in(&queue.max_share) {
             return Assignment::None;
         }
         let is_leaf = self.queues.get(q).is_leaf;
@@ -297,7 +298,9 @@ impl Scheduler {
         let mut next = Some(a.queue);
         while let Some(q) = next {
             let queue = self.queues.get(q);
-            if !fits_after_adding(&self.usage_of(q), &req.size, &queue.max_share) {
+            if !queue.max_share_unbounded
+                && !fits_after_adding(&self.usage_of(q), &req.size, &queue.max_share)
+            {
                 return false;
             }
             next = queue.parent;

@@ -213,7 +213,7 @@ impl Scheduler {
         let unknown = app.threshold_ask != Some(threshold_ask);
         if new != old || new_res != old_res || unknown {
             let q = self.queues.get_mut(leaf);
-            move_entry(&mut q.candidates, old, new, id.0);
+            move_entry(&mut q.candidates, &old, &new, id.0);
             count_reservable(&mut q.reservable_members, old_res, new_res);
             if let Some(app) = self.apps.get_mut(&id) {
                 app.key_in_leaf = new;
@@ -325,7 +325,7 @@ impl Scheduler {
             if new != old || new_res != old_res {
                 let p = self.queues.get_mut(parent);
                 let member = cur.0 as u64;
-                move_entry(&mut p.candidates, old, new, member);
+                move_entry(&mut p.candidates, &old, &new, member);
                 count_reservable(&mut p.reservable_members, old_res, new_res);
                 let q = self.queues.get_mut(cur);
                 q.key_in_parent = new;
@@ -404,18 +404,19 @@ fn count_reservable(count: &mut u32, old: bool, new: bool) {
 }
 
 /// Moves `member` in `set` from key `old` to key `new` (`None`: not in the set).
-fn move_entry(set: &mut OrderedSet, old: Option<SortKey>, new: Option<SortKey>, member: u64) {
+#[inline]
+fn move_entry(set: &mut OrderedSet, old: &Option<SortKey>, new: &Option<SortKey>, member: u64) {
     match (old, new) {
         (Some(o), Some(n)) => {
             if o != n {
-                set.replace(&(o, member), (n, member));
+                set.replace(member, o, n);
             }
         }
         (Some(o), None) => {
-            set.remove(&(o, member));
+            set.remove(&(*o, member));
         }
         (None, Some(n)) => {
-            set.insert((n, member));
+            set.insert((*n, member));
         }
         (None, None) => {}
     }

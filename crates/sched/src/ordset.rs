@@ -16,49 +16,41 @@ use crate::policy::SortKey;
 /// One member under its key. Members are distinct, so entries are too.
 pub(crate) type Entry = (SortKey, u64);
 
-/// Entry order: the key, then the member. Written out because a tuple's `<` first tests the
-/// keys for equality and then compares them, which doubles the cost of every probe.
+/// Marks a key that does not fold into one word (no folded key takes this value).
+const UNFOLDED: u128 = u128::MAX;
+
 #[inline]
-fn cmp_entry(a: &Entry, b: &Entry) -> Ordering {
-    a.0.cmp(&b.0).then(a.1.cmp(&b.1))
-}
-
-/// Marks a packed key that does not fold (the top bit is never set in a folded key, whose
-/// high word holds a 0/1 level above a 64-bit one).
-const UNFOLDED: u128 = 1 << 127;
-
-/// An entry's key as two words (see [`SortKey::packed`]), or [`UNFOLDED`].
-#[derive(Clone, Copy, Debug, Default)]
-struct Packed {
-    hi: u128,
-    lo: u128,
-}
-
-impl Packed {
-    #[inline]
-    fn of(e: &Entry) -> Packed {
-        match e.0.packed() {
-            Some((hi, lo)) => Packed { hi, lo },
-            None => Packed {
-                hi: UNFOLDED,
-                lo: 0,
-            },
-        }
-    }
+fn packed_of(key: &SortKey) -> u128 {
+    key.packed().unwrap_or(UNFOLDED)
 }
 
 /// An entry being looked for, with its packed key worked out once.
 struct Probe<'a> {
-    entry: &'a Entry,
-    packed: Packed,
+    key: &'a SortKey,
+    member: u64,
+    packed: u128,
 }
 
 impl Probe<'_> {
-    fn new(entry: &Entry) -> Probe<'_> {
+    #[inline]
+    fn new(key: &SortKey, member: u64) -> Probe<'_> {
         Probe {
-            entry,
-            packed: Packed::of(entry),
+            key,
+            member,
+            packed: packed_of(key),
         }
+    }
+
+    /// How this probe compares with another (packed words when both fold).
+    #[inline]
+    fn cmp(&self, other: &Probe<'_>) -> Ordering {
+        if self.packed != UNFOLDED && other.packed != UNFOLDED {
+            return self
+                .packed
+                .cmp(&other.packed)
+                .then(self.member.cmp(&other.member));
+        }
+        self.key.cmp(other.key).then(self.member.cmp(&other.member))
     }
 }
 
@@ -68,7 +60,7 @@ pub(crate) struct OrderedSet {
     /// Entries by slot; a free slot holds a stale entry.
     slots: Vec<Entry>,
     /// Packed keys by slot.
-    packed: Vec<Packed>,
+    packed: Vec<u128>,
     free: Vec<u32>,
     /// Slots of the live entries, in entry order.
     order: Vec<u32>,
@@ -108,14 +100,14 @@ impl OrderedSet {
     #[inline(always)]
     fn cmp_slot(&self, slot: u32, probe: &Probe<'_>) -> Ordering {
         let p = self.packed[slot as usize];
-        if (p.hi | probe.packed.hi) & UNFOLDED == 0 {
-            let by_key = p.hi.cmp(&probe.packed.hi).then(p.lo.cmp(&probe.packed.lo));
-            if by_key != Ordering::Equal {
-                return by_key;
+        if p != UNFOLDED && probe.packed != UNFOLDED {
+            if p != probe.packed {
+                return p.cmp(&probe.packed);
             }
-            return self.slots[slot as usize].1.cmp(&probe.entry.1);
+            return self.slots[slot as usize].1.cmp(&probe.member);
         }
-        cmp_entry(&self.slots[slot as usize], probe.entry)
+        let (key, member) = &self.slots[slot as usize];
+        key.cmp(probe.key).then(member.cmp(&probe.member))
     }
 
     /// The first position in `lo..hi` whose entry is not below the probe (`strict`: above it).
@@ -123,8 +115,16 @@ impl OrderedSet {
     fn bound(&self, mut lo: usize, mut hi: usize, probe: &Probe<'_>, strict: bool) -> usize {
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            let c = self.cmp_slot(self.order[mid], probe);
-            if c == Ordering::Less || (strict && c == Ordering::Equal) {
+            let slot = self.order[mid];
+            let p = self.packed[slot as usize];
+            // One integer comparison unless a key does not fold or the keys are equal.
+            let before = if p != UNFOLDED && probe.packed != UNFOLDED && p != probe.packed {
+                p < probe.packed
+            } else {
+                let c = self.cmp_slot(slot, probe);
+                c == Ordering::Less || (strict && c == Ordering::Equal)
+            };
+            if before {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -144,12 +144,12 @@ impl OrderedSet {
 
     /// The smallest entry greater than `e` (which need not be in the set).
     pub(crate) fn next_after(&self, e: &Entry) -> Option<&Entry> {
-        let i = self.bound(0, self.order.len(), &Probe::new(e), true);
+        let i = self.bound(0, self.order.len(), &Probe::new(&e.0, e.1), true);
         self.order.get(i).map(|&s| &self.slots[s as usize])
     }
 
     fn store(&mut self, e: Entry) -> u32 {
-        let packed = Packed::of(&e);
+        let packed = packed_of(&e.0);
         match self.free.pop() {
             Some(s) => {
                 self.slots[s as usize] = e;
@@ -166,7 +166,7 @@ impl OrderedSet {
 
     /// Inserts `e`; false if it was already there.
     pub(crate) fn insert(&mut self, e: Entry) -> bool {
-        match self.search(&Probe::new(&e)) {
+        match self.search(&Probe::new(&e.0, e.1)) {
             Ok(_) => false,
             Err(i) => {
                 let slot = self.store(e);
@@ -178,7 +178,7 @@ impl OrderedSet {
 
     /// Removes `e`; false if it was not there.
     pub(crate) fn remove(&mut self, e: &Entry) -> bool {
-        match self.search(&Probe::new(e)) {
+        match self.search(&Probe::new(&e.0, e.1)) {
             Ok(i) => {
                 let slot = self.order.remove(i);
                 self.free.push(slot);
@@ -188,10 +188,10 @@ impl OrderedSet {
         }
     }
 
-    /// Replaces `old` by `new`, shifting only the slot numbers between their positions.
-    /// Inserts `new` if `old` was not there.
-    pub(crate) fn replace(&mut self, old: &Entry, new: Entry) {
-        let old_probe = Probe::new(old);
+    /// Moves `member` from key `old` to key `new`, shifting only the slot numbers between its
+    /// two positions. Inserts it if it was not there under `old`.
+    pub(crate) fn replace(&mut self, member: u64, old: &SortKey, new: &SortKey) {
+        let old_probe = Probe::new(old, member);
         let len = self.order.len();
         // The walk re-keys the member it just served, which was first in its set.
         let from = match self.order.first() {
@@ -199,14 +199,14 @@ impl OrderedSet {
             _ => match self.search(&old_probe) {
                 Ok(i) => i,
                 Err(_) => {
-                    self.insert(new);
+                    self.insert((*new, member));
                     return;
                 }
             },
         };
         let slot = self.order[from];
-        let new_probe = Probe::new(&new);
-        let to = if cmp_entry(&new, old).is_gt() {
+        let new_probe = Probe::new(new, member);
+        let to = if new_probe.cmp(&old_probe).is_gt() {
             // Entries after `from` that are smaller than `new` move one place left. A served
             // member usually goes last, so that end is tried before searching.
             let last = self.order[len - 1];
@@ -229,7 +229,7 @@ impl OrderedSet {
         };
         self.order[to] = slot;
         self.packed[slot as usize] = new_probe.packed;
-        self.slots[slot as usize] = new;
+        self.slots[slot as usize].0 = *new;
     }
 }
 
@@ -259,8 +259,14 @@ mod tests {
     use std::collections::BTreeSet;
 
     fn key(v: u64) -> SortKey {
-        // Flagged keys (level 1 is 1) and unflagged ones, mixed.
-        SortKey::new([v / 8, (v / 4) % 2, 0, 0, v % 3, 0, 0], v % 4, 0)
+        // Keys that fold into one word and keys that do not (demand class 2, unflagged, a
+        // ratio without its top bit), mixed.
+        let ratio = if v % 5 == 0 {
+            v % 3
+        } else {
+            (1 << 63) | (v % 3)
+        };
+        SortKey::new([(v / 8) % 3, (v / 4) % 2, 0, 0, ratio, 0, 0], v % 4, 0)
     }
 
     proptest! {
@@ -283,10 +289,10 @@ mod tests {
                         }
                         match old {
                             Some(o) => {
-                                ours.replace(&o, new);
+                                ours.replace(m, &o.0, &new.0);
                                 model.remove(&o);
                             }
-                            None => ours.replace(&new, new),
+                            None => ours.replace(m, &new.0, &new.0),
                         }
                         model.insert(new);
                     }

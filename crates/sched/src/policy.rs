@@ -102,19 +102,27 @@ impl SortKey {
 }
 
 impl SortKey {
-    /// The key folded into two words whose order is the key's order, for flagged keys only
-    /// (`None` for the others, which need every level). Ordered sets keep this next to each
-    /// entry so a probe compares two integers instead of loading the whole key.
+    /// The key folded into one 128-bit word whose order is the key's order, when it fits:
+    /// a flagged key (see [`SortKey::SIMPLE_REST`]) whose usage / weight is not negative (its
+    /// ordered bits then always have the top bit set, which leaves room for the demand class),
+    /// with a start time below 2^40 ms and a tie-break below 2^24. `None` otherwise; such keys
+    /// are compared in full. Ordered sets keep this beside each entry, so a probe is one
+    /// integer comparison. Never `u128::MAX` (the ratio field stays below the NaN patterns).
     #[inline]
-    pub(crate) fn packed(&self) -> Option<(u128, u128)> {
-        if !self.simple {
+    pub(crate) fn packed(&self) -> Option<u128> {
+        const RATIO_TOP: u64 = 1 << 63;
+        let (class, ratio) = (self.levels[0], self.levels[4]);
+        if !self.simple
+            || class > 1
+            || ratio & RATIO_TOP == 0
+            || self.start_time >> 40 != 0
+            || self.tiebreak >> 24 != 0
+        {
             return None;
         }
-        let wide = |hi: u64, lo: u64| (u128::from(hi) << 64) | u128::from(lo);
-        Some((
-            wide(self.levels[0], self.levels[4]),
-            wide(self.start_time, self.tiebreak),
-        ))
+        let hi = (class << 63) | (ratio & !RATIO_TOP);
+        let lo = (self.start_time << 24) | self.tiebreak;
+        Some((u128::from(hi) << 64) | u128::from(lo))
     }
 }
 

@@ -36,6 +36,9 @@ pub(crate) struct Queue {
     pub(crate) max_share_cfg: ConfiguredResource,
     /// `cwMax(max_share_cfg resolved against the cluster, min_share)` (spec §4.4).
     pub(crate) max_share: Resource,
+    /// `max_share` is unbounded in every lane, so no usage can exceed it (the walk then skips
+    /// the check; most queues have no maximum).
+    pub(crate) max_share_unbounded: bool,
     pub(crate) max_child_cfg: Option<ConfiguredResource>,
     pub(crate) max_running_apps: i32,
     pub(crate) max_am_share: f32,
@@ -88,6 +91,7 @@ impl Queue {
             min_share: Resource::ZERO,
             max_share_cfg: ConfiguredResource::UNBOUNDED,
             max_share: Resource::UNBOUNDED,
+            max_share_unbounded: true,
             max_child_cfg: None,
             max_running_apps: i32::MAX,
             max_am_share: 0.5,
@@ -307,6 +311,7 @@ impl QueueTree {
     pub(crate) fn resolve_max_shares(&mut self, cluster: Resource) {
         for q in self.slots.iter_mut().flatten() {
             q.max_share = q.max_share_cfg.resolve(cluster).cw_max(q.min_share);
+            q.max_share_unbounded = q.max_share == Resource::UNBOUNDED;
         }
     }
 

@@ -411,6 +411,23 @@ proptest! {
         prop_assert_eq!(sort_key(p, &a, &c).cmp(&sort_key(p, &b, &c)), expected);
     }
 
+    /// The fair key built from scalars is the view's key, and folded keys order as the keys
+    /// do (the ordered sets compare folded words whenever both keys fold).
+    #[test]
+    fn fair_scalar_and_folded_keys_agree(c in context(), a in sched_view(), b in sched_view()) {
+        let scalar = |v: &SchedView| fair_sort_key(
+            v.demand.memory_mb(), v.usage.memory_mb(), v.min_share.memory_mb(), v.weight,
+            v.start_time, v.tiebreak,
+        );
+        let (ka, kb) = (sort_key(Fair, &a, &c), sort_key(Fair, &b, &c));
+        prop_assert_eq!(scalar(&a), ka);
+        prop_assert_eq!(scalar(&b), kb);
+        if let (Some(pa), Some(pb)) = (ka.packed(), kb.packed()) {
+            prop_assert_eq!(pa.cmp(&pb), ka.cmp(&kb));
+            prop_assert_ne!(pa, u128::MAX);
+        }
+    }
+
     /// The comparator is a total order: reflexive, antisymmetric and transitive.
     #[test]
     fn compare_is_a_total_order(
