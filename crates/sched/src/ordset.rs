@@ -261,7 +261,7 @@ mod tests {
     fn key(v: u64) -> SortKey {
         // Keys that fold into one word and keys that do not (demand class 2, unflagged, a
         // ratio without its top bit), mixed.
-        let ratio = if v % 5 == 0 {
+        let ratio = if v.is_multiple_of(5) {
             v % 3
         } else {
             (1 << 63) | (v % 3)
