@@ -13,7 +13,7 @@ use crate::api::Decision;
 use crate::app::{App, Request, SchedulerKey};
 use crate::node::{Container, Node, Reservation};
 use crate::policy::{self, compare};
-use crate::queues::{QueueId, ROOT};
+use crate::queues::{Queue, QueueId, ROOT};
 use crate::running::Link;
 use crate::scheduler::{Scheduler, WalkMode};
 
@@ -147,7 +147,7 @@ impl Scheduler {
             return Assignment::None;
         }
         let queue = self.queues.get(q);
-        if !queue.max_share_unbounded && !self.usage_of(q).fits_in(&queue.max_share) {
+        if !self.max_share_never_binds(queue) && !self.usage_of(q).fits_in(&queue.max_share) {
             return Assignment::None;
         }
         let is_leaf = self.queues.get(q).is_leaf;
@@ -192,6 +192,12 @@ impl Scheduler {
                 Assignment::None
             }
         }
+    }
+
+    /// Whether the queue's max share cannot stop any allocation (see `max_share_unbounded`).
+    #[inline]
+    fn max_share_never_binds(&self, queue: &Queue) -> bool {
+        queue.max_share_unbounded && self.unbounded_never_binds
     }
 
     /// Whether a candidate (an app of a leaf, or a child queue) is flagged reservable.
@@ -298,7 +304,7 @@ impl Scheduler {
         let mut next = Some(a.queue);
         while let Some(q) = next {
             let queue = self.queues.get(q);
-            if !queue.max_share_unbounded
+            if !self.max_share_never_binds(queue)
                 && !fits_after_adding(&self.usage_of(q), &req.size, &queue.max_share)
             {
                 return false;

@@ -36,8 +36,8 @@ pub(crate) struct Queue {
     pub(crate) max_share_cfg: ConfiguredResource,
     /// `cwMax(max_share_cfg resolved against the cluster, min_share)` (spec §4.4).
     pub(crate) max_share: Resource,
-    /// `max_share` is unbounded in every lane, so no usage can exceed it (the walk then skips
-    /// the check; most queues have no maximum).
+    /// `max_share` is `Resource::UNBOUNDED`: on any cluster below half of that in every lane
+    /// no usage can reach it, and the walk skips the check (most queues have no maximum).
     pub(crate) max_share_unbounded: bool,
     pub(crate) max_child_cfg: Option<ConfiguredResource>,
     pub(crate) max_running_apps: i32,
@@ -77,6 +77,12 @@ pub(crate) struct Queue {
 }
 
 impl Queue {
+    /// Sets `max_share` (and whether it is unbounded) from the configuration and `cluster`.
+    pub(crate) fn resolve_max_share(&mut self, cluster: Resource) {
+        self.max_share = self.max_share_cfg.resolve(cluster).cw_max(self.min_share);
+        self.max_share_unbounded = crate::app::same_resource(&self.max_share, &Resource::UNBOUNDED);
+    }
+
     fn new(id: QueueId, name: String, parent: Option<QueueId>, is_leaf: bool, depth: u32) -> Queue {
         Queue {
             id,
@@ -310,8 +316,17 @@ impl QueueTree {
     /// Recomputes every max share against the cluster capacity (percentages resolve at use).
     pub(crate) fn resolve_max_shares(&mut self, cluster: Resource) {
         for q in self.slots.iter_mut().flatten() {
-            q.max_share = q.max_share_cfg.resolve(cluster).cw_max(q.min_share);
-            q.max_share_unbounded = q.max_share == Resource::UNBOUNDED;
+            q.resolve_max_share(cluster);
+        }
+    }
+
+    /// `resolve_max_shares` after a change of the cluster capacity alone: only percentages
+    /// move (every node joining used to re-resolve all 2,000 queues of a large tree).
+    pub(crate) fn resolve_relative_max_shares(&mut self, cluster: Resource) {
+        for q in self.slots.iter_mut().flatten() {
+            if matches!(q.max_share_cfg, ConfiguredResource::Percent(_)) {
+                q.resolve_max_share(cluster);
+            }
         }
     }
 
@@ -344,8 +359,7 @@ impl QueueTree {
         let id = self.create_path(name, true, alloc, false)?;
         let created: Vec<QueueId> = self.path_to_root(id).collect();
         for q in created {
-            let q = self.get_mut(q);
-            q.max_share = q.max_share_cfg.resolve(cluster).cw_max(q.min_share);
+            self.get_mut(q).resolve_max_share(cluster);
         }
         Ok(id)
     }

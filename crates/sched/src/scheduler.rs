@@ -62,6 +62,9 @@ pub struct Scheduler {
     pub(crate) scratch_items: Vec<crate::shares::ShareItem>,
     /// The reservation threshold of the current configuration (read on every re-key).
     pub(crate) reservation_threshold: Resource,
+    /// Twice the cluster fits in `Resource::UNBOUNDED`, so usage plus one container (each at
+    /// most the cluster) can never exceed an unbounded max share.
+    pub(crate) unbounded_never_binds: bool,
 }
 
 /// `incrementAllocation x reservation-threshold.increment-multiple` (spec §6.6).
@@ -101,6 +104,7 @@ impl Scheduler {
             scratch_sizes: Vec::new(),
             scratch_items: Vec::new(),
             reservation_threshold,
+            unbounded_never_binds: true,
         }
     }
 
@@ -252,7 +256,8 @@ impl Scheduler {
 
     /// Node set changed: max shares, steady shares, root metrics and (for drf) orders follow.
     fn cluster_changed(&mut self) {
-        self.queues.resolve_max_shares(self.cluster);
+        self.queues.resolve_relative_max_shares(self.cluster);
+        self.unbounded_never_binds = self.cluster.saturating_mul(2).fits_in(&Resource::UNBOUNDED);
         self.root_available = self.cluster.saturating_sub(self.cluster_used);
         self.steady_dirty = true;
         self.order_dirty = true;
