@@ -186,6 +186,14 @@ impl Scheduler {
         for id in ids {
             self.rekey_app(id, false);
         }
+        self.rekey_queues();
+    }
+
+    /// Re-keys every queue in its parent's sets, deepest first (the apps are re-keyed).
+    pub(crate) fn rekey_queues(&mut self) {
+        if self.order_dirty || self.walk != crate::WalkMode::Fast {
+            return;
+        }
         let mut queues: Vec<(u32, QueueId)> = self
             .queues
             .ids()
@@ -199,7 +207,7 @@ impl Scheduler {
 
     /// Re-keys one app in its leaf's sets and the size index (`asks_changed`: its asks may
     /// differ from when it was last indexed); returns its leaf.
-    fn rekey_app(&mut self, id: AppId, asks_changed: bool) -> Option<QueueId> {
+    pub(crate) fn rekey_app(&mut self, id: AppId, asks_changed: bool) -> Option<QueueId> {
         let app = self.apps.get(&id)?;
         let new = self.app_key(app);
         // Which asks reach the threshold changes only with the asks (or a move or a
