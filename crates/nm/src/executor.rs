@@ -3,7 +3,7 @@
 //! Each container gets a supervisor task that owns its `bash launch_container.sh` child and
 //! waits for whichever comes first: the process exiting, a stop request (SIGTERM to the
 //! whole tree, SIGKILL after the grace period) or the memory monitor finding the tree's RSS
-//! over the limit. Whatever ends the container, leftover processes of its group, tree and
+//! over the limit (only for containers without a cgroup; the kernel enforces a cgroup's limit). Whatever ends the container, leftover processes of its group, tree and
 //! cgroup are killed, so nothing outlives it.
 
 use std::collections::BTreeMap;
@@ -338,10 +338,17 @@ impl Supervisor {
                 status = self.child.wait() => return Outcome::Exited(status),
                 Some(req) = stop_rx.recv() => req,
                 _ = tick.tick(), if self.limit > 0 => {
-                    let pgid = self.pgid;
-                    let usage = tokio::task::spawn_blocking(move || procfs::tree_rss(pgid, pgid))
-                        .await
-                        .unwrap_or(0);
+                    // With a cgroup the kernel enforces the limit on the memory it charges;
+                    // the tree's RSS sum counts shared pages once per process and can pass
+                    // the limit while the group is within it, so it only judges without one.
+                    let usage = if self.cgroup.is_some() {
+                        0
+                    } else {
+                        let pgid = self.pgid;
+                        tokio::task::spawn_blocking(move || procfs::tree_rss(pgid, pgid))
+                            .await
+                            .unwrap_or(0)
+                    };
                     if usage > self.limit {
                         self.kill_all(Signal::SIGKILL);
                         let _ = self.child.wait().await;

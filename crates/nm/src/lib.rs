@@ -2,8 +2,8 @@
 //!
 //! The container executor ([`executor`]) runs containers as real processes, each in its own
 //! process group, limited by cgroups when the machine offers usable memory/cpu controllers
-//! ([`cgroups`]) and always watched by a memory monitor that kills a container whose process
-//! tree grows past its limit. [`NodeManager`] adds the container-management gRPC service,
+//! ([`cgroups`]); without a cgroup, a memory monitor kills a container whose process tree
+//! grows past its limit (with one, the kernel enforces it and the monitor reports OOM kills). [`NodeManager`] adds the container-management gRPC service,
 //! the heartbeat driver that keeps the RM informed and the web service
 //! (YARN's NM REST API: node facts and container logs); [`run`] is `weft nm`.
 
