@@ -78,7 +78,10 @@ fn reservation_threshold_of(config: &SchedulerConfig) -> Resource {
 impl Scheduler {
     /// A scheduler with the given configuration and user groups, and no nodes or apps.
     pub fn new(config: SchedulerConfig, groups: GroupMapping) -> Scheduler {
-        let queues = QueueTree::new(&config.allocations);
+        let mut queues = QueueTree::new(&config.allocations);
+        // Absolute max shares do not depend on the cluster, so node joins leave them alone
+        // (`cluster_changed`); they are resolved here, and on every reload.
+        queues.resolve_max_shares(Resource::ZERO);
         let reservation_threshold = reservation_threshold_of(&config);
         Scheduler {
             config: Arc::new(config),
