@@ -150,7 +150,7 @@ impl Scheduler {
         if !self.max_share_never_binds(queue) && !self.usage_of(q).fits_in(&queue.max_share) {
             return Assignment::None;
         }
-        let is_leaf = self.queues.get(q).is_leaf;
+        let is_leaf = queue.is_leaf;
         match self.walk {
             WalkMode::Fast => {
                 let mut cursor = None;
@@ -422,23 +422,8 @@ impl Scheduler {
             ) else {
                 continue;
             };
-            let rack_ask = req.rack_count(&n.rack);
-            let host_ask = req.host_count(&n.host);
-            let rack_count = rack_ask.map_or(0, |r| r.count);
-            if rack_count > 0 && host_ask.is_some_and(|h| h.count > 0) {
-                return self.assign_at(app, key, node, Locality::NodeLocal, only.is_some());
-            }
-            if rack_ask.is_some_and(|r| !r.relax_locality) {
-                continue;
-            }
-            if rack_count > 0 && allowed >= Locality::RackLocal {
-                return self.assign_at(app, key, node, Locality::RackLocal, only.is_some());
-            }
-            if !req.any.relax_locality {
-                continue;
-            }
-            if req.any.count > 0 && (!req.has_locations() || allowed == Locality::OffSwitch) {
-                return self.assign_at(app, key, node, Locality::OffSwitch, only.is_some());
+            if let Some(locality) = locality_on(req, n, allowed) {
+                return self.assign_at(app, key, node, locality, only.is_some());
             }
         }
         Assignment::None
@@ -465,22 +450,8 @@ impl Scheduler {
             if !self.request_fits_node(a, req, n) {
                 continue;
             }
-            let rack_ask = req.rack_count(&n.rack);
-            let rack_count = rack_ask.map_or(0, |r| r.count);
-            if rack_count > 0 && req.host_count(&n.host).is_some_and(|h| h.count > 0) {
-                return Some((*key, Locality::NodeLocal));
-            }
-            if rack_ask.is_some_and(|r| !r.relax_locality) {
-                continue;
-            }
-            if rack_count > 0 {
-                return Some((*key, Locality::RackLocal));
-            }
-            if !req.any.relax_locality {
-                continue;
-            }
-            if req.any.count > 0 {
-                return Some((*key, Locality::OffSwitch));
+            if let Some(locality) = locality_on(req, n, Locality::OffSwitch) {
+                return Some((*key, locality));
             }
         }
     }
@@ -662,6 +633,29 @@ impl Scheduler {
         }
         true
     }
+}
+
+/// The locality at which `req` may be served on `n` when delay scheduling allows `allowed`
+/// (spec §6.4 step 1c), or `None`: node-local where the host and its rack are asked for, else
+/// rack-local, else off-switch where locality may be relaxed.
+fn locality_on(req: &Request, n: &Node, allowed: Locality) -> Option<Locality> {
+    let rack_ask = req.rack_count(&n.rack);
+    let rack_count = rack_ask.map_or(0, |r| r.count);
+    if rack_count > 0 && req.host_count(&n.host).is_some_and(|h| h.count > 0) {
+        return Some(Locality::NodeLocal);
+    }
+    if rack_ask.is_some_and(|r| !r.relax_locality) {
+        return None;
+    }
+    if rack_count > 0 && allowed >= Locality::RackLocal {
+        return Some(Locality::RackLocal);
+    }
+    if !req.any.relax_locality {
+        return None;
+    }
+    // Off-switch needs no look at the locations once delay scheduling allows it anyway.
+    (req.any.count > 0 && (allowed == Locality::OffSwitch || !req.has_locations()))
+        .then_some(Locality::OffSwitch)
 }
 
 /// Whether `usage + size` (clamped) stays within `max` in every lane; every lane is compared,

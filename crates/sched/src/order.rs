@@ -174,22 +174,9 @@ impl Scheduler {
         }
     }
 
-    /// After the periodic update (demand, weights and fair shares moved, the queue tree did
-    /// not): re-key every app, then every queue deepest first. Cheaper than a rebuild because
-    /// most keys do not change and unchanged entries stay in place.
-    pub(crate) fn rekey_all(&mut self) {
-        if self.order_dirty || self.walk != crate::WalkMode::Fast {
-            return;
-        }
-        let ids: Vec<AppId> = self.apps.keys().copied().collect();
-        // An update moves demand, weights and fair shares, never asks.
-        for id in ids {
-            self.rekey_app(id, false);
-        }
-        self.rekey_queues();
-    }
-
-    /// Re-keys every queue in its parent's sets, deepest first (the apps are re-keyed).
+    /// After the periodic update has re-keyed the apps (demand, weights and fair shares moved,
+    /// the queue tree did not): re-keys every queue in its parent's sets, deepest first.
+    /// Cheaper than a rebuild because most keys do not change and unchanged entries stay put.
     pub(crate) fn rekey_queues(&mut self) {
         if self.order_dirty || self.walk != crate::WalkMode::Fast {
             return;

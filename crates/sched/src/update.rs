@@ -43,8 +43,6 @@ impl Scheduler {
             self.order_dirty = true;
         } else if rekey_inline {
             self.rekey_queues();
-        } else {
-            self.rekey_all();
         }
     }
 
