@@ -121,8 +121,8 @@ pub(crate) struct App {
     pub(crate) running: crate::running::RunList,
     /// Nodes this app holds a reservation on.
     pub(crate) reservations: BTreeSet<weft_types::NodeId>,
-    /// Fast path: the key this app sits under in its leaf's candidates, if it is one.
-    pub(crate) key_in_leaf: Option<crate::policy::SortKey>,
+    /// Fast path: the app's slot in its leaf's candidates, if it is one (the set holds the key).
+    pub(crate) leaf_slot: Option<u32>,
     /// Fast path: whether the app is also in its leaf's `reservable` set.
     pub(crate) reservable_in_leaf: bool,
     /// Fast path: whether an outstanding ask is at or above the reservation threshold under
@@ -159,7 +159,7 @@ impl App {
             asks_outstanding: false,
             running: crate::running::RunList::default(),
             reservations: BTreeSet::new(),
-            key_in_leaf: None,
+            leaf_slot: None,
             reservable_in_leaf: false,
             threshold_ask: None,
             indexed_sizes: Vec::new(),

@@ -156,21 +156,22 @@ impl Scheduler {
                 let mut cursor = None;
                 loop {
                     let set = &self.queues.get(q).candidates;
-                    let next = match &cursor {
+                    let next = match cursor {
                         None => set.first(),
-                        Some(c) => set.next_after(c),
+                        Some(c) => set.next(c),
                     };
-                    let Some(&entry) = next else {
+                    let Some(at) = next else {
                         return Assignment::None;
                     };
-                    cursor = Some(entry);
-                    if reserve_only && !self.member_reservable(is_leaf, entry.1) {
+                    cursor = Some(at);
+                    let member = set.member(at.slot());
+                    if reserve_only && !self.member_reservable(is_leaf, member) {
                         continue;
                     }
                     let a = if is_leaf {
-                        self.assign_app(AppId(entry.1), node, None)
+                        self.assign_app(AppId(member), node, None)
                     } else {
-                        self.assign_queue(QueueId(entry.1 as u32), node, reserve_only)
+                        self.assign_queue(QueueId(member as u32), node, reserve_only)
                     };
                     if a != Assignment::None {
                         return a;

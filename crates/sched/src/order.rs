@@ -204,19 +204,16 @@ impl Scheduler {
             _ => self.has_threshold_ask(app),
         };
         let new_res = new.is_some() && threshold_ask && self.starved_for_reservation(app);
-        let (old, old_res, leaf) = (app.key_in_leaf, app.reservable_in_leaf, app.queue);
-        let unknown = app.threshold_ask != Some(threshold_ask);
-        if new != old || new_res != old_res || unknown {
-            let q = self.queues.get_mut(leaf);
-            move_entry(&mut q.candidates, &old, &new, id.0);
-            count_reservable(&mut q.reservable_members, old_res, new_res);
-            if let Some(app) = self.apps.get_mut(&id) {
-                app.key_in_leaf = new;
-                app.reservable_in_leaf = new_res;
-                app.threshold_ask = Some(threshold_ask);
-            }
+        let (slot, old_res, leaf) = (app.leaf_slot, app.reservable_in_leaf, app.queue);
+        let q = self.queues.get_mut(leaf);
+        let new_slot = move_entry(&mut q.candidates, slot, new.as_ref(), id.0);
+        count_reservable(&mut q.reservable_members, old_res, new_res);
+        if let Some(app) = self.apps.get_mut(&id) {
+            app.leaf_slot = new_slot;
+            app.reservable_in_leaf = new_res;
+            app.threshold_ask = Some(threshold_ask);
         }
-        if asks_changed || new.is_some() != old.is_some() {
+        if asks_changed || new.is_some() != slot.is_some() {
             self.reindex_sizes(id, new.is_some());
         }
         Some(leaf)
@@ -227,12 +224,12 @@ impl Scheduler {
         let Some(app) = self.apps.get_mut(&id) else {
             return;
         };
-        let key = app.key_in_leaf.take();
+        let slot = app.leaf_slot.take();
         let reservable = std::mem::take(&mut app.reservable_in_leaf);
         let sizes = std::mem::take(&mut app.indexed_sizes);
         let q = self.queues.get_mut(app.queue);
-        if let Some(k) = key {
-            q.candidates.remove(&(k, id.0));
+        if let Some(s) = slot {
+            q.candidates.remove(s);
         }
         count_reservable(&mut q.reservable_members, reservable, false);
         for s in sizes {
@@ -316,16 +313,13 @@ impl Scheduler {
             let q = self.queues.get(cur);
             let new = self.queue_key(q);
             let new_res = new.is_some() && q.reservable_members > 0;
-            let (old, old_res) = (q.key_in_parent, q.reservable_in_parent);
-            if new != old || new_res != old_res {
-                let p = self.queues.get_mut(parent);
-                let member = cur.0 as u64;
-                move_entry(&mut p.candidates, &old, &new, member);
-                count_reservable(&mut p.reservable_members, old_res, new_res);
-                let q = self.queues.get_mut(cur);
-                q.key_in_parent = new;
-                q.reservable_in_parent = new_res;
-            }
+            let (slot, old_res) = (q.parent_slot, q.reservable_in_parent);
+            let p = self.queues.get_mut(parent);
+            let slot = move_entry(&mut p.candidates, slot, new.as_ref(), cur.0 as u64);
+            count_reservable(&mut p.reservable_members, old_res, new_res);
+            let q = self.queues.get_mut(cur);
+            q.parent_slot = slot;
+            q.reservable_in_parent = new_res;
             Some(parent)
         }
     }
@@ -340,7 +334,7 @@ impl Scheduler {
         for id in &ids {
             let q = self.queues.get_mut(*id);
             q.candidates.clear();
-            q.key_in_parent = None;
+            q.parent_slot = None;
             q.reservable_members = 0;
             q.reservable_in_parent = false;
         }
@@ -356,13 +350,13 @@ impl Scheduler {
             })
             .collect();
         for (id, leaf, key, reservable) in keys {
-            if let Some(k) = key {
+            let slot = key.map(|k| {
                 let q = self.queues.get_mut(leaf);
-                q.candidates.insert((k, id.0));
                 count_reservable(&mut q.reservable_members, false, reservable);
-            }
+                q.candidates.insert(&k, id.0)
+            });
             if let Some(app) = self.apps.get_mut(&id) {
-                app.key_in_leaf = key;
+                app.leaf_slot = slot;
                 app.reservable_in_leaf = reservable;
                 app.threshold_ask = None;
                 app.indexed_sizes.clear();
@@ -377,10 +371,10 @@ impl Scheduler {
                 if let (Some(parent), Some(k)) = (q.parent, self.queue_key(q)) {
                     let reservable = q.reservable_members > 0;
                     let p = self.queues.get_mut(parent);
-                    p.candidates.insert((k, id.0 as u64));
+                    let slot = p.candidates.insert(&k, id.0 as u64);
                     count_reservable(&mut p.reservable_members, false, reservable);
                     let q = self.queues.get_mut(id);
-                    q.key_in_parent = Some(k);
+                    q.parent_slot = Some(slot);
                     q.reservable_in_parent = reservable;
                 }
             }
@@ -398,21 +392,28 @@ fn count_reservable(count: &mut u32, old: bool, new: bool) {
     }
 }
 
-/// Moves `member` in `set` from key `old` to key `new` (`None`: not in the set).
+/// Moves `member` (in `slot`, or not in `set`) to key `new` (`None`: out of the set); returns
+/// its slot afterwards. An unchanged key leaves the set as it was.
 #[inline]
-fn move_entry(set: &mut OrderedSet, old: &Option<SortKey>, new: &Option<SortKey>, member: u64) {
-    match (old, new) {
-        (Some(o), Some(n)) => {
-            if o != n {
-                set.replace(member, o, n);
+fn move_entry(
+    set: &mut OrderedSet,
+    slot: Option<u32>,
+    new: Option<&SortKey>,
+    member: u64,
+) -> Option<u32> {
+    match (slot, new) {
+        (Some(s), Some(k)) => {
+            if set.rekey(s, k) {
+                Some(s)
+            } else {
+                Some(set.insert(k, member))
             }
         }
-        (Some(o), None) => {
-            set.remove(&(*o, member));
+        (Some(s), None) => {
+            set.remove(s);
+            None
         }
-        (None, Some(n)) => {
-            set.insert((*n, member));
-        }
-        (None, None) => {}
+        (None, Some(k)) => Some(set.insert(k, member)),
+        (None, None) => None,
     }
 }

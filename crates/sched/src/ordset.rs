@@ -3,11 +3,15 @@
 //! A set holds at most the children of one queue or the apps of one leaf (tens of entries in
 //! practice), and the hot operation is moving one entry after its usage changed: the member just
 //! served goes from the front to (near) the back, a member whose container ended moves forward.
-//! Entries stay put in a small slab; a vector of their slot numbers is kept sorted by entry, so
-//! a move is a search and a shift of 4-byte slot numbers, with no allocation. Beside each slot
-//! the set keeps the key folded into two integers ([`SortKey::packed`]), so a probe compares
-//! two words without loading the 88-byte entry; keys that do not fold are marked and compared
-//! in full.
+//! Each entry lives in a slot that stays its own while it is in the set; a member keeps its
+//! slot number (its handle) and re-keys or leaves through it, so it never keeps a copy of its
+//! key. A vector of slot numbers is kept sorted by entry, so a move is a search and a shift of
+//! 4-byte slot numbers, with no allocation.
+//!
+//! Per slot the set keeps the key folded into one 128-bit word ([`SortKey::packed`]) and the
+//! member, in separate vectors, so a probe compares one word and the walk reads a member without
+//! its key. Keys that do not fold (rare: needy queues, zero weights, `drf`) are marked and kept
+//! in full beside; while a set holds none, its searches compare words only.
 
 use std::cmp::Ordering;
 
@@ -19,29 +23,53 @@ pub(crate) type Entry = (SortKey, u64);
 /// Marks a key that does not fold into one word (no folded key takes this value).
 const UNFOLDED: u128 = u128::MAX;
 
-#[inline]
-fn packed_of(key: &SortKey) -> u128 {
-    key.packed().unwrap_or(UNFOLDED)
+/// Where a walk over a set stands: the position it visited and the slot it found there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Cursor {
+    pos: usize,
+    slot: u32,
 }
 
-/// An entry being looked for, with its packed key worked out once.
+impl Cursor {
+    /// The handle of the entry the cursor stands on.
+    pub(crate) fn slot(self) -> u32 {
+        self.slot
+    }
+}
+
+/// An entry being looked for: its folded word, or its full key when it does not fold.
+#[derive(Clone, Copy)]
 struct Probe<'a> {
-    key: &'a SortKey,
-    member: u64,
     packed: u128,
+    key: Option<&'a SortKey>,
+    member: u64,
 }
 
-impl Probe<'_> {
+impl<'a> Probe<'a> {
     #[inline]
-    fn new(key: &SortKey, member: u64) -> Probe<'_> {
-        Probe {
-            key,
-            member,
-            packed: packed_of(key),
+    fn new(key: &'a SortKey, member: u64) -> Probe<'a> {
+        match key.packed() {
+            Some(packed) => Probe {
+                packed,
+                key: None,
+                member,
+            },
+            None => Probe {
+                packed: UNFOLDED,
+                key: Some(key),
+                member,
+            },
         }
     }
 
-    /// How this probe compares with another (packed words when both fold).
+    fn full_key(&self) -> SortKey {
+        match self.key {
+            Some(k) => *k,
+            None => SortKey::from_packed(self.packed),
+        }
+    }
+
+    /// How this probe compares with another (words when both fold).
     #[inline]
     fn cmp(&self, other: &Probe<'_>) -> Ordering {
         if self.packed != UNFOLDED && other.packed != UNFOLDED {
@@ -50,17 +78,23 @@ impl Probe<'_> {
                 .cmp(&other.packed)
                 .then(self.member.cmp(&other.member));
         }
-        self.key.cmp(other.key).then(self.member.cmp(&other.member))
+        self.full_key()
+            .cmp(&other.full_key())
+            .then(self.member.cmp(&other.member))
     }
 }
 
 /// Entries in ascending order, no duplicates.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct OrderedSet {
-    /// Entries by slot; a free slot holds a stale entry.
-    slots: Vec<Entry>,
-    /// Packed keys by slot.
+    /// Folded key by slot ([`UNFOLDED`]: see `unfolded`).
     packed: Vec<u128>,
+    /// Member by slot.
+    members: Vec<u64>,
+    /// Full key by slot, written only for keys that do not fold.
+    unfolded: Vec<SortKey>,
+    /// How many live entries have a key that does not fold.
+    unfolded_count: u32,
     free: Vec<u32>,
     /// Slots of the live entries, in entry order.
     order: Vec<u32>,
@@ -80,20 +114,72 @@ impl OrderedSet {
     }
 
     pub(crate) fn clear(&mut self) {
-        self.slots.clear();
         self.packed.clear();
+        self.members.clear();
+        self.unfolded.clear();
+        self.unfolded_count = 0;
         self.free.clear();
         self.order.clear();
     }
 
-    /// The entries in order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &Entry> + '_ {
-        self.order.iter().map(|&s| &self.slots[s as usize])
+    /// The key held in `slot`.
+    fn key_at(&self, slot: u32) -> SortKey {
+        match self.packed[slot as usize] {
+            UNFOLDED => self.unfolded[slot as usize],
+            word => SortKey::from_packed(word),
+        }
     }
 
-    /// The smallest entry.
-    pub(crate) fn first(&self) -> Option<&Entry> {
-        self.order.first().map(|&s| &self.slots[s as usize])
+    /// The member held in `slot`.
+    #[inline]
+    pub(crate) fn member(&self, slot: u32) -> u64 {
+        self.members[slot as usize]
+    }
+
+    /// Whether `slot` holds `key`.
+    #[cfg(test)]
+    pub(crate) fn holds_key(&self, slot: u32, key: &SortKey) -> bool {
+        self.holds(slot, &Probe::new(key, 0))
+    }
+
+    /// Whether `slot` holds the probe's key (members aside).
+    #[inline]
+    fn holds(&self, slot: u32, probe: &Probe<'_>) -> bool {
+        let word = self.packed[slot as usize];
+        word == probe.packed
+            && (word != UNFOLDED || probe.key == Some(&self.unfolded[slot as usize]))
+    }
+
+    /// The entries in order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = Entry> + '_ {
+        self.iter_slots().map(|(_, e)| e)
+    }
+
+    /// The entries in order, each with its slot.
+    pub(crate) fn iter_slots(&self) -> impl Iterator<Item = (u32, Entry)> + '_ {
+        self.order
+            .iter()
+            .map(|&s| (s, (self.key_at(s), self.members[s as usize])))
+    }
+
+    /// Where a walk starts: the smallest entry.
+    #[inline]
+    pub(crate) fn first(&self) -> Option<Cursor> {
+        self.order.first().map(|&slot| Cursor { pos: 0, slot })
+    }
+
+    /// The entry after the one `at` stood on. While the set has not changed since, that is
+    /// the next position; otherwise the smallest entry greater than the one the slot holds (or
+    /// last held: the walk never changes a set while it moves along it, so that is a safety
+    /// net).
+    #[inline]
+    pub(crate) fn next(&self, at: Cursor) -> Option<Cursor> {
+        let pos = if self.order.get(at.pos) == Some(&at.slot) {
+            at.pos + 1
+        } else {
+            self.bound(0, self.order.len(), &self.probe_at(at.slot), true)
+        };
+        self.order.get(pos).map(|&slot| Cursor { pos, slot })
     }
 
     /// How the entry at `slot` compares with the probe.
@@ -104,27 +190,40 @@ impl OrderedSet {
             if p != probe.packed {
                 return p.cmp(&probe.packed);
             }
-            return self.slots[slot as usize].1.cmp(&probe.member);
+            return self.members[slot as usize].cmp(&probe.member);
         }
-        let (key, member) = &self.slots[slot as usize];
-        key.cmp(probe.key).then(member.cmp(&probe.member))
+        self.key_at(slot)
+            .cmp(&probe.full_key())
+            .then(self.members[slot as usize].cmp(&probe.member))
     }
 
     /// The first position in `lo..hi` whose entry is not below the probe (`strict`: above it).
     #[inline]
     fn bound(&self, mut lo: usize, mut hi: usize, probe: &Probe<'_>, strict: bool) -> usize {
+        if self.unfolded_count == 0 && probe.packed != UNFOLDED {
+            // Words only: one integer comparison per step, the member only on equal words.
+            let (want, member) = (probe.packed, probe.member);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                let slot = self.order[mid] as usize;
+                let p = self.packed[slot];
+                let before = p < want
+                    || (p == want && {
+                        let m = self.members[slot];
+                        m < member || (strict && m == member)
+                    });
+                if before {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            return lo;
+        }
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            let slot = self.order[mid];
-            let p = self.packed[slot as usize];
-            // One integer comparison unless a key does not fold or the keys are equal.
-            let before = if p != UNFOLDED && probe.packed != UNFOLDED && p != probe.packed {
-                p < probe.packed
-            } else {
-                let c = self.cmp_slot(slot, probe);
-                c == Ordering::Less || (strict && c == Ordering::Equal)
-            };
-            if before {
+            let c = self.cmp_slot(self.order[mid], probe);
+            if c == Ordering::Less || (strict && c == Ordering::Equal) {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -133,7 +232,7 @@ impl OrderedSet {
         lo
     }
 
-    /// The position of `e` (`Ok`), or where it would go (`Err`).
+    /// The position of the entry, or where it would go.
     fn search(&self, probe: &Probe<'_>) -> Result<usize, usize> {
         let i = self.bound(0, self.order.len(), probe, false);
         match self.order.get(i) {
@@ -142,71 +241,95 @@ impl OrderedSet {
         }
     }
 
-    /// The smallest entry greater than `e` (which need not be in the set).
-    pub(crate) fn next_after(&self, e: &Entry) -> Option<&Entry> {
-        let i = self.bound(0, self.order.len(), &Probe::new(&e.0, e.1), true);
-        self.order.get(i).map(|&s| &self.slots[s as usize])
+    /// The entry in `slot` as a probe.
+    #[inline]
+    fn probe_at(&self, slot: u32) -> Probe<'_> {
+        let packed = self.packed[slot as usize];
+        Probe {
+            packed,
+            key: (packed == UNFOLDED).then(|| &self.unfolded[slot as usize]),
+            member: self.members[slot as usize],
+        }
     }
 
-    fn store(&mut self, e: Entry) -> u32 {
-        let packed = packed_of(&e.0);
-        match self.free.pop() {
+    /// The position of the live entry in `slot`.
+    fn position_of(&self, slot: u32) -> Option<usize> {
+        // The walk re-keys the member it just served, which was first in its set.
+        if self.order.first() == Some(&slot) {
+            return Some(0);
+        }
+        match self.search(&self.probe_at(slot)) {
+            Ok(i) if self.order[i] == slot => Some(i),
+            _ => None,
+        }
+    }
+
+    /// Writes the probe's key into `slot`, keeping the count of unfolded keys (`was_unfolded`:
+    /// the slot held a live entry whose key did not fold).
+    fn write_key(&mut self, slot: u32, probe: &Probe<'_>, was_unfolded: bool) {
+        let word = probe.packed;
+        self.packed[slot as usize] = word;
+        if let Some(key) = probe.key {
+            self.unfolded[slot as usize] = *key;
+        }
+        match (was_unfolded, word == UNFOLDED) {
+            (false, true) => self.unfolded_count += 1,
+            (true, false) => self.unfolded_count -= 1,
+            _ => {}
+        }
+    }
+
+    /// Inserts `member` under `key` and returns its slot (the existing one if that very entry
+    /// is already there). The caller keeps the slot to re-key or remove the entry.
+    pub(crate) fn insert(&mut self, key: &SortKey, member: u64) -> u32 {
+        let probe = Probe::new(key, member);
+        let i = match self.search(&probe) {
+            Ok(i) => return self.order[i],
+            Err(i) => i,
+        };
+        let slot = match self.free.pop() {
             Some(s) => {
-                self.slots[s as usize] = e;
-                self.packed[s as usize] = packed;
+                self.members[s as usize] = member;
                 s
             }
             None => {
-                self.slots.push(e);
-                self.packed.push(packed);
-                (self.slots.len() - 1) as u32
+                self.packed.push(UNFOLDED);
+                self.members.push(member);
+                self.unfolded.push(*key);
+                (self.members.len() - 1) as u32
             }
-        }
-    }
-
-    /// Inserts `e`; false if it was already there.
-    pub(crate) fn insert(&mut self, e: Entry) -> bool {
-        match self.search(&Probe::new(&e.0, e.1)) {
-            Ok(_) => false,
-            Err(i) => {
-                let slot = self.store(e);
-                self.order.insert(i, slot);
-                true
-            }
-        }
-    }
-
-    /// Removes `e`; false if it was not there.
-    pub(crate) fn remove(&mut self, e: &Entry) -> bool {
-        match self.search(&Probe::new(&e.0, e.1)) {
-            Ok(i) => {
-                let slot = self.order.remove(i);
-                self.free.push(slot);
-                true
-            }
-            Err(_) => false,
-        }
-    }
-
-    /// Moves `member` from key `old` to key `new`, shifting only the slot numbers between its
-    /// two positions. Inserts it if it was not there under `old`.
-    pub(crate) fn replace(&mut self, member: u64, old: &SortKey, new: &SortKey) {
-        let old_probe = Probe::new(old, member);
-        let len = self.order.len();
-        // The walk re-keys the member it just served, which was first in its set.
-        let from = match self.order.first() {
-            Some(&s) if self.cmp_slot(s, &old_probe) == Ordering::Equal => 0,
-            _ => match self.search(&old_probe) {
-                Ok(i) => i,
-                Err(_) => {
-                    self.insert((*new, member));
-                    return;
-                }
-            },
         };
-        let slot = self.order[from];
-        let new_probe = Probe::new(new, member);
-        let to = if new_probe.cmp(&old_probe).is_gt() {
+        self.write_key(slot, &probe, false);
+        self.order.insert(i, slot);
+        slot
+    }
+
+    /// Removes the entry in `slot`; false if the slot holds no live entry.
+    pub(crate) fn remove(&mut self, slot: u32) -> bool {
+        let Some(i) = self.position_of(slot) else {
+            return false;
+        };
+        self.order.remove(i);
+        if self.packed[slot as usize] == UNFOLDED {
+            self.unfolded_count -= 1;
+        }
+        // A free slot keeps its last entry, so a cursor left on it still finds its way on.
+        self.free.push(slot);
+        true
+    }
+
+    /// Moves the entry in `slot` to key `new`, shifting only the slot numbers between its two
+    /// positions; false if the slot holds no live entry.
+    pub(crate) fn rekey(&mut self, slot: u32, new: &SortKey) -> bool {
+        let Some(from) = self.position_of(slot) else {
+            return false;
+        };
+        let new_probe = Probe::new(new, self.members[slot as usize]);
+        if self.holds(slot, &new_probe) {
+            return true;
+        }
+        let len = self.order.len();
+        let to = if new_probe.cmp(&self.probe_at(slot)).is_gt() {
             // Entries after `from` that are smaller than `new` move one place left. A served
             // member usually goes last, so that end is tried before searching.
             let last = self.order[len - 1];
@@ -228,8 +351,9 @@ impl OrderedSet {
             to
         };
         self.order[to] = slot;
-        self.packed[slot as usize] = new_probe.packed;
-        self.slots[slot as usize].0 = *new;
+        let was_unfolded = self.packed[slot as usize] == UNFOLDED;
+        self.write_key(slot, &new_probe, was_unfolded);
+        true
     }
 }
 
@@ -245,8 +369,8 @@ impl Eq for OrderedSet {}
 impl FromIterator<Entry> for OrderedSet {
     fn from_iter<I: IntoIterator<Item = Entry>>(iter: I) -> OrderedSet {
         let mut set = OrderedSet::new();
-        for e in iter {
-            set.insert(e);
+        for (key, member) in iter {
+            set.insert(&key, member);
         }
         set
     }
@@ -256,7 +380,8 @@ impl FromIterator<Entry> for OrderedSet {
 mod tests {
     use super::*;
     use proptest::prelude::*;
-    use std::collections::BTreeSet;
+    use std::collections::{BTreeMap, BTreeSet};
+    use std::ops::Bound::{Excluded, Unbounded};
 
     fn key(v: u64) -> SortKey {
         // Keys that fold into one word and keys that do not (demand class 2, unflagged, a
@@ -270,37 +395,58 @@ mod tests {
     }
 
     proptest! {
-        /// Every operation leaves the same entries, in the same order, as a `BTreeSet` would.
+        /// Inserts, removals and re-keys through slots leave the same entries, in the same
+        /// order, as a `BTreeSet`; a walk with cursors visits them in that order, and a cursor
+        /// taken before a change goes on after its entry's current place.
         #[test]
-        fn behaves_like_a_btreeset(ops in prop::collection::vec((0u8..3, 0u64..40, 0u64..6, 0u64..40), 1..200)) {
+        fn behaves_like_a_btreeset(ops in prop::collection::vec((0u8..3, 0u64..40, 0u64..6), 1..200)) {
             let mut ours = OrderedSet::new();
-            let mut model = BTreeSet::new();
-            for (op, k, m, k2) in ops {
-                let e = (key(k), m);
-                match op {
-                    0 => prop_assert_eq!(ours.insert(e), model.insert(e)),
-                    1 => prop_assert_eq!(ours.remove(&e), model.remove(&e)),
-                    _ => {
-                        // Re-key member m from whatever key it has (if any) to k2.
-                        let new = (key(k2), m);
-                        let old = model.iter().find(|x| x.1 == m).copied();
-                        if model.contains(&new) && old != Some(new) {
-                            continue;
-                        }
-                        match old {
-                            Some(o) => {
-                                ours.replace(m, &o.0, &new.0);
-                                model.remove(&o);
-                            }
-                            None => ours.replace(m, &new.0, &new.0),
-                        }
-                        model.insert(new);
+            let mut model: BTreeSet<Entry> = BTreeSet::new();
+            let mut slots: BTreeMap<u64, u32> = BTreeMap::new();
+            for (op, k, m) in ops {
+                let current = model.iter().find(|e| e.1 == m).copied();
+                let stale = ours.first();
+                match (op, current) {
+                    (0, None) => {
+                        let slot = ours.insert(&key(k), m);
+                        prop_assert!(!slots.values().any(|s| *s == slot));
+                        slots.insert(m, slot);
+                        model.insert((key(k), m));
+                    }
+                    (0, Some(e)) => {
+                        // The very entry again: its own slot comes back.
+                        prop_assert_eq!(ours.insert(&e.0, m), slots[&m]);
+                    }
+                    (1, Some(e)) => {
+                        let slot = slots.remove(&m).unwrap_or(u32::MAX);
+                        prop_assert!(ours.remove(slot));
+                        prop_assert!(!ours.remove(slot));
+                        model.remove(&e);
+                    }
+                    (_, Some(e)) => {
+                        prop_assert!(ours.rekey(slots[&m], &key(k)));
+                        prop_assert!(ours.holds_key(slots[&m], &key(k)));
+                        model.remove(&e);
+                        model.insert((key(k), m));
+                    }
+                    _ => {}
+                }
+                prop_assert!(ours.iter().eq(model.iter().copied()));
+                prop_assert_eq!(ours.len(), model.len());
+                let mut walked = Vec::new();
+                let mut at = ours.first();
+                while let Some(c) = at {
+                    walked.push(ours.member(c.slot()));
+                    at = ours.next(c);
+                }
+                prop_assert!(walked.iter().eq(model.iter().map(|e| &e.1)));
+                if let Some(c) = stale {
+                    let member = ours.member(c.slot());
+                    if let Some(e) = model.iter().find(|e| e.1 == member && slots.get(&member) == Some(&c.slot())) {
+                        let want = model.range((Excluded(*e), Unbounded)).next().map(|x| x.1);
+                        prop_assert_eq!(ours.next(c).map(|n| ours.member(n.slot())), want);
                     }
                 }
-                prop_assert!(ours.iter().eq(model.iter()));
-                let probe = (key(k2), m);
-                prop_assert_eq!(ours.next_after(&probe), model.range((std::ops::Bound::Excluded(probe), std::ops::Bound::Unbounded)).next());
-                prop_assert_eq!(ours.first(), model.iter().next());
             }
         }
     }

@@ -124,6 +124,29 @@ impl SortKey {
         let lo = (self.start_time << 24) | self.tiebreak;
         Some((u128::from(hi) << 64) | u128::from(lo))
     }
+
+    /// The key [`SortKey::packed`] folded into `word` (ordered sets keep only the word of a
+    /// key that folds).
+    #[inline]
+    pub(crate) fn from_packed(word: u128) -> SortKey {
+        const RATIO_TOP: u64 = 1 << 63;
+        let (hi, lo) = ((word >> 64) as u64, word as u64);
+        let rest = SortKey::SIMPLE_REST;
+        SortKey {
+            levels: [
+                hi >> 63,
+                rest[0],
+                rest[1],
+                rest[2],
+                (hi & !RATIO_TOP) | RATIO_TOP,
+                rest[3],
+                rest[4],
+            ],
+            start_time: lo >> 24,
+            tiebreak: lo & ((1 << 24) - 1),
+            simple: true,
+        }
+    }
 }
 
 impl Ord for SortKey {

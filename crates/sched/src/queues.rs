@@ -7,7 +7,6 @@ use weft_config::{Acl, AllocationConfig, ConfiguredResource, PolicyKind};
 use weft_types::{AppId, Resource};
 
 use crate::ordset::OrderedSet;
-use crate::policy::SortKey;
 use crate::shares::ShareMemo;
 
 /// Index of a queue in the arena. Never reused while the scheduler lives.
@@ -64,8 +63,9 @@ pub(crate) struct Queue {
 
     /// Fast path: the children (parent) or apps (leaf) that can be scheduled, in policy order.
     pub(crate) candidates: OrderedSet,
-    /// Fast path: the key this queue sits under in its parent's candidates, if it is one.
-    pub(crate) key_in_parent: Option<SortKey>,
+    /// Fast path: the queue's slot in its parent's candidates, if it is one (the set holds
+    /// the key).
+    pub(crate) parent_slot: Option<u32>,
     /// Fast path: how many of `candidates` could take a reservation (apps starved with an ask
     /// at or above the reservation threshold; queues with a non-zero such count). They are
     /// flagged (`App::reservable_in_leaf`, `Queue::reservable_in_parent`), not kept apart.
@@ -115,7 +115,7 @@ impl Queue {
             runnable_count: 0,
             name_rank: 0,
             candidates: OrderedSet::new(),
-            key_in_parent: None,
+            parent_slot: None,
             reservable_members: 0,
             reservable_in_parent: false,
             share_memo: ShareMemo::default(),

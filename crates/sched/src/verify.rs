@@ -143,15 +143,31 @@ impl Scheduler {
                     expected.len()
                 ));
             }
+            // Every member holds the handle of its own entry.
+            for (slot, (_, member)) in q.candidates.iter_slots() {
+                let handle = if q.is_leaf {
+                    self.apps
+                        .get(&weft_types::AppId(member))
+                        .and_then(|a| a.leaf_slot)
+                } else {
+                    self.queues.get(QueueId(member as u32)).parent_slot
+                };
+                if handle != Some(slot) {
+                    drift.push(format!(
+                        "queue {}: member {} holds slot {:?}, its entry is in slot {}",
+                        q.name, member, handle, slot
+                    ));
+                }
+            }
             let mut reservable = 0;
             for (_, member) in expected.iter() {
                 let (flagged, want) = if q.is_leaf {
-                    match self.apps.get(&weft_types::AppId(*member)) {
+                    match self.apps.get(&weft_types::AppId(member)) {
                         Some(a) => (a.reservable_in_leaf, self.app_reservable(a)),
                         None => (false, false),
                     }
                 } else {
-                    let c = self.queues.get(QueueId(*member as u32));
+                    let c = self.queues.get(QueueId(member as u32));
                     (c.reservable_in_parent, c.reservable_members > 0)
                 };
                 if flagged != want {
@@ -169,8 +185,30 @@ impl Scheduler {
                 ));
             }
         }
+        // With every entry's member holding its slot, equal counts leave no stray handle.
+        let (mut app_entries, mut queue_entries) = (0, 0);
+        for id in self.queues.ids() {
+            let q = self.queues.get(id);
+            if q.is_leaf {
+                app_entries += q.candidates.len();
+            } else {
+                queue_entries += q.candidates.len();
+            }
+        }
+        let app_handles = self.apps.values().filter(|a| a.leaf_slot.is_some()).count();
+        let queue_handles = self
+            .queues
+            .ids()
+            .filter(|q| self.queues.get(*q).parent_slot.is_some())
+            .count();
+        if (app_handles, queue_handles) != (app_entries, queue_entries) {
+            drift.push(format!(
+                "{app_handles} apps and {queue_handles} queues hold slots, the sets have \
+                 {app_entries} app and {queue_entries} queue entries"
+            ));
+        }
         let mut sizes = std::collections::BTreeMap::new();
-        for a in self.apps.values().filter(|a| a.key_in_leaf.is_some()) {
+        for a in self.apps.values().filter(|a| a.leaf_slot.is_some()) {
             let mut distinct: Vec<_> = a
                 .requests
                 .values()

@@ -425,6 +425,9 @@ proptest! {
         if let (Some(pa), Some(pb)) = (ka.packed(), kb.packed()) {
             prop_assert_eq!(pa.cmp(&pb), ka.cmp(&kb));
             prop_assert_ne!(pa, u128::MAX);
+            // The sets keep only the word of a folded key.
+            prop_assert_eq!(SortKey::from_packed(pa), ka);
+            prop_assert_eq!(SortKey::from_packed(pb), kb);
         }
     }
 
@@ -456,4 +459,15 @@ proptest! {
             }
         }
     }
+}
+
+/// A common `fair` key (not needy, positive weight, small start time and tie-break) folds, and
+/// unfolds to itself; a needy one does not fold.
+#[test]
+fn common_fair_keys_fold_and_unfold() {
+    let key = fair_sort_key(8192, 4096, 0, 2.0, 1_700_000_000_000 >> 4, 4242);
+    let word = key.packed().expect("a plain fair key folds");
+    assert_eq!(SortKey::from_packed(word), key);
+    let needy = fair_sort_key(8192, 1024, 4096, 1.0, 0, 1);
+    assert_eq!(needy.packed(), None);
 }
