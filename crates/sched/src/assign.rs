@@ -302,6 +302,9 @@ impl Scheduler {
         if !req.size.fits_in(&n.capability) {
             return false;
         }
+        if self.unbounded_never_binds && self.queues.get(a.queue).path_unbounded {
+            return true;
+        }
         let mut next = Some(a.queue);
         while let Some(q) = next {
             let queue = self.queues.get(q);

@@ -84,20 +84,22 @@ impl<'a> Probe<'a> {
     }
 }
 
-/// Entries in ascending order, no duplicates.
+/// Entries in ascending order, no duplicates. Fields in declaration order (`repr(C)`): what
+/// the walk and a re-key read comes first.
+#[repr(C)]
 #[derive(Clone, Debug, Default)]
 pub(crate) struct OrderedSet {
-    /// Folded key by slot ([`UNFOLDED`]: see `unfolded`).
-    packed: Vec<u128>,
-    /// Member by slot.
-    members: Vec<u64>,
-    /// Full key by slot, written only for keys that do not fold.
-    unfolded: Vec<SortKey>,
-    /// How many live entries have a key that does not fold.
-    unfolded_count: u32,
-    free: Vec<u32>,
     /// Slots of the live entries, in entry order.
     order: Vec<u32>,
+    /// Member by slot.
+    members: Vec<u64>,
+    /// Folded key by slot ([`UNFOLDED`]: see `unfolded`).
+    packed: Vec<u128>,
+    /// How many live entries have a key that does not fold.
+    unfolded_count: u32,
+    /// Full key by slot, written only for keys that do not fold.
+    unfolded: Vec<SortKey>,
+    free: Vec<u32>,
 }
 
 impl OrderedSet {

@@ -18,60 +18,68 @@ pub(crate) const ROOT_NAME: &str = "root";
 pub(crate) const DEFAULT_NAME: &str = "root.default";
 
 /// One queue: configuration resolved with Hadoop's inheritance, plus live state.
+///
+/// Laid out in declaration order (`repr(C)`), what every allocation and completion reads first:
+/// the walk, the re-keys and the usage upkeep touch 2,000 queues in turn at full scale, and
+/// with the compiler's field order their fields were spread over most of the struct's 17 cache
+/// lines. Everything from `fair_share` on is read only by updates, reloads, reports and the AM
+/// check.
+#[repr(C)]
 #[derive(Clone, Debug)]
 pub(crate) struct Queue {
-    pub(crate) id: QueueId,
-    pub(crate) name: String,
     pub(crate) parent: Option<QueueId>,
-    pub(crate) children: BTreeSet<QueueId>,
-    pub(crate) is_leaf: bool,
-    /// Declared in the allocation file (static); otherwise created by placement (dynamic).
-    pub(crate) configured: bool,
-    pub(crate) depth: u32,
-
-    pub(crate) policy: PolicyKind,
-    pub(crate) weight: f64,
-    pub(crate) min_share: Resource,
-    pub(crate) max_share_cfg: ConfiguredResource,
-    /// `cwMax(max_share_cfg resolved against the cluster, min_share)` (spec §4.4).
-    pub(crate) max_share: Resource,
-    /// `max_share` is `Resource::UNBOUNDED`: on any cluster below half of that in every lane
-    /// no usage can reach it, and the walk skips the check (most queues have no maximum).
-    pub(crate) max_share_unbounded: bool,
-    pub(crate) max_child_cfg: Option<ConfiguredResource>,
-    pub(crate) max_running_apps: i32,
-    pub(crate) max_am_share: f32,
-    /// Own `maxContainerAllocation`, if set (inherited at use).
-    pub(crate) max_container_cfg: Option<ConfiguredResource>,
-    pub(crate) acl_submit: Acl,
-    pub(crate) acl_admin: Acl,
-    pub(crate) reservable: bool,
-
-    pub(crate) usage: Resource,
-    pub(crate) demand: Resource,
-    pub(crate) fair_share: Resource,
-    pub(crate) steady_fair_share: Resource,
-    pub(crate) am_usage: Resource,
-    /// Runnable apps of a leaf, in arrival order.
-    pub(crate) runnable_apps: Vec<AppId>,
-    /// Waiting (non-runnable) apps of a leaf, in arrival order.
-    pub(crate) non_runnable_apps: Vec<AppId>,
-    /// Runnable apps in the whole subtree (spec §10).
-    pub(crate) runnable_count: i32,
-    /// Rank of the name among all queue names: the comparators' final tie-break.
-    pub(crate) name_rank: u64,
-
-    /// Fast path: the children (parent) or apps (leaf) that can be scheduled, in policy order.
-    pub(crate) candidates: OrderedSet,
     /// Fast path: the queue's slot in its parent's candidates, if it is one (the set holds
     /// the key).
     pub(crate) parent_slot: Option<u32>,
+    pub(crate) weight: f64,
+    /// Rank of the name among all queue names: the comparators' final tie-break.
+    pub(crate) name_rank: u64,
     /// Fast path: how many of `candidates` could take a reservation (apps starved with an ask
     /// at or above the reservation threshold; queues with a non-zero such count). They are
     /// flagged (`App::reservable_in_leaf`, `Queue::reservable_in_parent`), not kept apart.
     pub(crate) reservable_members: u32,
+    pub(crate) is_leaf: bool,
+    pub(crate) policy: PolicyKind,
+    /// `max_share` is `Resource::UNBOUNDED`: on any cluster below half of that in every lane
+    /// no usage can reach it, and the walk skips the check (most queues have no maximum).
+    pub(crate) max_share_unbounded: bool,
+    /// `max_share_unbounded` holds for this queue and every ancestor (kept by
+    /// [`Queues::refresh_path_bounds`]): the walk then checks no level above an app.
+    pub(crate) path_unbounded: bool,
     /// Fast path: whether this queue is a reservable member of its parent's candidates.
     pub(crate) reservable_in_parent: bool,
+    pub(crate) usage: Resource,
+    pub(crate) demand: Resource,
+    pub(crate) min_share: Resource,
+    /// Fast path: the children (parent) or apps (leaf) that can be scheduled, in policy order.
+    pub(crate) candidates: OrderedSet,
+    /// `cwMax(max_share_cfg resolved against the cluster, min_share)` (spec §4.4).
+    pub(crate) max_share: Resource,
+    pub(crate) am_usage: Resource,
+
+    pub(crate) fair_share: Resource,
+    pub(crate) max_am_share: f32,
+    /// Runnable apps in the whole subtree (spec §10).
+    pub(crate) runnable_count: i32,
+    pub(crate) id: QueueId,
+    pub(crate) depth: u32,
+    /// Declared in the allocation file (static); otherwise created by placement (dynamic).
+    pub(crate) configured: bool,
+    pub(crate) reservable: bool,
+    pub(crate) name: String,
+    pub(crate) children: BTreeSet<QueueId>,
+    pub(crate) max_share_cfg: ConfiguredResource,
+    pub(crate) max_child_cfg: Option<ConfiguredResource>,
+    pub(crate) max_running_apps: i32,
+    /// Own `maxContainerAllocation`, if set (inherited at use).
+    pub(crate) max_container_cfg: Option<ConfiguredResource>,
+    pub(crate) acl_submit: Acl,
+    pub(crate) acl_admin: Acl,
+    pub(crate) steady_fair_share: Resource,
+    /// Runnable apps of a leaf, in arrival order.
+    pub(crate) runnable_apps: Vec<AppId>,
+    /// Waiting (non-runnable) apps of a leaf, in arrival order.
+    pub(crate) non_runnable_apps: Vec<AppId>,
     /// The last instantaneous share computation among its children or apps.
     pub(crate) share_memo: ShareMemo,
 }
@@ -98,6 +106,7 @@ impl Queue {
             max_share_cfg: ConfiguredResource::UNBOUNDED,
             max_share: Resource::UNBOUNDED,
             max_share_unbounded: true,
+            path_unbounded: true,
             max_child_cfg: None,
             max_running_apps: i32::MAX,
             max_am_share: 0.5,
@@ -318,16 +327,40 @@ impl QueueTree {
         for q in self.slots.iter_mut().flatten() {
             q.resolve_max_share(cluster);
         }
+        self.refresh_path_bounds();
     }
 
     /// `resolve_max_shares` after a change of the cluster capacity alone: only percentages
     /// move (every node joining used to re-resolve all 2,000 queues of a large tree).
     pub(crate) fn resolve_relative_max_shares(&mut self, cluster: Resource) {
+        let mut flipped = false;
         for q in self.slots.iter_mut().flatten() {
             if matches!(q.max_share_cfg, ConfiguredResource::Percent(_)) {
+                let was = q.max_share_unbounded;
                 q.resolve_max_share(cluster);
+                flipped |= was != q.max_share_unbounded;
             }
         }
+        if flipped {
+            self.refresh_path_bounds();
+        }
+    }
+
+    /// Sets every queue's `path_unbounded` from the max shares, root first.
+    pub(crate) fn refresh_path_bounds(&mut self) {
+        let mut stack = vec![(ROOT, true)];
+        while let Some((id, above)) = stack.pop() {
+            let q = self.get_mut(id);
+            q.path_unbounded = above && q.max_share_unbounded;
+            let flag = q.path_unbounded;
+            stack.extend(q.children.iter().map(|c| (*c, flag)));
+        }
+    }
+
+    /// What `path_unbounded` should be for `id` (for `verify`).
+    pub(crate) fn path_unbounded_of(&self, id: QueueId) -> bool {
+        self.path_to_root(id)
+            .all(|q| self.get(q).max_share_unbounded)
     }
 
     /// A reservable (plan) queue takes apps without a reservation in its `<plan>-default` child
@@ -361,6 +394,7 @@ impl QueueTree {
         for q in created {
             self.get_mut(q).resolve_max_share(cluster);
         }
+        self.refresh_path_bounds();
         Ok(id)
     }
 

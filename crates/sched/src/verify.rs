@@ -30,6 +30,12 @@ impl Scheduler {
                     q.name, q.runnable_count, runnable
                 ));
             }
+            if q.path_unbounded != self.queues.path_unbounded_of(id) {
+                drift.push(format!(
+                    "queue {}: path_unbounded {} disagrees with the max shares above it",
+                    q.name, q.path_unbounded
+                ));
+            }
         }
         let mut used = Resource::ZERO;
         for n in self.nodes.values() {
