@@ -169,7 +169,14 @@ impl Scheduler {
                         continue;
                     }
                     let a = if is_leaf {
-                        self.assign_app(AppId(member), node, None)
+                        // A leaf's members are app slots: the app is read there, and noted so
+                        // that the visit's look-ups by id skip the index.
+                        let slot = member as u32;
+                        let Some(app) = self.apps.at(slot).map(|a| a.id) else {
+                            continue;
+                        };
+                        self.apps.remember(app, slot);
+                        self.assign_app(app, node, None)
                     } else {
                         self.assign_queue(QueueId(member as u32), node, reserve_only)
                     };
@@ -205,7 +212,7 @@ impl Scheduler {
     fn member_reservable(&self, is_leaf: bool, member: u64) -> bool {
         if is_leaf {
             self.apps
-                .get(&AppId(member))
+                .at(member as u32)
                 .is_some_and(|a| a.reservable_in_leaf)
         } else {
             self.queues.get(QueueId(member as u32)).reservable_in_parent
@@ -491,7 +498,12 @@ impl Scheduler {
     }
 
     fn allocate(&mut self, app_id: AppId, key: SchedulerKey, node_id: NodeId, locality: Locality) {
-        let (Some(n), Some(app)) = (self.nodes.get(&node_id), self.apps.get_mut(&app_id)) else {
+        let (Some(app_slot), Some(node_slot)) =
+            (self.apps.slot_of(&app_id), self.nodes.slot_of(&node_id))
+        else {
+            return;
+        };
+        let (Some(n), Some(app)) = (self.nodes.at(node_slot), self.apps.at_mut(app_slot)) else {
             return;
         };
         let Some(req) = app.requests.get_mut(&key) else {
@@ -518,14 +530,14 @@ impl Scheduler {
             let q = self.queues.get_mut(leaf);
             q.am_usage = q.am_usage.saturating_add(size);
         }
-        if let Some(n) = self.nodes.get_mut(&node_id) {
+        if let Some(n) = self.nodes.at_mut(node_slot) {
             n.allocated = n.allocated.saturating_add(size);
         }
         self.cluster_used = self.cluster_used.saturating_add(size);
         self.add_container(Container {
             id,
-            app: app_id,
-            node: node_id,
+            app_slot,
+            node_slot,
             size,
             by_app: Link::default(),
             by_node: Link::default(),

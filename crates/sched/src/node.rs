@@ -44,12 +44,16 @@ impl Node {
     }
 }
 
-/// A running container.
+/// A running container. Its app and node are held by their table slots (stable while the
+/// container lives: an app or node leaves only after its containers), so a completion reaches
+/// them without a look-up by id (a cache miss in the id index at full scale).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Container {
     pub(crate) id: ContainerId,
-    pub(crate) app: AppId,
-    pub(crate) node: NodeId,
+    /// The app's slot in `Scheduler::apps`.
+    pub(crate) app_slot: u32,
+    /// The node's slot in `Scheduler::nodes`.
+    pub(crate) node_slot: u32,
     pub(crate) size: Resource,
     /// Neighbours on its app's list of running containers.
     pub(crate) by_app: Link,

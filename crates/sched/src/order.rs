@@ -3,7 +3,9 @@
 //!
 //! Invariant (checked by `verify`): an app is in its leaf's set iff it is runnable, has pending
 //! demand and has outstanding asks; a queue is in its parent's set iff its own set is non-empty;
-//! every key equals `sort_key` of the member's current view.
+//! every key equals `sort_key` of the member's current view. Members are table slots: a queue's
+//! id, an app's slot in the app table (keys end with a unique tie-break, so members never
+//! decide an order).
 //!
 //! Members that could take a reservation are flagged, and each queue counts its flagged
 //! members: apps starved for reservation (spec §6.4 step 2a) with an outstanding ask at or
@@ -195,7 +197,8 @@ impl Scheduler {
     /// Re-keys one app in its leaf's sets and the size index (`asks_changed`: its asks may
     /// differ from when it was last indexed); returns its leaf.
     pub(crate) fn rekey_app(&mut self, id: AppId, asks_changed: bool) -> Option<QueueId> {
-        let app = self.apps.get(&id)?;
+        let app_slot = self.apps.slot_of(&id)?;
+        let app = self.apps.at(app_slot)?;
         let new = self.app_key(app);
         // Which asks reach the threshold changes only with the asks (or a move or a
         // reconfiguration, which forget it).
@@ -206,7 +209,7 @@ impl Scheduler {
         let new_res = new.is_some() && threshold_ask && self.starved_for_reservation(app);
         let (slot, old_res, leaf) = (app.leaf_slot, app.reservable_in_leaf, app.queue);
         let q = self.queues.get_mut(leaf);
-        let new_slot = move_entry(&mut q.candidates, slot, new.as_ref(), id.0);
+        let new_slot = move_entry(&mut q.candidates, slot, new.as_ref(), u64::from(app_slot));
         count_reservable(&mut q.reservable_members, old_res, new_res);
         if let Some(app) = self.apps.get_mut(&id) {
             app.leaf_slot = new_slot;
@@ -350,10 +353,11 @@ impl Scheduler {
             })
             .collect();
         for (id, leaf, key, reservable) in keys {
+            let app_slot = self.apps.slot_of(&id).unwrap_or(u32::MAX);
             let slot = key.map(|k| {
                 let q = self.queues.get_mut(leaf);
                 count_reservable(&mut q.reservable_members, false, reservable);
-                q.candidates.insert(&k, id.0)
+                q.candidates.insert(&k, u64::from(app_slot))
             });
             if let Some(app) = self.apps.get_mut(&id) {
                 app.leaf_slot = slot;

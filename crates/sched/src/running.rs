@@ -72,8 +72,8 @@ fn link(c: &Container, owner: Owner) -> Link {
 impl Scheduler {
     fn list_mut(&mut self, c: &Container, owner: Owner) -> Option<&mut RunList> {
         match owner {
-            Owner::App => self.apps.get_mut(&c.app).map(|a| &mut a.running),
-            Owner::Node => self.nodes.get_mut(&c.node).map(|n| &mut n.running),
+            Owner::App => self.apps.at_mut(c.app_slot).map(|a| &mut a.running),
+            Owner::Node => self.nodes.at_mut(c.node_slot).map(|n| &mut n.running),
         }
     }
 
@@ -153,6 +153,16 @@ impl Scheduler {
             .collect();
         ids.sort_unstable();
         ids
+    }
+
+    /// How many containers on the list of the app (or node, `of_node`) in `slot` name another
+    /// app (or node) as theirs.
+    pub(crate) fn misowned(&self, list: RunList, of_node: bool, slot: u32) -> usize {
+        let owner = if of_node { Owner::Node } else { Owner::App };
+        self.list_containers(list, owner)
+            .iter()
+            .filter(|c| (if of_node { c.node_slot } else { c.app_slot }) != slot)
+            .count()
     }
 
     /// The sum of the sizes on an app's list, and how many containers were walked.

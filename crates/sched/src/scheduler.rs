@@ -190,7 +190,7 @@ impl Scheduler {
             } => self.cancel_asks(app, priority, count),
             Event::Release { app, container } => {
                 match self.containers.get(&container) {
-                    Some(c) if c.app == app => {}
+                    Some(c) if self.apps.slot_of(&app) == Some(c.app_slot) => {}
                     Some(_) | None => return Err(SchedError::UnknownContainer(container)),
                 }
                 self.complete_container(container, ContainerExit::Released);
@@ -452,19 +452,21 @@ impl Scheduler {
         let Some(c) = self.take_container(id) else {
             return;
         };
-        if let Some(node) = self.nodes.get_mut(&c.node) {
+        if let Some(node) = self.nodes.at_mut(c.node_slot) {
             node.allocated = node.allocated.saturating_sub(c.size);
         }
         self.cluster_used = self.cluster_used.saturating_sub(c.size);
         self.refresh_root_available();
-        if let Some(app) = self.apps.get_mut(&c.app) {
-            app.usage = app.usage.saturating_sub(c.size);
-            let leaf = app.queue;
-            self.add_queue_usage(leaf, c.size, false);
-            self.refresh_app_usage(c.app);
-        }
+        let Some(app) = self.apps.at_mut(c.app_slot) else {
+            return;
+        };
+        app.usage = app.usage.saturating_sub(c.size);
+        let (app_id, leaf) = (app.id, app.queue);
+        self.apps.remember(app_id, c.app_slot);
+        self.add_queue_usage(leaf, c.size, false);
+        self.refresh_app_usage(app_id);
         self.decisions.push_back(Decision::Completed {
-            app: c.app,
+            app: app_id,
             container: id,
             exit,
         });

@@ -304,6 +304,14 @@ impl<K: Id, V> IdMap<K, V> {
         self.index_get(id.raw())
     }
 
+    /// Notes that `id` is in `slot` (the caller read it there), so the next look-ups of `id`
+    /// skip the index.
+    pub(crate) fn remember(&self, id: K, slot: u32) {
+        if !K::SEQUENTIAL {
+            self.last.set(Some((id.raw(), slot)));
+        }
+    }
+
     /// The value in `slot`, if the slot is in use.
     pub(crate) fn at(&self, slot: u32) -> Option<&V> {
         self.slots.get(slot as usize).and_then(Option::as_ref)
@@ -375,6 +383,23 @@ impl<K: Id, V> Table<K, V> {
 
     pub(crate) fn contains_key(&self, id: &K) -> bool {
         self.map.contains_key(id)
+    }
+
+    pub(crate) fn slot_of(&self, id: &K) -> Option<u32> {
+        self.map.slot_of(id)
+    }
+
+    pub(crate) fn at(&self, slot: u32) -> Option<&V> {
+        self.map.at(slot)
+    }
+
+    pub(crate) fn at_mut(&mut self, slot: u32) -> Option<&mut V> {
+        self.map.at_mut(slot)
+    }
+
+    /// See [`IdMap::remember`].
+    pub(crate) fn remember(&self, id: K, slot: u32) {
+        self.map.remember(id, slot);
     }
 
     pub(crate) fn insert(&mut self, id: K, value: V) -> Option<V> {

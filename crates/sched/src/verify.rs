@@ -40,6 +40,14 @@ impl Scheduler {
         let mut used = Resource::ZERO;
         for n in self.nodes.values() {
             let (sum, walked) = self.node_containers_sum(n.running);
+            let slot = self.nodes.slot_of(&n.id).unwrap_or(u32::MAX);
+            let strays = self.misowned(n.running, true, slot);
+            if strays > 0 {
+                drift.push(format!(
+                    "node {}: {strays} containers on its list hold another node's slot",
+                    n.host
+                ));
+            }
             if walked != n.running.len() {
                 drift.push(format!(
                     "node {} lists {} running containers, counts {}",
@@ -70,6 +78,14 @@ impl Scheduler {
         }
         for a in self.apps.values() {
             let (sum, walked) = self.app_containers_sum(a.running);
+            let slot = self.apps.slot_of(&a.id).unwrap_or(u32::MAX);
+            let strays = self.misowned(a.running, false, slot);
+            if strays > 0 {
+                drift.push(format!(
+                    "app {}: {strays} containers on its list hold another app's slot",
+                    a.id
+                ));
+            }
             if walked != a.running.len() {
                 drift.push(format!(
                     "app {} lists {} running containers, counts {}",
@@ -126,7 +142,13 @@ impl Scheduler {
                     .iter()
                     .filter_map(|a| self.apps.get(a))
                     .filter(|a| Self::is_candidate(a))
-                    .map(|a| (sort_key(q.policy, &Self::app_view(a), &ctx), a.id.0))
+                    .map(|a| {
+                        let slot = self.apps.slot_of(&a.id).unwrap_or(u32::MAX);
+                        (
+                            sort_key(q.policy, &Self::app_view(a), &ctx),
+                            u64::from(slot),
+                        )
+                    })
                     .collect()
             } else {
                 q.children
@@ -152,9 +174,7 @@ impl Scheduler {
             // Every member holds the handle of its own entry.
             for (slot, (_, member)) in q.candidates.iter_slots() {
                 let handle = if q.is_leaf {
-                    self.apps
-                        .get(&weft_types::AppId(member))
-                        .and_then(|a| a.leaf_slot)
+                    self.apps.at(member as u32).and_then(|a| a.leaf_slot)
                 } else {
                     self.queues.get(QueueId(member as u32)).parent_slot
                 };
@@ -168,7 +188,7 @@ impl Scheduler {
             let mut reservable = 0;
             for (_, member) in expected.iter() {
                 let (flagged, want) = if q.is_leaf {
-                    match self.apps.get(&weft_types::AppId(member)) {
+                    match self.apps.at(member as u32) {
                         Some(a) => (a.reservable_in_leaf, self.app_reservable(a)),
                         None => (false, false),
                     }
