@@ -125,10 +125,11 @@ pub(crate) struct App {
     pub(crate) usage: Resource,
     /// Demand as of the last update (spec §3).
     pub(crate) demand: Resource,
+    /// Read with usage on every re-key (whether the app is starved for a reservation).
+    pub(crate) fair_share: Resource,
     pub(crate) requests: BTreeMap<SchedulerKey, Request>,
     /// The AM container's size (None: unmanaged AM).
     pub(crate) am_resource: Option<Resource>,
-    pub(crate) fair_share: Resource,
     /// `outstanding()` as of the last change of `requests` (the update reads it for every app;
     /// walking each app's requests there was a cache miss per app at full scale).
     pub(crate) outstanding_asks: Resource,
