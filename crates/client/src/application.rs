@@ -10,17 +10,7 @@ use crate::fmt::{self, int, java_set, list, num, text, text_or};
 use crate::rest::{Connection, Rm};
 use crate::{ClientError, Outcome, Verb};
 
-/// YarnApplicationState in declaration order (the order YARN prints state sets in).
-pub(crate) const APP_STATES: [&str; 8] = [
-    "NEW",
-    "NEW_SAVING",
-    "SUBMITTED",
-    "ACCEPTED",
-    "RUNNING",
-    "FINISHED",
-    "FAILED",
-    "KILLED",
-];
+pub(crate) use weft_types::YARN_APP_STATES as APP_STATES;
 /// What `-list` shows without `-appStates`.
 const DEFAULT_STATES: [&str; 3] = ["SUBMITTED", "ACCEPTED", "RUNNING"];
 /// The states an application never leaves.

@@ -3,48 +3,10 @@
 
 use serde_json::Value;
 
-const DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
-const MONTHS: [&str; 12] = [
-    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-];
+use weft_types::CalendarTime;
 
-/// A UTC calendar time broken down from epoch milliseconds.
-struct Civil {
-    year: i64,
-    month: usize,
-    day: u32,
-    weekday: usize,
-    hour: u64,
-    minute: u64,
-    second: u64,
-    millis: u64,
-}
-
-fn civil(ms: u64) -> Civil {
-    let secs = ms / 1000;
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Howard Hinnant's days-to-civil algorithm (proleptic Gregorian).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as usize;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    Civil {
-        year,
-        month,
-        day,
-        // 1970-01-01 was a Thursday.
-        weekday: ((days + 4).rem_euclid(7)) as usize,
-        hour: rem / 3600,
-        minute: rem % 3600 / 60,
-        second: rem % 60,
-        millis: ms % 1000,
-    }
+fn civil(ms: u64) -> CalendarTime {
+    CalendarTime::from_epoch_millis(i64::try_from(ms).unwrap_or(i64::MAX))
 }
 
 /// `Times.format`: `EEE MMM dd HH:mm:ss Z yyyy` (in UTC), `N/A` for 0.
@@ -52,17 +14,7 @@ pub(crate) fn times_format(ms: u64) -> String {
     if ms == 0 {
         return "N/A".to_string();
     }
-    let c = civil(ms);
-    format!(
-        "{} {} {:02} {:02}:{:02}:{:02} +0000 {}",
-        DAYS[c.weekday],
-        MONTHS[c.month - 1],
-        c.day,
-        c.hour,
-        c.minute,
-        c.second,
-        c.year
-    )
+    civil(ms).hadoop_format()
 }
 
 /// The node report's health time: `E dd/MMM/yy hh:mm:ss:SSzz` (12-hour clock, UTC).
@@ -74,9 +26,9 @@ pub(crate) fn health_time(ms: u64) -> String {
     };
     format!(
         "{} {:02}/{}/{:02} {:02}:{:02}:{:02}:{:02}UTC",
-        DAYS[c.weekday],
+        c.weekday_name(),
         c.day,
-        MONTHS[c.month - 1],
+        c.month_name(),
         c.year.rem_euclid(100),
         hour12,
         c.minute,

@@ -9,17 +9,7 @@ use crate::fmt::{self, int, list, text};
 use crate::rest::Connection;
 use crate::{ClientError, Outcome, Verb};
 
-/// NodeState in declaration order.
-pub(crate) const NODE_STATES: [&str; 8] = [
-    "NEW",
-    "RUNNING",
-    "UNHEALTHY",
-    "DECOMMISSIONED",
-    "LOST",
-    "REBOOTED",
-    "DECOMMISSIONING",
-    "SHUTDOWN",
-];
+use weft_types::YARN_NODE_STATES as NODE_STATES;
 
 /// Lists nodes or reports on one.
 #[derive(Args, Debug)]

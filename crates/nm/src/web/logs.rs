@@ -130,35 +130,7 @@ pub(crate) fn byte_range(len: u64, size: Option<i64>) -> (u64, u64) {
 /// Epoch milliseconds as Hadoop's `Times.format` prints them (`Tue Nov 14 10:01:05 +0000
 /// 2023`), in UTC.
 pub(crate) fn hadoop_time(ms: i64) -> String {
-    const DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let secs = ms.div_euclid(1000);
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    // 1970-01-01 was a Thursday.
-    let weekday = (days + 4).rem_euclid(7) as usize;
-    format!(
-        "{} {} {:02} {:02}:{:02}:{:02} +0000 {}",
-        DAYS[weekday],
-        MONTHS[(month - 1) as usize],
-        day,
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        year
-    )
+    weft_types::CalendarTime::from_epoch_millis(ms).hadoop_format()
 }
 
 fn modified_ms(meta: &fs::Metadata) -> i64 {

@@ -9,32 +9,11 @@ use weft_types::Time;
 use super::error::RestError;
 use super::json::{final_name, state_name};
 
-/// Every `YarnApplicationState`, in YARN's order (`NEW_SAVING` exists in YARN; Weft never
-/// reports it but accepts it in filters).
-pub(crate) const APP_STATES: [&str; 8] = [
-    "NEW",
-    "NEW_SAVING",
-    "SUBMITTED",
-    "ACCEPTED",
-    "RUNNING",
-    "FINISHED",
-    "FAILED",
-    "KILLED",
-];
+pub(crate) use weft_types::YARN_APP_STATES as APP_STATES;
 
 const FINAL_STATUSES: [&str; 5] = ["UNDEFINED", "SUCCEEDED", "FAILED", "KILLED", "ENDED"];
 
-/// `NodeState` names YARN accepts in `states`.
-pub(crate) const NODE_STATES: [&str; 8] = [
-    "NEW",
-    "RUNNING",
-    "UNHEALTHY",
-    "DECOMMISSIONED",
-    "LOST",
-    "REBOOTED",
-    "DECOMMISSIONING",
-    "SHUTDOWN",
-];
+use weft_types::YARN_NODE_STATES as NODE_STATES;
 
 /// Field groups `deSelects` may drop.
 const DESELECTABLE: [&str; 5] = [

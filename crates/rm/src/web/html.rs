@@ -117,23 +117,8 @@ pub(crate) fn date_time(t: Option<Time>) -> String {
     let Some(t) = t.filter(|t| t.as_millis() > 0) else {
         return "-".to_string();
     };
-    let days = (t.as_millis() / 86_400_000) as i64;
-    let (y, m, d) = civil_from_days(days);
-    format!("{y:04}-{m:02}-{d:02} {}", clock(t))
-}
-
-/// Howard Hinnant's days-to-civil algorithm (proleptic Gregorian calendar).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
+    let c = weft_types::CalendarTime::from_epoch_millis(t.as_millis() as i64);
+    format!("{:04}-{:02}-{:02} {}", c.year, c.month, c.day, clock(t))
 }
 
 /// A span as `1h 02m`, `3m 05s` or `12s`.
