@@ -1,6 +1,8 @@
 //! An application attempt as the scheduler sees it: its asks, usage and locality-delay state.
 
 use std::collections::{BTreeMap, BTreeSet};
+
+use crate::requests::Requests;
 use weft_types::{AppId, Locality, Resource};
 
 use crate::queues::QueueId;
@@ -127,7 +129,7 @@ pub(crate) struct App {
     pub(crate) demand: Resource,
     /// Read with usage on every re-key (whether the app is starved for a reservation).
     pub(crate) fair_share: Resource,
-    pub(crate) requests: BTreeMap<SchedulerKey, Request>,
+    pub(crate) requests: Requests,
     /// The AM container's size (None: unmanaged AM).
     pub(crate) am_resource: Option<Resource>,
     /// `outstanding()` as of the last change of `requests` (the update reads it for every app;
@@ -161,7 +163,7 @@ impl App {
             demand: Resource::ZERO,
             weight: 1.0,
             fair_share: Resource::ZERO,
-            requests: BTreeMap::new(),
+            requests: Requests::default(),
             outstanding_asks: Resource::ZERO,
             asks_outstanding: false,
             running: crate::running::RunList::default(),
@@ -227,7 +229,7 @@ impl App {
     /// new one after the existing keys of that priority.
     pub(crate) fn key_for(&self, priority: i32, size: Resource) -> SchedulerKey {
         let mut next = 0;
-        for (k, r) in self.requests.range((priority, 0)..=(priority, u32::MAX)) {
+        for (k, r) in self.requests.at_priority(priority) {
             if r.size == size {
                 return *k;
             }

@@ -5,8 +5,6 @@
 //! maintained candidate sets; the reference path sorts every level with the comparator and
 //! recomputes usage by recursion. Both call the same per-app code, so they decide identically.
 
-use std::ops::Bound;
-
 use weft_types::{AppId, ContainerId, Locality, NodeId, Resource};
 
 use crate::api::Decision;
@@ -397,15 +395,11 @@ impl Scheduler {
                         return Assignment::None;
                     };
                     let next = match previous {
-                        None => a.requests.keys().next(),
-                        Some(p) => a
-                            .requests
-                            .range((Bound::Excluded(p), Bound::Unbounded))
-                            .next()
-                            .map(|(k, _)| k),
+                        None => a.requests.first_key(),
+                        Some(p) => a.requests.key_after(&p),
                     };
                     match next {
-                        Some(k) => *k,
+                        Some(k) => k,
                         None => break,
                     }
                 }

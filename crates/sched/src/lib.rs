@@ -17,6 +17,7 @@ mod ordset;
 mod placement;
 mod policy;
 mod queues;
+mod requests;
 mod runnable;
 mod running;
 mod scheduler;

@@ -507,8 +507,7 @@ impl Scheduler {
         let key = app.key_for(ask.priority, size);
         let req = app
             .requests
-            .entry(key)
-            .or_insert_with(|| crate::app::Request::new(size));
+            .get_or_insert_with(key, || crate::app::Request::new(size));
         req.any.count = req.any.count.saturating_add(ask.count);
         req.any.relax_locality = ask.relax_locality;
         for (rack, relax) in racks {
