@@ -198,7 +198,13 @@ impl Scheduler {
     /// differ from when it was last indexed); returns its leaf.
     pub(crate) fn rekey_app(&mut self, id: AppId, asks_changed: bool) -> Option<QueueId> {
         let app_slot = self.apps.slot_of(&id)?;
+        self.rekey_app_at(app_slot, asks_changed)
+    }
+
+    /// `rekey_app` for the app in `app_slot` of the app table.
+    pub(crate) fn rekey_app_at(&mut self, app_slot: u32, asks_changed: bool) -> Option<QueueId> {
         let app = self.apps.at(app_slot)?;
+        let id = app.id;
         let new = self.app_key(app);
         // Which asks reach the threshold changes only with the asks (or a move or a
         // reconfiguration, which forget it).
@@ -211,7 +217,7 @@ impl Scheduler {
         let q = self.queues.get_mut(leaf);
         let new_slot = move_entry(&mut q.candidates, slot, new.as_ref(), u64::from(app_slot));
         count_reservable(&mut q.reservable_members, old_res, new_res);
-        if let Some(app) = self.apps.get_mut(&id) {
+        if let Some(app) = self.apps.at_mut(app_slot) {
             app.leaf_slot = new_slot;
             app.reservable_in_leaf = new_res;
             app.threshold_ask = Some(threshold_ask);

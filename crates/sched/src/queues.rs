@@ -224,6 +224,11 @@ impl QueueTree {
         self.by_name.values().copied()
     }
 
+    /// One more than the largest queue id in use (ids index `0..id_bound()`).
+    pub(crate) fn id_bound(&self) -> usize {
+        self.slots.len()
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.by_name.len()
     }

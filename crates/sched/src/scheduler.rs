@@ -60,6 +60,11 @@ pub struct Scheduler {
     pub(crate) scratch_sizes: Vec<[i64; weft_types::MAX_RESOURCE_TYPES]>,
     /// Reused buffer for a leaf's share inputs in the update.
     pub(crate) scratch_items: Vec<crate::shares::ShareItem>,
+    /// The update's reusable buffers: app slots, demand sums by leaf, leaves where an app's
+    /// weight changed.
+    pub(crate) scratch_slots: Vec<u32>,
+    pub(crate) scratch_demands: Vec<Resource>,
+    pub(crate) scratch_reweighted: Vec<bool>,
     /// The reservation threshold of the current configuration (read on every re-key).
     pub(crate) reservation_threshold: Resource,
     /// Twice the cluster fits in `Resource::UNBOUNDED`, so usage plus one container (each at
@@ -106,6 +111,9 @@ impl Scheduler {
             pending_sizes: BTreeMap::new(),
             scratch_sizes: Vec::new(),
             scratch_items: Vec::new(),
+            scratch_slots: Vec::new(),
+            scratch_demands: Vec::new(),
+            scratch_reweighted: Vec::new(),
             reservation_threshold,
             unbounded_never_binds: true,
         }

@@ -99,6 +99,24 @@ impl ShareMemo {
     }
 }
 
+impl ShareMemo {
+    /// Whether the last call computed shares for exactly these apps, in this order, with these
+    /// inputs, judging the apps by id: an app's item holds its id as the tie-break and a start
+    /// time fixed at submission; its weight is the caller's to vouch for.
+    pub(crate) fn holds_apps(
+        &self,
+        policy: PolicyKind,
+        mode: ShareMode,
+        resource_types: usize,
+        total: Resource,
+        apps: &[weft_types::AppId],
+    ) -> bool {
+        self.inputs == Some((policy, mode, resource_types, total))
+            && self.items.len() == apps.len()
+            && self.items.iter().zip(apps).all(|(i, a)| i.tiebreak == a.0)
+    }
+}
+
 impl ShareItem {
     /// Equal inputs, bit for bit (a NaN weight equals itself).
     fn same_as(&self, other: &ShareItem) -> bool {

@@ -419,6 +419,12 @@ impl<K: Id, V> Table<K, V> {
         self.order.keys()
     }
 
+    /// One more than the largest slot in use: slots are `0..slot_bound()` (some free), for a
+    /// pass in storage order (sequential memory, no look-ups by id).
+    pub(crate) fn slot_bound(&self) -> u32 {
+        self.map.slots.len() as u32
+    }
+
     /// Values in ascending id order.
     pub(crate) fn values(&self) -> impl Iterator<Item = &V> + '_ {
         self.order

@@ -27,14 +27,23 @@ impl Scheduler {
             }
         }
         let size_based = self.config.properties.size_based_weight;
-        // Apps are re-keyed leaf by leaf right after their shares are set, while they are
-        // still in cache (a separate pass over 10,000 apps was a cache miss per app).
+        // Apps are re-keyed in the demand pass, as they are read (going leaf by leaf was a
+        // cache miss per app at 10,000 apps), and again only where fair shares changed.
         let rekey_inline = !self.queues.structure_changed
             && !self.order_dirty
             && self.walk == crate::WalkMode::Fast;
-        self.update_demand(ROOT, size_based);
+        self.update_demands(size_based, rekey_inline);
         self.queues.get_mut(ROOT).fair_share = self.cluster;
-        self.compute_fair_shares(ROOT, rekey_inline);
+        let mut reshared = std::mem::take(&mut self.scratch_slots);
+        reshared.clear();
+        self.compute_fair_shares(ROOT, &mut reshared);
+        if rekey_inline {
+            // Keys do not read fair shares; whether an app could reserve does.
+            for slot in &reshared {
+                self.rekey_app_at(*slot, false);
+            }
+        }
+        self.scratch_slots = reshared;
         self.root_available = self.cluster.saturating_sub(self.cluster_used);
         if self.steady_dirty {
             self.compute_steady_shares();
@@ -46,46 +55,97 @@ impl Scheduler {
         }
     }
 
-    /// Recomputes demand bottom-up (spec §3), and each app's weight from its new demand (every
-    /// app is in exactly one leaf's lists); returns the queue's demand.
-    fn update_demand(&mut self, id: QueueId, size_based: bool) -> Resource {
-        let q = self.queues.get(id);
-        let mut sum = Resource::ZERO;
-        if q.is_leaf {
-            for a in q.runnable_apps.iter().chain(q.non_runnable_apps.iter()) {
-                if let Some(app) = self.apps.get_mut(a) {
-                    app.demand = app.compute_demand();
-                    app.weight = if size_based {
-                        (app.demand.memory_mb() as f64).ln_1p() / std::f64::consts::LN_2
-                    } else {
-                        1.0
-                    };
-                    sum = sum.saturating_add(app.demand);
+    /// Recomputes demand (spec §3): every app's, with its weight, in one pass over the app
+    /// table in storage order (sequential memory; going leaf by leaf looked each of 10,000 apps
+    /// up by id), re-keying each app (`rekey`) as it goes, then every queue's bottom-up, capped
+    /// at its max share. Every app is in exactly one leaf's lists, the leaf it names (`verify`
+    /// checks it), and demands are non-negative, so the saturating sums do not depend on the
+    /// order apps are added in. Notes the leaves where an app's weight changed.
+    fn update_demands(&mut self, size_based: bool, rekey: bool) {
+        let mut by_leaf = std::mem::take(&mut self.scratch_demands);
+        by_leaf.clear();
+        by_leaf.resize(self.queues.id_bound(), Resource::ZERO);
+        let mut reweighted = std::mem::take(&mut self.scratch_reweighted);
+        reweighted.clear();
+        reweighted.resize(self.queues.id_bound(), false);
+        for slot in 0..self.apps.slot_bound() {
+            let Some(app) = self.apps.at_mut(slot) else {
+                continue;
+            };
+            app.demand = app.compute_demand();
+            let weight = if size_based {
+                (app.demand.memory_mb() as f64).ln_1p() / std::f64::consts::LN_2
+            } else {
+                1.0
+            };
+            let leaf = app.queue.0 as usize;
+            if weight.to_bits() != app.weight.to_bits() {
+                app.weight = weight;
+                if let Some(flag) = reweighted.get_mut(leaf) {
+                    *flag = true;
                 }
             }
-        } else {
-            let children: Vec<QueueId> = q.children.iter().copied().collect();
-            for c in children {
-                sum = sum.saturating_add(self.update_demand(c, size_based));
+            if let Some(sum) = by_leaf.get_mut(leaf) {
+                *sum = sum.saturating_add(app.demand);
+            }
+            if rekey {
+                self.rekey_app_at(slot, false);
             }
         }
+        self.sum_demands(ROOT, &by_leaf);
+        self.scratch_demands = by_leaf;
+        self.scratch_reweighted = reweighted;
+    }
+
+    /// A queue's demand from its apps' (`by_leaf`) or its children's; returns it.
+    fn sum_demands(&mut self, id: QueueId, by_leaf: &[Resource]) -> Resource {
+        let q = self.queues.get(id);
+        let sum = if q.is_leaf {
+            by_leaf
+                .get(id.0 as usize)
+                .copied()
+                .unwrap_or(Resource::ZERO)
+        } else {
+            let children: Vec<QueueId> = q.children.iter().copied().collect();
+            children.into_iter().fold(Resource::ZERO, |sum, c| {
+                sum.saturating_add(self.sum_demands(c, by_leaf))
+            })
+        };
         let q = self.queues.get_mut(id);
         q.demand = sum.cw_min(q.max_share);
         q.demand
     }
 
-    /// Instantaneous fair shares top-down (spec §4.2).
-    fn compute_fair_shares(&mut self, id: QueueId, rekey_apps: bool) {
+    /// Instantaneous fair shares top-down (spec §4.2); the slots of apps whose shares were
+    /// recomputed are added to `reshared`.
+    fn compute_fair_shares(&mut self, id: QueueId, reshared: &mut Vec<u32>) {
         let types = self.resource_types().len();
         let q = self.queues.get(id);
         let (policy, total) = (q.policy, q.fair_share);
         if q.is_leaf {
+            // A leaf's share inputs are its runnable apps (by id, in order: an app's start time
+            // is fixed) and their weights: while those and the total stay the same, the shares
+            // written at the last update still hold, and no app needs to be read.
+            let reweighted = self.scratch_reweighted.get(id.0 as usize) == Some(&true);
+            if !reweighted
+                && q.share_memo.holds_apps(
+                    policy,
+                    ShareMode::Instantaneous,
+                    types,
+                    total,
+                    &q.runnable_apps,
+                )
+            {
+                return;
+            }
+            let start = reshared.len();
+            reshared.extend(q.runnable_apps.iter().filter_map(|a| self.apps.slot_of(a)));
             let mut items = std::mem::take(&mut self.scratch_items);
             items.clear();
             items.extend(
-                q.runnable_apps
+                reshared[start..]
                     .iter()
-                    .filter_map(|a| self.apps.get(a))
+                    .filter_map(|s| self.apps.at(*s))
                     .map(|a| ShareItem {
                         weight: a.weight,
                         min_share: Resource::ZERO,
@@ -95,34 +155,21 @@ impl Scheduler {
                         tiebreak: a.id.0,
                     }),
             );
-            let q = self.queues.get_mut(id);
-            let mut memo = std::mem::take(&mut q.share_memo);
-            let apps = std::mem::take(&mut q.runnable_apps);
+            let mut memo = std::mem::take(&mut self.queues.get_mut(id).share_memo);
             let (shares, computed) =
                 memo.shares(policy, &items, total, ShareMode::Instantaneous, types);
             // Reused shares were written to these very apps (ids are never reused) at the last
             // update, and only the update writes app shares.
             if computed {
-                for (a, s) in apps.iter().zip(shares) {
-                    if let (Some(app), Some(s)) = (self.apps.get_mut(a), s) {
+                for (slot, s) in reshared[start..].iter().zip(shares) {
+                    if let (Some(app), Some(s)) = (self.apps.at_mut(*slot), s) {
                         app.fair_share = *s;
                     }
                 }
+            } else {
+                reshared.truncate(start);
             }
-            if rekey_apps {
-                // An update moves demand, weights and fair shares, never asks.
-                for a in &apps {
-                    self.rekey_app(*a, false);
-                }
-                let waiting = std::mem::take(&mut self.queues.get_mut(id).non_runnable_apps);
-                for a in &waiting {
-                    self.rekey_app(*a, false);
-                }
-                self.queues.get_mut(id).non_runnable_apps = waiting;
-            }
-            let q = self.queues.get_mut(id);
-            q.share_memo = memo;
-            q.runnable_apps = apps;
+            self.queues.get_mut(id).share_memo = memo;
             self.scratch_items = items;
         } else {
             let children: Vec<QueueId> = q.children.iter().copied().collect();
@@ -137,7 +184,7 @@ impl Scheduler {
             }
             self.queues.get_mut(id).share_memo = memo;
             for c in children {
-                self.compute_fair_shares(c, rekey_apps);
+                self.compute_fair_shares(c, reshared);
             }
         }
     }

@@ -117,10 +117,37 @@ impl Scheduler {
                 ));
             }
         }
+        self.verify_leaf_lists(&mut drift);
         if self.walk == WalkMode::Fast && !self.order_dirty {
             self.verify_order(&mut drift);
         }
         drift
+    }
+
+    /// Every app is on exactly one list of exactly one leaf, the one it names (the update's
+    /// demand pass relies on it).
+    fn verify_leaf_lists(&self, drift: &mut Vec<String>) {
+        let mut listed = 0;
+        for id in self.queues.ids() {
+            let q = self.queues.get(id);
+            for a in q.runnable_apps.iter().chain(q.non_runnable_apps.iter()) {
+                listed += 1;
+                match self.apps.get(a) {
+                    Some(app) if app.queue == id && q.is_leaf => {}
+                    Some(app) => drift.push(format!(
+                        "app {a} is listed in {} but names queue {:?}",
+                        q.name, app.queue
+                    )),
+                    None => drift.push(format!("queue {} lists unknown app {a}", q.name)),
+                }
+            }
+        }
+        if listed != self.apps.len() {
+            drift.push(format!(
+                "{listed} apps on the leaves' lists, {} in the app table",
+                self.apps.len()
+            ));
+        }
     }
 
     fn recursive_runnable(&self, id: QueueId) -> i32 {

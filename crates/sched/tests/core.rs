@@ -250,3 +250,78 @@ fn a_spent_strict_rack_entry_does_not_block_the_rest_of_the_rack() {
     let nodes: Vec<u32> = allocated(&drain(&mut s)).iter().map(|(n, _)| n.0).collect();
     assert_eq!(nodes, vec![1, 2, 2]);
 }
+
+/// The update reuses a leaf's app shares while its runnable apps and their weights stay the
+/// same. With size-based weights a change of demand changes a weight, and a new app changes
+/// the set: each time the shares must be those a scheduler computing afresh gets (the same
+/// events, one update at the end).
+#[test]
+fn app_shares_follow_weight_and_membership_changes_across_updates() {
+    fn events() -> Vec<Vec<Event>> {
+        let asks = |app: u64, mb: i64, count: u32| Event::Ask {
+            app: AppId(app),
+            ask: ask(mb, count),
+        };
+        let submit = |app: u64| Event::AppSubmitted {
+            app: AppId(app),
+            user: "u".into(),
+            queue: Some("root.a".into()),
+            am_resource: None,
+        };
+        vec![
+            vec![submit(1), submit(2), asks(1, 1024, 4), asks(2, 1024, 1)],
+            vec![asks(2, 1024, 30)],
+            vec![submit(3), asks(3, 2048, 3)],
+            vec![asks(1, 1024, 2)],
+        ]
+    }
+    fn fresh(rounds: usize) -> Scheduler {
+        let mut s = size_based();
+        for batch in events().into_iter().take(rounds) {
+            for e in batch {
+                s.handle(Time(0), e).expect("accepted");
+            }
+        }
+        s.handle(Time(0), Event::Update).expect("update");
+        s
+    }
+    fn size_based() -> Scheduler {
+        let xml = "<allocations><queue name=\"a\"/></allocations>";
+        let (allocations, _) =
+            parse_allocations(xml, &ResourceTypes::default()).expect("valid allocations");
+        let properties = weft_config::SchedulerProperties {
+            size_based_weight: true,
+            ..Default::default()
+        };
+        let mut s = Scheduler::new(
+            SchedulerConfig {
+                allocations,
+                properties,
+            },
+            Default::default(),
+        );
+        add_node(&mut s, 1, 8192, 8);
+        s
+    }
+    let shares = |s: &mut Scheduler| -> Vec<(u64, i64)> {
+        s.snapshot()
+            .apps
+            .iter()
+            .map(|a| (a.app.0, a.fair_share.memory_mb()))
+            .collect()
+    };
+    let mut updated = size_based();
+    let mut seen = Vec::new();
+    for (round, batch) in events().into_iter().enumerate() {
+        for e in batch {
+            updated.handle(Time(0), e).expect("accepted");
+        }
+        updated.handle(Time(0), Event::Update).expect("update");
+        let got = shares(&mut updated);
+        assert_eq!(got, shares(&mut fresh(round + 1)), "after round {round}");
+        seen.push(got);
+    }
+    // The rounds did move the shares (the check above is not comparing constants).
+    assert!(seen.windows(2).all(|w| w[0] != w[1]), "{seen:?}");
+    assert!(updated.verify().is_empty());
+}
