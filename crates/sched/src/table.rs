@@ -3,10 +3,11 @@
 //! The heartbeat walk looks an app and a node up a dozen times per container, and every
 //! allocation and completion inserts or removes a container among a million; a `BTreeMap` made
 //! each of those a multi-level search with cache misses at full scale. Values live in a slot
-//! vector; an index maps ids to slots: open addressing (with a memo of the last lookup) for apps
-//! and nodes, the id's low bits for the scheduler's own sequential container ids ([`RingIndex`]).
-//! The index is never iterated, so nothing here depends on hashing order: [`Table`] iterates in
-//! id order through a `BTreeMap` of ids, [`IdMap`] cannot be iterated at all.
+//! vector; an index maps ids to slots by the id's low bits ([`RingIndex`]), with a memo of the
+//! last look-up. Every id is handed out by a counter (containers by the scheduler, apps and
+//! nodes by the driver), so live ids are nearly dense and the index needs no hashing; any other
+//! ids still work, through the index's overflow map. The index is never iterated: [`Table`]
+//! iterates in id order through a `BTreeMap` of ids, [`IdMap`] cannot be iterated at all.
 
 use std::cell::Cell;
 use std::collections::BTreeMap;
@@ -15,9 +16,6 @@ use weft_types::{AppId, ContainerId, NodeId};
 /// An id that is one machine word.
 pub(crate) trait Id: Copy + Ord {
     fn raw(self) -> u64;
-
-    /// Whether ids are handed out one after the other by a counter (see [`RingIndex`]).
-    const SEQUENTIAL: bool = false;
 }
 
 impl Id for AppId {
@@ -36,112 +34,15 @@ impl Id for ContainerId {
     fn raw(self) -> u64 {
         self.0
     }
-
-    /// The scheduler numbers containers itself.
-    const SEQUENTIAL: bool = true;
 }
 
 /// Marks a free bucket of the index.
 const EMPTY: u32 = u32::MAX;
 
-/// Open addressing with linear probing and backward-shift deletion: raw id -> slot.
-#[derive(Clone, Debug)]
-struct SlotIndex {
-    buckets: Vec<(u64, u32)>,
-    len: usize,
-    /// `64 - log2(buckets.len())`.
-    shift: u32,
-}
-
-impl SlotIndex {
-    fn new() -> SlotIndex {
-        SlotIndex {
-            buckets: vec![(0, EMPTY); 8],
-            len: 0,
-            shift: 64 - 3,
-        }
-    }
-
-    fn mask(&self) -> usize {
-        self.buckets.len() - 1
-    }
-
-    /// Fibonacci hashing: ids are often consecutive, and the multiply spreads them.
-    fn home(&self, raw: u64) -> usize {
-        (raw.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
-    }
-
-    fn find(&self, raw: u64) -> Option<usize> {
-        let mut i = self.home(raw);
-        loop {
-            let (k, v) = self.buckets[i];
-            if v == EMPTY {
-                return None;
-            }
-            if k == raw {
-                return Some(i);
-            }
-            i = (i + 1) & self.mask();
-        }
-    }
-
-    #[inline]
-    fn get(&self, raw: u64) -> Option<u32> {
-        self.find(raw).map(|i| self.buckets[i].1)
-    }
-
-    /// Maps `raw` to `slot` (the id must not be present).
-    fn insert(&mut self, raw: u64, slot: u32) {
-        if (self.len + 1) * 2 > self.buckets.len() {
-            self.grow();
-        }
-        let mut i = self.home(raw);
-        while self.buckets[i].1 != EMPTY {
-            i = (i + 1) & self.mask();
-        }
-        self.buckets[i] = (raw, slot);
-        self.len += 1;
-    }
-
-    fn remove(&mut self, raw: u64) -> Option<u32> {
-        let mut hole = self.find(raw)?;
-        let slot = self.buckets[hole].1;
-        let mask = self.mask();
-        let mut j = hole;
-        loop {
-            j = (j + 1) & mask;
-            let (k, v) = self.buckets[j];
-            if v == EMPTY {
-                break;
-            }
-            // The entry at j may fill the hole if the hole lies on its probe path.
-            let home = self.home(k);
-            if (j.wrapping_sub(home) & mask) >= (j.wrapping_sub(hole) & mask) {
-                self.buckets[hole] = (k, v);
-                hole = j;
-            }
-        }
-        self.buckets[hole] = (0, EMPTY);
-        self.len -= 1;
-        Some(slot)
-    }
-
-    fn grow(&mut self) {
-        let doubled = vec![(0, EMPTY); self.buckets.len() * 2];
-        let old = std::mem::replace(&mut self.buckets, doubled);
-        self.shift -= 1;
-        self.len = 0;
-        for (k, v) in old {
-            if v != EMPTY {
-                self.insert(k, v);
-            }
-        }
-    }
-}
-
 /// For ids from a counter: id -> slot by the id's low bits, with no hashing and no probing, so
 /// ids created together sit together in memory (containers are created, and mostly end, in id
-/// order; a hashed index made each of those a cache miss at a million live containers). An id
+/// order, and nodes heartbeat in id order; a hashed index made each of those a cache miss at
+/// full scale). An id
 /// whose bucket is held by a live id from an earlier lap goes to an ordered overflow map.
 #[derive(Clone, Debug)]
 struct RingIndex {
@@ -220,12 +121,9 @@ impl RingIndex {
 pub(crate) struct IdMap<K, V> {
     slots: Vec<Option<V>>,
     free: Vec<u32>,
-    /// The index of non-sequential ids (empty otherwise).
-    hashed: SlotIndex,
-    /// The index of sequential ids (empty otherwise).
-    ring: RingIndex,
-    /// The last id found through `hashed` and its slot: the walk looks the same app and node
-    /// up many times in a row. Cleared whenever an id is added or removed.
+    index: RingIndex,
+    /// The last id looked up and its slot: the walk looks the same app and node up many times
+    /// in a row. Cleared whenever an id is added or removed.
     last: Cell<Option<(u64, u32)>>,
     _key: std::marker::PhantomData<K>,
 }
@@ -235,32 +133,24 @@ impl<K: Id, V> IdMap<K, V> {
         IdMap {
             slots: Vec::new(),
             free: Vec::new(),
-            hashed: SlotIndex::new(),
-            ring: RingIndex::new(),
+            index: RingIndex::new(),
             last: Cell::new(None),
             _key: std::marker::PhantomData,
         }
     }
 
     pub(crate) fn len(&self) -> usize {
-        if K::SEQUENTIAL {
-            self.ring.len
-        } else {
-            self.hashed.len
-        }
+        self.index.len
     }
 
     #[inline]
     fn index_get(&self, raw: u64) -> Option<u32> {
-        if K::SEQUENTIAL {
-            return self.ring.get(raw);
-        }
         if let Some((last, slot)) = self.last.get() {
             if last == raw {
                 return Some(slot);
             }
         }
-        let found = self.hashed.get(raw);
+        let found = self.index.get(raw);
         if let Some(slot) = found {
             self.last.set(Some((raw, slot)));
         }
@@ -269,20 +159,12 @@ impl<K: Id, V> IdMap<K, V> {
 
     fn index_insert(&mut self, raw: u64, slot: u32) {
         self.last.set(None);
-        if K::SEQUENTIAL {
-            self.ring.insert(raw, slot);
-        } else {
-            self.hashed.insert(raw, slot);
-        }
+        self.index.insert(raw, slot);
     }
 
     fn index_remove(&mut self, raw: u64) -> Option<u32> {
         self.last.set(None);
-        if K::SEQUENTIAL {
-            self.ring.remove(raw)
-        } else {
-            self.hashed.remove(raw)
-        }
+        self.index.remove(raw)
     }
 
     pub(crate) fn get(&self, id: &K) -> Option<&V> {
@@ -307,9 +189,7 @@ impl<K: Id, V> IdMap<K, V> {
     /// Notes that `id` is in `slot` (the caller read it there), so the next look-ups of `id`
     /// skip the index.
     pub(crate) fn remember(&self, id: K, slot: u32) {
-        if !K::SEQUENTIAL {
-            self.last.set(Some((id.raw(), slot)));
-        }
+        self.last.set(Some((id.raw(), slot)));
     }
 
     /// The value in `slot`, if the slot is in use.
