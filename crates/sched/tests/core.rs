@@ -5,12 +5,16 @@ use weft_sched::{ContainerAsk, Decision, Event, Scheduler, SchedulerConfig};
 use weft_types::{AppId, NodeId, Resource, ResourceTypes, Time};
 
 fn scheduler(xml: &str) -> Scheduler {
+    scheduler_with(xml, Default::default())
+}
+
+fn scheduler_with(xml: &str, properties: weft_config::SchedulerProperties) -> Scheduler {
     let (allocations, _) =
         parse_allocations(xml, &ResourceTypes::default()).expect("valid allocations");
     Scheduler::new(
         SchedulerConfig {
             allocations,
-            properties: Default::default(),
+            properties,
         },
         Default::default(),
     )
@@ -286,20 +290,11 @@ fn app_shares_follow_weight_and_membership_changes_across_updates() {
         s
     }
     fn size_based() -> Scheduler {
-        let xml = "<allocations><queue name=\"a\"/></allocations>";
-        let (allocations, _) =
-            parse_allocations(xml, &ResourceTypes::default()).expect("valid allocations");
         let properties = weft_config::SchedulerProperties {
             size_based_weight: true,
             ..Default::default()
         };
-        let mut s = Scheduler::new(
-            SchedulerConfig {
-                allocations,
-                properties,
-            },
-            Default::default(),
-        );
+        let mut s = scheduler_with("<allocations><queue name=\"a\"/></allocations>", properties);
         add_node(&mut s, 1, 8192, 8);
         s
     }
