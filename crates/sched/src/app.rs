@@ -1,11 +1,10 @@
 //! An application attempt as the scheduler sees it: its asks, usage and locality-delay state.
 
 use std::collections::{BTreeMap, BTreeSet};
-
-use crate::requests::Requests;
 use weft_types::{AppId, Locality, Resource};
 
 use crate::queues::QueueId;
+use crate::requests::Requests;
 
 /// Outstanding asks at one location level, with the "may be placed elsewhere" flag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -97,9 +97,7 @@ impl ShareMemo {
         }
         (&self.shares, !same)
     }
-}
 
-impl ShareMemo {
     /// Whether the last call computed shares for exactly these apps, in this order, with these
     /// inputs, judging the apps by id: an app's item holds its id as the tie-break and a start
     /// time fixed at submission; its weight is the caller's to vouch for.
