@@ -50,7 +50,7 @@ impl RunList {
 
 /// Which of a container's two lists.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Owner {
+pub(crate) enum Owner {
     App,
     Node,
 }
@@ -133,10 +133,10 @@ impl Scheduler {
         out
     }
 
-    /// The ids on an app's list, ascending.
-    pub(crate) fn app_container_ids(&self, list: RunList) -> Vec<ContainerId> {
+    /// The ids on an app's or a node's list, ascending.
+    pub(crate) fn container_ids(&self, list: RunList, owner: Owner) -> Vec<ContainerId> {
         let mut ids: Vec<ContainerId> = self
-            .list_containers(list, Owner::App)
+            .list_containers(list, owner)
             .iter()
             .map(|c| c.id)
             .collect();
@@ -144,41 +144,33 @@ impl Scheduler {
         ids
     }
 
-    /// The ids on a node's list, ascending.
-    pub(crate) fn node_container_ids(&self, list: RunList) -> Vec<ContainerId> {
-        let mut ids: Vec<ContainerId> = self
-            .list_containers(list, Owner::Node)
+    /// What the list of the app (or node) in `slot` holds, walked once: the sum of its sizes,
+    /// how many containers it has, and how many of them name another app (or node) as theirs.
+    pub(crate) fn list_summary(&self, list: RunList, owner: Owner, slot: u32) -> ListSummary {
+        let containers = self.list_containers(list, owner);
+        let misowned = containers
             .iter()
-            .map(|c| c.id)
-            .collect();
-        ids.sort_unstable();
-        ids
-    }
-
-    /// How many containers on the list of the app (or node, `of_node`) in `slot` name another
-    /// app (or node) as theirs.
-    pub(crate) fn misowned(&self, list: RunList, of_node: bool, slot: u32) -> usize {
-        let owner = if of_node { Owner::Node } else { Owner::App };
-        self.list_containers(list, owner)
-            .iter()
-            .filter(|c| (if of_node { c.node_slot } else { c.app_slot }) != slot)
-            .count()
-    }
-
-    /// The sum of the sizes on an app's list, and how many containers were walked.
-    pub(crate) fn app_containers_sum(&self, list: RunList) -> (Resource, usize) {
-        sum(&self.list_containers(list, Owner::App))
-    }
-
-    /// The sum of the sizes on a node's list, and how many containers were walked.
-    pub(crate) fn node_containers_sum(&self, list: RunList) -> (Resource, usize) {
-        sum(&self.list_containers(list, Owner::Node))
+            .filter(|c| {
+                let theirs = match owner {
+                    Owner::App => c.app_slot,
+                    Owner::Node => c.node_slot,
+                };
+                theirs != slot
+            })
+            .count();
+        ListSummary {
+            total: containers
+                .iter()
+                .fold(Resource::ZERO, |acc, c| acc.saturating_add(c.size)),
+            walked: containers.len(),
+            misowned,
+        }
     }
 }
 
-fn sum(cs: &[&Container]) -> (Resource, usize) {
-    let total = cs
-        .iter()
-        .fold(Resource::ZERO, |acc, c| acc.saturating_add(c.size));
-    (total, cs.len())
+/// See [`Scheduler::list_summary`].
+pub(crate) struct ListSummary {
+    pub(crate) total: Resource,
+    pub(crate) walked: usize,
+    pub(crate) misowned: usize,
 }

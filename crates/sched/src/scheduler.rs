@@ -15,6 +15,7 @@ use crate::node::{Container, Node};
 use crate::placement::{self, QueueLookup};
 use crate::queues::{QueueId, QueueTree, ROOT};
 use crate::runnable::UserState;
+use crate::running::Owner;
 use crate::table::{IdMap, Table};
 
 /// How the heartbeat walk finds its order.
@@ -245,7 +246,7 @@ impl Scheduler {
         let Some(node) = self.nodes.get(&id) else {
             return Err(SchedError::UnknownNode(id));
         };
-        let containers = self.node_container_ids(node.running);
+        let containers = self.container_ids(node.running, Owner::Node);
         for c in containers {
             self.complete_container(c, ContainerExit::Lost);
         }
@@ -440,7 +441,7 @@ impl Scheduler {
         let Some(app) = self.apps.get(&id) else {
             return;
         };
-        let containers = self.app_container_ids(app.running);
+        let containers = self.container_ids(app.running, Owner::App);
         let reserved: Vec<NodeId> = app.reservations.iter().copied().collect();
         for c in containers {
             self.complete_container(c, exit);

@@ -352,7 +352,7 @@ mod tests {
             let mut ours: Table<AppId, u32> = Table::new();
             let mut model = BTreeMap::new();
             for (insert, id, v) in ops {
-                // Spread some ids far apart so probe chains wrap around the index.
+                // Spread some ids far apart so they share ring buckets and go to the overflow map.
                 let id = AppId(if id % 2 == 0 { id } else { id << 40 });
                 if insert {
                     prop_assert_eq!(ours.insert(id, v), model.insert(id, v));

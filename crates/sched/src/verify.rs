@@ -7,6 +7,7 @@ use weft_types::Resource;
 use crate::ordset::OrderedSet;
 use crate::policy::sort_key;
 use crate::queues::QueueId;
+use crate::running::{Owner, RunList};
 use crate::scheduler::{Scheduler, WalkMode};
 
 impl Scheduler {
@@ -39,29 +40,16 @@ impl Scheduler {
         }
         let mut used = Resource::ZERO;
         for n in self.nodes.values() {
-            let (sum, walked) = self.node_containers_sum(n.running);
             let slot = self.nodes.slot_of(&n.id).unwrap_or(u32::MAX);
-            let strays = self.misowned(n.running, true, slot);
-            if strays > 0 {
-                drift.push(format!(
-                    "node {}: {strays} containers on its list hold another node's slot",
-                    n.host
-                ));
-            }
-            if walked != n.running.len() {
-                drift.push(format!(
-                    "node {} lists {} running containers, counts {}",
-                    n.host,
-                    walked,
-                    n.running.len()
-                ));
-            }
-            if sum != n.allocated {
-                drift.push(format!(
-                    "node {} allocated {:?}, containers sum {:?}",
-                    n.host, n.allocated, sum
-                ));
-            }
+            let what = format!("node {}", n.host);
+            let sum = self.verify_run_list(
+                &what,
+                n.running,
+                Owner::Node,
+                slot,
+                ("allocated", n.allocated),
+                &mut drift,
+            );
             if !n.allocated.fits_in(&n.capability) {
                 drift.push(format!(
                     "node {} over capacity: {:?} > {:?}",
@@ -77,23 +65,16 @@ impl Scheduler {
             ));
         }
         for a in self.apps.values() {
-            let (sum, walked) = self.app_containers_sum(a.running);
             let slot = self.apps.slot_of(&a.id).unwrap_or(u32::MAX);
-            let strays = self.misowned(a.running, false, slot);
-            if strays > 0 {
-                drift.push(format!(
-                    "app {}: {strays} containers on its list hold another app's slot",
-                    a.id
-                ));
-            }
-            if walked != a.running.len() {
-                drift.push(format!(
-                    "app {} lists {} running containers, counts {}",
-                    a.id,
-                    walked,
-                    a.running.len()
-                ));
-            }
+            let what = format!("app {}", a.id);
+            self.verify_run_list(
+                &what,
+                a.running,
+                Owner::App,
+                slot,
+                ("usage", a.usage),
+                &mut drift,
+            );
             if a.asks_outstanding != a.any_outstanding() {
                 drift.push(format!(
                     "app {} has outstanding asks: {}, recomputed {}",
@@ -110,18 +91,45 @@ impl Scheduler {
                     a.outstanding()
                 ));
             }
-            if sum != a.usage {
-                drift.push(format!(
-                    "app {} usage {:?}, containers sum {:?}",
-                    a.id, a.usage, sum
-                ));
-            }
         }
         self.verify_leaf_lists(&mut drift);
         if self.walk == WalkMode::Fast && !self.order_dirty {
             self.verify_order(&mut drift);
         }
         drift
+    }
+
+    /// One app's or node's list of running containers against what it records: every
+    /// container names it (its table `slot`), the walk finds as many as it counts, and their
+    /// sizes add up to `recorded` (its usage or allocation, named by the label). Returns the sum.
+    fn verify_run_list(
+        &self,
+        what: &str,
+        list: RunList,
+        owner: Owner,
+        slot: u32,
+        (label, recorded): (&str, Resource),
+        drift: &mut Vec<String>,
+    ) -> Resource {
+        let found = self.list_summary(list, owner, slot);
+        let (sum, walked, strays) = (found.total, found.walked, found.misowned);
+        if strays > 0 {
+            drift.push(format!(
+                "{what}: {strays} containers on its list hold another owner's slot"
+            ));
+        }
+        if walked != list.len() {
+            drift.push(format!(
+                "{what} lists {walked} running containers, counts {}",
+                list.len()
+            ));
+        }
+        if sum != recorded {
+            drift.push(format!(
+                "{what} {label} {recorded:?}, containers sum {sum:?}"
+            ));
+        }
+        sum
     }
 
     /// Every app is on exactly one list of exactly one leaf, the one it names (the update's
