@@ -7,7 +7,7 @@ mod harness;
 
 use std::time::Duration;
 
-use harness::{wait_for, Cluster, Options};
+use harness::{wait_for, Cluster, Options, Proc};
 use serde_json::{json, Value};
 
 /// Every queue name in a `/ws/v1/cluster/scheduler` queue object and below (iteratively).
@@ -80,4 +80,69 @@ fn a_too_deep_allocation_file_is_refused_on_reload_and_the_old_queues_keep_servi
     let (status, after) = c.get("/ws/v1/cluster/scheduler");
     assert_eq!(status, 200);
     assert_eq!(queue_names(&after), old_queues);
+}
+
+#[test]
+fn a_node_offering_more_than_the_maximum_is_refused_and_scheduling_goes_on() {
+    let mut c = Cluster::rm_only(&Options::default());
+    let log = c.path("nm-huge.log");
+    let p = |name: &str| c.path(name).display().to_string();
+    let args: Vec<String> = [
+        "nm",
+        "--rm-tracker",
+        &c.tracker,
+        "--address",
+        "127.0.0.1:0",
+        "--web-address",
+        "127.0.0.1:0",
+        "--hostname",
+        "hugehost",
+        "--data-dir",
+        &p("nm-huge"),
+        "--memory-mb",
+        &i64::MAX.to_string(),
+        "--vcores",
+        "8",
+        "--no-cgroups",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let huge = Proc::spawn("huge NM", &args, &log);
+    let refusal = wait_for(Duration::from_secs(30), "the RM's refusal", || {
+        let out = huge.output();
+        out.contains("a node may offer").then_some(out)
+    });
+    assert!(
+        refusal.contains("9223372036854775807 MB of memory"),
+        "the refusal names the value: {refusal}"
+    );
+
+    c.add_nm(4096, true);
+    c.wait_nodes_running(1);
+    let (status, nodes) = c.get("/ws/v1/cluster/nodes");
+    assert_eq!(status, 200);
+    assert_eq!(
+        nodes["nodes"]["node"].as_array().map(Vec::len),
+        Some(1),
+        "only the valid node is known: {nodes}"
+    );
+    let (_, metrics) = c.get("/ws/v1/cluster/metrics");
+    assert_eq!(
+        metrics["clusterMetrics"]["totalMB"], 4096,
+        "the total is exactly the valid node: {metrics}"
+    );
+    let mut dshell = c.dshell(
+        "after-huge",
+        &[
+            "-num_containers",
+            "2",
+            "-container_memory",
+            "128",
+            "-shell_command",
+            "true",
+        ],
+    );
+    let status = dshell.wait(Duration::from_secs(60));
+    assert!(status.success(), "{}", dshell.output());
 }

@@ -11,6 +11,7 @@ mod am;
 mod apps;
 mod core;
 mod error;
+mod limits;
 mod liveness;
 mod model;
 mod nodes;
@@ -22,6 +23,7 @@ mod tests;
 
 pub use crate::core::{RmConfig, RmCore};
 pub use error::RmError;
+pub use limits::{MAX_NODE_CUSTOM_RESOURCE, MAX_NODE_MEMORY_MB, MAX_NODE_VCORES};
 pub use model::*;
 pub use weft_store::{
     AppState, AttemptState, FinalStatus, LaunchContext, LocalResource, LocalResourceKind, Write,

@@ -219,6 +219,14 @@ pub enum SchedError {
     /// The event names a node the scheduler does not know.
     #[error("unknown node {0}")]
     UnknownNode(NodeId),
+    /// A node was refused (its capability would overflow the cluster's total).
+    #[error("node {node} refused: {reason}")]
+    InvalidNode {
+        /// The node.
+        node: NodeId,
+        /// Why.
+        reason: String,
+    },
     /// The event names a container the scheduler does not know.
     #[error("unknown container {0}")]
     UnknownContainer(ContainerId),

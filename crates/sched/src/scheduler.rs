@@ -234,10 +234,17 @@ impl Scheduler {
         if self.hosts.contains_key(&host) {
             return Err(SchedError::Duplicate(format!("host {host}")));
         }
+        // The total stays exact (no saturation that a removal would turn into drift).
+        let Some(cluster) = self.cluster.checked_add(capability) else {
+            return Err(SchedError::InvalidNode {
+                node: id,
+                reason: format!("its capability {capability:?} would overflow the cluster total"),
+            });
+        };
         self.hosts.insert(host.clone(), id);
         *self.rack_sizes.entry(rack.clone()).or_insert(0) += 1;
         self.nodes.insert(id, Node::new(id, host, rack, capability));
-        self.cluster = self.cluster.saturating_add(capability);
+        self.cluster = cluster;
         self.cluster_changed();
         Ok(())
     }
@@ -261,7 +268,11 @@ impl Scheduler {
                 self.rack_sizes.remove(&node.rack);
             }
         }
-        self.cluster = self.cluster.saturating_sub(node.capability);
+        // Exact: the total is a checked sum that includes this node.
+        self.cluster = self
+            .cluster
+            .checked_sub(node.capability)
+            .unwrap_or(Resource::ZERO);
         self.cluster_changed();
         Ok(())
     }

@@ -39,6 +39,16 @@ impl Scheduler {
             }
         }
         let mut used = Resource::ZERO;
+        let capacity = self
+            .nodes
+            .values()
+            .try_fold(Resource::ZERO, |sum, n| sum.checked_add(n.capability));
+        if capacity != Some(self.cluster) {
+            drift.push(format!(
+                "cluster capacity {:?}, recomputed from the nodes {capacity:?}",
+                self.cluster
+            ));
+        }
         for n in self.nodes.values() {
             let slot = self.nodes.slot_of(&n.id).unwrap_or(u32::MAX);
             let what = format!("node {}", n.host);
