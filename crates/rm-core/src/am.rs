@@ -170,6 +170,7 @@ impl RmCore {
                 hosts: ask.hosts,
                 racks: ask.racks,
                 relax_locality: ask.relax_locality,
+                tag: weft_sched::AskTag::NONE,
             };
             self.sched.handle(now, Event::Ask { app: seq, ask })?;
         }

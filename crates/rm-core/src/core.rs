@@ -323,7 +323,7 @@ impl RmCore {
                 Decision::Accepted { app, queue } => {
                     self.placements.insert(app, Ok(queue));
                 }
-                Decision::Rejected { app, reason } => {
+                Decision::Rejected { app, reason, .. } => {
                     self.placements.insert(app, Err(reason));
                 }
                 Decision::Allocated {
@@ -521,6 +521,7 @@ impl RmCore {
                 hosts: Vec::new(),
                 racks: Vec::new(),
                 relax_locality: true,
+                tag: weft_sched::AskTag::NONE,
             };
             self.exit_override.insert(
                 sched_id,

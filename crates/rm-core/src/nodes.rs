@@ -146,6 +146,7 @@ impl RmCore {
                     hosts: vec![host.clone()],
                     racks: Vec::new(),
                     relax_locality: false,
+                    tag: weft_sched::AskTag::NONE,
                 };
                 let _ = self.sched.handle(now, Event::Ask { app: key.0, ask });
             }

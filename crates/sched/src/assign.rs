@@ -509,7 +509,7 @@ impl Scheduler {
                 req.allowed = Some(locality);
             }
         }
-        req.take_one(&n.host, &n.rack, locality);
+        let tag = req.take_one(&n.host, &n.rack, locality);
         // Only a request that ran out changes which ask sizes the app has outstanding.
         let emptied = req.any.count == 0;
         let id = ContainerId(self.next_container);
@@ -546,6 +546,7 @@ impl Scheduler {
             locality,
             am,
             priority: key.0,
+            tag,
         });
     }
 

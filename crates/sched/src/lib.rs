@@ -9,6 +9,7 @@
 
 mod api;
 mod app;
+mod ask_tags;
 mod assign;
 mod moves;
 mod node;

@@ -316,9 +316,12 @@ impl Scheduler {
                 self.refresh_app(id);
                 Ok(())
             }
-            Err(reason) => {
-                self.decisions
-                    .push_back(Decision::Rejected { app: id, reason });
+            Err((code, reason)) => {
+                self.decisions.push_back(Decision::Rejected {
+                    app: id,
+                    reason,
+                    code,
+                });
                 Ok(())
             }
         }
@@ -331,7 +334,7 @@ impl Scheduler {
         user: &str,
         requested: Option<&str>,
         am: Option<Resource>,
-    ) -> Result<(QueueId, Option<Resource>), String> {
+    ) -> Result<(QueueId, Option<Resource>), (RejectCode, String)> {
         let groups = self.groups.get(user).cloned().unwrap_or_default();
         let props = &self.config.properties;
         let default_rules;
@@ -346,29 +349,31 @@ impl Scheduler {
             }
         };
         let name = placement::place(rules, requested, user, &groups, &TreeLookup(&self.queues))
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| (e.code(), e.to_string()))?;
         let name = self.queues.plan_default(name);
         let config = Arc::clone(&self.config);
         let queue = self
             .queues
             .get_or_create_leaf(&name, &config.allocations, self.cluster)
             .map_err(|e| {
-                format!("application {id} submitted by user {user} could not be placed: {e}")
+                let reason =
+                    format!("application {id} submitted by user {user} could not be placed: {e}");
+                (e.code(), reason)
             })?;
         // The queue may be new, whatever happens next.
         self.steady_dirty = true;
         if !self.queues.allows(queue, user, &groups, |q| &q.acl_submit)
             && !self.queues.allows(queue, user, &groups, |q| &q.acl_admin)
         {
-            return Err(format!(
+            return Err((RejectCode::AclDenied, format!(
                 "user {user} cannot submit applications to queue {name}: not allowed by aclSubmitApps or aclAdministerApps of the queue or its parents"
-            ));
+            )));
         }
         let am = match am {
-            Some(r) => Some(
-                self.normalize(queue, r)
-                    .map_err(|e| format!("application {id} rejected: AM container {e}"))?,
-            ),
+            Some(r) => Some(self.normalize(queue, r).map_err(|e| {
+                let reason = format!("application {id} rejected: AM container {e}");
+                (RejectCode::InvalidAmResource, reason)
+            })?),
             None => None,
         };
         Ok((queue, am))
@@ -528,7 +533,9 @@ impl Scheduler {
         let req = app
             .requests
             .get_or_insert_with(key, || crate::app::Request::new(size));
-        req.any.count = req.any.count.saturating_add(ask.count);
+        let before = req.any.count;
+        req.any.count = before.saturating_add(ask.count);
+        req.tags.add(before, req.any.count - before, ask.tag);
         req.any.relax_locality = ask.relax_locality;
         for (rack, relax) in racks {
             let e = req.racks.entry(rack).or_insert(crate::app::LocationAsk {
@@ -568,6 +575,7 @@ impl Scheduler {
             }
             let take = left.min(req.any.count);
             req.any.count -= take;
+            req.tags.cancel_newest(take);
             left -= take;
             let cap = req.any.count;
             for a in req.racks.values_mut().chain(req.hosts.values_mut()) {

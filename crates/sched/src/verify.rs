@@ -101,6 +101,16 @@ impl Scheduler {
                     a.outstanding()
                 ));
             }
+            for (key, r) in a.requests.iter() {
+                if let Some(counted) = r.tags.counted() {
+                    if counted != u64::from(r.any.count) {
+                        drift.push(format!(
+                            "app {} request {key:?}: ask tags count {counted} containers, the request {}",
+                            a.id, r.any.count
+                        ));
+                    }
+                }
+            }
         }
         self.verify_leaf_lists(&mut drift);
         if self.walk == WalkMode::Fast && !self.order_dirty {

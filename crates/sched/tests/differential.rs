@@ -139,6 +139,7 @@ fn to_event(op: &Op, submitted: u64, running: &[ContainerId]) -> Option<Event> {
                 hosts: host.map(|h| vec![format!("h{h}")]).unwrap_or_default(),
                 racks: vec![],
                 relax_locality: true,
+                tag: weft_sched::AskTag::NONE,
             },
         },
         Op::Heartbeat(n) => Event::NodeHeartbeat { node: NodeId(*n) },

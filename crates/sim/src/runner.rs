@@ -278,11 +278,12 @@ impl Runner<'_> {
                     .field("queue", queue)
                     .finish()
             }
-            Decision::Rejected { app, reason } => {
+            Decision::Rejected { app, reason, code } => {
                 self.set_state(app, AppState::Rejected);
                 Obj::line("rejected", at)
                     .field("app", self.names().app(app))
                     .field("reason", reason)
+                    .field("code", code.as_str())
                     .finish()
             }
             Decision::Allocated {
@@ -293,6 +294,7 @@ impl Runner<'_> {
                 locality,
                 am,
                 priority,
+                tag: _,
             } => {
                 let resources = resource_json(self.sched.resource_types(), &resources);
                 self.allocations += 1;

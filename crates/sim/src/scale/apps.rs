@@ -86,6 +86,7 @@ impl AppRun {
                     hosts: g.host.iter().cloned().collect(),
                     racks: g.rack.iter().cloned().collect(),
                     relax_locality: true,
+                    tag: weft_sched::AskTag::NONE,
                 });
             }
             return AppStep::Ask(asks);
