@@ -119,6 +119,58 @@ impl Scheduler {
         drift
     }
 
+    /// Repairs drift: recomputes every figure the scheduler maintains from what it holds (its
+    /// running containers, its apps' requests and the queues' app lists): the usage of apps,
+    /// nodes, queues and the cluster, the runnable counts, the cached outstanding asks, the
+    /// max-share path flags, and the fast path's order (rebuilt before the next heartbeat, as
+    /// after a reload). What it cannot recompute (an app listed by the wrong leaf, a node over
+    /// its capacity, ask tags that disagree with their request) `verify` keeps reporting.
+    pub fn rebuild_derived(&mut self) {
+        let app_slots: Vec<u32> = self
+            .apps
+            .values()
+            .filter_map(|a| self.apps.slot_of(&a.id))
+            .collect();
+        for slot in app_slots {
+            let Some(list) = self.apps.at(slot).map(|a| a.running) else {
+                continue;
+            };
+            let usage = self.list_summary(list, Owner::App, slot).total;
+            if let Some(a) = self.apps.at_mut(slot) {
+                a.usage = usage;
+                a.refresh_outstanding();
+                a.threshold_ask = None;
+            }
+        }
+        let mut used = Resource::ZERO;
+        let node_ids: Vec<_> = self.nodes.values().map(|n| n.id).collect();
+        for id in node_ids {
+            let Some(slot) = self.nodes.slot_of(&id) else {
+                continue;
+            };
+            let Some(list) = self.nodes.at(slot).map(|n| n.running) else {
+                continue;
+            };
+            let allocated = self.list_summary(list, Owner::Node, slot).total;
+            if let Some(n) = self.nodes.at_mut(slot) {
+                n.allocated = allocated;
+            }
+            used = used.saturating_add(allocated);
+        }
+        self.cluster_used = used;
+        self.refresh_root_available();
+        let queue_ids: Vec<QueueId> = self.queues.ids().collect();
+        for id in queue_ids {
+            let usage = self.recursive_usage(id);
+            let runnable = self.recursive_runnable(id);
+            let q = self.queues.get_mut(id);
+            q.usage = usage;
+            q.runnable_count = runnable;
+        }
+        self.queues.refresh_path_bounds();
+        self.order_dirty = true;
+    }
+
     /// One app's or node's list of running containers against what it records: every
     /// container names it (its table `slot`), the walk finds as many as it counts, and their
     /// sizes add up to `recorded` (its usage or allocation, named by the label). Returns the sum.
@@ -309,5 +361,123 @@ impl Scheduler {
                 sizes.len()
             ));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use weft_types::{AppId, NodeId, Resource, Time};
+
+    use crate::api::{AskTag, ContainerAsk, Decision, Event, SchedulerConfig};
+    use crate::queues::ROOT;
+    use crate::scheduler::Scheduler;
+
+    fn busy_scheduler() -> Scheduler {
+        let mut s = Scheduler::new(SchedulerConfig::default(), Default::default());
+        let send = |s: &mut Scheduler, e: Event| s.handle(Time(0), e).expect("accepted");
+        for n in 1..=2 {
+            send(
+                &mut s,
+                Event::NodeAdded {
+                    node: NodeId(n),
+                    host: format!("n{n}"),
+                    rack: "/r".into(),
+                    capability: Resource::new(8192, 8),
+                },
+            );
+        }
+        for app in 1..=2 {
+            send(
+                &mut s,
+                Event::AppSubmitted {
+                    app: AppId(app),
+                    user: format!("u{app}"),
+                    queue: None,
+                    am_resource: None,
+                },
+            );
+            send(
+                &mut s,
+                Event::Ask {
+                    app: AppId(app),
+                    ask: ContainerAsk {
+                        priority: 1,
+                        resources: Resource::new(1024, 1),
+                        count: 6,
+                        hosts: vec![],
+                        racks: vec![],
+                        relax_locality: true,
+                        tag: AskTag::NONE,
+                    },
+                },
+            );
+        }
+        send(&mut s, Event::Update);
+        for n in [1, 2, 1] {
+            send(&mut s, Event::NodeHeartbeat { node: NodeId(n) });
+        }
+        while s.poll_decision().is_some() {}
+        s
+    }
+
+    fn allocations(s: &mut Scheduler, heartbeats: u32) -> Vec<(AppId, NodeId)> {
+        for i in 0..heartbeats {
+            let node = NodeId(1 + i % 2);
+            s.handle(Time(1), Event::NodeHeartbeat { node })
+                .expect("heartbeat");
+        }
+        std::iter::from_fn(|| s.poll_decision())
+            .filter_map(|d| match d {
+                Decision::Allocated { app, node, .. } => Some((app, node)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_rebuild_repairs_every_drifted_figure_and_decisions_go_on_as_without_drift() {
+        let mut healthy = busy_scheduler();
+        let mut drifted = busy_scheduler();
+        assert_eq!(drifted.verify(), Vec::<String>::new());
+        let odd = Resource::new(512, 3);
+        drifted.cluster_used = odd;
+        drifted.queues.get_mut(ROOT).usage = odd;
+        drifted.queues.get_mut(ROOT).runnable_count = 7;
+        if let Some(a) = drifted.apps.get_mut(&AppId(1)) {
+            a.usage = odd;
+            a.outstanding_asks = odd;
+        }
+        if let Some(n) = drifted.nodes.get_mut(&NodeId(2)) {
+            n.allocated = odd;
+        }
+        let found = drifted.verify();
+        for what in [
+            "cluster used",
+            "queue root usage",
+            "queue root runnable count",
+            "app app_0001 usage",
+            "app app_0001 outstanding asks",
+            "node n2 allocated",
+        ] {
+            assert!(
+                found.iter().any(|d| d.contains(what)),
+                "{what} not reported: {found:?}"
+            );
+        }
+        drifted.rebuild_derived();
+        assert_eq!(drifted.verify(), Vec::<String>::new());
+        assert_eq!(allocations(&mut drifted, 6), allocations(&mut healthy, 6));
+        assert_eq!(drifted.verify(), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_rebuild_of_a_consistent_scheduler_changes_no_decision() {
+        let mut a = busy_scheduler();
+        let mut b = busy_scheduler();
+        b.rebuild_derived();
+        assert_eq!(b.verify(), Vec::<String>::new());
+        let got = allocations(&mut b, 8);
+        assert!(!got.is_empty(), "the asks left are served");
+        assert_eq!(got, allocations(&mut a, 8));
     }
 }

@@ -38,6 +38,9 @@ pub struct Scenario {
     /// Memory, vcores, then custom types: those of `yarn.resource-types`, then any other type
     /// the file's resource amounts mention, in order of first mention.
     pub resource_types: ResourceTypes,
+    /// What the file says that the run ignores, each with its line, in file order
+    /// ([`initial_config`](crate::initial_config) passes them on with its own warnings).
+    pub warnings: Vec<Problem>,
 }
 
 impl Scenario {
