@@ -38,13 +38,15 @@ pub(crate) fn resource_record(r: Resource) -> ResourceRecord {
 
 impl RmCore {
     /// Reserves a new application id (REST `new-application`). Nothing exists until it is
-    /// submitted.
+    /// submitted, but the sequence is persisted with the id, so no id handed out is ever
+    /// handed out again after a restart (the cluster timestamp stays the same).
     pub fn new_application(&mut self, _now: Time) -> ApplicationId {
         let id = ApplicationId {
             cluster_ts: self.cluster_ts,
             seq: self.next_seq,
         };
         self.next_seq += 1;
+        self.persist_meta();
         id
     }
 

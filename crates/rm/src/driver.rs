@@ -215,6 +215,28 @@ pub(crate) struct Loop {
     counters: Counters,
     /// When the core's next scheduler update is due (mirrors its rule, to label ticks).
     next_update: Time,
+    /// Set (once) when the store refused a write: the loop has stopped, see [`StoreFailure`].
+    failure: watch::Sender<Option<String>>,
+}
+
+/// Tells whether the driver stopped because the state store failed, and why.
+///
+/// A refused write leaves the core ahead of the store, and rolling the core back is not
+/// possible, so the driver stops at once: nothing after the write is answered or carried out,
+/// every later call fails, and the RM stops (`run` exits with the message). Restarted, the RM
+/// recovers exactly what the store holds (Hadoop's RM also stops on a state-store failure
+/// unless HA is on: `yarn.resourcemanager.fail-fast`).
+#[derive(Clone)]
+pub(crate) struct StoreFailure(watch::Receiver<Option<String>>);
+
+impl StoreFailure {
+    /// Waits until the store failed and returns the message; never returns otherwise.
+    pub(crate) async fn wait(mut self) -> String {
+        match self.0.wait_for(Option::is_some).await {
+            Ok(message) => message.clone().unwrap_or_default(),
+            Err(_) => std::future::pending().await,
+        }
+    }
 }
 
 /// A driver around `core`; spawn [`Loop::run`] and hand out the [`Driver`].
@@ -223,8 +245,9 @@ pub(crate) fn new(
     store: Arc<dyn StateStore>,
     tick: Duration,
     types: ResourceTypes,
-) -> (Driver, Loop) {
+) -> (Driver, Loop, StoreFailure) {
     let (tx, rx) = mpsc::channel(4096);
+    let (failure, failed) = watch::channel(None);
     let driver = Driver {
         tx,
         stats: Arc::default(),
@@ -238,8 +261,9 @@ pub(crate) fn new(
         types,
         counters: Counters::default(),
         next_update: Time(0),
+        failure,
     };
-    (driver, state)
+    (driver, state, StoreFailure(failed))
 }
 
 impl Loop {
@@ -268,15 +292,18 @@ impl Loop {
                             Err(_) => break,
                         }
                     }
-                    if self.flush() {
-                        for reply in replies {
-                            reply();
-                        }
+                    if !self.flush() {
+                        break; // the replies are dropped: their callers get an error
+                    }
+                    for reply in replies {
+                        reply();
                     }
                 }
                 _ = ticker.tick() => {
                     self.run_tick();
-                    self.flush();
+                    if !self.flush() {
+                        break;
+                    }
                     *self.driver.stats.lock().unwrap_or_else(PoisonError::into_inner) =
                         self.counters.snapshot();
                 }
@@ -309,10 +336,10 @@ impl Loop {
     }
 
     /// Persists the pending writes (one transaction), then launches and stops. Returns false
-    /// when the store refused the writes.
+    /// when the store refused the writes: then nothing is carried out and the failure is
+    /// published for the RM to stop.
     fn flush(&mut self) -> bool {
         let (writes, rest) = split(&mut self.core);
-        let mut ok = true;
         if !writes.is_empty() {
             let store = Arc::clone(&self.store);
             let start = stopwatch();
@@ -320,12 +347,20 @@ impl Loop {
             self.counters.stats.store_writes += 1;
             self.counters.stats.store_write_seconds += start.elapsed().as_secs_f64();
             if let Err(e) = result {
-                tracing::error!(error = %e, writes = writes.len(), "state store write failed; the inputs are not acknowledged");
-                ok = false;
+                let message = format!(
+                    "the state store failed to record {} change(s): {e}; the ResourceManager stops so \
+                     that it never serves state the store does not hold (the callers got an error). \
+                     Start it again once the store works (e.g. the disk has space): it resumes from \
+                     what the store holds",
+                    writes.len()
+                );
+                tracing::error!("{message}");
+                self.failure.send_replace(Some(message));
+                return false;
             }
         }
         self.carry_out(rest);
-        ok
+        true
     }
 
     fn carry_out(&self, outputs: Vec<Output>) {
@@ -499,3 +534,7 @@ mod tests {
         assert_eq!(s.kinds[1].kind, "tick");
     }
 }
+
+#[cfg(test)]
+#[path = "driver_store_failure.rs"]
+mod store_failure;

@@ -91,10 +91,18 @@ pub fn run(args: RmArgs) -> anyhow::Result<()> {
         .context("cannot start the async runtime")?;
     runtime.block_on(async {
         let rm = start(args).await?;
-        shutdown_signal().await;
-        tracing::info!("shutting down");
-        rm.stop().await;
-        Ok(())
+        let failed = rm.store_failure.clone();
+        tokio::select! {
+            _ = shutdown_signal() => {
+                tracing::info!("shutting down");
+                rm.stop().await;
+                Ok(())
+            }
+            message = failed.wait() => {
+                rm.stop().await;
+                Err(anyhow::Error::msg(message))
+            }
+        }
     })
 }
 
@@ -130,6 +138,7 @@ pub struct RunningRm {
     pub web: SocketAddr,
     stop: watch::Sender<bool>,
     tasks: Vec<JoinHandle<()>>,
+    store_failure: driver::StoreFailure,
 }
 
 impl RunningRm {
@@ -192,7 +201,8 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
     let cluster_ts = core.cluster_timestamp();
     let apps = core.app_reports().len();
     let types = properties.resource_types.clone();
-    let (driver, mut driver_loop) = driver::new(core, Arc::clone(&store), TICK, types.clone());
+    let (driver, mut driver_loop, store_failure) =
+        driver::new(core, Arc::clone(&store), TICK, types.clone());
     driver_loop.flush_startup()?;
     tracing::info!(cluster_ts, apps, data_dir = %settings.data_dir.display(), "state recovered");
 
@@ -293,5 +303,6 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
         web,
         stop,
         tasks,
+        store_failure,
     })
 }

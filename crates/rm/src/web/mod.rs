@@ -299,7 +299,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn pages_and_probes_answer_and_readiness_follows_the_driver() {
         let core = RmCore::new(RmConfig::new(SchedulerConfig::default()), 1, Time(1));
-        let (driver, driver_loop) = crate::driver::new(
+        let (driver, driver_loop, _) = crate::driver::new(
             core,
             Arc::new(MemoryStore::default()),
             Duration::from_millis(50),
