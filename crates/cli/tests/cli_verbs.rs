@@ -257,6 +257,8 @@ fn reports_on_a_finished_app_its_attempts_nodes_queues_and_logs() {
     for name in ["default", "root.default"] {
         let q = weft(&c, &["queue", "-status", name]).ok("queue status");
         assert!(q.starts_with("Queue Information : \nQueue Name : default\n\tQueue Path : root.default\n\tState : RUNNING\n"), "{q}");
+        // The scheduler does not preempt, so no queue may claim it does.
+        assert!(q.contains("\tPreemption : disabled\n"), "{q}");
     }
     let q = weft(&c, &["queue", "-status", "prod", "--json"]).json("queue --json");
     assert_eq!(q["queueName"], "root.prod", "{q}");
@@ -338,25 +340,29 @@ fn reports_on_a_finished_app_its_attempts_nodes_queues_and_logs() {
     let unknown = id.rsplit_once('_').expect("id").0.to_string() + "_9999";
     let r = weft(&c, &["application", "-status", &unknown]);
     assert_eq!(r.code, Some(255), "{}", r.stdout);
-    assert!(
-        r.stderr
-            .contains(&format!("Application with id '{unknown}' doesn't exist")),
-        "{}",
-        r.stderr
-    );
-    assert!(
-        r.stderr.contains("not found"),
-        "the RM's message: {}",
-        r.stderr
+    // One sentence per problem, as YARN prints it (not YARN's and then the RM's).
+    assert_eq!(
+        r.stderr,
+        format!("Application with id '{unknown}' doesn't exist in RM or Timeline Server.\n")
     );
     let r = weft(&c, &["application", "-kill", &unknown]);
     assert_eq!(r.code, Some(255));
+    assert_eq!(
+        (r.stdout.as_str(), r.stderr.as_str()),
+        (
+            format!("Application with id '{unknown}' doesn't exist in RM.\n").as_str(),
+            ""
+        )
+    );
+    let r = weft(&c, &["application", "-kill", &unknown, "--json"]);
+    assert_eq!(r.code, Some(255));
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("kill --json");
+    assert_eq!(v["apps"][0]["result"], "not found", "{v}");
     assert!(
-        r.stdout.contains(&format!(
-            "Application with id '{unknown}' doesn't exist in RM."
-        )),
-        "{}",
-        r.stdout
+        v["apps"][0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains(&unknown)),
+        "the RM's answer names the full id: {v}"
     );
     let r = weft_env(&["application", "-list", "--rm", "127.0.0.1:1"], &[]);
     assert_ne!(r.code, Some(0));
@@ -385,12 +391,20 @@ fn moves_kills_and_watches_a_running_app() {
             "-container_memory",
             "128",
             "-queue",
-            "default",
+            "nosuch",
             "-shell_command",
             "exec sleep 300",
         ],
     );
     let id = c.submitted_app(&mut d);
+    // No queue nosuch: the placement rules put the app in root.default, and dshell says so.
+    assert!(
+        d.output().contains(&format!(
+            "Submitted application {id} to queue root.default (asked for nosuch; the placement rules chose root.default)\n"
+        )),
+        "{}",
+        d.output()
+    );
     c.wait_app_state(&id, &["RUNNING"], MINUTE);
 
     // The default -list shows running apps.
