@@ -234,6 +234,50 @@ fn reports_on_a_finished_app_its_attempts_nodes_queues_and_logs() {
         "{report}"
     );
 
+    // The finished app's ended containers: REST lists the AM and the worker with their
+    // start and finish times, exit status and log links; container -list shows them too.
+    let (code, cs) = c.get(&format!(
+        "/ws/v1/cluster/apps/{id}/appattempts/{attempt}/containers"
+    ));
+    assert_eq!(code, 200, "{cs}");
+    let list = cs["containers"]["container"]
+        .as_array()
+        .expect("containers");
+    assert_eq!(list.len(), 2, "the AM and one worker: {cs}");
+    for k in list {
+        assert_eq!(k["containerState"], "COMPLETE", "{k}");
+        assert_eq!(k["containerExitStatus"], 0, "{k}");
+        let started = k["startedTime"].as_u64().expect("startedTime");
+        let finished = k["finishedTime"].as_u64().expect("finishedTime");
+        assert!(started > 1_600_000_000_000, "a real start time: {k}");
+        assert!(finished >= started, "{k}");
+        assert_eq!(k["elapsedTime"].as_u64(), Some(finished - started), "{k}");
+        assert!(
+            k["logUrl"]
+                .as_str()
+                .is_some_and(|u| u.contains("/containerlogs/container_")),
+            "{k}"
+        );
+    }
+    let worker = list[1]["containerId"]
+        .as_str()
+        .expect("worker id")
+        .to_string();
+    let (code, one) = c.get(&format!(
+        "/ws/v1/cluster/apps/{id}/appattempts/{attempt}/containers/{worker}"
+    ));
+    assert_eq!(code, 200, "{one}");
+    assert_eq!(one["container"]["containerState"], "COMPLETE");
+    let containers = weft(&c, &["container", "-list", &attempt]).ok("container list");
+    assert!(
+        containers.starts_with("Total number of containers :2\n"),
+        "{containers}"
+    );
+    let r = row(&containers, &worker);
+    assert_eq!(r[3], "COMPLETE", "{r:?}");
+    assert_ne!(r[1], "N/A", "the start time is known: {r:?}");
+    assert_ne!(r[2], "N/A", "the finish time is known: {r:?}");
+
     // node -list (RUNNING by default, -all for every state) and -status.
     for args in [&["node", "-list"][..], &["node", "-list", "-all"]] {
         let nodes = weft(&c, args).ok("node list");

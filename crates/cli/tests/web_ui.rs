@@ -240,6 +240,18 @@ fn every_page_renders_refreshes_live_and_logs_nothing_to_the_console() {
             ],
         ),
         (
+            // A finished app still lists every container, each with its log links.
+            "app-finished",
+            format!("/cluster/app/{finished}"),
+            (1..=3)
+                .map(|n| {
+                    let cid = finished.replacen("application_", "container_", 1);
+                    format!("/ws/v1/node/containerlogs/{cid}_01_{n:06}/stdout")
+                })
+                .chain(["COMPLETE".to_string()])
+                .collect(),
+        ),
+        (
             "nodes",
             "/cluster/nodes".into(),
             vec![node.clone(), "RUNNING".into()],

@@ -113,6 +113,7 @@ impl RmCore {
             running: 0,
             nodes_used: BTreeSet::new(),
             ended_usage: Default::default(),
+            ended: Default::default(),
         };
         let attempt = self.make_attempt(now, &app);
         app.attempts.push(attempt);

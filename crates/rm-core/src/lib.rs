@@ -20,7 +20,7 @@ mod reports;
 #[cfg(test)]
 mod tests;
 
-pub use crate::core::{RmConfig, RmCore};
+pub use crate::core::{RmConfig, RmCore, ENDED_CONTAINERS_KEPT};
 pub use error::RmError;
 pub use model::*;
 pub use weft_store::{
