@@ -9,6 +9,8 @@
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context};
@@ -577,6 +579,12 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         }
     }
 
+    let stop_watching = Arc::new(AtomicBool::new(false));
+    let watcher = tokio::task::spawn_blocking({
+        let web = addresses.web.clone();
+        let stop = Arc::clone(&stop_watching);
+        move || crate::up_reloads::watch(web, stop)
+    });
     let end = loop {
         tokio::select! {
             sig = signals.recv() => break End::Signal(sig),
@@ -587,6 +595,8 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
             }
         }
     };
+    stop_watching.store(true, Ordering::Relaxed);
+    let _ = watcher.await;
     match end {
         End::Signal(sig) => {
             println!("{sig} received: stopping the cluster");

@@ -341,7 +341,11 @@ fn reports_on_a_finished_app_its_attempts_nodes_queues_and_logs() {
     let refused = weft(&c, &["rmadmin", "-refreshQueues"]);
     assert_eq!(refused.code, Some(255), "{}", refused.stderr);
     assert!(
-        refused.stderr.starts_with("refreshQueues: "),
+        refused.stderr.starts_with("refreshQueues: ")
+            && refused.stderr.contains("fair-scheduler.xml")
+            && refused
+                .stderr
+                .ends_with("; the ResourceManager keeps the previous queue configuration\n"),
         "{}",
         refused.stderr
     );

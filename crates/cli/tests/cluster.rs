@@ -426,6 +426,35 @@ fn weft_up_starts_a_cluster_prints_its_addresses_and_stops_on_sigterm() {
     let status = d.wait(MINUTE);
     assert!(status.success(), "{}", d.output());
 
+    // A broken edit of the allocation file is told in this terminal (not only in rm.log), and
+    // so is the fix.
+    let allocations = dir.path().join("data/fair-scheduler.xml");
+    let good = read(&allocations);
+    std::fs::write(&allocations, "<allocations><queue name=\"root\">").expect("break the file");
+    wait_for(MINUTE, "weft up to report the refused file", || {
+        up.output()
+            .contains("Allocation file refused: ")
+            .then_some(())
+    });
+    let out = up.output();
+    assert!(
+        out.contains("The ResourceManager keeps the previous queues"),
+        "{out}"
+    );
+    std::fs::write(
+        &allocations,
+        good.replace(
+            "<queue name=\"dev\">",
+            "<queue name=\"etl\"/>\n    <queue name=\"dev\">",
+        ),
+    )
+    .expect("fix the file");
+    wait_for(MINUTE, "weft up to report the fixed file", || {
+        up.output()
+            .contains("loaded: the new queues are in force.")
+            .then_some(())
+    });
+
     let pids = pids_of(&v);
     up.signal(Signal::SIGTERM);
     let status = up.wait(Duration::from_secs(30));
