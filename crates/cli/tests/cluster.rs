@@ -404,7 +404,19 @@ fn weft_up_starts_a_cluster_prints_its_addresses_and_stops_on_sigterm() {
         "{out}"
     );
     assert!(out.contains("NodeManager 1"), "{out}");
-    assert!(out.contains("weft dshell"), "{out}");
+    // A command the shell can run as printed (the binary's path: the test runs elsewhere),
+    // and how to put it on PATH.
+    assert!(
+        out.contains(&format!("  {} dshell -rm http://{web} ", harness::WEFT)),
+        "{out}"
+    );
+    assert!(out.contains("To type just `weft`: export PATH="), "{out}");
+    // Every daemon advertises the one host: node ids and NM web addresses (the UI's log
+    // links) use it, not the machine's host name.
+    for n in v["nodes"].as_array().expect("nodes") {
+        let id = n["node_id"].as_str().expect("node id");
+        assert!(id.starts_with("127.0.0.1:"), "{n}");
+    }
     assert!(dir.path().join("data/fair-scheduler.xml").is_file());
 
     // The cluster takes work.
