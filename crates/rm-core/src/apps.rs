@@ -115,6 +115,7 @@ impl RmCore {
             running: 0,
             nodes_used: BTreeSet::new(),
             ended_usage: Default::default(),
+            ended: Default::default(),
         };
         let attempt = self.make_attempt(now, &app);
         app.attempts.push(attempt);
@@ -204,7 +205,7 @@ impl RmCore {
         if let Err(e) = result {
             self.exit_override.clear();
             return Err(match e {
-                SchedError::KillRefused { .. } => RmError::Forbidden(e.to_string()),
+                SchedError::KillRefused { .. } => RmError::Forbidden(with_full_id(&e, id)),
                 e => RmError::Scheduler(e),
             });
         }
@@ -247,7 +248,7 @@ impl RmCore {
                 },
             )
             .map_err(|e| match e {
-                SchedError::MoveRefused { .. } => RmError::MoveRefused(e.to_string()),
+                SchedError::MoveRefused { .. } => RmError::MoveRefused(with_full_id(&e, id)),
                 e => RmError::Scheduler(e),
             })?;
         self.drain(now);
@@ -579,6 +580,23 @@ impl RmCore {
 }
 
 /// The store record of an application.
+/// A scheduler refusal about `id`, worded with YARN's full application id
+/// (`application_<ts>_0003`) instead of the scheduler's internal short one: users and REST
+/// clients only ever see the full id.
+fn with_full_id(e: &SchedError, id: ApplicationId) -> String {
+    match e {
+        SchedError::MoveRefused { queue, reason, .. } => {
+            format!("cannot move {id} to {queue}: {reason}")
+        }
+        SchedError::KillRefused { user, reason, .. } => {
+            format!("{user} may not kill {id}: {reason}")
+        }
+        other => other
+            .to_string()
+            .replace(&AppId(id.seq).to_string(), &id.to_string()),
+    }
+}
+
 pub(crate) fn app_record(app: &App) -> ApplicationRecord {
     ApplicationRecord {
         app_id: app.id.seq,

@@ -73,7 +73,15 @@ pub(crate) struct App {
     pub(crate) nodes_used: BTreeSet<String>,
     /// Aggregate allocation of its ended containers (MB x ms, vcores x ms).
     pub(crate) ended_usage: UsageMs,
+    /// Its latest ended containers, oldest first, at most [`ENDED_CONTAINERS_KEPT`]: the
+    /// attempt's container reports (REST, `container -list`, the UI's log links) outlive the
+    /// containers, as in YARN. Kept in memory only: an RM restart forgets them.
+    pub(crate) ended: VecDeque<ContainerReport>,
 }
+
+/// How many ended containers each application keeps for its reports; older ones are dropped
+/// first, so a long-running app's memory stays bounded.
+pub const ENDED_CONTAINERS_KEPT: usize = 1000;
 
 /// Resource x time, as YARN's aggregate resource allocation (kept in milliseconds, reported in
 /// seconds).
@@ -393,6 +401,7 @@ impl RmCore {
         let Some(c) = self.containers.remove(&id) else {
             return;
         };
+        let ended = self.ended_report(id, &c, now, status, &diagnostics);
         if let Some(s) = c.sched {
             // Reported by its node: the scheduler frees it; its `Completed` decision is then
             // ignored because the container is no longer mapped.
@@ -426,6 +435,10 @@ impl RmCore {
         self.latest = self.latest.max(now);
         let held_ms = now.as_millis().saturating_sub(c.since.as_millis());
         app.ended_usage = app.ended_usage.plus(c.resource, held_ms);
+        if app.ended.len() >= ENDED_CONTAINERS_KEPT {
+            app.ended.pop_front();
+        }
+        app.ended.push_back(ended);
         let app_final = app.state.is_final();
         let Some(attempt) = app.attempts.get_mut(id.attempt as usize - 1) else {
             return;
@@ -448,6 +461,54 @@ impl RmCore {
                 exit_status: status,
                 diagnostics,
             });
+        }
+    }
+
+    /// The report of container `id` as it ends now.
+    fn ended_report(
+        &self,
+        id: ContainerId,
+        c: &Container,
+        now: Time,
+        status: i32,
+        diagnostics: &str,
+    ) -> ContainerReport {
+        let mut report = self.container_report(id, c);
+        report.state = LiveContainerState::Complete;
+        report.finish_time = Some(now);
+        report.exit_status = Some(status);
+        report.diagnostics = diagnostics.to_string();
+        report
+    }
+
+    /// The report of a live container.
+    pub(crate) fn container_report(&self, id: ContainerId, c: &Container) -> ContainerReport {
+        let is_am = self
+            .apps
+            .get(&id.app)
+            .and_then(|app| app.attempts.get((id.attempt as usize).wrapping_sub(1)))
+            .is_some_and(|t| t.am_container == Some(id));
+        ContainerReport {
+            id,
+            attempt: id.attempt_id(),
+            node_id: c.node.clone(),
+            node_http_address: self
+                .nodes
+                .get(&c.node)
+                .map(|n| n.http_address.clone())
+                .filter(|a| !a.is_empty()),
+            resource: c.resource,
+            priority: c.priority,
+            state: match c.state {
+                ContainerState::Allocated => LiveContainerState::Allocated,
+                ContainerState::Acquired => LiveContainerState::Acquired,
+                ContainerState::Running => LiveContainerState::Running,
+            },
+            is_am,
+            start_time: c.since,
+            finish_time: None,
+            exit_status: None,
+            diagnostics: String::new(),
         }
     }
 

@@ -21,7 +21,7 @@ mod reports;
 #[cfg(test)]
 mod tests;
 
-pub use crate::core::{RmConfig, RmCore};
+pub use crate::core::{RmConfig, RmCore, ENDED_CONTAINERS_KEPT};
 pub use error::RmError;
 pub use limits::{MAX_NODE_CUSTOM_RESOURCE, MAX_NODE_MEMORY_MB, MAX_NODE_VCORES};
 pub use model::*;

@@ -408,6 +408,8 @@ pub enum LiveContainerState {
     Acquired,
     /// Reported running by its node.
     Running,
+    /// Ended (kept for the app's reports; see `ENDED_CONTAINERS_KEPT`).
+    Complete,
 }
 
 impl LiveContainerState {
@@ -416,11 +418,12 @@ impl LiveContainerState {
         match self {
             LiveContainerState::Allocated | LiveContainerState::Acquired => "NEW",
             LiveContainerState::Running => "RUNNING",
+            LiveContainerState::Complete => "COMPLETE",
         }
     }
 }
 
-/// A read-only view of a live container (REST `.../appattempts/{id}/containers`).
+/// A read-only view of a container, live or ended (REST `.../appattempts/{id}/containers`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ContainerReport {
     /// Id.
@@ -439,6 +442,14 @@ pub struct ContainerReport {
     pub state: LiveContainerState,
     /// Whether it runs the attempt's AM.
     pub is_am: bool,
+    /// When it was allocated (or, after an RM restart, recovered).
+    pub start_time: Time,
+    /// When it ended; `None` while it lives.
+    pub finish_time: Option<Time>,
+    /// YARN's exit status once it ended.
+    pub exit_status: Option<i32>,
+    /// What ended it, in words (empty while it lives or when it ended normally).
+    pub diagnostics: String,
 }
 
 /// Cluster-wide figures (REST `/ws/v1/cluster/metrics`, the UI overview, Prometheus).

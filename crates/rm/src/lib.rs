@@ -252,12 +252,16 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
             tracing::error!("resource tracker failed: {e}");
         }
     }));
+    let reload_log = reload::ReloadLog::new(reload::ReloadStatus::loaded_at_start(
+        settings.allocations.clone(),
+        now.as_millis(),
+    ));
     let (refresher, refresh_requests) = match settings.allocations {
         Some(_) => {
-            let (refresher, requests) = reload::refresh_channel();
+            let (refresher, requests) = reload::refresh_channel(reload_log.clone());
             (refresher, Some(requests))
         }
-        None => (reload::Refresher::default(), None),
+        None => (reload::Refresher::without_file(reload_log.clone()), None),
     };
     let rest_state = rest::Rest {
         driver: driver.clone(),
@@ -284,6 +288,7 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
             properties,
             driver.clone(),
             requests,
+            reload_log,
             stop_rx.clone(),
         )));
     }

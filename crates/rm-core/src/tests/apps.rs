@@ -201,6 +201,9 @@ fn kill_without_permission_is_refused() {
     drain(&mut c);
     let e = c.kill(Time(2), app, Some("mallory")).unwrap_err();
     assert!(matches!(e, RmError::Forbidden(_)), "{e}");
+    // Users know the app by YARN's full id, never by the scheduler's short one.
+    assert!(e.to_string().contains(&app.to_string()), "{e}");
+    assert!(!e.to_string().contains("app_0"), "{e}");
     assert_eq!(c.app_report(&app).unwrap().state, AppState::Accepted);
     assert!(drain(&mut c).is_empty());
     assert_eq!(
@@ -243,6 +246,8 @@ fn move_changes_the_queue_and_is_persisted() {
         matches!(e, RmError::MoveRefused(_) | RmError::Scheduler(_)),
         "{e}"
     );
+    assert!(e.to_string().contains(&id.to_string()), "{e}");
+    assert!(!e.to_string().contains("app_0"), "{e}");
     assert_eq!(c.app_report(&id).unwrap().queue, "root.b");
     assert!(drain(&mut c).is_empty());
     c.kill(Time(3), id, None).unwrap();

@@ -301,7 +301,7 @@ pub(crate) async fn attempt(
     Ok(Json(json!({"appAttempt": json::attempt_detail(a, url)})))
 }
 
-/// The live containers of an attempt, with the app's user (for log links).
+/// The containers of an attempt (live and recently ended), with the app's user (for log links).
 async fn attempt_containers(
     s: &Rest,
     text: &str,

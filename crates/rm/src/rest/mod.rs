@@ -92,6 +92,7 @@ pub(crate) fn router(state: Rest) -> Router {
         )
         .route(&r("/delegation-token/expiration"), post(delegation_token))
         .route(&r("/admin/refresh-queues"), put(refresh_queues))
+        .route(&r("/admin/allocation-file"), get(allocation_file))
         .route("/openapi.json", get(openapi))
         .fallback(|| async { RestError::not_found("no such resource") })
         .method_not_allowed_fallback(|| async { RestError::method_not_allowed() })
@@ -162,6 +163,20 @@ async fn refresh_queues(State(s): State<Rest>) -> Result<Json<Value>, RestError>
     }
 }
 
+/// `GET /admin/allocation-file`: what the allocation-file reloads did (Weft's own; `weft up`
+/// polls it to show refused reloads in its terminal).
+async fn allocation_file(State(s): State<Rest>) -> Json<Value> {
+    let st = s.refresher.status();
+    Json(json!({"allocationFile": {
+        "path": st.file.map(|p| p.display().to_string()),
+        "loaded": st.error.is_none(),
+        "error": st.error,
+        "lastAttemptTime": st.last_attempt_ms,
+        "lastSuccessTime": st.last_success_ms,
+        "errorCount": st.errors_total,
+    }}))
+}
+
 async fn openapi() -> Response {
     (
         StatusCode::OK,
@@ -176,7 +191,7 @@ mod tests {
     use super::*;
 
     /// Every route of [`router`], as OpenAPI paths: the document must describe each.
-    const ROUTES: [&str; 23] = [
+    const ROUTES: [&str; 24] = [
         "/ws/v1/cluster",
         "/ws/v1/cluster/info",
         "/ws/v1/cluster/metrics",
@@ -199,6 +214,7 @@ mod tests {
         "/ws/v1/cluster/delegation-token",
         "/ws/v1/cluster/delegation-token/expiration",
         "/ws/v1/cluster/admin/refresh-queues",
+        "/ws/v1/cluster/admin/allocation-file",
         "/openapi.json",
     ];
 
