@@ -169,6 +169,7 @@ impl RmCore {
             completed: Vec::new(),
             blacklist: BTreeSet::new(),
             nodes_seen: self.node_changes.len(),
+            nm_tokens_sent: BTreeSet::new(),
         }
     }
 
@@ -329,6 +330,8 @@ impl RmCore {
         }
         let record = attempt_record(app, app.attempts.len() - 1);
         self.persist(vec![Write::PutAttempt(record)]);
+        let container_token = self.container_token(now, id, &node, &user, resource);
+        let nm_token = self.nm_token(attempt_id, &node, &user).token;
         self.outputs.push_back(Output::LaunchAm(Box::new(AmLaunch {
             node_id: node,
             node_address,
@@ -337,6 +340,8 @@ impl RmCore {
             user,
             resource,
             launch,
+            container_token,
+            nm_token,
         })));
     }
 
@@ -562,15 +567,13 @@ impl RmCore {
     pub(crate) fn end_lingering_am(&mut self, container: ContainerId, stop: bool) {
         if let Some((node, _)) = self.lingering_am.remove(&container) {
             if let Some(n) = self.nodes.get_mut(&node) {
+                n.to_cleanup.insert(container.app);
                 if stop {
                     n.to_stop.insert(container);
-                    self.outputs.push_back(Output::StopContainer {
-                        node_address: n.address.clone(),
-                        node_id: node.clone(),
-                        container,
-                    });
+                    let address = n.address.clone();
+                    let output = self.stop_output(&node, address, container);
+                    self.outputs.push_back(output);
                 }
-                n.to_cleanup.insert(container.app);
             }
         }
     }

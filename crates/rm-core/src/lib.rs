@@ -16,6 +16,7 @@ mod model;
 mod nodes;
 mod recovery;
 mod reports;
+mod tokens;
 
 #[cfg(test)]
 mod tests;
@@ -26,3 +27,4 @@ pub use model::*;
 pub use weft_store::{
     AppState, AttemptState, FinalStatus, LaunchContext, LocalResource, LocalResourceKind, Write,
 };
+pub use weft_tokens::MasterKey;
