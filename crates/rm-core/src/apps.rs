@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::hash::{Hash, Hasher};
 
-use weft_sched::{Event, SchedError};
+use weft_sched::{Event, QueueAccess, SchedError};
 use weft_store::{
     AppState, ApplicationRecord, AttemptRecord, AttemptState, FinalStatus, ResourceRecord, Write,
 };
@@ -219,12 +219,16 @@ impl RmCore {
         Ok(AppState::Killed)
     }
 
-    /// Moves a live application to another leaf queue; returns the new queue's full name.
+    /// Moves a live application to another leaf queue as `caller` (`None` = the RM itself);
+    /// returns the new queue's full name. As Hadoop's `moveApplicationAcrossQueues`: the caller
+    /// must be allowed to modify the app (its owner, an administrator of its queue, or a
+    /// cluster administrator) and the owner must be allowed to submit to the target queue.
     pub fn move_app(
         &mut self,
         now: Time,
         id: ApplicationId,
         queue: &str,
+        caller: Option<&str>,
     ) -> Result<String, RmError> {
         let app = self
             .apps
@@ -235,6 +239,26 @@ impl RmCore {
                 app: id.to_string(),
                 state: format!("{:?}", app.state).to_uppercase(),
             });
+        }
+        let owner = app.sub.user.clone();
+        if let Some(user) = caller {
+            let may_modify = user == owner
+                || self.is_admin(user)
+                || self
+                    .sched
+                    .queue_access(&app.queue, user, QueueAccess::Administer)
+                    == Some(true);
+            if !may_modify {
+                return Err(RmError::Forbidden(format!(
+                    "user {user} cannot move application {id}: not its owner ({owner}), not allowed by aclAdministerApps of queue {} or its parents, and not in yarn.admin.acl",
+                    app.queue
+                )));
+            }
+        }
+        if self.sched.queue_access(queue, &owner, QueueAccess::Submit) == Some(false) {
+            return Err(RmError::Forbidden(format!(
+                "cannot move application {id} to queue {queue}: its owner {owner} may not submit applications there (aclSubmitApps or aclAdministerApps of the queue or its parents)"
+            )));
         }
         let seq = AppId(id.seq);
         self.sched

@@ -34,6 +34,9 @@ pub struct RmConfig {
     /// How often the container-token master key rolls over
     /// (`yarn.resourcemanager.container-tokens.master-key-rolling-interval-secs`, 86400 s).
     pub master_key_roll_interval: Duration,
+    /// Who administers the cluster (`yarn.admin.acl`, Hadoop's default `*`: everyone): may
+    /// kill and move any application and reload the queues.
+    pub admin_acl: weft_config::Acl,
 }
 
 impl RmConfig {
@@ -49,6 +52,7 @@ impl RmConfig {
             token_secret: 0,
             container_token_expiry: Duration::from_secs(600),
             master_key_roll_interval: Duration::from_secs(86_400),
+            admin_acl: weft_config::Acl::everyone(),
         }
     }
 }
@@ -271,6 +275,12 @@ impl RmCore {
     /// The next output, if any.
     pub fn poll_output(&mut self) -> Option<Output> {
         self.outputs.pop_front()
+    }
+
+    /// Whether `user` is a cluster administrator (`yarn.admin.acl`, with the user's groups).
+    pub fn is_admin(&self, user: &str) -> bool {
+        let groups = self.config.groups.get(user).cloned().unwrap_or_default();
+        self.config.admin_acl.allows(user, &groups)
     }
 
     /// The cluster timestamp embedded in ids.
