@@ -271,6 +271,44 @@ async fn logs_of_a_finished_container_are_served_safely() {
     .await
     .unwrap();
 
+    // A log larger than the 256 MiB the NM once read into memory at most is streamed whole
+    // (the chunk bound itself is checked in the NM's unit tests).
+    let big = dir.path().join("logs").join(WEB_APP).join(CID).join("big");
+    let len: u64 = (257 << 20) + 3;
+    {
+        use std::os::unix::fs::FileExt;
+        let f = std::fs::File::create(&big).unwrap();
+        f.set_len(len).unwrap();
+        f.write_at(b"end", len - 3).unwrap();
+    }
+    let base3 = base.clone();
+    let (status, total, tail) = tokio::task::spawn_blocking(move || {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(Duration::from_secs(120)))
+            .build()
+            .into();
+        let url = format!("http://{base3}/node/containerlogs/{CID}/alice/big");
+        let mut r = agent.get(&url).call().unwrap();
+        let status = r.status().as_u16();
+        let mut reader = r.body_mut().with_config().limit(u64::MAX).reader();
+        let (mut total, mut tail, mut buf) = (0u64, Vec::new(), vec![0u8; 1 << 16]);
+        loop {
+            let n = std::io::Read::read(&mut reader, &mut buf).unwrap();
+            if n == 0 {
+                break;
+            }
+            total += n as u64;
+            tail.extend_from_slice(&buf[..n]);
+            let keep = tail.len().saturating_sub(3);
+            tail.drain(..keep);
+        }
+        (status, total, tail)
+    })
+    .await
+    .unwrap();
+    assert_eq!((status, total, &tail[..]), (200, len, &b"end"[..]));
+
     nm.shutdown().await;
     let refused = std::net::TcpStream::connect(&base).is_err();
     assert!(refused, "the web service outlived the NM");
