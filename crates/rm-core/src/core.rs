@@ -25,8 +25,18 @@ pub struct RmConfig {
     pub max_attempts: u32,
     /// `host:port` of the AM service, given to AMs as `WEFT_RM_SCHEDULER_ADDRESS`.
     pub scheduler_address: String,
-    /// A secret from the driver's entropy; AM tokens are derived from it (the core has no RNG).
+    /// A secret from the driver's entropy; AM tokens and the container-token master keys are
+    /// derived from it (the core has no RNG).
     pub token_secret: u128,
+    /// How long a container token lets its container start
+    /// (`yarn.resourcemanager.rm.container-allocation.expiry-interval-ms`, 600 s).
+    pub container_token_expiry: Duration,
+    /// How often the container-token master key rolls over
+    /// (`yarn.resourcemanager.container-tokens.master-key-rolling-interval-secs`, 86400 s).
+    pub master_key_roll_interval: Duration,
+    /// Who administers the cluster (`yarn.admin.acl`, Hadoop's default `*`: everyone): may
+    /// kill and move any application and reload the queues.
+    pub admin_acl: weft_config::Acl,
 }
 
 impl RmConfig {
@@ -40,6 +50,9 @@ impl RmConfig {
             max_attempts: 2,
             scheduler_address: "0.0.0.0:8030".to_string(),
             token_secret: 0,
+            container_token_expiry: Duration::from_secs(600),
+            master_key_roll_interval: Duration::from_secs(86_400),
+            admin_acl: weft_config::Acl::everyone(),
         }
     }
 }
@@ -140,6 +153,8 @@ pub(crate) struct Attempt {
     pub(crate) blacklist: BTreeSet<String>,
     /// Position in the node-change log up to which this AM was told.
     pub(crate) nodes_seen: usize,
+    /// Nodes this attempt holds an NM token for (under the current master key).
+    pub(crate) nm_tokens_sent: BTreeSet<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -222,6 +237,8 @@ pub struct RmCore {
     /// The latest time an input brought (ticks, completions): reports count live containers'
     /// aggregate allocation up to here, since report methods take no time.
     pub(crate) latest: Time,
+    /// The container-token master key and its roll-over.
+    pub(crate) keys: crate::tokens::ContainerKeys,
 }
 
 impl RmCore {
@@ -235,7 +252,9 @@ impl RmCore {
 
     pub(crate) fn empty(config: RmConfig, cluster_ts: u64, epoch: u64, now: Time) -> RmCore {
         let sched = Scheduler::new(config.scheduler.clone(), config.groups.clone());
+        let keys = crate::tokens::ContainerKeys::new(config.token_secret, now);
         RmCore {
+            keys,
             config,
             sched,
             cluster_ts,
@@ -264,6 +283,12 @@ impl RmCore {
     /// The next output, if any.
     pub fn poll_output(&mut self) -> Option<Output> {
         self.outputs.pop_front()
+    }
+
+    /// Whether `user` is a cluster administrator (`yarn.admin.acl`, with the user's groups).
+    pub fn is_admin(&self, user: &str) -> bool {
+        let groups = self.config.groups.get(user).cloned().unwrap_or_default();
+        self.config.admin_acl.allows(user, &groups)
     }
 
     /// The cluster timestamp embedded in ids.
@@ -420,11 +445,9 @@ impl RmCore {
             node.containers.remove(&id);
             if stop && matches!(node.state, NodeState::Running | NodeState::Unhealthy) {
                 node.to_stop.insert(id);
-                self.outputs.push_back(Output::StopContainer {
-                    node_address: node.address.clone(),
-                    node_id: c.node.clone(),
-                    container: id,
-                });
+                let address = node.address.clone();
+                let output = self.stop_output(&c.node, address, id);
+                self.outputs.push_back(output);
             }
         }
         let Some(app) = self.apps.get_mut(&id.app) else {
@@ -598,12 +621,14 @@ impl RmCore {
             self.am_allocated(now, id, node_id, resource);
         } else {
             let node_address = self.address_of(&node_id);
+            let token = self.container_token(now, id, &node_id, &self.owner_of(&id), resource);
             let container = AllocatedContainer {
                 id,
                 node_address,
                 node_id,
                 resource,
                 priority,
+                token,
             };
             if let Some(attempt) = self.apps.get_mut(&app_key).and_then(App::current_mut) {
                 attempt.new_containers.push(container);

@@ -17,6 +17,7 @@ mod model;
 mod nodes;
 mod recovery;
 mod reports;
+mod tokens;
 
 #[cfg(test)]
 mod tests;
@@ -28,3 +29,4 @@ pub use model::*;
 pub use weft_store::{
     AppState, AttemptState, FinalStatus, LaunchContext, LocalResource, LocalResourceKind, Write,
 };
+pub use weft_tokens::MasterKey;

@@ -403,10 +403,13 @@ impl RmCore {
         let Some(node) = self.nodes.get_mut(node_id) else {
             return Ok(resync);
         };
+        let containers_to_stop = std::mem::take(&mut node.to_stop).into_iter().collect();
+        let apps_to_cleanup = std::mem::take(&mut node.to_cleanup).into_iter().collect();
         Ok(HeartbeatReply {
             action: Some(NodeAction::Normal),
-            containers_to_stop: std::mem::take(&mut node.to_stop).into_iter().collect(),
-            apps_to_cleanup: std::mem::take(&mut node.to_cleanup).into_iter().collect(),
+            containers_to_stop,
+            apps_to_cleanup,
+            master_key: self.key_for_node(status.last_key_id),
         })
     }
 

@@ -187,5 +187,6 @@ fn attempt_from(
         completed: Vec::new(),
         blacklist: BTreeSet::new(),
         nodes_seen: 0,
+        nm_tokens_sent: BTreeSet::new(),
     })
 }

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use thiserror::Error;
 use tokio::sync::{mpsc, oneshot, watch};
+use weft_proto::auth::with_nm_token;
 use weft_proto::v1::container_management_client::ContainerManagementClient;
 use weft_proto::v1::{
     ContainerLaunchContext, LocalResourceType, StartContainerRequest, StartContainersRequest,
@@ -374,9 +375,10 @@ impl Loop {
                 Output::StopContainer {
                     node_address,
                     container,
+                    nm_token,
                     ..
                 } => {
-                    tokio::spawn(stop_container(node_address, container));
+                    tokio::spawn(stop_container(node_address, container, nm_token));
                 }
                 Output::Persist(_) => {}
             }
@@ -458,12 +460,17 @@ async fn start(launch: &AmLaunch, types: &ResourceTypes) -> Result<(), String> {
             environment: ctx.environment.clone().into_iter().collect(),
             command: ctx.commands.clone(),
         }),
-        container_token: String::new(),
+        container_token: launch.container_token.clone(),
     };
-    let reply = nm
-        .start_containers(StartContainersRequest {
+    let request = with_nm_token(
+        StartContainersRequest {
             start_container_request: vec![request],
-        })
+        },
+        &launch.nm_token,
+    )
+    .map_err(|e| e.to_string())?;
+    let reply = nm
+        .start_containers(request)
         .await
         .map_err(|s| format!("StartContainers: {}", s.message()))?
         .into_inner();
@@ -474,14 +481,19 @@ async fn start(launch: &AmLaunch, types: &ResourceTypes) -> Result<(), String> {
 }
 
 /// Best effort: the container is also in the node's next heartbeat reply.
-async fn stop_container(address: String, container: ContainerId) {
+async fn stop_container(address: String, container: ContainerId, nm_token: String) {
     let result = async {
         let mut nm = client(&address).await?;
-        nm.stop_containers(StopContainersRequest {
-            container_id: vec![container.to_string()],
-        })
-        .await
-        .map_err(|s| s.message().to_string())
+        let request = with_nm_token(
+            StopContainersRequest {
+                container_id: vec![container.to_string()],
+            },
+            &nm_token,
+        )
+        .map_err(|e| e.to_string())?;
+        nm.stop_containers(request)
+            .await
+            .map_err(|s| s.message().to_string())
     }
     .await;
     if let Err(e) = result {

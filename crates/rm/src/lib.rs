@@ -196,6 +196,7 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
     config.max_attempts = settings.max_attempts;
     config.scheduler_address = scheduler.to_string();
     config.token_secret = clock::token_secret();
+    config.admin_acl = settings.admin_acl.clone();
     let now = clock::now();
     let core = RmCore::recover(config, recovered, now.as_millis(), now)?;
     let cluster_ts = core.cluster_timestamp();

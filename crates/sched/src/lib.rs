@@ -28,4 +28,5 @@ mod update;
 mod verify;
 
 pub use api::*;
+pub use moves::QueueAccess;
 pub use scheduler::{Scheduler, WalkMode};

@@ -6,7 +6,32 @@ use crate::api::SchedError;
 use crate::queues::QueueId;
 use crate::scheduler::Scheduler;
 
+/// A queue right, for checks the RM makes on requests the scheduler does not judge itself
+/// (who may move an application where).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueAccess {
+    /// May submit applications: `aclSubmitApps` or `aclAdministerApps` of the queue or a parent.
+    Submit,
+    /// May administer applications: `aclAdministerApps` of the queue or a parent.
+    Administer,
+}
+
 impl Scheduler {
+    /// Whether `user` has `access` to the queue named `queue` (with or without `root.`);
+    /// `None` when no such queue exists.
+    pub fn queue_access(&self, queue: &str, user: &str, access: QueueAccess) -> Option<bool> {
+        let name = crate::placement::normalize_queue_name(queue).ok()?;
+        let id = self.queues.lookup(&self.queues.plan_default(name))?;
+        let groups = self.groups.get(user).cloned().unwrap_or_default();
+        let admin = self.queues.allows(id, user, &groups, |q| &q.acl_admin);
+        Some(match access {
+            QueueAccess::Administer => admin,
+            QueueAccess::Submit => {
+                admin || self.queues.allows(id, user, &groups, |q| &q.acl_submit)
+            }
+        })
+    }
+
     pub(crate) fn move_app(&mut self, id: AppId, target: &str) -> Result<(), SchedError> {
         let refuse = |reason: String| SchedError::MoveRefused {
             app: id,

@@ -232,7 +232,7 @@ fn move_changes_the_queue_and_is_persisted() {
     c.submit(Time(0), id, submission("alice", Some("a")))
         .unwrap();
     drain(&mut c);
-    assert_eq!(c.move_app(Time(1), id, "b").unwrap(), "root.b");
+    assert_eq!(c.move_app(Time(1), id, "b", None).unwrap(), "root.b");
     let w = writes(&drain(&mut c));
     assert!(matches!(&w[..], [Write::PutApp(r)] if r.queue == "root.b"));
     assert_eq!(c.app_report(&id).unwrap().queue, "root.b");
@@ -241,7 +241,7 @@ fn move_changes_the_queue_and_is_persisted() {
         Some("root.b")
     );
     // A parent queue is not a target; nothing changes.
-    let e = c.move_app(Time(2), id, "root").unwrap_err();
+    let e = c.move_app(Time(2), id, "root", None).unwrap_err();
     assert!(
         matches!(e, RmError::MoveRefused(_) | RmError::Scheduler(_)),
         "{e}"
@@ -252,7 +252,7 @@ fn move_changes_the_queue_and_is_persisted() {
     assert!(drain(&mut c).is_empty());
     c.kill(Time(3), id, None).unwrap();
     assert!(matches!(
-        c.move_app(Time(4), id, "a"),
+        c.move_app(Time(4), id, "a", None),
         Err(RmError::FinalState { .. })
     ));
 }

@@ -99,6 +99,7 @@ fn unhealthy_node_loses_its_containers_and_gets_none_until_healthy() {
         healthy: false,
         health_report: "disk full".into(),
         containers: Vec::new(),
+        last_key_id: None,
     };
     let reply = c.node_heartbeat(Time(5), "h2:1", sick.clone()).unwrap();
     assert_eq!(reply.action(), NodeAction::Normal);

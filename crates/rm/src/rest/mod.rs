@@ -20,6 +20,7 @@ use weft_types::yarn_id::ApplicationId;
 
 use crate::driver::Driver;
 use crate::reload;
+use auth::Caller;
 pub(crate) use error::RestError;
 
 /// The OpenAPI 3 description of every endpoint below, served at `/openapi.json`.
@@ -152,7 +153,17 @@ async fn delegation_token() -> RestError {
     )
 }
 
-async fn refresh_queues(State(s): State<Rest>) -> Result<Json<Value>, RestError> {
+/// `PUT admin/refresh-queues`: only for `yarn.admin.acl` (as `yarn rmadmin -refreshQueues`).
+async fn refresh_queues(
+    State(s): State<Rest>,
+    Caller(who): Caller,
+) -> Result<Json<Value>, RestError> {
+    let user = who.clone();
+    if !s.driver.call(move |core, _| core.is_admin(&user)).await? {
+        return Err(RestError::forbidden(format!(
+            "user {who} is not in yarn.admin.acl and may not refresh the queues"
+        )));
+    }
     match s.refresher.refresh().await {
         Ok(reload::Refreshed::File(path)) => Ok(Json(json!({
             "refreshQueues": {"reloaded": true, "allocationFile": path.display().to_string()}
