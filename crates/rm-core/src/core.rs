@@ -27,6 +27,12 @@ pub struct RmConfig {
     pub scheduler_address: String,
     /// A secret from the driver's entropy; AM tokens are derived from it (the core has no RNG).
     pub token_secret: u128,
+    /// Completed apps kept in memory, oldest dropped first
+    /// (`yarn.resourcemanager.max-completed-applications`, 1000).
+    pub max_completed_apps: usize,
+    /// Completed apps kept in the store, at most `max_completed_apps`
+    /// (`yarn.resourcemanager.state-store.max-completed-applications`, 1000).
+    pub store_max_completed_apps: usize,
 }
 
 impl RmConfig {
@@ -40,6 +46,8 @@ impl RmConfig {
             max_attempts: 2,
             scheduler_address: "0.0.0.0:8030".to_string(),
             token_secret: 0,
+            max_completed_apps: crate::retention::DEFAULT_MAX_COMPLETED_APPS,
+            store_max_completed_apps: crate::retention::DEFAULT_MAX_COMPLETED_APPS,
         }
     }
 }
@@ -214,6 +222,8 @@ pub struct RmCore {
     /// The latest time an input brought (ticks, completions): reports count live containers'
     /// aggregate allocation up to here, since report methods take no time.
     pub(crate) latest: Time,
+    /// Completed apps, oldest first, for the retention limits.
+    pub(crate) completed: crate::retention::Completed,
 }
 
 impl RmCore {
@@ -250,6 +260,7 @@ impl RmCore {
             cluster_capacity: Resource::ZERO,
             cluster_used: Resource::ZERO,
             latest: now,
+            completed: Default::default(),
         }
     }
 

@@ -194,6 +194,8 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
     config.nm_expiry = CoreDuration::from_millis(settings.nm_expiry_ms);
     config.am_expiry = CoreDuration::from_millis(settings.am_expiry_ms);
     config.max_attempts = settings.max_attempts;
+    config.max_completed_apps = settings.max_completed_apps;
+    config.store_max_completed_apps = settings.store_max_completed_apps;
     config.scheduler_address = scheduler.to_string();
     config.token_secret = clock::token_secret();
     let now = clock::now();

@@ -87,6 +87,10 @@ pub struct Settings {
     pub heartbeat_interval_ms: u64,
     /// How often the allocation file's modification time is checked.
     pub allocations_poll_ms: u64,
+    /// `yarn.resourcemanager.max-completed-applications` (1000).
+    pub max_completed_apps: usize,
+    /// `yarn.resourcemanager.state-store.max-completed-applications` (the in-memory limit).
+    pub store_max_completed_apps: usize,
 }
 
 fn read(path: &Path) -> Result<String, SettingsError> {
@@ -193,7 +197,15 @@ impl Settings {
                 "yarn.resourcemanager.am.max-attempts must be at least 1".into(),
             ));
         }
+        let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        let max_completed_apps = num("yarn.resourcemanager.max-completed-applications")?
+            .map_or(weft_rm_core::DEFAULT_MAX_COMPLETED_APPS, count);
+        let store_max_completed_apps =
+            num("yarn.resourcemanager.state-store.max-completed-applications")?
+                .map_or(max_completed_apps, count);
         Ok(Settings {
+            max_completed_apps,
+            store_max_completed_apps,
             scheduler_address: addr(
                 &args.scheduler_address,
                 &toml_file.scheduler_address,
