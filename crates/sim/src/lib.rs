@@ -13,6 +13,7 @@ mod clock;
 mod config;
 mod duration;
 mod events;
+pub mod limits;
 pub mod output;
 mod parse;
 pub mod presets;
