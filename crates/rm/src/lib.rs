@@ -8,6 +8,8 @@
 mod am_service;
 mod clock;
 mod driver;
+#[doc(hidden)]
+pub mod fuzzing;
 mod metrics;
 mod reload;
 mod rest;
