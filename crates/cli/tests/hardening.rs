@@ -234,9 +234,14 @@ fn get(web: &str, path: &str) -> (u16, Value) {
 }
 
 /// `weft rm` with its store in `data`, every port ephemeral; returns it and its web address.
-fn start_rm(dir: &std::path::Path, data: &std::path::Path, run: usize) -> (Proc, String) {
+fn start_rm(
+    dir: &std::path::Path,
+    data: &std::path::Path,
+    run: usize,
+    extra: &[&str],
+) -> (Proc, String) {
     let ready = dir.join(format!("rm-{run}.ready"));
-    let args: Vec<String> = [
+    let mut args: Vec<String> = [
         "rm",
         "--data-dir",
         &data.display().to_string(),
@@ -252,6 +257,7 @@ fn start_rm(dir: &std::path::Path, data: &std::path::Path, run: usize) -> (Proc,
     .iter()
     .map(|s| s.to_string())
     .collect();
+    args.extend(extra.iter().map(|s| s.to_string()));
     let mut rm = Proc::spawn("RM", &args, &dir.join(format!("rm-{run}.log")));
     let v = harness::ready_json(&mut rm, &ready);
     let web = v["web"].as_str().expect("web address").to_string();
@@ -291,7 +297,7 @@ fn a_full_disk_stops_the_rm_and_a_restart_serves_exactly_what_was_acknowledged()
         );
         return;
     };
-    let (mut rm, web) = start_rm(dir.path(), &fs.path, 1);
+    let (mut rm, web) = start_rm(dir.path(), &fs.path, 1, &[]);
     let mut acknowledged = Vec::new();
     let mut handed_out = Vec::new();
     let mut submit = || -> Result<(), (u16, Value)> {
@@ -332,7 +338,7 @@ fn a_full_disk_stops_the_rm_and_a_restart_serves_exactly_what_was_acknowledged()
     );
 
     std::fs::remove_file(&filler).expect("free the space");
-    let (_rm2, web) = start_rm(dir.path(), &fs.path, 2);
+    let (_rm2, web) = start_rm(dir.path(), &fs.path, 2, &[]);
     acknowledged.sort();
     assert_eq!(
         listed_ids(&web),
@@ -353,7 +359,7 @@ fn a_full_disk_stops_the_rm_and_a_restart_serves_exactly_what_was_acknowledged()
 fn the_rm_refuses_to_start_on_an_emptied_store() {
     let dir = tempfile::tempdir().expect("tempdir");
     let data = dir.path().join("data");
-    let (mut rm, web) = start_rm(dir.path(), &data, 1);
+    let (mut rm, web) = start_rm(dir.path(), &data, 1, &[]);
     let (status, _) = post(&web, "/ws/v1/cluster/apps/new-application", None);
     assert_eq!(status, 200);
     rm.signal(nix::sys::signal::Signal::SIGTERM);
@@ -386,4 +392,76 @@ fn the_rm_refuses_to_start_on_an_emptied_store() {
         out.contains(&file.display().to_string()) && out.contains("empty (0 bytes)"),
         "the refusal names the file:\n{out}"
     );
+}
+
+fn put(web: &str, path: &str, body: &Value) -> (u16, Value) {
+    let url = format!("http://{web}{path}");
+    match agent().put(&url).send_json(body) {
+        Ok(mut r) => {
+            let text = r.body_mut().read_to_string().unwrap_or_default();
+            (
+                r.status().as_u16(),
+                serde_json::from_str(&text).unwrap_or(Value::Null),
+            )
+        }
+        Err(_) => (0, Value::Null),
+    }
+}
+
+#[test]
+fn completed_apps_are_retained_up_to_the_limit_and_oversized_fields_are_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("rm.toml");
+    std::fs::write(
+        &config,
+        "[properties]\n\"yarn.resourcemanager.max-completed-applications\" = \"2\"\n",
+    )
+    .unwrap();
+    let data = dir.path().join("data");
+    let config_arg = config.display().to_string();
+    let (mut rm, web) = start_rm(dir.path(), &data, 1, &["--config", &config_arg]);
+
+    let new_id = || {
+        let (status, body) = post(&web, "/ws/v1/cluster/apps/new-application", None);
+        assert_eq!(status, 200, "{body}");
+        body["application-id"].as_str().expect("id").to_string()
+    };
+    // A 1.9 MB name used to be kept whole in memory, in the store and in every listing.
+    let id = new_id();
+    let mut big = app_submission(&id, 0);
+    big["application-name"] = json!("n".repeat(1_900_000));
+    let (status, body) = post(&web, "/ws/v1/cluster/apps", Some(&big));
+    assert_eq!(status, 400, "{body}");
+    let message = body["RemoteException"]["message"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        message.contains("application-name is too large"),
+        "{message}"
+    );
+    assert!(listed_ids(&web).is_empty(), "nothing was recorded");
+
+    let mut killed = Vec::new();
+    for _ in 0..4 {
+        let id = new_id();
+        let (status, body) = post(&web, "/ws/v1/cluster/apps", Some(&app_submission(&id, 0)));
+        assert_eq!(status, 202, "{body}");
+        let (status, body) = put(
+            &web,
+            &format!("/ws/v1/cluster/apps/{id}/state"),
+            &json!({"state": "KILLED"}),
+        );
+        assert!(status == 200 || status == 202, "kill {id}: {status} {body}");
+        killed.push(id);
+    }
+    let newest = killed[2..].to_vec();
+    assert_eq!(
+        listed_ids(&web),
+        newest,
+        "only the 2 newest completed apps are kept"
+    );
+    rm.signal(nix::sys::signal::Signal::SIGTERM);
+    assert!(rm.wait(Duration::from_secs(20)).success());
+    let (_rm, web) = start_rm(dir.path(), &data, 2, &["--config", &config_arg]);
+    assert_eq!(listed_ids(&web), newest, "and only they are in the store");
 }

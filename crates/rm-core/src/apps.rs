@@ -62,6 +62,7 @@ impl RmCore {
         if sub.unmanaged_am {
             return Err(RmError::Unsupported("unmanaged AMs".to_string()));
         }
+        crate::limits::check_submission(&sub)?;
         if sub.user.is_empty() {
             return Err(RmError::InvalidRequest(
                 "the submission names no user".into(),
@@ -490,6 +491,7 @@ impl RmCore {
         let Some(app) = self.apps.get_mut(&id) else {
             return;
         };
+        let newly_completed = !app.state.is_final();
         app.state = state;
         app.final_status = final_status;
         app.finish_time = Some(now);
@@ -587,6 +589,9 @@ impl RmCore {
             }
         }
         self.persist(writes);
+        if newly_completed {
+            self.app_completed(id);
+        }
     }
 
     /// The pending AM cleanup of a finished app happens now (its AM container ended or

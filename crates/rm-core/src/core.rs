@@ -37,6 +37,12 @@ pub struct RmConfig {
     /// Who administers the cluster (`yarn.admin.acl`, Hadoop's default `*`: everyone): may
     /// kill and move any application and reload the queues.
     pub admin_acl: weft_config::Acl,
+    /// Completed apps kept in memory, oldest dropped first
+    /// (`yarn.resourcemanager.max-completed-applications`, 1000).
+    pub max_completed_apps: usize,
+    /// Completed apps kept in the store, at most `max_completed_apps`
+    /// (`yarn.resourcemanager.state-store.max-completed-applications`, 1000).
+    pub store_max_completed_apps: usize,
 }
 
 impl RmConfig {
@@ -53,6 +59,8 @@ impl RmConfig {
             container_token_expiry: Duration::from_secs(600),
             master_key_roll_interval: Duration::from_secs(86_400),
             admin_acl: weft_config::Acl::everyone(),
+            max_completed_apps: crate::retention::DEFAULT_MAX_COMPLETED_APPS,
+            store_max_completed_apps: crate::retention::DEFAULT_MAX_COMPLETED_APPS,
         }
     }
 }
@@ -239,6 +247,8 @@ pub struct RmCore {
     pub(crate) latest: Time,
     /// The container-token master key and its roll-over.
     pub(crate) keys: crate::tokens::ContainerKeys,
+    /// Completed apps, oldest first, for the retention limits.
+    pub(crate) completed: crate::retention::Completed,
 }
 
 impl RmCore {
@@ -277,6 +287,7 @@ impl RmCore {
             cluster_capacity: Resource::ZERO,
             cluster_used: Resource::ZERO,
             latest: now,
+            completed: Default::default(),
         }
     }
 

@@ -17,6 +17,7 @@ mod model;
 mod nodes;
 mod recovery;
 mod reports;
+mod retention;
 mod tokens;
 
 #[cfg(test)]
@@ -24,8 +25,9 @@ mod tests;
 
 pub use crate::core::{RmConfig, RmCore, ENDED_CONTAINERS_KEPT};
 pub use error::RmError;
-pub use limits::{MAX_NODE_CUSTOM_RESOURCE, MAX_NODE_MEMORY_MB, MAX_NODE_VCORES};
+pub use limits::*;
 pub use model::*;
+pub use retention::DEFAULT_MAX_COMPLETED_APPS;
 pub use weft_store::{
     AppState, AttemptState, FinalStatus, LaunchContext, LocalResource, LocalResourceKind, Write,
 };

@@ -90,6 +90,7 @@ impl RmCore {
             }
         }
         core.persist_meta();
+        core.retain_recovered();
         Ok(core)
     }
 

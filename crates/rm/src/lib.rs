@@ -8,6 +8,8 @@
 mod am_service;
 mod clock;
 mod driver;
+#[doc(hidden)]
+pub mod fuzzing;
 mod metrics;
 mod reload;
 mod rest;
@@ -194,6 +196,8 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
     config.nm_expiry = CoreDuration::from_millis(settings.nm_expiry_ms);
     config.am_expiry = CoreDuration::from_millis(settings.am_expiry_ms);
     config.max_attempts = settings.max_attempts;
+    config.max_completed_apps = settings.max_completed_apps;
+    config.store_max_completed_apps = settings.store_max_completed_apps;
     config.scheduler_address = scheduler.to_string();
     config.token_secret = clock::token_secret();
     config.admin_acl = settings.admin_acl.clone();

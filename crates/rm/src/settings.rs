@@ -89,6 +89,10 @@ pub struct Settings {
     pub allocations_poll_ms: u64,
     /// `yarn.admin.acl` (Hadoop's default `*`): cluster administrators.
     pub admin_acl: weft_config::Acl,
+    /// `yarn.resourcemanager.max-completed-applications` (1000).
+    pub max_completed_apps: usize,
+    /// `yarn.resourcemanager.state-store.max-completed-applications` (the in-memory limit).
+    pub store_max_completed_apps: usize,
 }
 
 fn read(path: &Path) -> Result<String, SettingsError> {
@@ -197,8 +201,16 @@ impl Settings {
         }
         let admin_acl =
             weft_config::Acl::parse(pairs.get("yarn.admin.acl").map_or("*", String::as_str));
+        let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        let max_completed_apps = num("yarn.resourcemanager.max-completed-applications")?
+            .map_or(weft_rm_core::DEFAULT_MAX_COMPLETED_APPS, count);
+        let store_max_completed_apps =
+            num("yarn.resourcemanager.state-store.max-completed-applications")?
+                .map_or(max_completed_apps, count);
         Ok(Settings {
             admin_acl,
+            max_completed_apps,
+            store_max_completed_apps,
             scheduler_address: addr(
                 &args.scheduler_address,
                 &toml_file.scheduler_address,

@@ -47,7 +47,7 @@ fn fields(kind: &str) -> &'static [&'static str] {
 }
 
 const PRIORITY_RANGE: (i64, i64) = (i32::MIN as i64, i32::MAX as i64);
-const COUNT_RANGE: (i64, i64) = (1, u32::MAX as i64);
+const COUNT_RANGE: (i64, i64) = (1, crate::limits::MAX_ASK_COUNT as i64);
 
 /// Parses one event; `None` when it has problems (already recorded in `ctx`).
 pub(crate) fn parse_event(

@@ -14,6 +14,7 @@ mod config;
 mod driver;
 mod duration;
 mod events;
+pub mod limits;
 pub mod output;
 mod parse;
 pub mod presets;

@@ -156,6 +156,17 @@ pub(crate) fn duration(ctx: &mut Ctx, t: &Tbl<'_, '_>, key: &str) -> Option<(Dur
     }
     let (text, line) = t.str(ctx, key)?;
     match parse_duration(text) {
+        Ok(d) if d.as_millis() > crate::limits::MAX_SIM_TIME_MS => {
+            ctx.problem(
+                line,
+                &t.path_of(key),
+                format!(
+                    "'{text}' is longer than the simulator allows ({})",
+                    crate::limits::MAX_SIM_TIME_TEXT
+                ),
+            );
+            None
+        }
         Ok(d) => Some((d, line)),
         Err(e) => {
             ctx.problem(line, &t.path_of(key), e);

@@ -288,7 +288,17 @@ fn parse_task(
         Some(c) => {
             let v = c.int(ctx)?.max(1);
             u32::try_from(v)
-                .map_err(|_| ctx.err(c.path(), format!("{v} containers are too many")))?
+                .ok()
+                .filter(|&n| n <= crate::limits::MAX_ASK_COUNT)
+                .ok_or_else(|| {
+                    ctx.err(
+                        c.path(),
+                        format!(
+                            "{v} containers are too many for one task (at most {})",
+                            crate::limits::MAX_ASK_COUNT
+                        ),
+                    )
+                })?
         }
         None => 1,
     };
@@ -303,10 +313,29 @@ fn parse_task(
         priority,
         resource,
         count,
-        duration: Duration::from_millis(duration(ctx, task)?),
+        duration: Duration::from_millis(bounded_duration(ctx, task)?),
         host,
         rack,
     })
+}
+
+/// [`duration`], refused beyond the simulator's longest time.
+fn bounded_duration(ctx: &Ctx<'_, '_>, task: &Node<'_>) -> Result<u64, TraceError> {
+    let ms = duration(ctx, task)?;
+    if ms > crate::limits::MAX_SIM_TIME_MS {
+        let field = task
+            .get_any(&["container.duration.ms", "duration.ms"])
+            .or_else(|| task.get("container.end.ms"));
+        let message = format!(
+            "a task of {ms} ms is longer than the simulator allows ({})",
+            crate::limits::MAX_SIM_TIME_TEXT
+        );
+        return Err(match &field {
+            Some(f) => ctx.err(f.path(), message),
+            None => ctx.err(task.path(), message),
+        });
+    }
+    Ok(ms)
 }
 
 /// SLS's precedence: explicit duration, legacy duration, then end minus start.

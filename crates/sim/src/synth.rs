@@ -16,7 +16,9 @@
 //!
 //! Units: legacy `mtime_*` / `rtime_*` are seconds (as the format documents them); the generic
 //! form's `time` is milliseconds. Samples are clamped: counts to >= 0, memory to >= 1024 MB and
-//! vcores to >= 1 (Hadoop's `SynthJob` minimums), durations to >= 1 ms.
+//! vcores to >= 1 (Hadoop's `SynthJob` minimums), durations to >= 1 ms; and, as the
+//! simulator's bounds (`crate::limits`), counts to at most 1,000,000 tasks per job and kind and
+//! durations to at most 30 days.
 
 mod sample;
 
@@ -344,12 +346,16 @@ fn generate(
         .map(|(i, (submit_ms, w, class))| {
             let mut stages = [StageBuilder::default(), StageBuilder::default()];
             for task in &class.tasks {
-                let count = whole(task.count.draw(&mut rng), 0.0).min(f64::from(u32::MAX)) as u64;
+                let count = whole(task.count.draw(&mut rng), 0.0)
+                    .min(f64::from(crate::limits::MAX_ASK_COUNT))
+                    as u64;
                 let memory = whole(task.memory.draw(&mut rng), MIN_MEMORY_MB) as i64;
                 let vcores = whole(task.vcores.draw(&mut rng), 1.0) as i64;
                 let stage = usize::from(class.mapreduce && task.reduce);
                 for _ in 0..count {
-                    let ms = whole(task.time.draw(&mut rng) * task.time_scale, 1.0) as u64;
+                    let ms = whole(task.time.draw(&mut rng) * task.time_scale, 1.0)
+                        .min(crate::limits::MAX_SIM_TIME_MS as f64)
+                        as u64;
                     let node = (options.random_hosts && !nodes.is_empty()).then(|| {
                         let last = nodes.len() as u64 - 1;
                         &nodes[host_rng.range_u64(0, last) as usize]

@@ -304,3 +304,112 @@ fn aggregate_allocation_counts_live_and_ended_containers_and_is_persisted() {
     assert_eq!(persisted.memory_mb_ms, 20 * 1024 * 1000);
     assert_eq!(persisted.vcore_ms, 20 * 1000);
 }
+
+#[test]
+fn completed_apps_beyond_the_limits_leave_the_store_and_then_memory_oldest_first() {
+    let mut cfg = config("<allocations/>");
+    cfg.max_completed_apps = 3;
+    cfg.store_max_completed_apps = 2;
+    let mut c = RmCore::new(cfg, TS, Time(0));
+    drain(&mut c);
+    let running = submit(&mut c, 1);
+    let ids: Vec<ApplicationId> = (2..7).map(|t| submit(&mut c, t)).collect();
+    drain(&mut c);
+    let mut removed = Vec::new();
+    for (i, id) in ids.iter().enumerate() {
+        c.kill(Time(10 + i as u64), *id, None).unwrap();
+        removed.extend(writes(&drain(&mut c)).into_iter().filter_map(|w| match w {
+            Write::RemoveApp(seq) => Some(seq),
+            _ => None,
+        }));
+    }
+    // Five completed: the store keeps the newest two, memory the newest three.
+    assert_eq!(removed, vec![ids[0].seq, ids[1].seq, ids[2].seq]);
+    let in_memory: Vec<u64> = c.app_reports().iter().map(|r| r.id.seq).collect();
+    assert_eq!(
+        in_memory,
+        vec![running.seq, ids[2].seq, ids[3].seq, ids[4].seq]
+    );
+    let stored_ids: Vec<u64> = stored().apps.iter().map(|a| a.app.app_id).collect();
+    assert_eq!(stored_ids, vec![running.seq, ids[3].seq, ids[4].seq]);
+    // A restart starts from the store and applies the limits again.
+    let mut cfg = config("<allocations/>");
+    cfg.max_completed_apps = 1;
+    let mut c = RmCore::recover(cfg, stored(), 0, Time(100)).unwrap();
+    let removed: Vec<Write> = writes(&drain(&mut c))
+        .into_iter()
+        .filter(|w| matches!(w, Write::RemoveApp(_)))
+        .collect();
+    assert!(
+        matches!(&removed[..], [Write::RemoveApp(seq)] if *seq == ids[3].seq),
+        "{removed:?}"
+    );
+    let in_memory: Vec<u64> = c.app_reports().iter().map(|r| r.id.seq).collect();
+    assert_eq!(in_memory, vec![running.seq, ids[4].seq]);
+}
+
+#[test]
+fn oversized_submission_fields_are_refused_naming_the_field() {
+    let mut c = core();
+    let id = c.new_application(Time(0));
+    drain(&mut c);
+    let cases: Vec<(Submission, &str)> = vec![
+        (
+            Submission {
+                name: "n".repeat(MAX_APP_NAME_BYTES + 1),
+                ..submission("alice", None)
+            },
+            "application-name",
+        ),
+        (
+            Submission {
+                tags: (0..=MAX_APP_TAGS).map(|i| format!("t{i}")).collect(),
+                ..submission("alice", None)
+            },
+            "application-tags",
+        ),
+        (
+            Submission {
+                tags: ["x".repeat(MAX_APP_TAG_CHARS + 1)].into_iter().collect(),
+                ..submission("alice", None)
+            },
+            "application-tags",
+        ),
+        (
+            Submission {
+                queue: Some("q".repeat(MAX_QUEUE_NAME_BYTES + 1)),
+                ..submission("alice", None)
+            },
+            "queue",
+        ),
+        (
+            {
+                let mut s = submission("alice", None);
+                s.launch
+                    .environment
+                    .insert("BIG".into(), "v".repeat(MAX_ENV_BYTES));
+                s
+            },
+            "am-container-spec.environment",
+        ),
+        (
+            {
+                let mut s = submission("alice", None);
+                s.launch.commands = vec!["c".repeat(MAX_COMMAND_BYTES + 1)];
+                s
+            },
+            "am-container-spec.commands",
+        ),
+    ];
+    for (sub, field) in cases {
+        match c.submit(Time(1), id, sub) {
+            Err(RmError::InvalidRequest(m)) => {
+                assert!(m.starts_with(field) && m.contains("at most"), "{m}")
+            }
+            other => panic!("{field}: not refused: {other:?}"),
+        }
+    }
+    assert!(c.app_reports().is_empty());
+    assert!(drain(&mut c).is_empty(), "nothing recorded");
+    c.submit(Time(2), id, submission("alice", None)).unwrap();
+}

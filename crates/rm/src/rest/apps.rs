@@ -65,10 +65,9 @@ pub(crate) async fn list(
         .driver
         .call(|core, now| (core.app_reports(), context(core, now)))
         .await?;
-    let apps: Vec<Value> = reports
+    let matching: Vec<&AppReport> = reports.iter().filter(|r| filter.matches(r)).collect();
+    let apps: Vec<Value> = filters::limited(&matching, filter.limit)
         .iter()
-        .filter(|r| filter.matches(r))
-        .take(filter.limit.unwrap_or(usize::MAX))
         .map(|r| json::app_info(r, &ctx, &filter.deselects))
         .collect();
     Ok(Json(json!({"apps": {"app": apps}})))

@@ -132,6 +132,19 @@ pub(crate) struct AppFilter {
     pub(crate) deselects: BTreeSet<String>,
 }
 
+/// How many apps `GET /apps` lists without a `limit` parameter (the newest ones).
+pub(crate) const DEFAULT_APP_LIST_LIMIT: usize = 1000;
+
+/// The part of `matching` (in id order) a listing returns: an explicit limit keeps the first
+/// matches, as Hadoop's does; without one the answer is bounded too (Hadoop has no default),
+/// keeping the newest [`DEFAULT_APP_LIST_LIMIT`].
+pub(crate) fn limited<T>(matching: &[T], limit: Option<usize>) -> &[T] {
+    match limit {
+        Some(limit) => &matching[..limit.min(matching.len())],
+        None => &matching[matching.len().saturating_sub(DEFAULT_APP_LIST_LIMIT)..],
+    }
+}
+
 impl AppFilter {
     /// Reads and checks every filter parameter.
     pub(crate) fn parse(q: &Query) -> Result<AppFilter, RestError> {
@@ -318,6 +331,16 @@ mod tests {
                 .len(),
             2
         );
+        let ids: Vec<usize> = (0..DEFAULT_APP_LIST_LIMIT + 5).collect();
+        assert_eq!(limited(&ids, None).len(), DEFAULT_APP_LIST_LIMIT);
+        assert_eq!(
+            limited(&ids, None)[0],
+            5,
+            "the newest are listed by default"
+        );
+        assert_eq!(limited(&ids, Some(3)), &[0, 1, 2]);
+        assert_eq!(limited(&ids[..2], Some(3)), &[0, 1]);
+        assert_eq!(limited(&ids[..2], None), &[0, 1]);
         let f = AppFilter::parse(&q(&[("limit", "2"), ("deSelects", "timeouts")])).unwrap();
         assert_eq!(f.limit, Some(2));
         assert!(f.deselects.contains("timeouts"));

@@ -1,0 +1,68 @@
+//! Retention of completed applications (Hadoop's `RMAppManager` limits): the oldest completed
+//! apps beyond `yarn.resourcemanager.state-store.max-completed-applications` are removed from
+//! the store, and beyond `yarn.resourcemanager.max-completed-applications` from memory too, so
+//! neither grows with the cluster's history.
+
+use std::collections::VecDeque;
+
+use weft_store::Write;
+use weft_types::yarn_id::ApplicationId;
+
+use crate::core::RmCore;
+
+/// Hadoop 3's default for both limits (`DEFAULT_RM_MAX_COMPLETED_APPLICATIONS`).
+pub const DEFAULT_MAX_COMPLETED_APPS: usize = 1000;
+
+/// Completed apps in the order they completed: those still in memory, and of them those still
+/// in the store (always the newest ones, since the store keeps no more than memory).
+#[derive(Debug, Default)]
+pub(crate) struct Completed {
+    in_memory: VecDeque<ApplicationId>,
+    in_store: VecDeque<ApplicationId>,
+}
+
+impl RmCore {
+    /// Records that `id` completed and evicts what the limits no longer allow.
+    pub(crate) fn app_completed(&mut self, id: ApplicationId) {
+        self.completed.in_memory.push_back(id);
+        self.completed.in_store.push_back(id);
+        self.enforce_retention();
+    }
+
+    /// Sorts the recovered completed apps by completion (then id) and applies the limits.
+    pub(crate) fn retain_recovered(&mut self) {
+        let mut done: Vec<(weft_types::Time, ApplicationId)> = self
+            .apps
+            .values()
+            .filter(|a| a.state.is_final())
+            .map(|a| (a.finish_time.unwrap_or(a.submit_time), a.id))
+            .collect();
+        done.sort();
+        self.completed.in_memory = done.iter().map(|(_, id)| *id).collect();
+        self.completed.in_store = self.completed.in_memory.clone();
+        self.enforce_retention();
+    }
+
+    fn enforce_retention(&mut self) {
+        // Hadoop lowers the store's limit to memory's: the store never holds an app that a
+        // restart would bring back after memory dropped it.
+        let store_max = self
+            .config
+            .store_max_completed_apps
+            .min(self.config.max_completed_apps);
+        let mut removed = Vec::new();
+        while self.completed.in_store.len() > store_max {
+            if let Some(id) = self.completed.in_store.pop_front() {
+                removed.push(Write::RemoveApp(id.seq));
+            }
+        }
+        if !removed.is_empty() {
+            self.persist(removed);
+        }
+        while self.completed.in_memory.len() > self.config.max_completed_apps {
+            if let Some(id) = self.completed.in_memory.pop_front() {
+                self.apps.remove(&id);
+            }
+        }
+    }
+}
