@@ -4,6 +4,7 @@
 mod clock;
 mod scale;
 mod sim;
+mod sim_summary;
 mod up;
 mod up_reloads;
 

@@ -6,9 +6,10 @@
 
 use crate::clock::WallClock;
 use crate::scale;
+use crate::sim_summary::{Summary, SummaryWhen};
 use anyhow::Context;
 use clap::Subcommand;
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use weft_sched::WalkMode;
@@ -27,6 +28,10 @@ pub(crate) enum SimCommand {
         /// Report scheduler_cpu_ms as 0 so that the output is byte-identical across runs.
         #[arg(long)]
         deterministic: bool,
+        /// After a scenario's JSON lines, print a human summary: auto (when standard output
+        /// is a terminal), always or never.
+        #[arg(long, value_enum, default_value_t = SummaryWhen::Auto)]
+        summary: SummaryWhen,
         /// The workload of a scale run.
         #[command(flatten)]
         workload: scale::WorkloadArgs,
@@ -54,6 +59,7 @@ pub(crate) fn main(command: SimCommand) -> ExitCode {
         SimCommand::Run {
             file: Some(file),
             deterministic,
+            summary,
             workload,
             output,
             ..
@@ -63,7 +69,8 @@ pub(crate) fn main(command: SimCommand) -> ExitCode {
                     "a scenario file and --sls/--synth/--preset/--json/--report do not go together"
                 )))
             } else {
-                run_file(&file, deterministic)
+                let wanted = summary.wanted(std::io::stdout().is_terminal());
+                run_file(&file, deterministic, wanted)
             }
         }
         SimCommand::Run {
@@ -97,7 +104,7 @@ pub(crate) fn main(command: SimCommand) -> ExitCode {
     }
 }
 
-fn run_file(file: &Path, deterministic: bool) -> Result<(), Failure> {
+fn run_file(file: &Path, deterministic: bool, summarize: bool) -> Result<(), Failure> {
     let text = std::fs::read_to_string(file)
         .with_context(|| format!("cannot read {}", file.display()))
         .map_err(Failure::Input)?;
@@ -118,7 +125,11 @@ fn run_file(file: &Path, deterministic: bool) -> Result<(), Failure> {
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let mut write_error: Option<std::io::Error> = None;
+    let mut summary = Summary::default();
     let mut sink = |line: &str| {
+        if summarize {
+            summary.add(line);
+        }
         if write_error.is_none() {
             if let Err(e) = writeln!(out, "{line}") {
                 write_error = Some(e);
@@ -129,6 +140,11 @@ fn run_file(file: &Path, deterministic: bool) -> Result<(), Failure> {
     let mut wall = WallClock::start();
     let clock: &mut dyn CpuClock = if deterministic { &mut zero } else { &mut wall };
     let result = run(&scenario, initial.config, clock, &mut sink);
+    if summarize && result.is_ok() && write_error.is_none() {
+        if let Err(e) = write!(out, "{}", summary.render(&shown)) {
+            write_error = Some(e);
+        }
+    }
     let flushed = out.flush();
     if let Some(e) = write_error {
         return Err(Failure::Run(

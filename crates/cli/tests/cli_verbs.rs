@@ -307,6 +307,30 @@ fn reports_on_a_finished_app_its_attempts_nodes_queues_and_logs() {
     let q = weft(&c, &["queue", "-status", "prod", "--json"]).json("queue --json");
     assert_eq!(q["queueName"], "root.prod", "{q}");
 
+    // queue -list: every queue in a boxed table, or a parent's children.
+    let list = weft(&c, &["queue", "-list", "all"]).ok("queue -list all");
+    assert!(list.starts_with("4 queues were found\n+"), "{list}");
+    for path in ["root", "root.default", "root.prod", "root.dev"] {
+        assert!(list.contains(&format!(" {path} ")), "{path} in:\n{list}");
+    }
+    let children = weft(&c, &["queue", "-list", "root"]).ok("queue -list root");
+    assert!(children.starts_with("3 queues were found\n"), "{children}");
+    let r = weft(&c, &["queue", "-list", "nosuch"]);
+    assert_eq!(r.code, Some(255));
+
+    // rmadmin -getGroups names the user's groups as the RM sees them (none mapped here);
+    // -refreshNodes says why it has nothing to do.
+    let g = weft(&c, &["rmadmin", "-getGroups", "alice"]).ok("getGroups");
+    assert_eq!(g, "alice :\n");
+    let r = weft(&c, &["rmadmin", "-refreshNodes"]);
+    assert_eq!(r.code, Some(255));
+    assert!(
+        r.stderr
+            .starts_with("refreshNodes: this ResourceManager has no include/exclude host lists"),
+        "{}",
+        r.stderr
+    );
+
     // rmadmin -refreshQueues: silent; the new queue shows afterwards; a broken file is refused.
     let missing = weft(&c, &["queue", "-status", "analytics"]);
     assert_eq!(missing.code, Some(255));

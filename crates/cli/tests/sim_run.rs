@@ -131,3 +131,46 @@ fn allocations_file_is_read_relative_to_the_scenario() {
         "{snapshot}"
     );
 }
+
+/// On a terminal (forced here with `--summary always`: tests have no tty) the JSON lines are
+/// followed by a human summary; piped output (the default in tests) stays JSON lines only.
+#[test]
+fn a_summary_follows_the_json_lines_on_request_and_never_when_piped() {
+    let dir = scratch("summary");
+    let file = dir.join("small.toml");
+    std::fs::write(&file, SMALL).unwrap();
+    let path = file.to_str().unwrap();
+    let piped = weft(&["sim", "run", "--deterministic", path]);
+    assert!(piped.status.success());
+    let piped = String::from_utf8(piped.stdout).unwrap();
+    assert!(
+        piped.lines().all(|l| l.starts_with('{')),
+        "piped output is JSON lines only:\n{piped}"
+    );
+    let out = weft(&["sim", "run", "--deterministic", "--summary", "always", path]);
+    assert!(out.status.success());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.starts_with(&piped),
+        "the JSON lines come first, unchanged:\n{stdout}"
+    );
+    let summary = &stdout[piped.len()..];
+    assert!(
+        summary.contains(&format!(
+            "Summary of {path}: 4.0 s simulated, 1 apps, 1 containers allocated, scheduler CPU 0.0 ms\n"
+        )),
+        "{summary}"
+    );
+    let row: Vec<&str> = summary
+        .lines()
+        .find(|l| l.trim_start().starts_with("app1 "))
+        .expect("a row for app1")
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        row,
+        ["app1", "root.alice", "0.0", "s", "0.0", "s", "1", "1", "0"]
+    );
+    let never = weft(&["sim", "run", "--deterministic", "--summary", "never", path]);
+    assert_eq!(String::from_utf8(never.stdout).unwrap(), piped);
+}

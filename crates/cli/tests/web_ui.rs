@@ -354,6 +354,140 @@ fn every_page_renders_refreshes_live_and_logs_nothing_to_the_console() {
     );
 }
 
+/// The value of `<body data-overflow="N">`: how many tables (and the page itself) are wider
+/// than the window, as the page's script counts them; `None` if the script did not run.
+fn overflow(dom: &str) -> Option<u32> {
+    dom.split("data-overflow=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .and_then(|n| n.parse().ok())
+}
+
+/// Every page fits a 1400 px and a 1920 px window: no table cuts off columns (nor scrolls
+/// sideways) and the page is not wider than the window, with realistic names in the tables.
+/// Also takes the README's screenshots at 1400 px (copied to `$WEFT_UI_SCREENSHOT_DIR`).
+#[test]
+fn every_page_fits_1400_and_1920_px_windows() {
+    require_chromium();
+    let c = Cluster::start(2, 8192, &Options::default());
+    let base = format!("http://{}", c.web);
+    let mut done = c.dshell(
+        "done",
+        &[
+            "-num_containers",
+            "3",
+            "-container_memory",
+            "256",
+            "-appname",
+            "wordcount-nightly-etl-with-a-long-name",
+            "-shell_command",
+            "echo done",
+        ],
+    );
+    let finished = c.submitted_app(&mut done);
+    assert!(done.wait(MINUTE).success(), "{}", done.output());
+    let mut running = Vec::new();
+    for (name, queue, n) in [
+        ("spark-sql-long-running-analytics-job", "prod", "3"),
+        ("notebook", "dev", "2"),
+    ] {
+        let mut d = c.dshell(
+            name,
+            &[
+                "-num_containers",
+                n,
+                "-container_memory",
+                "512",
+                "-queue",
+                queue,
+                "-appname",
+                name,
+                "-shell_command",
+                "sleep 300",
+            ],
+        );
+        running.push((c.submitted_app(&mut d), d));
+    }
+    for (id, _) in &running {
+        c.wait_app_state(id, &["RUNNING"], MINUTE);
+    }
+    let app = running[0].0.clone();
+    wait_for(MINUTE, "the analytics app's containers", || {
+        (c.app(&app)["runningContainers"].as_u64() >= Some(4)).then_some(())
+    });
+
+    let dir = c.path("browser");
+    std::fs::create_dir_all(&dir).expect("browser dir");
+    let pages = [
+        ("overview", "/cluster".to_string()),
+        ("scheduler", "/cluster/scheduler".to_string()),
+        ("apps", "/cluster/apps".to_string()),
+        ("app", format!("/cluster/app/{app}")),
+        ("app-finished", format!("/cluster/app/{finished}")),
+        ("nodes", "/cluster/nodes".to_string()),
+    ];
+    let mut wide = Vec::new();
+    for width in [1400, 1920] {
+        for (name, path) in &pages {
+            let url = format!("{base}{path}");
+            let run = chromium(
+                &dir,
+                &format!("{name}-{width}"),
+                &url,
+                &[
+                    "--dump-dom".to_string(),
+                    format!("--window-size={width},1000"),
+                ],
+            );
+            assert_clean(&run, &url);
+            match overflow(&run.dom) {
+                Some(0) => {}
+                Some(n) => wide.push(format!("{url} at {width} px: {n} overflowing")),
+                None => panic!(
+                    "{url}: the page's script did not count overflows:\n{}",
+                    run.dom
+                ),
+            }
+        }
+    }
+    assert!(
+        wide.is_empty(),
+        "pages wider than the window:\n{}",
+        wide.join("\n")
+    );
+
+    // The README's pictures.
+    if let Some(out) = std::env::var_os("WEFT_UI_SCREENSHOT_DIR") {
+        let out = PathBuf::from(out);
+        std::fs::create_dir_all(&out).expect("screenshot dir");
+        for (name, path) in [
+            ("scheduler-page", "/cluster/scheduler".to_string()),
+            ("apps-page", "/cluster/apps".to_string()),
+            ("app-page", format!("/cluster/app/{app}")),
+        ] {
+            let shot = out.join(format!("{name}.png"));
+            let run = chromium(
+                &dir,
+                &format!("shot-{name}"),
+                &format!("{base}{path}"),
+                &[
+                    format!("--screenshot={}", shot.display()),
+                    "--window-size=1400,900".to_string(),
+                ],
+            );
+            assert_clean(&run, &path);
+            let png = std::fs::read(&shot).expect("screenshot written");
+            assert!(png.starts_with(b"\x89PNG"), "{name}: not a PNG");
+        }
+    }
+    for (id, _) in &running {
+        let _ = c.put(
+            &format!("/ws/v1/cluster/apps/{id}/state"),
+            &serde_json::json!({"state": "KILLED"}),
+        );
+    }
+}
+
 /// A refused allocation file is on every page (and in /metrics) until a good file loads: the
 /// old queues keep running, and the UI must not let the user believe the edit took effect.
 #[test]

@@ -11,8 +11,8 @@
 //! | `applicationattempt -list/-status` | `/apps/{id}/appattempts[/{attempt}]` |
 //! | `container -list/-status` | `/apps/{id}/appattempts/{attempt}/containers[/{cid}]` |
 //! | `node -list [-all/-states/-showDetails]`, `-status` | `/nodes`, `/nodes/{id}` |
-//! | `queue -status` | `/scheduler` (fair, capacity or fifo shape) |
-//! | `rmadmin -refreshQueues` | `PUT /ws/v1/cluster/admin/refresh-queues` (Weft only) |
+//! | `queue -status`, `queue -list all\|PARENT` | `/scheduler` (fair, capacity or fifo shape) |
+//! | `rmadmin -refreshQueues`, `-getGroups [user]` | `PUT /ws/v1/cluster/admin/refresh-queues`, `GET /ws/v1/cluster/admin/groups` (Weft only); `-refreshNodes` explains that there are no host lists |
 //! | `logs -applicationId` | `/nodes`, then each NM's `/ws/v1/node/apps/{id}`, `/containers/{cid}/logs`, `/containerlogs/{cid}/{file}` |
 //! | `top` | `/info`, `/metrics`, `/apps?states=RUNNING,ACCEPTED` |
 //!

@@ -1,21 +1,26 @@
 //! `weft queue -status Q`: one queue of `/ws/v1/cluster/scheduler` (fair, capacity or fifo
-//! shape), found by short name (`default`) or full path (`root.default`).
+//! shape), found by short name (`default`) or full path (`root.default`); `weft queue -list
+//! all|PARENT`: every queue, or a parent's children, in a table (as Hadoop 3.4's).
 
 use std::io::Write;
 
-use clap::Args;
+use clap::{ArgGroup, Args};
 use serde_json::{json, Value};
 
 use crate::fmt::{self, int, list, num, text};
 use crate::rest::Connection;
 use crate::{ClientError, Outcome, Verb};
 
-/// Reports on a queue.
+/// Reports on a queue, or lists queues.
 #[derive(Args, Debug)]
+#[command(group(ArgGroup::new("action").required(true).args(["status", "list"])))]
 pub struct QueueArgs {
     /// Print the report of this queue (short name or full path).
-    #[arg(long, value_name = "QueueName", required = true)]
+    #[arg(long, value_name = "QueueName")]
     pub status: Option<String>,
+    /// List every queue (`all`) or the children of a parent queue (short name or full path).
+    #[arg(long, value_name = "all|parentQueue")]
+    pub list: Option<String>,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub conn: Connection,
@@ -23,8 +28,25 @@ pub struct QueueArgs {
 
 impl Verb for QueueArgs {
     fn run(&self, out: &mut dyn Write) -> Result<Outcome, ClientError> {
+        if let Some(parent) = &self.list {
+            let rm = self.conn.connect()?;
+            let scheduler = rm.get("/ws/v1/cluster/scheduler", &[])?;
+            let Some(queues) = list_queues(&scheduler, parent) else {
+                eprintln!("Cannot get queue from RM by queueName = {parent}, please check.");
+                return Ok(Outcome::Failed);
+            };
+            if self.conn.json {
+                let all: Vec<&Value> = queues.iter().map(|q| &q.json).collect();
+                write!(out, "{}", fmt::json_text(&json!({ "queues": all })))?;
+            } else {
+                write!(out, "{}", queue_table(&queues))?;
+            }
+            return Ok(Outcome::Success);
+        }
         let Some(name) = &self.status else {
-            return Err(ClientError::Usage("give -status <QueueName>".into()));
+            return Err(ClientError::Usage(
+                "give -status <QueueName> or -list all".into(),
+            ));
         };
         let rm = self.conn.connect()?;
         let scheduler = rm.get("/ws/v1/cluster/scheduler", &[])?;
@@ -183,6 +205,120 @@ fn onoff(b: bool) -> &'static str {
     }
 }
 
+/// Every queue's full path in the scheduler answer, in tree order.
+fn all_paths(scheduler: &Value) -> Vec<String> {
+    let Some(info) = scheduler
+        .get("scheduler")
+        .and_then(|s| s.get("schedulerInfo"))
+    else {
+        return Vec::new();
+    };
+    let mut all = Vec::new();
+    match text(info, "type").as_str() {
+        "fairScheduler" => {
+            if let Some(root) = info.get("rootQueue") {
+                collect(root, "childQueues", &mut all);
+            }
+        }
+        "capacityScheduler" => collect(info, "queues", &mut all),
+        _ => return vec!["root.default".to_string()],
+    }
+    all.iter()
+        .map(|q| {
+            let p = text(q, "queuePath");
+            if p.is_empty() {
+                text(q, "queueName")
+            } else {
+                p
+            }
+        })
+        .filter(|p| !p.is_empty())
+        .collect()
+}
+
+/// `-list`: every queue for `all`, else the children of the named parent; `None` when the
+/// parent does not exist.
+pub(crate) fn list_queues(scheduler: &Value, parent: &str) -> Option<Vec<QueueView>> {
+    let paths = all_paths(scheduler);
+    let chosen: Vec<&String> = if parent.eq_ignore_ascii_case("all") {
+        paths.iter().collect()
+    } else {
+        let p = find_queue(scheduler, parent)?.path;
+        paths
+            .iter()
+            .filter(|c| {
+                c.strip_prefix(p.as_str())
+                    .and_then(|rest| rest.strip_prefix('.'))
+                    .is_some_and(|leaf| !leaf.contains('.'))
+            })
+            .collect()
+    };
+    Some(
+        chosen
+            .into_iter()
+            .filter_map(|path| find_queue(scheduler, path))
+            .collect(),
+    )
+}
+
+/// The `-list` table: a title line, then a boxed table (Hadoop 3.4's layout).
+pub(crate) fn queue_table(queues: &[QueueView]) -> String {
+    let header = [
+        "Queue Name",
+        "Queue Path",
+        "State",
+        "Capacity",
+        "Current Capacity",
+        "Maximum Capacity",
+        "Weight",
+        "Maximum Parallel Apps",
+    ];
+    let rows: Vec<[String; 8]> = queues
+        .iter()
+        .map(|q| {
+            [
+                q.name.clone(),
+                q.path.clone(),
+                q.state.clone(),
+                format!("{:.2}%", q.capacity),
+                format!("{:.2}%", q.current),
+                format!("{:.2}%", q.maximum),
+                format!("{:.2}", q.weight),
+                q.max_apps.to_string(),
+            ]
+        })
+        .collect();
+    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for r in &rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let rule: String = widths
+        .iter()
+        .map(|w| "-".repeat(w + 2))
+        .collect::<Vec<_>>()
+        .join("+");
+    let rule = format!("+{rule}+\n");
+    let line = |cells: Vec<&str>| {
+        let inner: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!(" {c:<w$} "))
+            .collect();
+        format!("|{}|\n", inner.join("|"))
+    };
+    let mut s = format!("{} queues were found\n", queues.len());
+    s.push_str(&rule);
+    s.push_str(&line(header.to_vec()));
+    s.push_str(&rule);
+    for r in &rows {
+        s.push_str(&line(r.iter().map(String::as_str).collect()));
+    }
+    s.push_str(&rule);
+    s
+}
+
 /// The `-status` report.
 pub(crate) fn queue_report(q: &QueueView) -> String {
     format!(
@@ -231,6 +367,46 @@ mod tests {
                  "childQueues": {"queue": leaf("root.eng.default", 0, 0)}}
             ]}
         }}}})
+    }
+
+    #[test]
+    fn list_shows_every_queue_or_a_parents_children() {
+        let s = fair();
+        let all = list_queues(&s, "all").expect("all");
+        let paths: Vec<&str> = all.iter().map(|q| q.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            ["root", "root.default", "root.eng", "root.eng.default"]
+        );
+        let eng = list_queues(&s, "eng").expect("eng's children");
+        assert_eq!(eng.len(), 1);
+        assert_eq!(eng[0].path, "root.eng.default");
+        let root = list_queues(&s, "root").expect("root's children");
+        let paths: Vec<&str> = root.iter().map(|q| q.path.as_str()).collect();
+        assert_eq!(paths, ["root.default", "root.eng"]);
+        assert!(list_queues(&s, "nosuch").is_none());
+        let table = queue_table(&root);
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines[0], "2 queues were found");
+        assert!(lines[1].starts_with("+------------+"), "{table}");
+        assert!(
+            lines[2].starts_with("| Queue Name | Queue Path   | State   | Capacity |"),
+            "{table}"
+        );
+        assert!(
+            lines[4].starts_with("| default    | root.default | RUNNING | 50.00%   |"),
+            "{table}"
+        );
+        assert_eq!(
+            lines.len(),
+            7,
+            "title, rule, header, rule, 2 rows, rule:\n{table}"
+        );
+        // Every line of the box has the same width.
+        assert!(
+            lines[1..].iter().all(|l| l.len() == lines[1].len()),
+            "{table}"
+        );
     }
 
     #[test]

@@ -1,5 +1,7 @@
-//! `weft rmadmin -refreshQueues`: Weft's admin endpoint `PUT /ws/v1/cluster/admin/refresh-queues`
-//! re-reads the allocation file. Silent on success, like `yarn rmadmin`.
+//! `weft rmadmin`: `-refreshQueues` (Weft's admin endpoint `PUT
+//! /ws/v1/cluster/admin/refresh-queues` re-reads the allocation file; silent on success, like
+//! `yarn rmadmin`), `-getGroups [user]` (`GET /ws/v1/cluster/admin/groups`), and
+//! `-refreshNodes`, which says why it has nothing to do (the RM has no include/exclude lists).
 
 use std::io::Write;
 
@@ -13,13 +15,22 @@ use crate::{ClientError, Outcome, Verb};
 /// The admin endpoint (not part of Hadoop's REST API).
 const REFRESH_QUEUES: &str = "/ws/v1/cluster/admin/refresh-queues";
 
+/// The admin endpoint for a user's groups (not part of Hadoop's REST API).
+const GROUPS: &str = "/ws/v1/cluster/admin/groups";
+
 /// Administers the ResourceManager.
 #[derive(Args, Debug)]
-#[command(group(ArgGroup::new("action").required(true).args(["refresh_queues"])))]
+#[command(group(ArgGroup::new("action").required(true).args(["refresh_queues", "refresh_nodes", "get_groups"])))]
 pub struct RmAdminArgs {
     /// Re-read the scheduler's queue configuration (the fair allocation file).
     #[arg(long = "refreshQueues")]
     pub refresh_queues: bool,
+    /// Re-read the include/exclude host lists (Weft's RM has none: says so and fails).
+    #[arg(long = "refreshNodes")]
+    pub refresh_nodes: bool,
+    /// Print the groups the RM maps a user to [default: the current user].
+    #[arg(long = "getGroups", value_name = "username", num_args = 0..=1, default_missing_value = "")]
+    pub get_groups: Option<String>,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub conn: Connection,
@@ -27,6 +38,13 @@ pub struct RmAdminArgs {
 
 impl Verb for RmAdminArgs {
     fn run(&self, out: &mut dyn Write) -> Result<Outcome, ClientError> {
+        if self.refresh_nodes {
+            eprintln!("refreshNodes: {NO_HOST_LISTS}");
+            return Ok(Outcome::Failed);
+        }
+        if let Some(user) = &self.get_groups {
+            return self.get_groups(user, out);
+        }
         let rm = self.conn.connect()?;
         match rm.put(REFRESH_QUEUES, &json!({})) {
             Ok((_, answer)) => {
@@ -44,6 +62,58 @@ impl Verb for RmAdminArgs {
                 Ok(Outcome::Failed)
             }
         }
+    }
+}
+
+/// Why `-refreshNodes` has nothing to do here.
+const NO_HOST_LISTS: &str = "this ResourceManager has no include/exclude host lists \
+(yarn.resourcemanager.nodes.include-path / exclude-path are not supported): a NodeManager joins \
+by registering and leaves by stopping (a silent one is marked LOST after the NM expiry)";
+
+impl RmAdminArgs {
+    /// `-getGroups`: `user : group1 group2`, as `yarn rmadmin -getGroups` prints it.
+    fn get_groups(&self, user: &str, out: &mut dyn Write) -> Result<Outcome, ClientError> {
+        let user = if user.is_empty() {
+            crate::login_user().ok_or_else(|| {
+                ClientError::Usage(
+                    "cannot tell the current user: give -getGroups <username>".into(),
+                )
+            })?
+        } else {
+            user.to_string()
+        };
+        let rm = self.conn.connect()?;
+        let answer = match rm.get(GROUPS, &[("user", user.clone())]) {
+            Ok(v) => v,
+            Err(e) => {
+                let why = match e.status() {
+                    Some(404) | Some(405) => format!(
+                        "the RM at {} has no groups endpoint (Weft's admin REST extension), so it is not Weft",
+                        rm.url(GROUPS)
+                    ),
+                    Some(_) => e.remote_message(),
+                    None => e.to_string(),
+                };
+                eprintln!("getGroups: {why}");
+                return Ok(Outcome::Failed);
+            }
+        };
+        if self.conn.json {
+            write!(out, "{}", fmt::json_text(&answer))?;
+            return Ok(Outcome::Success);
+        }
+        let groups: Vec<&str> = answer
+            .pointer("/groups/groups")
+            .and_then(serde_json::Value::as_array)
+            .map(|g| g.iter().filter_map(serde_json::Value::as_str).collect())
+            .unwrap_or_default();
+        let mut line = format!("{user} :");
+        for g in groups {
+            line.push(' ');
+            line.push_str(g);
+        }
+        writeln!(out, "{line}")?;
+        Ok(Outcome::Success)
     }
 }
 

@@ -228,10 +228,38 @@ fn full_path(q: &str) -> String {
     }
 }
 
+/// Column widths of `yarn top`'s application rows (the last column, the name, is unbounded).
+const WIDTHS: [usize; 14] = [31, 16, 4, 10, 7, 7, 7, 7, 7, 7, 10, 10, 6, 10];
+
+/// `text` cut to `width` characters with an ellipsis, so a long value cannot push the columns
+/// after it out of line. Queues keep their end (the leaf is what tells them apart), other
+/// values their start.
+fn fit(text: &str, width: usize, keep_end: bool) -> String {
+    let n = text.chars().count();
+    if n <= width {
+        return text.to_string();
+    }
+    if width == 0 {
+        return String::new();
+    }
+    if keep_end {
+        let tail: String = text.chars().skip(n - (width - 1)).collect();
+        format!("…{tail}")
+    } else {
+        let head: String = text.chars().take(width - 1).collect();
+        format!("{head}…")
+    }
+}
+
 fn app_row(c: [&str; 15]) -> String {
+    let f: Vec<String> = WIDTHS
+        .iter()
+        .enumerate()
+        .map(|(i, w)| fit(c[i], *w, i == 3))
+        .collect();
     format!(
         "{:>31} {:<16} {:>4} {:>10} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>10} {:>10} {:>6} {:>10} {}",
-        c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11], c[12], c[13], c[14]
+        f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10], f[11], f[12], f[13], c[14]
     )
 }
 
@@ -351,6 +379,33 @@ Queue(s) Containers: 2 allocated, 0 pending, 0 reserved
             .frame(&snapshot())
             .lines()
             .all(|l| l.chars().count() <= 10));
+    }
+
+    #[test]
+    fn long_values_are_cut_with_an_ellipsis_and_the_columns_stay_aligned() {
+        let mut long = app();
+        long["user"] = json!("a-very-long-service-account-name");
+        long["applicationType"] = json!("DISTRIBUTEDSHELL");
+        long["queue"] = json!("root.analytics.nightly");
+        let s = Snapshot {
+            apps: vec![app(), long],
+            ..snapshot()
+        };
+        let f = args().frame(&s);
+        let rows: Vec<&str> = f.lines().skip(7).collect();
+        assert_eq!(rows.len(), 3, "{f}");
+        // Every row starts its last column (the name) where the header's NAME starts, so
+        // every column before it lines up too.
+        let header_at = rows[0].chars().count() - "NAME".len();
+        for r in &rows[1..] {
+            assert_eq!(r.chars().count() - "wordcount".len(), header_at, "{f}");
+        }
+        assert!(rows[2].contains(" a-very-long-ser… "), "{f}");
+        assert!(rows[2].contains(" dis… "), "{f}");
+        assert!(rows[2].contains(" …s.nightly "), "{f}");
+        assert_eq!(fit("abc", 3, false), "abc");
+        assert_eq!(fit("abcd", 3, false), "ab…");
+        assert_eq!(fit("abcd", 3, true), "…cd");
     }
 
     #[test]

@@ -317,6 +317,12 @@ impl RmCore {
         self.sched.config().properties.maximum_allocation
     }
 
+    /// The groups the RM knows `user` to be in (what placement rules and ACLs see; empty when
+    /// the RM maps no groups for the user).
+    pub fn groups_of(&self, user: &str) -> Vec<String> {
+        self.config.groups.get(user).cloned().unwrap_or_default()
+    }
+
     /// The scheduler (read-only), e.g. for snapshots of queues.
     pub fn scheduler(&self) -> &Scheduler {
         &self.sched

@@ -64,8 +64,10 @@ pub struct QueueSeries {
     pub fair_share: Vec<f64>,
 }
 
-const WIDE: f64 = 760.0;
-const SMALL_W: f64 = 370.0;
+/// Chart widths: a wide chart spans the page's content (1180 px less padding), two small
+/// ones share a row; on narrower windows they shrink (`max-width: 100%`).
+const WIDE: f64 = 1140.0;
+const SMALL_W: f64 = 560.0;
 const SMALL_H: f64 = 210.0;
 const BLUE: &str = "#2563eb";
 const ORANGE: &str = "#d97706";
@@ -77,7 +79,8 @@ const STYLE: &str = "\
 body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;color:#111827;margin:24px auto;max-width:1180px;padding:0 16px}\
 h1{font-size:22px;margin:0 0 12px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #e5e7eb;padding-bottom:4px}\
 table.summary{border-collapse:collapse}table.summary th,table.summary td{padding:3px 14px 3px 0;text-align:left;border-bottom:1px solid #f3f4f6;vertical-align:top}\
-table.summary th{font-weight:600;color:#374151}table.summary td{font-variant-numeric:tabular-nums}\
+table.summary th{font-weight:600;color:#374151;white-space:nowrap}table.summary td{font-variant-numeric:tabular-nums}\
+table.summary td{white-space:nowrap}table.summary td.meaning{color:#4b5563;font-size:12.5px;font-variant-numeric:normal;white-space:normal}\
 .row{display:flex;flex-wrap:wrap;gap:12px 20px}figure{margin:0}figcaption{color:#4b5563;font-size:12.5px;margin-top:2px}\
 svg{max-width:100%;height:auto;display:block}svg text{font:11px system-ui,sans-serif;fill:#374151}\
 svg .ct{font-size:12.5px;font-weight:600;fill:#111827}svg .yt{text-anchor:end}svg .xt,svg .xl,svg .yl,svg .nd{text-anchor:middle}\
@@ -103,14 +106,34 @@ pub fn render_report(input: &ReportInput) -> Vec<(String, String)> {
     vec![("index.html".to_string(), html)]
 }
 
+/// One line saying what a summary figure means, for the figures whose name does not say it
+/// (matched on the start of the row's label).
+fn explanation(label: &str) -> Option<&'static str> {
+    const MEANINGS: [(&str, &str); 8] = [
+        ("CPS", "Containers allocated per second of scheduler CPU time (not of virtual time)."),
+        ("time to 90% usage", "Virtual time until the cluster's dominant-resource usage first reached 90%."),
+        ("time to 99% usage", "The same for 99%."),
+        ("validSchedulePerMin", "Share of virtual minutes that were valid: usage at or above 90%, or no valid demand left waiting (the list: each minute, 1 valid, 0 not)."),
+        ("fairness gap", "How far a queue's usage fell short of min(fair share, demand), relative to its share, once the cluster reached 90%: the worst sample of any queue / the mean over queues and samples (0 = never short)."),
+        ("app wait", "Time from an app's submission to its first container (50th / 99th percentile)."),
+        ("drift", "Mismatches the scheduler's self-check found between its running totals and orders and a recomputation from scratch; must be 0."),
+        ("reservations", "Nodes reserved for an app whose ask did not fit yet (the Fair Scheduler's reservations)."),
+    ];
+    MEANINGS
+        .iter()
+        .find(|(key, _)| label.trim_start().starts_with(key))
+        .map(|(_, meaning)| *meaning)
+}
+
 fn summary_section(html: &mut String, rows: &[(String, String)]) {
     html.push_str("<section>\n<h2>Summary</h2>\n<table class=\"summary\"><tbody>\n");
     for (label, value) in rows {
         let _ = writeln!(
             html,
-            "<tr><th>{}</th><td>{}</td></tr>",
+            "<tr><th>{}</th><td>{}</td><td class=\"meaning\">{}</td></tr>",
             esc(label),
-            esc(value)
+            esc(value),
+            esc(explanation(label).unwrap_or(""))
         );
     }
     html.push_str("</tbody></table>\n</section>\n");

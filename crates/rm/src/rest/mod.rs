@@ -94,6 +94,7 @@ pub(crate) fn router(state: Rest) -> Router {
         .route(&r("/delegation-token/expiration"), post(delegation_token))
         .route(&r("/admin/refresh-queues"), put(refresh_queues))
         .route(&r("/admin/allocation-file"), get(allocation_file))
+        .route(&r("/admin/groups"), get(groups))
         .route("/openapi.json", get(openapi))
         .fallback(|| async { RestError::not_found("no such resource") })
         .method_not_allowed_fallback(|| async { RestError::method_not_allowed() })
@@ -188,6 +189,18 @@ async fn allocation_file(State(s): State<Rest>) -> Json<Value> {
     }}))
 }
 
+/// `GET /admin/groups?user=U`: the groups the RM maps `U` to (`weft rmadmin -getGroups`).
+async fn groups(State(s): State<Rest>, Query(q): Params) -> Result<Json<Value>, RestError> {
+    let user = q
+        .get("user")
+        .filter(|u| !u.is_empty())
+        .cloned()
+        .ok_or_else(|| RestError::bad_request("the user query parameter is required"))?;
+    let who = user.clone();
+    let groups = s.driver.call(move |core, _| core.groups_of(&who)).await?;
+    Ok(Json(json!({"groups": {"user": user, "groups": groups}})))
+}
+
 async fn openapi() -> Response {
     (
         StatusCode::OK,
@@ -202,7 +215,7 @@ mod tests {
     use super::*;
 
     /// Every route of [`router`], as OpenAPI paths: the document must describe each.
-    const ROUTES: [&str; 24] = [
+    const ROUTES: [&str; 25] = [
         "/ws/v1/cluster",
         "/ws/v1/cluster/info",
         "/ws/v1/cluster/metrics",
@@ -226,6 +239,7 @@ mod tests {
         "/ws/v1/cluster/delegation-token/expiration",
         "/ws/v1/cluster/admin/refresh-queues",
         "/ws/v1/cluster/admin/allocation-file",
+        "/ws/v1/cluster/admin/groups",
         "/openapi.json",
     ];
 

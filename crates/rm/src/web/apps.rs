@@ -141,10 +141,9 @@ pub(crate) fn table(apps: &[&AppReport], now: Time, empty: &str) -> String {
                 ),
                 esc(&a.user),
                 html::long_text(&a.name),
-                esc(&a.application_type),
+                format!("<span class=\"small\">{}</span>", esc(&a.application_type)),
                 esc(&a.queue),
-                badge(&state_name(a.state)),
-                badge(&state_name(a.final_status)),
+                state_cell(a),
                 progress(a.progress),
                 html::date_time(Some(a.submit_time)),
                 html::span(elapsed),
@@ -162,7 +161,6 @@ pub(crate) fn table(apps: &[&AppReport], now: Time, empty: &str) -> String {
             "Type",
             "Queue",
             "State",
-            "Final status",
             "Progress",
             "Submitted (UTC)",
             "Elapsed",
@@ -172,6 +170,20 @@ pub(crate) fn table(apps: &[&AppReport], now: Time, empty: &str) -> String {
         &rows,
         empty,
     )
+}
+
+/// The state badge, and the final status under it once there is one (one narrow column
+/// instead of two keeps the table within a 1400 px window).
+fn state_cell(a: &AppReport) -> String {
+    let state = badge(&state_name(a.state));
+    if a.state.is_final() {
+        format!(
+            "<div class=\"stack\">{state}{}</div>",
+            badge(&state_name(a.final_status))
+        )
+    } else {
+        state
+    }
 }
 
 fn progress(p: f32) -> String {
@@ -188,6 +200,8 @@ pub(crate) struct Detail {
     containers: Vec<ContainerReport>,
     /// node id -> web address, for log links.
     node_http: BTreeMap<String, String>,
+    /// Leaf queues, the targets of a move.
+    leaves: Vec<String>,
 }
 
 impl Detail {
@@ -202,11 +216,19 @@ impl Detail {
             .filter(|n| !n.http_address.is_empty())
             .map(|n| (n.node_id, n.http_address))
             .collect();
+        let leaves = core
+            .scheduler_snapshot()
+            .queues
+            .into_iter()
+            .filter(|q| q.leaf)
+            .map(|q| q.name)
+            .collect();
         Some(Detail {
             report,
             attempts,
             containers,
             node_http,
+            leaves,
         })
     }
 
@@ -297,11 +319,11 @@ pub(crate) fn detail_page(d: &Detail, now: Time) -> Page {
                 (Some(c), Some(n)) => d.log_links(n, c, None),
                 _ => "-".to_string(),
             };
+            let am = t.am_container.map(|c| c.to_string()).unwrap_or_default();
             vec![
                 esc(&t.id.to_string()),
                 badge(&state_name(t.state)),
-                esc(&t.am_container.map(|c| c.to_string()).unwrap_or_default()),
-                esc(&node),
+                format!("<span title=\"on {}\">{}</span>", esc(&node), esc(&am)),
                 html::date_time(Some(t.start_time)),
                 html::date_time(t.finish_time),
                 logs,
@@ -318,7 +340,6 @@ pub(crate) fn detail_page(d: &Detail, now: Time) -> Page {
                 "Attempt",
                 "State",
                 "AM container",
-                "Node",
                 "Started (UTC)",
                 "Finished (UTC)",
                 "AM logs",
@@ -378,9 +399,31 @@ pub(crate) fn detail_page(d: &Detail, now: Time) -> Page {
     Page {
         title: format!("Application {id}"),
         nav: "/cluster/apps",
-        head: String::new(),
+        head: actions(d),
         live,
     }
+}
+
+/// Kill and move buttons for a live application. `weft.js` asks for confirmation and then
+/// calls the REST API (`PUT .../state`, `PUT .../queue`) as the browser's user, so the same
+/// ACL checks apply as to any REST client; a refusal is shown beside the buttons.
+fn actions(d: &Detail) -> String {
+    let a = &d.report;
+    if a.state.is_final() {
+        return String::new();
+    }
+    let mut options = String::new();
+    for q in d.leaves.iter().filter(|q| **q != a.queue) {
+        let _ = write!(options, "<option value=\"{0}\">{0}</option>", esc(q));
+    }
+    let app = esc(&a.id.to_string());
+    format!(
+        "<div class=\"actions\" id=\"app-actions\" data-app=\"{app}\">\
+<button type=\"button\" class=\"danger\" data-action=\"kill\">Kill application</button>\
+<label>Move to <select name=\"queue\"><option value=\"\">queue…</option>{options}</select></label>\
+<button type=\"button\" data-action=\"move\">Move</button>\
+<span class=\"action-status\" role=\"status\"></span></div>"
+    )
 }
 
 /// The page for an id that names no application (served with 404).
@@ -450,6 +493,34 @@ mod tests {
         assert!(!f.matches(&a));
         let f = Filter::from_query(&query(&[("queue", ""), ("user", "alice")]));
         assert!(f.matches(&a));
+    }
+
+    fn detail(state: AppState) -> Detail {
+        Detail {
+            report: app(3, "root.prod", "alice", state, "job"),
+            attempts: Vec::new(),
+            containers: Vec::new(),
+            node_http: BTreeMap::new(),
+            leaves: vec!["root.dev".into(), "root.prod".into(), "root.<x>".into()],
+        }
+    }
+
+    #[test]
+    fn a_live_app_has_kill_and_move_actions_and_a_finished_one_none() {
+        let page = detail_page(&detail(AppState::Running), Time(1_700_000_100_000));
+        let head = &page.head;
+        assert!(
+            head.contains("data-app=\"application_1700000000000_0003\""),
+            "{head}"
+        );
+        assert!(head.contains("data-action=\"kill\""), "{head}");
+        assert!(head.contains("data-action=\"move\""), "{head}");
+        // Every other leaf is a target, escaped; the app's own queue is not.
+        assert!(head.contains("<option value=\"root.dev\">"), "{head}");
+        assert!(head.contains("root.&lt;x&gt;"), "{head}");
+        assert!(!head.contains("<option value=\"root.prod\">"), "{head}");
+        let done = detail_page(&detail(AppState::Finished), Time(1_700_000_100_000));
+        assert!(done.head.is_empty(), "{}", done.head);
     }
 
     #[test]

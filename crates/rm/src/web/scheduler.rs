@@ -1,7 +1,7 @@
 //! `/cluster/scheduler`: the Fair Scheduler's queue tree, each queue's usage against its
 //! instantaneous and steady fair shares, its limits and apps; then the apps the scheduler holds.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use weft_rm_core::AppReport;
@@ -27,15 +27,37 @@ pub(crate) fn page(v: &View, _now: Time) -> Page {
         html::res(snap.cluster_used),
         html::res(snap.cluster_pending),
     );
-    live.push_str(
-        "<table class=\"grid queues\" id=\"queues\"><thead><tr><th>Queue</th><th>Memory</th>\
-<th>vCores</th><th>Apps<br><small>running / pending</small></th><th>Min</th><th>Max</th>\
+    // Said once in the header rather than on every row: only DRF shares vcores.
+    let memory_only: BTreeSet<&str> = snap
+        .queues
+        .iter()
+        .filter(|q| !shares_vcores(q.policy))
+        .map(|q| q.policy)
+        .collect();
+    let vcores_note = if memory_only.is_empty() {
+        String::new()
+    } else {
+        let names: Vec<&str> = memory_only.into_iter().collect();
+        format!(
+            "<br><small title=\"The {0} policy shares memory only: its queues have no vcore fair share\">usage only: not shared by {0}</small>",
+            esc(&names.join(" or "))
+        )
+    };
+    let _ = write!(
+        live,
+        "<div class=\"scroll\"><table class=\"grid queues\" id=\"queues\"><thead><tr><th>Queue</th><th>Memory</th>\
+<th>vCores{vcores_note}</th><th>Apps<br><small>running / pending</small></th><th>Min</th><th>Max</th>\
 <th>Weight</th><th>Policy</th></tr></thead><tbody>",
     );
     for q in &snap.queues {
         live.push_str(&queue_row(q, cap));
     }
-    live.push_str("</tbody></table>");
+    live.push_str("</tbody></table></div>");
+    let policies: BTreeMap<&str, &str> = snap
+        .queues
+        .iter()
+        .map(|q| (q.name.as_str(), q.policy))
+        .collect();
 
     // The scheduler numbers apps by their YARN sequence number.
     let reports: BTreeMap<u64, &AppReport> = v.apps.iter().map(|r| (r.id.seq, r)).collect();
@@ -62,7 +84,15 @@ pub(crate) fn page(v: &View, _now: Time) -> Page {
                     html::badge("WAITING")
                 },
                 html::res(a.usage),
-                html::res(a.fair_share),
+                // An app's vcore share is 0 under fair and fifo (they share memory only).
+                if policies
+                    .get(a.queue.as_str())
+                    .is_some_and(|p| shares_vcores(p))
+                {
+                    html::res(a.fair_share)
+                } else {
+                    html::mem(a.fair_share.memory_mb())
+                },
                 html::res(a.demand),
                 format!("{} / {}", a.running_containers, a.pending_containers),
             ]
@@ -140,7 +170,7 @@ fn queue_row(q: &QueueSnapshot, cap: Resource) -> String {
     );
     // Only DRF shares vcores; under fair and fifo a queue's vcore shares are 0 by design, so
     // markers (and "over fair share") would mislead.
-    let vcores = if q.policy.eq_ignore_ascii_case("drf") {
+    let vcores = if shares_vcores(q.policy) {
         bar(
             q.usage.vcores(),
             q.fair_share.vcores(),
@@ -155,10 +185,9 @@ fn queue_row(q: &QueueSnapshot, cap: Resource) -> String {
             fair: None,
             steady: None,
             label: format!(
-                "{} <small>of {} in the cluster · not shared by {}</small>",
+                "{} <small>of {} in the cluster</small>",
                 q.usage.vcores(),
                 cap.vcores(),
-                esc(q.policy)
             ),
             tip: format!(
                 "{} vcores used; the {} policy shares memory only",
@@ -191,22 +220,102 @@ fn queue_row(q: &QueueSnapshot, cap: Resource) -> String {
     )
 }
 
-/// A min or max share on two short lines; `-` for none, `∞` for unbounded.
+/// Whether a scheduling policy shares vcores (only DRF does).
+fn shares_vcores(policy: &str) -> bool {
+    policy.eq_ignore_ascii_case("drf")
+}
+
+/// A min or max share on one line (it never wraps); `-` for none, `unlimited` for unbounded.
 fn limit(r: Resource) -> String {
     if r.is_zero() {
         return "<span class=\"muted\">-</span>".to_string();
     }
     if r.memory_mb() >= html::UNBOUNDED && r.vcores() >= html::UNBOUNDED {
-        return "<span class=\"muted\">unlimited</span>".to_string();
+        return "<span class=\"muted limit\">unlimited</span>".to_string();
     }
-    format!(
-        "<span class=\"limit\">{}<br>{} vcores</span>",
-        html::mem(r.memory_mb()),
-        html::count(r.vcores())
-    )
+    format!("<span class=\"limit\">{}</span>", html::res(r))
 }
 
 fn trim_weight(w: f64) -> String {
     let s = format!("{w:.2}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use weft_sched::{AppSnapshot, Snapshot};
+    use weft_types::{AppId, ResourceTypes};
+
+    fn queue(name: &str, leaf: bool, policy: &'static str) -> QueueSnapshot {
+        QueueSnapshot {
+            name: name.into(),
+            leaf,
+            policy,
+            weight: 1.0,
+            fair_share: Resource::new(4096, 0),
+            steady_fair_share: Resource::new(4096, 0),
+            usage: Resource::new(2048, 2),
+            demand: Resource::new(3072, 3),
+            min_resources: Resource::ZERO,
+            max_resources: Resource::new(10_240, 12),
+            am_usage: Resource::ZERO,
+            running_apps: 1,
+            pending_apps: 0,
+            configured: true,
+        }
+    }
+
+    fn app(queue: &str, seq: u64) -> AppSnapshot {
+        AppSnapshot {
+            app: AppId(seq),
+            queue: queue.into(),
+            user: "u".into(),
+            runnable: true,
+            usage: Resource::new(2048, 2),
+            demand: Resource::new(2048, 2),
+            fair_share: Resource::new(3072, 3),
+            running_containers: 2,
+            pending_containers: 0,
+            am_running: true,
+        }
+    }
+
+    #[test]
+    fn vcores_are_said_unshared_once_and_fair_apps_show_no_vcore_share() {
+        let view = View {
+            snapshot: Snapshot {
+                cluster_capacity: Resource::new(16_384, 16),
+                cluster_used: Resource::new(4096, 4),
+                cluster_pending: Resource::ZERO,
+                queues: vec![
+                    queue("root", false, "fair"),
+                    queue("root.a", true, "fair"),
+                    queue("root.b", true, "drf"),
+                ],
+                apps: vec![app("root.a", 1), app("root.b", 2)],
+                nodes: Vec::new(),
+            },
+            apps: Vec::new(),
+            nodes: Vec::new(),
+            types: ResourceTypes::default(),
+            allocations: 0,
+        };
+        let html = page(&view, Time(0)).live;
+        assert_eq!(
+            html.matches("not shared by fair").count(),
+            1,
+            "once, in the header: {html}"
+        );
+        // The fair app's share is memory only; the DRF app's has its vcores.
+        assert!(html.contains("<td>3 GB</td>"), "{html}");
+        assert!(html.contains("<td>3 GB · 3 vcores</td>"), "{html}");
+        let apps = html.split("id=\"sched-apps\"").nth(1).expect("apps table");
+        assert!(!apps.contains("· 0 vcores"), "{apps}");
+        // A max share stays on one line.
+        assert!(
+            html.contains("<span class=\"limit\">10 GB · 12 vcores</span>"),
+            "{html}"
+        );
+    }
 }

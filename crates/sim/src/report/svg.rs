@@ -562,8 +562,11 @@ pub(crate) fn histogram(
     out
 }
 
+/// The width one character of a bar label takes, at most, in px (11 px system-ui).
+pub(crate) const LABEL_CHAR_W: f64 = 6.5;
+
 /// Horizontal bars, one per `(label, value)`, scaled to the largest, each labelled with its
-/// value in `unit` and its share of the total.
+/// value in `unit` and its share of the total; the label column fits the longest label.
 pub(crate) fn hbars(
     title: &str,
     bars: &[(String, f64)],
@@ -572,8 +575,15 @@ pub(crate) fn hbars(
     color: &str,
 ) -> String {
     const ROW: f64 = 24.0;
-    const LABEL_W: f64 = 190.0;
     const VALUE_W: f64 = 150.0;
+    // Room for the longest label at the 11 px label font (about 6.5 px a character, generous
+    // so that no label is clipped at the left edge), at most half the chart.
+    let longest = bars
+        .iter()
+        .map(|(l, _)| l.chars().count())
+        .max()
+        .unwrap_or(0);
+    let label_w = (longest as f64 * LABEL_CHAR_W + 16.0).clamp(60.0, width / 2.0);
     let height = TOP + ROW * bars.len().max(1) as f64 + 10.0;
     let mut out = String::new();
     open_svg(&mut out, width, height, title);
@@ -588,7 +598,7 @@ pub(crate) fn hbars(
             Px(TOP + 14.0)
         );
     }
-    let span = (width - LABEL_W - VALUE_W).max(10.0);
+    let span = (width - label_w - VALUE_W).max(10.0);
     for (i, (label, v)) in bars.iter().enumerate() {
         let v = clean(*v);
         let y = TOP + i as f64 * ROW;
@@ -597,14 +607,14 @@ pub(crate) fn hbars(
         let _ = write!(
             out,
             r#"<text class="bl" x="{}" y="{}">{}</text><rect x="{}" y="{}" width="{}" height="{}" fill="{color}"/><text class="bv" x="{}" y="{}">{} {} ({})</text>"#,
-            Px(LABEL_W - 8.0),
+            Px(label_w - 8.0),
             Px(y + ROW / 2.0 + 4.0),
             esc(label),
-            Px(LABEL_W),
+            Px(label_w),
             Px(y + 3.0),
             Px(w),
             Px(ROW - 6.0),
-            Px(LABEL_W + w + 6.0),
+            Px(label_w + w + 6.0),
             Px(y + ROW / 2.0 + 4.0),
             esc(&fmt_sig(v)),
             esc(unit),

@@ -112,8 +112,10 @@ fn full_report_has_every_chart_and_the_summary() {
     ] {
         assert!(html.contains(title), "missing {title}");
     }
-    assert!(html.contains("<tr><th>cps</th><td>1234567</td></tr>"));
-    assert!(html.contains("<tr><th>queues</th><td>&lt;2000&gt;</td></tr>"));
+    assert!(html.contains("<tr><th>cps</th><td>1234567</td><td class=\"meaning\"></td></tr>"));
+    assert!(
+        html.contains("<tr><th>queues</th><td>&lt;2000&gt;</td><td class=\"meaning\"></td></tr>")
+    );
     assert!(html.contains("<title>run &lt;preset&gt; &amp; co</title>"));
     // usage, pending, cps, strip, 2 queues, 2 histograms, the CDF, phases.
     assert_eq!(html.matches("<svg ").count(), 10);
@@ -300,7 +302,8 @@ fn long_titles_keep_their_end_visible_and_whole_in_the_tooltip() {
         visible.starts_with('…') && visible.ends_with("deep.leaf_queue_z"),
         "{visible}"
     );
-    assert!(visible.chars().count() < 50);
+    // Cut to the chart's width (a small chart is half the page wide).
+    assert!(visible.chars().count() < name.chars().count().min(100));
 }
 
 #[test]
@@ -311,4 +314,60 @@ fn significant_digits_drop_trailing_zeros() {
     assert_eq!(svg::fmt_sig(1_234_567.0), "1.23M");
     assert_eq!(svg::fmt_sig(40_000.0), "40k");
     assert_eq!(svg::fmt_sig(f64::NAN), "n/a");
+}
+
+#[test]
+fn bar_labels_get_room_for_their_whole_text() {
+    let long = "heartbeat (matching apps and requests to the node)";
+    let chart = svg::hbars(
+        "Scheduler CPU time by phase",
+        &[(long.to_string(), 2.0), ("node join".to_string(), 1.0)],
+        "s",
+        1140.0,
+        "#000",
+    );
+    // The labels end (text-anchor: end) at x; the longest must start at or right of 0.
+    let x: f64 = chart
+        .split("class=\"bl\" x=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .and_then(|v| v.parse().ok())
+        .expect("a bar label");
+    let needed = long.chars().count() as f64 * svg::LABEL_CHAR_W;
+    assert!(x >= needed, "label ends at {x}, needs {needed}: {chart}");
+}
+
+#[test]
+fn the_summary_explains_the_figures_people_ask_about() {
+    let mut input = synthetic(10);
+    input.summary.extend([
+        (
+            "validSchedulePerMin (all / after the first minute)".to_string(),
+            "0.5 / 0.6".to_string(),
+        ),
+        (
+            "fairness gap (worst / mean)".to_string(),
+            "0.1 / 0.01".to_string(),
+        ),
+    ]);
+    let html = html_of(&input);
+    for (label, words) in [
+        (
+            "validSchedulePerMin",
+            "Share of virtual minutes that were valid",
+        ),
+        ("fairness gap", "fell short of min(fair share, demand)"),
+        ("drift", "must be 0"),
+    ] {
+        let row = html
+            .lines()
+            .find(|l| l.starts_with(&format!("<tr><th>{label}")))
+            .unwrap_or_else(|| panic!("no {label} row"));
+        assert!(row.contains(words), "{row}");
+    }
+    // Charts use the page's width.
+    assert!(
+        html.contains("viewBox=\"0 0 1140 "),
+        "a wide chart spans the page"
+    );
 }

@@ -85,6 +85,70 @@
     applySort();
   });
 
+  // A table wider than the window scrolls sideways inside its box; mark those boxes (a shadow
+  // on the right says "more this way") and count them on <body data-overflow="N">, which also
+  // counts the page itself when it is wider than the window.
+  function markOverflow() {
+    var boxes = document.querySelectorAll(".scroll");
+    var count = 0;
+    for (var i = 0; i < boxes.length; i++) {
+      var wide = boxes[i].scrollWidth > boxes[i].clientWidth + 1;
+      boxes[i].classList.toggle("overflowing", wide);
+      if (wide) { count++; }
+    }
+    var doc = document.documentElement;
+    if (doc.scrollWidth > doc.clientWidth + 1) { count++; }
+    document.body.setAttribute("data-overflow", String(count));
+  }
+  window.addEventListener("resize", markOverflow);
+
+  // The app page's Kill and Move buttons: after a confirmation, the same REST calls any
+  // client makes (so the same ACL checks), as the browser's user (the hadoop.auth cookie, or
+  // user.name from this page's address); the RM's refusal is shown beside the buttons.
+  document.addEventListener("click", function (ev) {
+    var button = ev.target.closest ? ev.target.closest("#app-actions button[data-action]") : null;
+    if (!button) { return; }
+    var box = button.closest("#app-actions");
+    var app = box.getAttribute("data-app");
+    var status = box.querySelector(".action-status");
+    var base = "/ws/v1/cluster/apps/" + encodeURIComponent(app);
+    var request;
+    if (button.getAttribute("data-action") === "kill") {
+      request = { url: base + "/state", body: { state: "KILLED" }, question: "Kill application " + app + "?" };
+    } else {
+      var queue = box.querySelector("select[name=queue]").value;
+      if (!queue) { status.textContent = "Choose a queue first."; return; }
+      request = { url: base + "/queue", body: { queue: queue }, question: "Move application " + app + " to " + queue + "?" };
+    }
+    if (!window.confirm(request.question)) { return; }
+    var user = new URLSearchParams(location.search).get("user.name");
+    var url = request.url + (user ? "?user.name=" + encodeURIComponent(user) : "");
+    button.disabled = true;
+    status.className = "action-status";
+    status.textContent = "Working…";
+    fetch(url, {
+      method: "PUT",
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "Accept": "application/json" },
+      body: JSON.stringify(request.body)
+    })
+      .then(function (r) {
+        return r.json().catch(function () { return {}; }).then(function (j) { return { ok: r.ok, status: r.status, json: j }; });
+      })
+      .then(function (res) {
+        if (res.ok) { location.reload(); return; }
+        var e = res.json && res.json.RemoteException;
+        status.className = "action-status failed";
+        status.textContent = "Refused: " + (e && e.message ? e.message : "HTTP " + res.status);
+        button.disabled = false;
+      })
+      .catch(function () {
+        status.className = "action-status failed";
+        status.textContent = "The ResourceManager did not answer.";
+        button.disabled = false;
+      });
+  });
+
   function refresh() {
     if (!live || inFlight || document.hidden) { return; }
     var src = live.getAttribute("data-src");
@@ -99,6 +163,7 @@
         live.innerHTML = html;
         applySort();
         applyFilter();
+        markOverflow();
         refreshes++;
         document.body.setAttribute("data-refreshed", String(refreshes));
         if (marker) { marker.classList.remove("stale"); }
@@ -147,5 +212,6 @@
     applyFilter();
   }
   showTime();
+  markOverflow();
   setInterval(refresh, INTERVAL_MS);
 })();
