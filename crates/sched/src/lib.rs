@@ -8,23 +8,13 @@
 //! a hash map in an order that could affect a decision. `tests/tidy.rs` enforces the first four.
 
 mod api;
-mod app;
-mod assign;
-mod moves;
-mod node;
+mod fair;
+mod objects;
 mod order;
-mod ordset;
-mod placement;
-mod policy;
 mod queues;
-mod requests;
-mod runnable;
-mod running;
 mod scheduler;
-mod shares;
-mod table;
-mod update;
 mod verify;
+mod walk;
 
 pub use api::*;
 pub use scheduler::{Scheduler, WalkMode};

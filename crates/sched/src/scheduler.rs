@@ -10,13 +10,13 @@ use weft_config::PlacementRule;
 use weft_types::{AppId, ContainerId, NodeId, Resource, ResourceTypes, Time};
 
 use crate::api::*;
-use crate::app::App;
-use crate::node::{Container, Node};
-use crate::placement::{self, QueueLookup};
+use crate::fair::placement::{self, QueueLookup};
+use crate::fair::UserState;
+use crate::objects::app::App;
+use crate::objects::containers::Owner;
+use crate::objects::node::{Container, Node};
+use crate::objects::table::{IdMap, Table};
 use crate::queues::{QueueId, QueueTree, ROOT};
-use crate::runnable::UserState;
-use crate::running::Owner;
-use crate::table::{IdMap, Table};
 
 /// How the heartbeat walk finds its order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,7 +60,7 @@ pub struct Scheduler {
     /// Reused buffer for re-indexing an app's sizes without allocating.
     pub(crate) scratch_sizes: Vec<[i64; weft_types::MAX_RESOURCE_TYPES]>,
     /// Reused buffer for a leaf's share inputs in the update.
-    pub(crate) scratch_items: Vec<crate::shares::ShareItem>,
+    pub(crate) scratch_items: Vec<crate::fair::shares::ShareItem>,
     /// The update's reusable buffers: app slots, demand sums by leaf, leaves where an app's
     /// weight changed.
     pub(crate) scratch_slots: Vec<u32>,
@@ -291,7 +291,7 @@ impl Scheduler {
                 let mut app = App::new(id, user, queue, now.as_millis(), am);
                 if let Some(am) = am {
                     let key = app.key_for(0, am);
-                    let mut req = crate::app::Request::new(am);
+                    let mut req = crate::objects::app::Request::new(am);
                     req.any.count = 1;
                     app.requests.insert(key, req);
                 }
@@ -516,14 +516,17 @@ impl Scheduler {
         let key = app.key_for(ask.priority, size);
         let req = app
             .requests
-            .get_or_insert_with(key, || crate::app::Request::new(size));
+            .get_or_insert_with(key, || crate::objects::app::Request::new(size));
         req.any.count = req.any.count.saturating_add(ask.count);
         req.any.relax_locality = ask.relax_locality;
         for (rack, relax) in racks {
-            let e = req.racks.entry(rack).or_insert(crate::app::LocationAsk {
-                count: 0,
-                relax_locality: relax,
-            });
+            let e = req
+                .racks
+                .entry(rack)
+                .or_insert(crate::objects::app::LocationAsk {
+                    count: 0,
+                    relax_locality: relax,
+                });
             e.count = e.count.saturating_add(ask.count);
             e.relax_locality = relax;
         }
@@ -531,7 +534,7 @@ impl Scheduler {
             let e = req
                 .hosts
                 .entry(host.clone())
-                .or_insert(crate::app::LocationAsk {
+                .or_insert(crate::objects::app::LocationAsk {
                     count: 0,
                     relax_locality: true,
                 });

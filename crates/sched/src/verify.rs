@@ -4,10 +4,10 @@
 
 use weft_types::Resource;
 
-use crate::ordset::OrderedSet;
-use crate::policy::sort_key;
+use crate::fair::policy::sort_key;
+use crate::objects::containers::{Owner, RunList};
+use crate::order::ordset::OrderedSet;
 use crate::queues::QueueId;
-use crate::running::{Owner, RunList};
 use crate::scheduler::{Scheduler, WalkMode};
 
 impl Scheduler {

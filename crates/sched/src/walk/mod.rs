@@ -8,11 +8,11 @@
 use weft_types::{AppId, ContainerId, Locality, NodeId, Resource};
 
 use crate::api::Decision;
-use crate::app::{App, Request, SchedulerKey};
-use crate::node::{Container, Node, Reservation};
-use crate::policy::{self, compare};
+use crate::fair::policy::{self, compare};
+use crate::objects::app::{App, Request, SchedulerKey};
+use crate::objects::containers::Link;
+use crate::objects::node::{Container, Node, Reservation};
 use crate::queues::{Queue, QueueId, ROOT};
-use crate::running::Link;
 use crate::scheduler::{Scheduler, WalkMode};
 
 /// What one attempt produced.

@@ -6,7 +6,7 @@
 
 use weft_types::{ContainerId, Resource};
 
-use crate::node::Container;
+use crate::objects::node::Container;
 use crate::scheduler::Scheduler;
 
 /// No slot.

@@ -17,12 +17,15 @@
 //! decision (the full walk's only other effect, counting scheduling opportunities, is off when
 //! delay scheduling is off, which is the only time the shortcut is taken).
 
+pub(crate) mod key;
+pub(crate) mod ordset;
+
 use weft_config::PolicyKind;
 use weft_types::{AppId, Resource, MAX_RESOURCE_TYPES};
 
-use crate::app::App;
-use crate::ordset::OrderedSet;
-use crate::policy::{self, sort_key, PolicyContext, SchedView, SortKey};
+use crate::fair::policy::{self, sort_key, PolicyContext, SchedView, SortKey};
+use crate::objects::app::App;
+use crate::order::ordset::OrderedSet;
 use crate::queues::{Queue, QueueId};
 use crate::scheduler::Scheduler;
 

@@ -3,8 +3,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use weft_types::{AppId, Locality, Resource};
 
+use crate::objects::requests::Requests;
 use crate::queues::QueueId;
-use crate::requests::Requests;
 
 /// Outstanding asks at one location level, with the "may be placed elsewhere" flag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,7 +112,7 @@ pub(crate) struct App {
     /// Fast path: the app's slot in its leaf's candidates, if it is one (the set holds the key).
     pub(crate) leaf_slot: Option<u32>,
     /// Running containers.
-    pub(crate) running: crate::running::RunList,
+    pub(crate) running: crate::objects::containers::RunList,
     pub(crate) am_running: bool,
     pub(crate) runnable: bool,
     /// `any_outstanding()` as of the last change of `requests` (read on every re-key).
@@ -165,7 +165,7 @@ impl App {
             requests: Requests::default(),
             outstanding_asks: Resource::ZERO,
             asks_outstanding: false,
-            running: crate::running::RunList::default(),
+            running: crate::objects::containers::RunList::default(),
             reservations: BTreeSet::new(),
             leaf_slot: None,
             reservable_in_leaf: false,

@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use weft_config::{Acl, AllocationConfig, ConfiguredResource, PolicyKind};
 use weft_types::{AppId, Resource};
 
-use crate::ordset::OrderedSet;
-use crate::shares::ShareMemo;
+use crate::fair::shares::ShareMemo;
+use crate::order::ordset::OrderedSet;
 
 /// Index of a queue in the arena. Never reused while the scheduler lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -88,7 +88,8 @@ impl Queue {
     /// Sets `max_share` (and whether it is unbounded) from the configuration and `cluster`.
     pub(crate) fn resolve_max_share(&mut self, cluster: Resource) {
         self.max_share = self.max_share_cfg.resolve(cluster).cw_max(self.min_share);
-        self.max_share_unbounded = crate::app::same_resource(&self.max_share, &Resource::UNBOUNDED);
+        self.max_share_unbounded =
+            crate::objects::app::same_resource(&self.max_share, &Resource::UNBOUNDED);
     }
 
     fn new(id: QueueId, name: String, parent: Option<QueueId>, is_leaf: bool, depth: u32) -> Queue {

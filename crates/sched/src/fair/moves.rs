@@ -16,8 +16,8 @@ impl Scheduler {
         let Some(app) = self.apps.get(&id) else {
             return Err(SchedError::UnknownApp(id));
         };
-        let name =
-            crate::placement::normalize_queue_name(target).map_err(|e| refuse(e.to_string()))?;
+        let name = crate::fair::placement::normalize_queue_name(target)
+            .map_err(|e| refuse(e.to_string()))?;
         let name = self.queues.plan_default(name);
         let new = match self.queues.lookup(&name) {
             Some(q) if self.queues.get(q).is_leaf => q,

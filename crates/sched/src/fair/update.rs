@@ -3,9 +3,9 @@
 
 use weft_types::{Resource, Time};
 
+use crate::fair::shares::{policy_shares, ShareItem, ShareMode};
 use crate::queues::{QueueId, ROOT};
 use crate::scheduler::Scheduler;
-use crate::shares::{policy_shares, ShareItem, ShareMode};
 
 /// Empty dynamic queues are collected this often (Hadoop's reload-check period).
 const QUEUE_GC_INTERVAL_MS: u64 = 10_000;
