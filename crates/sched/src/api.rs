@@ -369,3 +369,30 @@ pub struct NodeSnapshot {
 
 /// Shared immutable configuration handle.
 pub type ConfigHandle = Arc<SchedulerConfig>;
+
+/// Cluster-wide properties every scheduler shares: how asks are normalized and which resource
+/// types exist (yarn-site's `yarn.scheduler.{minimum,maximum,increment}-allocation-*` and the
+/// resource-type registry).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClusterProperties {
+    /// The smallest container.
+    pub minimum_allocation: Resource,
+    /// The largest container.
+    pub maximum_allocation: Resource,
+    /// Asks are rounded up to a multiple of this.
+    pub increment_allocation: Resource,
+    /// The resource types in use.
+    pub resource_types: weft_types::ResourceTypes,
+}
+
+impl ClusterProperties {
+    /// The cluster-wide part of the yarn-site properties.
+    pub fn from_site(properties: &SchedulerProperties) -> ClusterProperties {
+        ClusterProperties {
+            minimum_allocation: properties.minimum_allocation,
+            maximum_allocation: properties.maximum_allocation,
+            increment_allocation: properties.increment_allocation,
+            resource_types: properties.resource_types.clone(),
+        }
+    }
+}

@@ -8,10 +8,12 @@
 //! a hash map in an order that could affect a decision. `tests/tidy.rs` enforces the first four.
 
 mod api;
+mod engine;
 mod fair;
 mod objects;
 mod order;
 mod queues;
+mod rules;
 mod scheduler;
 mod verify;
 mod walk;

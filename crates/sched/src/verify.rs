@@ -4,16 +4,16 @@
 
 use weft_types::Resource;
 
-use crate::fair::policy::sort_key;
+use crate::engine::{Engine, WalkMode};
 use crate::objects::containers::{Owner, RunList};
 use crate::order::ordset::OrderedSet;
 use crate::queues::QueueId;
-use crate::scheduler::{Scheduler, WalkMode};
+use crate::rules::Rules;
 
-impl Scheduler {
+impl<R: Rules> Engine<R> {
     /// Every inconsistency between the maintained state and a from-scratch recomputation, in
     /// words. Empty means consistent. Also checks that no node is over its capacity.
-    pub fn verify(&self) -> Vec<String> {
+    pub(crate) fn verify(&self) -> Vec<String> {
         let mut drift = Vec::new();
         for id in self.queues.ids() {
             let q = self.queues.get(id);
@@ -96,6 +96,7 @@ impl Scheduler {
         if self.walk == WalkMode::Fast && !self.order_dirty {
             self.verify_order(&mut drift);
         }
+        R::verify(self, &mut drift);
         drift
     }
 
@@ -169,20 +170,16 @@ impl Scheduler {
     }
 
     fn verify_order(&self, drift: &mut Vec<String>) {
-        let ctx = self.policy_context();
         for id in self.queues.ids() {
             let q = self.queues.get(id);
             let expected: OrderedSet = if q.is_leaf {
                 q.runnable_apps
                     .iter()
                     .filter_map(|a| self.apps.get(a))
-                    .filter(|a| Self::is_candidate(a))
+                    .filter(|a| R::is_candidate(self, a))
                     .map(|a| {
                         let slot = self.apps.slot_of(&a.id).unwrap_or(u32::MAX);
-                        (
-                            sort_key(q.policy, &Self::app_view(a), &ctx),
-                            u64::from(slot),
-                        )
+                        (R::app_key(self, a), u64::from(slot))
                     })
                     .collect()
             } else {
@@ -190,12 +187,7 @@ impl Scheduler {
                     .iter()
                     .map(|c| self.queues.get(*c))
                     .filter(|c| !c.candidates.is_empty())
-                    .map(|c| {
-                        (
-                            sort_key(q.policy, &Self::queue_view(c, c.usage), &ctx),
-                            c.id.0 as u64,
-                        )
-                    })
+                    .map(|c| (R::queue_key(self, id, c), c.id.0 as u64))
                     .collect()
             };
             if expected != q.candidates {

@@ -3,10 +3,10 @@
 use weft_types::AppId;
 
 use crate::api::SchedError;
+use crate::fair::FairEngine;
 use crate::queues::QueueId;
-use crate::scheduler::Scheduler;
 
-impl Scheduler {
+impl FairEngine {
     pub(crate) fn move_app(&mut self, id: AppId, target: &str) -> Result<(), SchedError> {
         let refuse = |reason: String| SchedError::MoveRefused {
             app: id,
@@ -41,10 +41,10 @@ impl Scheduler {
                 .take_while(|q| Some(*q) != lca)
             {
                 let queue = self.queues.get(q);
-                if queue.runnable_count >= queue.max_running_apps {
+                if queue.runnable_count >= queue.rules_cold.max_running_apps {
                     return Err(refuse(format!(
                         "moving would exceed maxRunningApps ({}) of queue {}",
-                        queue.max_running_apps, queue.name
+                        queue.rules_cold.max_running_apps, queue.name
                     )));
                 }
                 if !queue.usage.saturating_add(usage).fits_in(&queue.max_share) {
@@ -80,7 +80,7 @@ impl Scheduler {
         self.add_queue_usage(old, usage, false);
         if was_runnable {
             self.untrack_runnable(id);
-        } else if let Some(u) = self.users.get_mut(&user) {
+        } else if let Some(u) = self.rules.users.get_mut(&user) {
             u.waiting.retain(|a| *a != id);
         }
 
@@ -104,7 +104,12 @@ impl Scheduler {
         if now_runnable {
             self.track_runnable(id);
         } else {
-            self.users.entry(user.clone()).or_default().waiting.push(id);
+            self.rules
+                .users
+                .entry(user.clone())
+                .or_default()
+                .waiting
+                .push(id);
         }
         self.refresh_queue_path(old);
         self.refresh_app(id);

@@ -3,6 +3,7 @@
 
 pub(crate) mod app;
 pub(crate) mod containers;
+pub(crate) mod ledger;
 pub(crate) mod node;
 pub(crate) mod requests;
 pub(crate) mod table;
