@@ -5,6 +5,7 @@
 //! Unknown elements are warnings: Hadoop ignores them, but a misspelt element is usually a
 //! mistake worth showing.
 
+mod depth;
 mod placement;
 mod queues;
 pub(crate) mod values;
@@ -51,6 +52,9 @@ pub fn parse_allocations_with(
                 root.tag_name().name()
             ),
         );
+        return Err(Diagnostics(sink.diags));
+    }
+    if !depth::check(&mut sink, root) {
         return Err(Diagnostics(sink.diags));
     }
     let config = read_top_level(&mut sink, root, types, options);

@@ -15,3 +15,13 @@ pub mod site;
 
 pub use diagnostic::{Diagnostic, Diagnostics, Severity};
 pub use model::*;
+
+/// The deepest a queue may be nested, in levels of its full name counting `root` (`root.a.b` is
+/// 3 levels). Allocation files, placement rules, submissions and moves are refused beyond it, so
+/// the scheduler's walks over the queue tree stay shallow whatever the input.
+pub const MAX_QUEUE_DEPTH: usize = 100;
+
+/// The deepest any element of an allocation file may be nested (room for the deepest queues
+/// with their settings, and for nested placement rules); deeper files are refused before any
+/// walk over them.
+pub const MAX_ALLOCATION_ELEMENT_DEPTH: usize = MAX_QUEUE_DEPTH + 8;

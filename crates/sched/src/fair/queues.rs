@@ -86,6 +86,8 @@ pub(crate) enum QueueError {
     PolicyConflict { name: String, parent: String },
     /// The name is malformed.
     InvalidName(String),
+    /// The name has more levels (given) than [`weft_config::MAX_QUEUE_DEPTH`].
+    TooDeep { name: String, levels: usize },
 }
 
 impl std::fmt::Display for QueueError {
@@ -101,6 +103,11 @@ impl std::fmt::Display for QueueError {
                 "queue {name} cannot be created: the scheduling policy of {parent} does not allow the child's policy"
             ),
             QueueError::InvalidName(n) => write!(f, "invalid queue name '{n}'"),
+            QueueError::TooDeep { name, levels } => write!(
+                f,
+                "queue {name} cannot be created: it is {levels} levels deep counting root, but queues may be nested at most {} levels deep",
+                weft_config::MAX_QUEUE_DEPTH
+            ),
         }
     }
 }
@@ -271,6 +278,13 @@ impl FairTree {
         let parts: Vec<&str> = name.split('.').collect();
         if parts.first() != Some(&ROOT_NAME) || parts.iter().any(|p| p.is_empty()) {
             return Err(QueueError::InvalidName(name.to_string()));
+        }
+        // Every walk over the tree may then recurse without running out of stack.
+        if parts.len() > weft_config::MAX_QUEUE_DEPTH {
+            return Err(QueueError::TooDeep {
+                name: name.to_string(),
+                levels: parts.len(),
+            });
         }
         // Find the nearest existing ancestor and check it can take children.
         let mut existing = 1;

@@ -62,6 +62,8 @@ pub(crate) enum NameProblem {
     EmptyComponent,
     /// One component (given) starts or ends with whitespace.
     ComponentWhitespace(String),
+    /// More levels (given, counting `root`) than [`weft_config::MAX_QUEUE_DEPTH`].
+    TooDeep(usize),
 }
 
 impl fmt::Display for NameProblem {
@@ -74,6 +76,11 @@ impl fmt::Display for NameProblem {
             NameProblem::ComponentWhitespace(component) => write!(
                 f,
                 "is invalid: component '{component}' has leading or trailing whitespace"
+            ),
+            NameProblem::TooDeep(levels) => write!(
+                f,
+                "is {levels} levels deep counting root, but queues may be nested at most {} levels deep",
+                weft_config::MAX_QUEUE_DEPTH
             ),
         }
     }
@@ -107,6 +114,10 @@ pub(crate) fn normalize_queue_name(name: &str) -> Result<String, PlacementError>
     }
     check_submitted_name(name).map_err(|problem| invalid(name, problem))?;
     let full = assure_root(name);
+    let levels = full.split('.').count();
+    if levels > weft_config::MAX_QUEUE_DEPTH {
+        return Err(invalid(name, NameProblem::TooDeep(levels)));
+    }
     for component in full.split('.') {
         if component.is_empty() {
             return Err(invalid(name, NameProblem::EmptyComponent));
