@@ -154,6 +154,9 @@ pub enum Event {
     GroupsChanged(GroupMapping),
     /// The periodic update: demand, fair shares, runnability (Hadoop's update thread).
     Update,
+    /// The driver's wake-up at (or after) the time `Scheduler::poll_timeout` gave: whatever
+    /// is due by `now` happens. Harmless at any other time (nothing is due early).
+    Timeout,
 }
 
 /// One output of the scheduler, drained with `Scheduler::poll_decision`.

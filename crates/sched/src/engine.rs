@@ -11,6 +11,7 @@ use crate::objects::app::{App, LocationAsk, Request};
 use crate::objects::containers::Owner;
 use crate::objects::node::{Container, Node};
 use crate::objects::table::{IdMap, Table};
+use crate::objects::timers::Timers;
 use crate::queues::{QueueId, QueueTree, ROOT};
 use crate::rules::{AppOf, Rules};
 
@@ -41,6 +42,8 @@ pub(crate) struct Engine<R: Rules> {
     /// completion, updates and node changes (Hadoop's root queue metrics; the AM limit reads it).
     pub(crate) root_available: Resource,
     pub(crate) decisions: VecDeque<Decision>,
+    /// What the rules asked to be woken for (`poll_timeout`).
+    pub(crate) timers: Timers<R::Timer>,
     pub(crate) walk: WalkMode,
     /// The fast-path order must be rebuilt before the next walk.
     pub(crate) order_dirty: bool,
@@ -77,6 +80,7 @@ impl<R: Rules> Engine<R> {
             cluster_used: Resource::ZERO,
             root_available: Resource::ZERO,
             decisions: VecDeque::new(),
+            timers: Timers::default(),
             walk: WalkMode::Fast,
             order_dirty: true,
             allocations: 0,
@@ -99,6 +103,10 @@ impl<R: Rules> Engine<R> {
 
     /// Applies one event at time `now`. An `Err` leaves the state exactly as it was.
     pub(crate) fn handle(&mut self, now: Time, event: Event) -> Result<(), SchedError> {
+        // Whatever came due happens before the event, whichever event wakes the core.
+        if self.timers.next_due().is_some_and(|at| at <= now) {
+            self.fire_timers(now);
+        }
         match event {
             Event::NodeAdded {
                 node,
@@ -159,6 +167,21 @@ impl<R: Rules> Engine<R> {
                 R::update(self, now);
                 Ok(())
             }
+            // Due timers fired above.
+            Event::Timeout => Ok(()),
+        }
+    }
+
+    /// When the core next wants `Event::Timeout`: the earliest due timer.
+    pub(crate) fn poll_timeout(&self) -> Option<Time> {
+        self.timers.next_due()
+    }
+
+    /// Hands every timer due by `now` to the rules, earliest first (a timer set while firing
+    /// for `now` or earlier fires in the same pass).
+    fn fire_timers(&mut self, now: Time) {
+        while let Some((at, timer)) = self.timers.pop_due(now) {
+            R::timer_due(self, timer, at, now);
         }
     }
 

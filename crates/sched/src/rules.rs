@@ -16,7 +16,7 @@
 //! * the walk's gates: [`Rules::locality_delay`], [`Rules::may_start_am`],
 //!   [`Rules::may_reserve`], [`Rules::keep_assigning`];
 //! * limits on asks: [`Rules::max_container_allocation`];
-//! * periodic and global work: [`Rules::update`], [`Rules::reload`],
+//! * periodic, timed and global work: [`Rules::update`], [`Rules::timer_due`], [`Rules::reload`],
 //!   [`Rules::cluster_changed`], [`Rules::refresh_reports`];
 //! * reports and checks: [`Rules::queue_report`], [`Rules::verify`].
 
@@ -53,6 +53,8 @@ pub(crate) trait Rules: Sized {
     type QueueHot: Clone + std::fmt::Debug + Default;
     /// Per-queue state read only by updates, reloads and reports.
     type QueueCold: Clone + std::fmt::Debug + Default;
+    /// What a timer of these rules carries (see `objects/timers.rs`).
+    type Timer: Clone + std::fmt::Debug;
 
     /// The payload of a newly submitted app.
     fn new_app() -> Self::App;
@@ -126,6 +128,8 @@ pub(crate) trait Rules: Sized {
 
     /// The periodic update.
     fn update(e: &mut Engine<Self>, now: Time);
+    /// A timer the rules set came due (`at`; the engine's time is `now >= at`).
+    fn timer_due(e: &mut Engine<Self>, timer: Self::Timer, at: Time, now: Time);
     /// A new configuration; `Err` leaves the state as it was.
     fn reload(e: &mut Engine<Self>, config: SchedulerConfig) -> Result<(), SchedError>;
     /// The node set changed (the engine updated the cluster totals).

@@ -77,6 +77,12 @@ impl Scheduler {
         with_engine!(&mut self.kind, e => e.handle(now, event))
     }
 
+    /// When the driver should next send [`Event::Timeout`] (never, while `None`): something
+    /// the scheduler set a time for comes due then. Ask again after every event.
+    pub fn poll_timeout(&self) -> Option<Time> {
+        with_engine!(&self.kind, e => e.poll_timeout())
+    }
+
     /// Sum of node capabilities.
     pub fn cluster_capacity(&self) -> Resource {
         with_engine!(&self.kind, e => e.cluster)

@@ -320,3 +320,16 @@ fn app_shares_follow_weight_and_membership_changes_across_updates() {
     assert!(seen.windows(2).all(|w| w[0] != w[1]), "{seen:?}");
     assert!(updated.verify().is_empty());
 }
+
+#[test]
+fn with_nothing_timed_there_is_no_timeout_and_a_timeout_event_changes_nothing() {
+    let mut s = scheduler("<allocations/>");
+    add_node(&mut s, 1, 4096, 4);
+    submit(&mut s, 1, "alice", "root.default");
+    drain(&mut s);
+    assert_eq!(s.poll_timeout(), None, "Fair sets no timers yet");
+    s.handle(Time(5_000), Event::Timeout)
+        .expect("a timeout is always taken");
+    assert_eq!(drain(&mut s), vec![], "nothing was due");
+    assert!(s.verify().is_empty());
+}

@@ -7,6 +7,9 @@ use weft_types::{ContainerId, NodeId, Time};
 /// The phases of one instant, in the order they apply (the contract's timing rules).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Phase {
+    /// Timers the scheduler set (`Scheduler::poll_timeout`): any event at this instant would
+    /// fire them first anyway.
+    Timeout,
     /// (a) Containers whose duration is up.
     Completion,
     /// (b) The file's events, in file order.
@@ -28,6 +31,8 @@ pub(crate) enum Due {
     Update,
     /// A node's heartbeat.
     Heartbeat(NodeId),
+    /// The scheduler asked to be woken now.
+    Timeout,
 }
 
 impl Due {
@@ -37,6 +42,7 @@ impl Due {
             Due::FileEvent(_) => Phase::FileEvent,
             Due::Update => Phase::Update,
             Due::Heartbeat(_) => Phase::Heartbeat,
+            Due::Timeout => Phase::Timeout,
         }
     }
 
@@ -45,7 +51,7 @@ impl Due {
         match self {
             Due::Completion(c) => c.0,
             Due::FileEvent(i) => *i as u64,
-            Due::Update => 0,
+            Due::Update | Due::Timeout => 0,
             Due::Heartbeat(n) => u64::from(n.0),
         }
     }

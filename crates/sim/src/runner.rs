@@ -57,6 +57,7 @@ pub fn run(
         out,
         now: Time::ZERO,
         agenda: Agenda::default(),
+        armed_timeout: None,
         apps: BTreeMap::new(),
         app_ids: BTreeMap::new(),
         live_hosts: BTreeMap::new(),
@@ -96,6 +97,8 @@ struct Runner<'a> {
     out: &'a mut dyn FnMut(&str),
     now: Time,
     agenda: Agenda,
+    /// The earliest `Due::Timeout` on the agenda (the scheduler's `poll_timeout` when armed).
+    armed_timeout: Option<Time>,
     apps: BTreeMap<AppId, AppTrack>,
     app_ids: BTreeMap<String, AppId>,
     live_hosts: BTreeMap<String, NodeId>,
@@ -207,6 +210,11 @@ impl Runner<'_> {
                     self.file_event(e)?;
                 }
             }
+            Due::Timeout => {
+                self.armed_timeout = None;
+                self.place = "scheduler timeout".to_string();
+                self.must(Event::Timeout)?;
+            }
             Due::Update => {
                 self.place = "periodic update".to_string();
                 self.must(Event::Update)?;
@@ -241,7 +249,19 @@ impl Runner<'_> {
         for d in decisions {
             self.decision(d);
         }
+        self.arm_timeout();
         result
+    }
+
+    /// Puts the scheduler's next wake-up on the agenda, unless it is there already.
+    fn arm_timeout(&mut self) {
+        let Some(due) = self.sched.poll_timeout() else {
+            return;
+        };
+        if self.armed_timeout.is_none_or(|armed| due < armed) {
+            self.armed_timeout = Some(due);
+            self.agenda.push(due.max(self.now), Due::Timeout);
+        }
     }
 
     /// Like [`Runner::send`], but a refusal ends the run.

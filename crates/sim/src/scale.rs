@@ -89,6 +89,8 @@ enum Due {
     Heartbeat(u32),
     Update,
     Sample,
+    /// The scheduler asked to be woken now (`Scheduler::poll_timeout`).
+    Timeout,
 }
 
 impl Due {
@@ -99,6 +101,7 @@ impl Due {
             Due::Heartbeat(_) => 1,
             Due::Update => 2,
             Due::Sample => 3,
+            Due::Timeout => 4,
         }
     }
 }
@@ -169,6 +172,7 @@ pub fn run_scale(
         next_closed_loop: 0,
         decisions: Vec::new(),
         draining: false,
+        armed_timeout: None,
     };
     driver.start()?;
     let end_for_progress = end.unwrap_or(Time(0));
@@ -184,6 +188,10 @@ pub fn run_scale(
         match due {
             Due::Submit(i) => driver.submit(i as usize)?,
             Due::Heartbeat(i) => driver.heartbeat(i as usize)?,
+            Due::Timeout => {
+                driver.armed_timeout = None;
+                driver.timed(EventKind::Other, "timeout", Event::Timeout)?;
+            }
             Due::Update => {
                 driver.timed(EventKind::Update, "update", Event::Update)?;
                 driver
@@ -232,6 +240,8 @@ struct Driver<'a> {
     decisions: Vec<Decision>,
     /// Past the end with `drain`: no new apps.
     draining: bool,
+    /// The earliest `Due::Timeout` on the agenda (the scheduler's `poll_timeout` when armed).
+    armed_timeout: Option<Time>,
 }
 
 const GONE: u32 = u32::MAX;
@@ -313,7 +323,19 @@ impl Driver<'_> {
         while let Some(d) = self.sched.poll_decision() {
             self.decisions.push(d);
         }
+        self.arm_timeout();
         Ok(())
+    }
+
+    /// Puts the scheduler's next wake-up on the agenda, unless it is there already.
+    fn arm_timeout(&mut self) {
+        let Some(due) = self.sched.poll_timeout() else {
+            return;
+        };
+        if self.armed_timeout.is_none_or(|armed| due < armed) {
+            self.armed_timeout = Some(due);
+            self.agenda.push(due.max(self.now), Due::Timeout);
+        }
     }
 
     fn submit(&mut self, index: usize) -> Result<(), ScaleError> {

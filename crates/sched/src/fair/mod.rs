@@ -30,6 +30,11 @@ use runnable::UserState;
 /// The Fair Scheduler's engine.
 pub(crate) type FairEngine = Engine<Fair>;
 
+/// What a Fair timer carries. Fair sets none yet: the first will be preemption's kill after
+/// `waitTimeBeforeKill` (spec §11.3), which needs the preemption decisions first.
+#[derive(Clone, Debug)]
+pub(crate) enum FairTimer {}
+
 /// Fair's per-app state, read with usage on every re-key.
 #[derive(Clone, Debug)]
 pub(crate) struct FairApp {
@@ -134,6 +139,7 @@ impl Rules for Fair {
     type App = FairApp;
     type QueueHot = FairQueue;
     type QueueCold = FairQueueCold;
+    type Timer = FairTimer;
 
     #[inline]
     fn new_app() -> FairApp {
@@ -283,6 +289,10 @@ impl Rules for Fair {
 
     fn update(e: &mut FairEngine, now: Time) {
         e.update(now);
+    }
+
+    fn timer_due(_: &mut FairEngine, timer: FairTimer, _: Time, _: Time) {
+        match timer {}
     }
 
     fn reload(e: &mut FairEngine, config: SchedulerConfig) -> Result<(), SchedError> {

@@ -7,3 +7,4 @@ pub(crate) mod ledger;
 pub(crate) mod node;
 pub(crate) mod requests;
 pub(crate) mod table;
+pub(crate) mod timers;
