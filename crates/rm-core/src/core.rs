@@ -270,7 +270,7 @@ impl RmCore {
 
     /// The largest container an app may ask for (`yarn.scheduler.maximum-allocation-*`).
     pub fn maximum_allocation(&self) -> Resource {
-        self.sched.config().properties.maximum_allocation
+        self.sched.config().properties().maximum_allocation
     }
 
     /// The scheduler (read-only), e.g. for snapshots of queues.

@@ -13,7 +13,7 @@ impl RmCore {
     /// The scheduler's update interval (`yarn.scheduler.fair.update-interval-ms`, negative
     /// values fall back to 500 ms as in Hadoop).
     pub fn update_interval(&self) -> Duration {
-        let ms = self.sched.config().properties.update_interval_ms;
+        let ms = self.sched.config().properties().update_interval_ms;
         Duration::from_millis(if ms < 0 { 500 } else { ms as u64 })
     }
 

@@ -4,16 +4,108 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use thiserror::Error;
-use weft_config::{AllocationConfig, SchedulerProperties};
+use weft_config::{AllocationConfig, SchedulerKind, SchedulerProperties};
 use weft_types::{AppId, ContainerId, Locality, NodeId, Resource};
 
-/// A complete scheduler configuration: the allocation file and the yarn-site properties.
+/// A complete scheduler configuration, per scheduler kind. Every kind has the yarn-site
+/// properties (the cluster-wide part, [`ClusterProperties`], is what all kinds share); the rest
+/// is the kind's own.
+#[derive(Clone, Debug)]
+// Built once per start or reload: the size difference between kinds costs nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum SchedulerConfig {
+    /// Hadoop's Fair Scheduler.
+    Fair(FairConfig),
+    /// Hadoop's FIFO scheduler.
+    Fifo(FifoConfig),
+}
+
+/// The Fair Scheduler's configuration: the allocation file and the yarn-site properties.
 #[derive(Clone, Debug, Default)]
-pub struct SchedulerConfig {
+pub struct FairConfig {
     /// The parsed `fair-scheduler.xml`.
     pub allocations: AllocationConfig,
     /// The yarn-site.xml properties.
     pub properties: SchedulerProperties,
+}
+
+/// The FIFO scheduler's configuration: it has no queue configuration, only the yarn-site
+/// properties (of which it reads the cluster-wide part).
+#[derive(Clone, Debug, Default)]
+pub struct FifoConfig {
+    /// The yarn-site.xml properties.
+    pub properties: SchedulerProperties,
+}
+
+impl Default for SchedulerConfig {
+    fn default() -> SchedulerConfig {
+        SchedulerConfig::Fair(FairConfig::default())
+    }
+}
+
+impl SchedulerConfig {
+    /// A Fair Scheduler configuration.
+    pub fn fair(allocations: AllocationConfig, properties: SchedulerProperties) -> SchedulerConfig {
+        SchedulerConfig::Fair(FairConfig {
+            allocations,
+            properties,
+        })
+    }
+
+    /// The configuration of the scheduler `properties` names
+    /// (`yarn.resourcemanager.scheduler.class`); `allocations` is the Fair Scheduler's
+    /// allocation file (other kinds ignore it). The Capacity Scheduler is refused: it is not
+    /// built yet.
+    pub fn from_site(
+        properties: SchedulerProperties,
+        allocations: AllocationConfig,
+    ) -> Result<SchedulerConfig, SchedError> {
+        match properties.scheduler_kind {
+            SchedulerKind::Fair => Ok(SchedulerConfig::fair(allocations, properties)),
+            SchedulerKind::Fifo => Ok(SchedulerConfig::Fifo(FifoConfig { properties })),
+            SchedulerKind::Capacity => Err(SchedError::ConfigRefused(format!(
+                "yarn.resourcemanager.scheduler.class is the Capacity Scheduler ({}), which Weft does not have yet: use fair or fifo",
+                SchedulerKind::Capacity.class_name()
+            ))),
+        }
+    }
+
+    /// Which scheduler this configures.
+    pub fn kind(&self) -> SchedulerKind {
+        match self {
+            SchedulerConfig::Fair(_) => SchedulerKind::Fair,
+            SchedulerConfig::Fifo(_) => SchedulerKind::Fifo,
+        }
+    }
+
+    /// The yarn-site properties.
+    pub fn properties(&self) -> &SchedulerProperties {
+        match self {
+            SchedulerConfig::Fair(c) => &c.properties,
+            SchedulerConfig::Fifo(c) => &c.properties,
+        }
+    }
+
+    /// The yarn-site properties, to change.
+    pub fn properties_mut(&mut self) -> &mut SchedulerProperties {
+        match self {
+            SchedulerConfig::Fair(c) => &mut c.properties,
+            SchedulerConfig::Fifo(c) => &mut c.properties,
+        }
+    }
+
+    /// The Fair Scheduler's allocation file (`None` for other kinds).
+    pub fn allocations(&self) -> Option<&AllocationConfig> {
+        match self {
+            SchedulerConfig::Fair(c) => Some(&c.allocations),
+            SchedulerConfig::Fifo(_) => None,
+        }
+    }
+
+    /// The cluster-wide properties every kind shares.
+    pub fn cluster(&self) -> ClusterProperties {
+        ClusterProperties::from_site(self.properties())
+    }
 }
 
 /// User name -> groups, primary group first (what Hadoop's group mapping service answers).

@@ -1,4 +1,4 @@
-//! The scheduler core: Hadoop's Fair Scheduler as a deterministic, sans-IO state machine.
+//! The scheduler core: Hadoop's Fair and FIFO schedulers as deterministic, sans-IO state machines.
 //!
 //! Events go in through [`Scheduler::handle`] with the current time passed as an argument;
 //! decisions come out through [`Scheduler::poll_decision`] ("mutate, then drain").
@@ -10,6 +10,7 @@
 mod api;
 mod engine;
 mod fair;
+mod fifo;
 mod objects;
 mod order;
 mod queues;
@@ -20,3 +21,4 @@ mod walk;
 
 pub use api::*;
 pub use scheduler::{Scheduler, WalkMode};
+pub use weft_config::SchedulerKind;

@@ -14,7 +14,8 @@
 //!   [`Rules::compare_apps`], [`Rules::compare_queues`] (reference walk), which must agree;
 //!   [`Rules::starved_for_reservation`], [`Rules::has_reservable_ask`] (the reservable flags);
 //! * the walk's gates: [`Rules::locality_delay`], [`Rules::may_start_am`],
-//!   [`Rules::may_reserve`], [`Rules::keep_assigning`];
+//!   [`Rules::may_reserve`], [`Rules::keep_assigning`], [`Rules::fits_node`],
+//!   [`Rules::serve_app`];
 //! * limits on asks: [`Rules::max_container_allocation`];
 //! * periodic, timed and global work: [`Rules::update`], [`Rules::timer_due`], [`Rules::reload`],
 //!   [`Rules::cluster_changed`], [`Rules::refresh_reports`];
@@ -22,13 +23,14 @@
 
 use std::cmp::Ordering;
 
-use weft_types::{AppId, Locality, NodeId, Resource, Time};
+use weft_types::{AppId, Locality, NodeId, Resource, Time, MAX_RESOURCE_TYPES};
 
 use crate::api::{SchedError, SchedulerConfig};
 use crate::engine::Engine;
 use crate::objects::app::App;
 use crate::order::key::SortKey;
 use crate::queues::{Queue, QueueId};
+use crate::walk::Assignment;
 
 /// An app with the rules' payload.
 pub(crate) type AppOf<R> = App<<R as Rules>::App>;
@@ -119,6 +121,20 @@ pub(crate) trait Rules: Sized {
         count: i32,
         max_to_assign: Resource,
     ) -> bool;
+    /// Whether a container of `size` (a resource's lanes) fits in a node's `free` resources.
+    /// Default: in every lane.
+    #[inline]
+    fn fits_node(size: &[i64; MAX_RESOURCE_TYPES], free: &Resource) -> bool {
+        size.iter().zip(free.values()).all(|(s, f)| s <= f)
+    }
+    /// Serves one candidate app on the node (one container, or several where the rules serve
+    /// an app in a batch); `Assignment::None` must leave the state as it was. Default: the
+    /// shared app step (`Engine::assign_app`: keys by priority, locality, allocate or reserve).
+    #[inline]
+    fn serve_app(e: &mut Engine<Self>, app: AppId, node: NodeId) -> Assignment {
+        e.assign_app(app, node, None)
+    }
+
     // Limits on asks.
 
     /// The largest container an app of `queue` may ask for.

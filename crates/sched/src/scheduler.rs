@@ -8,19 +8,24 @@ use crate::api::*;
 use crate::engine::Engine;
 pub use crate::engine::WalkMode;
 use crate::fair::Fair;
+use crate::fifo::Fifo;
 
-/// A scheduler as a deterministic state machine (today Hadoop's Fair Scheduler).
+/// A scheduler as a deterministic state machine: Hadoop's Fair Scheduler or its FIFO scheduler
+/// (the kind its [`SchedulerConfig`] names).
 ///
 /// Driving contract: call [`Scheduler::handle`] with the current time and one event, then drain
 /// [`Scheduler::poll_decision`] until it returns `None`. Time only comes in through `handle`;
 /// the periodic [`Event::Update`] is the driver's job (every `update_interval_ms`).
 pub struct Scheduler {
     kind: Kind,
+    /// The configuration in force (the last one a reload was accepted with).
+    config: SchedulerConfig,
 }
 
 /// One engine per scheduler kind.
 enum Kind {
     Fair(Engine<Fair>),
+    Fifo(Engine<Fifo>),
 }
 
 /// Runs `$body` with `$e` bound to the engine, whatever its kind.
@@ -28,6 +33,7 @@ macro_rules! with_engine {
     ($self:expr, $e:ident => $body:expr) => {
         match $self {
             Kind::Fair($e) => $body,
+            Kind::Fifo($e) => $body,
         }
     };
 }
@@ -35,9 +41,11 @@ macro_rules! with_engine {
 impl Scheduler {
     /// A scheduler with the given configuration and user groups, and no nodes or apps.
     pub fn new(config: SchedulerConfig, groups: GroupMapping) -> Scheduler {
-        Scheduler {
-            kind: Kind::Fair(Engine::new_fair(config, groups)),
-        }
+        let kind = match config.clone() {
+            SchedulerConfig::Fair(c) => Kind::Fair(Engine::new_fair(c, groups)),
+            SchedulerConfig::Fifo(c) => Kind::Fifo(Engine::new_fifo(c, groups)),
+        };
+        Scheduler { kind, config }
     }
 
     /// Chooses the walk (the reference walk exists for differential tests and benchmarks).
@@ -52,9 +60,12 @@ impl Scheduler {
 
     /// The current configuration.
     pub fn config(&self) -> &SchedulerConfig {
-        match &self.kind {
-            Kind::Fair(e) => &e.rules.config,
-        }
+        &self.config
+    }
+
+    /// Which scheduler this is.
+    pub fn kind(&self) -> weft_config::SchedulerKind {
+        self.config.kind()
     }
 
     /// The full name of the queue an application is in.
@@ -74,7 +85,15 @@ impl Scheduler {
 
     /// Applies one event at time `now`. An `Err` leaves the state exactly as it was.
     pub fn handle(&mut self, now: Time, event: Event) -> Result<(), SchedError> {
-        with_engine!(&mut self.kind, e => e.handle(now, event))
+        let reloaded = match &event {
+            Event::Reload(config) => Some(SchedulerConfig::clone(config)),
+            _ => None,
+        };
+        with_engine!(&mut self.kind, e => e.handle(now, event))?;
+        if let Some(config) = reloaded {
+            self.config = config;
+        }
+        Ok(())
     }
 
     /// When the driver should next send [`Event::Timeout`] (never, while `None`): something

@@ -50,7 +50,7 @@ impl<R: Rules> Engine<R> {
                 ("allocated", n.allocated),
                 &mut drift,
             );
-            if !n.allocated.fits_in(&n.capability) {
+            if !R::fits_node(n.allocated.values(), &n.capability) {
                 drift.push(format!(
                     "node {} over capacity: {:?} > {:?}",
                     n.host, n.allocated, n.capability

@@ -12,10 +12,7 @@ fn scheduler_with(xml: &str, properties: weft_config::SchedulerProperties) -> Sc
     let (allocations, _) =
         parse_allocations(xml, &ResourceTypes::default()).expect("valid allocations");
     Scheduler::new(
-        SchedulerConfig {
-            allocations,
-            properties,
-        },
+        SchedulerConfig::fair(allocations, properties),
         Default::default(),
     )
 }

@@ -587,16 +587,13 @@ impl Runner<'_> {
             Action::Reload { allocations } => {
                 let types = self.sched.resource_types().clone();
                 let options = weft_config::alloc_file::AllocationOptions {
-                    no_terminal_rule_check: self.sched.config().properties.no_terminal_rule_check,
+                    no_terminal_rule_check: self.sched.config().properties().no_terminal_rule_check,
                 };
                 let refused = match parse_reload(&allocations.text, &types, options) {
                     Err(text) => Some(text),
                     Ok(allocations) => {
                         let properties = self.sched_properties();
-                        let config = SchedulerConfig {
-                            allocations,
-                            properties,
-                        };
+                        let config = SchedulerConfig::fair(allocations, properties);
                         self.send(Event::Reload(Box::new(config)))
                             .err()
                             .map(|e| self.describe(&e))
@@ -641,7 +638,7 @@ impl Runner<'_> {
 
     /// The properties in force: a reload changes only the allocation file.
     fn sched_properties(&self) -> weft_config::SchedulerProperties {
-        self.sched.config().properties.clone()
+        self.sched.config().properties().clone()
     }
 }
 

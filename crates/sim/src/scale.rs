@@ -595,11 +595,5 @@ pub fn workload_config(
             config
         }
     };
-    Ok((
-        SchedulerConfig {
-            allocations,
-            properties,
-        },
-        warnings,
-    ))
+    Ok((SchedulerConfig::fair(allocations, properties), warnings))
 }

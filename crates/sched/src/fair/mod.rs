@@ -18,7 +18,7 @@ use std::sync::Arc;
 use weft_config::PolicyKind;
 use weft_types::{AppId, Locality, NodeId, Resource, Time};
 
-use crate::api::{ClusterProperties, GroupMapping, SchedError, SchedulerConfig};
+use crate::api::{ClusterProperties, FairConfig, GroupMapping, SchedError, SchedulerConfig};
 use crate::engine::Engine;
 use crate::order::key::SortKey;
 use crate::queues::QueueId;
@@ -47,7 +47,7 @@ pub(crate) struct FairApp {
 
 /// The Fair Scheduler's own state.
 pub(crate) struct Fair {
-    pub(crate) config: Arc<SchedulerConfig>,
+    pub(crate) config: Arc<FairConfig>,
     pub(crate) users: BTreeMap<String, UserState>,
     /// Steady fair shares must be recomputed before they are next shown.
     pub(crate) steady_dirty: bool,
@@ -64,7 +64,7 @@ pub(crate) struct Fair {
 }
 
 /// `incrementAllocation x reservation-threshold.increment-multiple` (spec §6.6).
-fn reservation_threshold_of(config: &SchedulerConfig) -> Resource {
+fn reservation_threshold_of(config: &FairConfig) -> Resource {
     let props = &config.properties;
     props
         .increment_allocation
@@ -73,7 +73,7 @@ fn reservation_threshold_of(config: &SchedulerConfig) -> Resource {
 
 impl FairEngine {
     /// A Fair Scheduler with the given configuration and user groups, and no nodes or apps.
-    pub(crate) fn new_fair(config: SchedulerConfig, groups: GroupMapping) -> FairEngine {
+    pub(crate) fn new_fair(config: FairConfig, groups: GroupMapping) -> FairEngine {
         let mut queues = queues::new_tree(&config.allocations);
         // Absolute max shares do not depend on the cluster, so node joins leave them alone
         // (`cluster_changed`); they are resolved here, and on every reload.
@@ -122,7 +122,7 @@ impl FairEngine {
         }
     }
 
-    fn reload(&mut self, config: SchedulerConfig) {
+    fn reload(&mut self, config: FairConfig) {
         self.rules.reservation_threshold = reservation_threshold_of(&config);
         self.properties = ClusterProperties::from_site(&config.properties);
         self.rules.config = Arc::new(config);
@@ -296,8 +296,16 @@ impl Rules for Fair {
     }
 
     fn reload(e: &mut FairEngine, config: SchedulerConfig) -> Result<(), SchedError> {
-        e.reload(config);
-        Ok(())
+        match config {
+            SchedulerConfig::Fair(config) => {
+                e.reload(config);
+                Ok(())
+            }
+            other => Err(SchedError::ConfigRefused(format!(
+                "the Fair Scheduler cannot take a {} scheduler's configuration; changing the scheduler needs a restart",
+                other.kind().short_name()
+            ))),
+        }
     }
 
     fn cluster_changed(e: &mut FairEngine) {

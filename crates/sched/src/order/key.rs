@@ -50,6 +50,15 @@ impl SortKey {
             simple,
         }
     }
+
+    /// A key ordered by start time and tie-break alone (every policy level equal), in the
+    /// shape that folds into one word (see [`SortKey::packed`]).
+    pub(crate) fn arrival(start_time: u64, tiebreak: u64) -> SortKey {
+        let mut levels = [0; KEY_LEVELS];
+        levels[1] = SortKey::SIMPLE_REST[0];
+        levels[4] = 1 << 63;
+        SortKey::new(levels, start_time, tiebreak)
+    }
 }
 
 impl SortKey {

@@ -191,14 +191,14 @@ impl<R: Rules> Engine<R> {
         }
     }
 
-    /// Whether some candidate's outstanding ask fits in `free` (the index is ordered by memory
+    /// Whether some candidate's outstanding ask fits in `free` (as the rules fit containers) (the index is ordered by memory
     /// first, so only sizes with little enough memory are looked at).
     pub(crate) fn any_pending_fits(&self, free: Resource) -> bool {
         let mut upper = [i64::MAX; MAX_RESOURCE_TYPES];
         upper[0] = free.values()[0];
         self.pending_sizes
             .range(..=upper)
-            .any(|(size, _)| size.iter().zip(free.values()).all(|(s, f)| s <= f))
+            .any(|(size, _)| R::fits_node(size, &free))
     }
 
     /// Re-keys `from` and every ancestor in their parents' sets.

@@ -153,7 +153,7 @@ impl<R: Rules> Engine<R> {
                             continue;
                         };
                         self.apps.remember(app, slot);
-                        self.assign_app(app, node, None)
+                        R::serve_app(self, app, node)
                     } else {
                         self.assign_queue(QueueId(member as u32), node, reserve_only)
                     };
@@ -166,7 +166,7 @@ impl<R: Rules> Engine<R> {
                 let order = self.reference_order(q);
                 for member in order {
                     let a = if is_leaf {
-                        self.assign_app(AppId(member), node, None)
+                        R::serve_app(self, AppId(member), node)
                     } else {
                         self.assign_queue(QueueId(member as u32), node, false)
                     };

@@ -45,8 +45,5 @@ pub(crate) fn config(assign_multiple: bool, locality: bool) -> SchedulerConfig {
         locality_threshold_rack: threshold,
         ..Default::default()
     };
-    SchedulerConfig {
-        allocations,
-        properties,
-    }
+    SchedulerConfig::fair(allocations, properties)
 }
