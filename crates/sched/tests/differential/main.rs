@@ -4,9 +4,10 @@
 //!   ever over capacity.
 //!
 //! The harness (`run`) and the event generator (`ops`) are shared; each kind only supplies its
-//! configurations (`fair`). `PROPTEST_CASES` raises the number of cases (default 96 each).
+//! configurations (`fair`, `fifo`). `PROPTEST_CASES` raises the number of cases (default 96 each).
 
 mod fair;
+mod fifo;
 mod ops;
 
 use proptest::prelude::*;
@@ -82,5 +83,10 @@ proptest! {
     #[test]
     fn fair_fast_path_decides_like_the_reference(ops in prop::collection::vec(ops::op(), 1..120), multiple in any::<bool>(), locality in any::<bool>()) {
         run(&ops, &fair::config(multiple, locality))?;
+    }
+
+    #[test]
+    fn fifo_fast_path_decides_like_the_reference(ops in prop::collection::vec(ops::op(), 1..120), coarse in any::<bool>()) {
+        run(&ops, &fifo::config(coarse))?;
     }
 }
