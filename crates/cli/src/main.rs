@@ -5,6 +5,7 @@ mod clock;
 mod scale;
 mod sim;
 mod up;
+mod up_reloads;
 
 use clap::{Parser, Subcommand};
 use std::ffi::OsString;

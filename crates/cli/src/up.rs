@@ -9,6 +9,8 @@
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context};
@@ -69,6 +71,11 @@ pub(crate) struct UpArgs {
     /// The address every daemon listens on.
     #[arg(long, default_value = "0.0.0.0")]
     host: String,
+    /// The host name every daemon is known by: the NMs' node ids and web addresses (the web
+    /// UI's log links) and the URLs printed here [default: --host, or 127.0.0.1 when --host
+    /// listens everywhere]. Set it to a name other machines resolve to share the cluster.
+    #[arg(long = "advertise-host")]
+    advertise_host: Option<String>,
     /// Let every daemon pick a free port (the addresses are printed once they are up).
     #[arg(long = "ephemeral-ports")]
     ephemeral_ports: bool,
@@ -370,6 +377,25 @@ struct Addresses {
     nodes: Vec<NodeAddresses>,
 }
 
+/// The host name the daemons advertise (see `--advertise-host`).
+fn advertised_host(args: &UpArgs) -> String {
+    match &args.advertise_host {
+        Some(h) => h.clone(),
+        None if args.host == "0.0.0.0" || args.host == "::" || args.host.is_empty() => {
+            "127.0.0.1".to_string()
+        }
+        None => args.host.clone(),
+    }
+}
+
+/// `addr` (`ip:port`) with its host replaced by the advertised one.
+fn advertised(args: &UpArgs, addr: &str) -> String {
+    match addr.rsplit_once(':') {
+        Some((_, port)) => format!("{}:{port}", advertised_host(args)),
+        None => addr.to_string(),
+    }
+}
+
 fn port(args: &UpArgs, fixed: u16) -> String {
     let p = if args.ephemeral_ports { 0 } else { fixed };
     format!("{}:{p}", args.host)
@@ -440,6 +466,11 @@ async fn start(
             format!("{}:{cm_port}", args.host),
             "--web-address".into(),
             format!("{}:{web_port}", args.host),
+            // One advertised host for every daemon: the NMs' web addresses then resolve
+            // wherever the RM's does (the UI's log links), not only where the machine's host
+            // name resolves.
+            "--hostname".into(),
+            advertised_host(args),
             "--data-dir".into(),
             layout.root.join(format!("nm-{i}")).display().to_string(),
             "--memory-mb".into(),
@@ -477,10 +508,35 @@ async fn start(
     })
 }
 
+/// How to run this binary from the user's shell: `weft` when its directory is on `PATH`, else
+/// its path (relative to `cwd` when inside it, e.g. `target/release/weft`); and, in that case,
+/// the line that puts it on `PATH`.
+pub(crate) fn command_name(
+    exe: &Path,
+    cwd: &Path,
+    path_var: Option<&std::ffi::OsStr>,
+) -> (String, Option<String>) {
+    let dir = exe.parent().unwrap_or(Path::new("/"));
+    let on_path = path_var.is_some_and(|p| std::env::split_paths(p).any(|d| d == dir));
+    if on_path && exe.file_name().is_some_and(|n| n == "weft") {
+        return ("weft".to_string(), None);
+    }
+    let shown = match exe.strip_prefix(cwd) {
+        Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
+        _ => exe.display().to_string(),
+    };
+    let hint = format!(
+        "To type just `weft`: export PATH=\"{}:$PATH\"  (or: cargo install --path crates/cli)",
+        dir.display()
+    );
+    (shown, Some(hint))
+}
+
 fn print_banner(args: &UpArgs, layout: &Layout, allocations: &Path, a: &Addresses) {
+    let web = advertised(args, &a.web);
     println!("Weft cluster is up (data in {})", layout.root.display());
     println!("  ResourceManager");
-    println!("    web/REST   http://{}/cluster", a.web);
+    println!("    web/REST   http://{web}/cluster");
     println!("    scheduler  {}  (ApplicationMasters)", a.scheduler);
     println!("    tracker    {}  (NodeManagers)", a.tracker);
     for (i, n) in a.nodes.iter().enumerate() {
@@ -488,19 +544,31 @@ fn print_banner(args: &UpArgs, layout: &Layout, allocations: &Path, a: &Addresse
             "  NodeManager {i}  {}  at {}  ({} MB, {} vcores)",
             n.node_id, n.address, args.nm_memory_mb, args.nm_vcores
         );
-        println!("    web/logs   http://{}/ws/v1/node", n.web);
+        println!(
+            "    web/logs   http://{}/ws/v1/node",
+            advertised(args, &n.web)
+        );
     }
     println!(
         "  allocations  {}  (reloaded when it changes)",
         allocations.display()
     );
     println!("  logs         {}", layout.logs.display());
-    let rm = if a.web.ends_with(":8088") && a.web.starts_with("127.0.0.1") {
+    // The verbs find the RM at 127.0.0.1:8088 by default; anywhere else they need -rm.
+    let rm = if web == "127.0.0.1:8088" {
         String::new()
     } else {
-        format!("-rm http://{} ", a.web)
+        format!("-rm http://{web} ")
     };
-    println!("Try: weft dshell {rm}-num_containers 4 -shell_command hostname");
+    let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("weft"));
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let (weft, hint) = command_name(&exe, &cwd, std::env::var_os("PATH").as_deref());
+    println!("Try, in another terminal:");
+    println!("  {weft} dshell {rm}-num_containers 4 -shell_command hostname");
+    println!("  {weft} application {rm}-list -appStates ALL");
+    if let Some(hint) = hint {
+        println!("{hint}");
+    }
     println!("Press Ctrl-C to stop the cluster.");
 }
 
@@ -577,6 +645,12 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         }
     }
 
+    let stop_watching = Arc::new(AtomicBool::new(false));
+    let watcher = tokio::task::spawn_blocking({
+        let web = addresses.web.clone();
+        let stop = Arc::clone(&stop_watching);
+        move || crate::up_reloads::watch(web, stop)
+    });
     let end = loop {
         tokio::select! {
             sig = signals.recv() => break End::Signal(sig),
@@ -587,6 +661,8 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
             }
         }
     };
+    stop_watching.store(true, Ordering::Relaxed);
+    let _ = watcher.await;
     match end {
         End::Signal(sig) => {
             println!("{sig} received: stopping the cluster");
@@ -621,4 +697,51 @@ pub(crate) fn run(args: UpArgs) -> anyhow::Result<()> {
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(up(args))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_printed_command_is_one_the_shell_can_run() {
+        let exe = Path::new("/src/weft/target/release/weft");
+        // Run from the checkout: the relative path, and how to put it on PATH.
+        let (cmd, hint) = command_name(exe, Path::new("/src/weft"), Some("/usr/bin".as_ref()));
+        assert_eq!(cmd, "target/release/weft");
+        let hint = hint.expect("a PATH hint");
+        assert!(
+            hint.contains("export PATH=\"/src/weft/target/release:$PATH\""),
+            "{hint}"
+        );
+        // From elsewhere: the absolute path.
+        let (cmd, _) = command_name(exe, Path::new("/home/u"), None);
+        assert_eq!(cmd, "/src/weft/target/release/weft");
+        // Already on PATH: just `weft`, no hint.
+        let path = std::env::join_paths(["/usr/bin", "/src/weft/target/release"]).unwrap();
+        let (cmd, hint) = command_name(exe, Path::new("/home/u"), Some(path.as_os_str()));
+        assert_eq!((cmd.as_str(), hint), ("weft", None));
+    }
+
+    #[test]
+    fn every_daemon_advertises_one_host() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            up: UpArgs,
+        }
+        let parse = |argv: &[&str]| {
+            Cli::try_parse_from(std::iter::once("up").chain(argv.iter().copied()))
+                .unwrap()
+                .up
+        };
+        let args = parse(&[]);
+        assert_eq!(advertised_host(&args), "127.0.0.1", "listening everywhere");
+        assert_eq!(advertised(&args, "0.0.0.0:8042"), "127.0.0.1:8042");
+        let args = parse(&["--host", "10.0.0.5"]);
+        assert_eq!(advertised_host(&args), "10.0.0.5");
+        let args = parse(&["--advertise-host", "gw.example", "--host", "0.0.0.0"]);
+        assert_eq!(advertised(&args, "127.0.0.1:8088"), "gw.example:8088");
+    }
 }

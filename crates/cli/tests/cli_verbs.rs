@@ -234,6 +234,50 @@ fn reports_on_a_finished_app_its_attempts_nodes_queues_and_logs() {
         "{report}"
     );
 
+    // The finished app's ended containers: REST lists the AM and the worker with their
+    // start and finish times, exit status and log links; container -list shows them too.
+    let (code, cs) = c.get(&format!(
+        "/ws/v1/cluster/apps/{id}/appattempts/{attempt}/containers"
+    ));
+    assert_eq!(code, 200, "{cs}");
+    let list = cs["containers"]["container"]
+        .as_array()
+        .expect("containers");
+    assert_eq!(list.len(), 2, "the AM and one worker: {cs}");
+    for k in list {
+        assert_eq!(k["containerState"], "COMPLETE", "{k}");
+        assert_eq!(k["containerExitStatus"], 0, "{k}");
+        let started = k["startedTime"].as_u64().expect("startedTime");
+        let finished = k["finishedTime"].as_u64().expect("finishedTime");
+        assert!(started > 1_600_000_000_000, "a real start time: {k}");
+        assert!(finished >= started, "{k}");
+        assert_eq!(k["elapsedTime"].as_u64(), Some(finished - started), "{k}");
+        assert!(
+            k["logUrl"]
+                .as_str()
+                .is_some_and(|u| u.contains("/containerlogs/container_")),
+            "{k}"
+        );
+    }
+    let worker = list[1]["containerId"]
+        .as_str()
+        .expect("worker id")
+        .to_string();
+    let (code, one) = c.get(&format!(
+        "/ws/v1/cluster/apps/{id}/appattempts/{attempt}/containers/{worker}"
+    ));
+    assert_eq!(code, 200, "{one}");
+    assert_eq!(one["container"]["containerState"], "COMPLETE");
+    let containers = weft(&c, &["container", "-list", &attempt]).ok("container list");
+    assert!(
+        containers.starts_with("Total number of containers :2\n"),
+        "{containers}"
+    );
+    let r = row(&containers, &worker);
+    assert_eq!(r[3], "COMPLETE", "{r:?}");
+    assert_ne!(r[1], "N/A", "the start time is known: {r:?}");
+    assert_ne!(r[2], "N/A", "the finish time is known: {r:?}");
+
     // node -list (RUNNING by default, -all for every state) and -status.
     for args in [&["node", "-list"][..], &["node", "-list", "-all"]] {
         let nodes = weft(&c, args).ok("node list");
@@ -257,6 +301,8 @@ fn reports_on_a_finished_app_its_attempts_nodes_queues_and_logs() {
     for name in ["default", "root.default"] {
         let q = weft(&c, &["queue", "-status", name]).ok("queue status");
         assert!(q.starts_with("Queue Information : \nQueue Name : default\n\tQueue Path : root.default\n\tState : RUNNING\n"), "{q}");
+        // The scheduler does not preempt, so no queue may claim it does.
+        assert!(q.contains("\tPreemption : disabled\n"), "{q}");
     }
     let q = weft(&c, &["queue", "-status", "prod", "--json"]).json("queue --json");
     assert_eq!(q["queueName"], "root.prod", "{q}");
@@ -295,7 +341,11 @@ fn reports_on_a_finished_app_its_attempts_nodes_queues_and_logs() {
     let refused = weft(&c, &["rmadmin", "-refreshQueues"]);
     assert_eq!(refused.code, Some(255), "{}", refused.stderr);
     assert!(
-        refused.stderr.starts_with("refreshQueues: "),
+        refused.stderr.starts_with("refreshQueues: ")
+            && refused.stderr.contains("fair-scheduler.xml")
+            && refused
+                .stderr
+                .ends_with("; the ResourceManager keeps the previous queue configuration\n"),
         "{}",
         refused.stderr
     );
@@ -338,25 +388,29 @@ fn reports_on_a_finished_app_its_attempts_nodes_queues_and_logs() {
     let unknown = id.rsplit_once('_').expect("id").0.to_string() + "_9999";
     let r = weft(&c, &["application", "-status", &unknown]);
     assert_eq!(r.code, Some(255), "{}", r.stdout);
-    assert!(
-        r.stderr
-            .contains(&format!("Application with id '{unknown}' doesn't exist")),
-        "{}",
-        r.stderr
-    );
-    assert!(
-        r.stderr.contains("not found"),
-        "the RM's message: {}",
-        r.stderr
+    // One sentence per problem, as YARN prints it (not YARN's and then the RM's).
+    assert_eq!(
+        r.stderr,
+        format!("Application with id '{unknown}' doesn't exist in RM or Timeline Server.\n")
     );
     let r = weft(&c, &["application", "-kill", &unknown]);
     assert_eq!(r.code, Some(255));
+    assert_eq!(
+        (r.stdout.as_str(), r.stderr.as_str()),
+        (
+            format!("Application with id '{unknown}' doesn't exist in RM.\n").as_str(),
+            ""
+        )
+    );
+    let r = weft(&c, &["application", "-kill", &unknown, "--json"]);
+    assert_eq!(r.code, Some(255));
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("kill --json");
+    assert_eq!(v["apps"][0]["result"], "not found", "{v}");
     assert!(
-        r.stdout.contains(&format!(
-            "Application with id '{unknown}' doesn't exist in RM."
-        )),
-        "{}",
-        r.stdout
+        v["apps"][0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains(&unknown)),
+        "the RM's answer names the full id: {v}"
     );
     let r = weft_env(&["application", "-list", "--rm", "127.0.0.1:1"], &[]);
     assert_ne!(r.code, Some(0));
@@ -385,12 +439,20 @@ fn moves_kills_and_watches_a_running_app() {
             "-container_memory",
             "128",
             "-queue",
-            "default",
+            "nosuch",
             "-shell_command",
             "exec sleep 300",
         ],
     );
     let id = c.submitted_app(&mut d);
+    // No queue nosuch: the placement rules put the app in root.default, and dshell says so.
+    assert!(
+        d.output().contains(&format!(
+            "Submitted application {id} to queue root.default (asked for nosuch; the placement rules chose root.default)\n"
+        )),
+        "{}",
+        d.output()
+    );
     c.wait_app_state(&id, &["RUNNING"], MINUTE);
 
     // The default -list shows running apps.

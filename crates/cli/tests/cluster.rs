@@ -404,7 +404,19 @@ fn weft_up_starts_a_cluster_prints_its_addresses_and_stops_on_sigterm() {
         "{out}"
     );
     assert!(out.contains("NodeManager 1"), "{out}");
-    assert!(out.contains("weft dshell"), "{out}");
+    // A command the shell can run as printed (the binary's path: the test runs elsewhere),
+    // and how to put it on PATH.
+    assert!(
+        out.contains(&format!("  {} dshell -rm http://{web} ", harness::WEFT)),
+        "{out}"
+    );
+    assert!(out.contains("To type just `weft`: export PATH="), "{out}");
+    // Every daemon advertises the one host: node ids and NM web addresses (the UI's log
+    // links) use it, not the machine's host name.
+    for n in v["nodes"].as_array().expect("nodes") {
+        let id = n["node_id"].as_str().expect("node id");
+        assert!(id.starts_with("127.0.0.1:"), "{n}");
+    }
     assert!(dir.path().join("data/fair-scheduler.xml").is_file());
 
     // The cluster takes work.
@@ -425,6 +437,35 @@ fn weft_up_starts_a_cluster_prints_its_addresses_and_stops_on_sigterm() {
     );
     let status = d.wait(MINUTE);
     assert!(status.success(), "{}", d.output());
+
+    // A broken edit of the allocation file is told in this terminal (not only in rm.log), and
+    // so is the fix.
+    let allocations = dir.path().join("data/fair-scheduler.xml");
+    let good = read(&allocations);
+    std::fs::write(&allocations, "<allocations><queue name=\"root\">").expect("break the file");
+    wait_for(MINUTE, "weft up to report the refused file", || {
+        up.output()
+            .contains("Allocation file refused: ")
+            .then_some(())
+    });
+    let out = up.output();
+    assert!(
+        out.contains("The ResourceManager keeps the previous queues"),
+        "{out}"
+    );
+    std::fs::write(
+        &allocations,
+        good.replace(
+            "<queue name=\"dev\">",
+            "<queue name=\"etl\"/>\n    <queue name=\"dev\">",
+        ),
+    )
+    .expect("fix the file");
+    wait_for(MINUTE, "weft up to report the fixed file", || {
+        up.output()
+            .contains("loaded: the new queues are in force.")
+            .then_some(())
+    });
 
     let pids = pids_of(&v);
     up.signal(Signal::SIGTERM);

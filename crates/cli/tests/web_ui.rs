@@ -240,6 +240,18 @@ fn every_page_renders_refreshes_live_and_logs_nothing_to_the_console() {
             ],
         ),
         (
+            // A finished app still lists every container, each with its log links.
+            "app-finished",
+            format!("/cluster/app/{finished}"),
+            (1..=3)
+                .map(|n| {
+                    let cid = finished.replacen("application_", "container_", 1);
+                    format!("/ws/v1/node/containerlogs/{cid}_01_{n:06}/stdout")
+                })
+                .chain(["COMPLETE".to_string()])
+                .collect(),
+        ),
+        (
             "nodes",
             "/cluster/nodes".into(),
             vec![node.clone(), "RUNNING".into()],
@@ -339,6 +351,86 @@ fn every_page_renders_refreshes_live_and_logs_nothing_to_the_console() {
     let _ = c.put(
         &format!("/ws/v1/cluster/apps/{running}/state"),
         &serde_json::json!({"state": "KILLED"}),
+    );
+}
+
+/// A refused allocation file is on every page (and in /metrics) until a good file loads: the
+/// old queues keep running, and the UI must not let the user believe the edit took effect.
+#[test]
+fn a_refused_allocation_file_shows_a_banner_on_every_page_until_a_good_one_loads() {
+    require_chromium();
+    let c = Cluster::rm_only(&Options::default());
+    let base = format!("http://{}", c.web);
+    let pages = [
+        "/cluster",
+        "/cluster/scheduler",
+        "/cluster/apps",
+        "/cluster/nodes",
+    ];
+    for p in pages {
+        let (status, body) = http_status(&format!("{base}{p}"));
+        assert_eq!(status, 200, "{p}");
+        assert!(!body.contains("id=\"reload-banner\""), "{p}: no banner yet");
+    }
+    let allocations = c.path("fair-scheduler.xml");
+    std::fs::write(&allocations, "<allocations><queue name=\"root\">").expect("break the file");
+    let (status, _) = c.put(
+        "/ws/v1/cluster/admin/refresh-queues",
+        &serde_json::json!({}),
+    );
+    assert_eq!(status, 400, "the broken file is refused");
+    for p in pages {
+        for url in [format!("{base}{p}"), format!("{base}{p}?fragment=1")] {
+            let (status, body) = http_status(&url);
+            assert_eq!(status, 200, "{url}");
+            assert!(body.contains("id=\"reload-banner\""), "{url}:\n{body}");
+            assert!(body.contains("Allocation file refused"), "{url}");
+            assert!(body.contains("fair-scheduler.xml"), "{url}: names the file");
+        }
+    }
+    let (_, metrics) = http_status(&format!("{base}/metrics"));
+    assert!(
+        metrics.contains("\nweft_allocation_reload_success 0\n"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("\nweft_allocation_reload_errors_total 1\n"),
+        "{metrics}"
+    );
+    let (_, status) = c.get("/ws/v1/cluster/admin/allocation-file");
+    assert_eq!(status["allocationFile"]["loaded"], false, "{status}");
+    assert_eq!(status["allocationFile"]["errorCount"], 1, "{status}");
+
+    // In a real browser the banner is rendered and the page stays clean.
+    let dir = c.path("browser");
+    std::fs::create_dir_all(&dir).expect("browser dir");
+    let url = format!("{base}/cluster/scheduler");
+    let run = chromium(&dir, "banner", &url, &["--dump-dom".to_string()]);
+    assert!(run.dom.contains("id=\"reload-banner\""), "{}", run.dom);
+    assert!(refreshes(&run.dom) >= 1, "{}", run.dom);
+    assert_clean(&run, &url);
+
+    // A good file loads: the banner goes, from whole pages and from live refreshes alike.
+    std::fs::write(&allocations, harness::ALLOCATIONS).expect("fix the file");
+    let (status, _) = c.put(
+        "/ws/v1/cluster/admin/refresh-queues",
+        &serde_json::json!({}),
+    );
+    assert_eq!(status, 200);
+    for p in pages {
+        for url in [format!("{base}{p}"), format!("{base}{p}?fragment=1")] {
+            let (_, body) = http_status(&url);
+            assert!(!body.contains("id=\"reload-banner\""), "{url}:\n{body}");
+        }
+    }
+    let (_, metrics) = http_status(&format!("{base}/metrics"));
+    assert!(
+        metrics.contains("\nweft_allocation_reload_success 1\n"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("\nweft_allocation_reload_errors_total 1\n"),
+        "{metrics}"
     );
 }
 

@@ -248,7 +248,8 @@ pub(crate) fn app_table(filter: &ListFilter, apps: &[Value]) -> String {
 }
 
 /// Reads one application; the inner `Err` holds the RM's answer when it does not know the
-/// application (404), for the caller to show after YARN's own sentence.
+/// application (404). Callers print YARN's one sentence for it (the RM's answer says the same
+/// again); `--json` output carries the RM's answer.
 fn get_app(rm: &Rm, id: &str) -> Result<Result<Value, String>, ClientError> {
     match rm.get(&format!("/ws/v1/cluster/apps/{id}"), &[]) {
         Ok(v) => Ok(Ok(v.get("app").cloned().unwrap_or(v))),
@@ -260,9 +261,8 @@ fn get_app(rm: &Rm, id: &str) -> Result<Result<Value, String>, ClientError> {
 fn status(rm: &Rm, id: &str, json: bool, out: &mut dyn Write) -> Result<Outcome, ClientError> {
     let app = match get_app(rm, id)? {
         Ok(app) => app,
-        Err(rm_says) => {
+        Err(_) => {
             eprintln!("Application with id '{id}' doesn't exist in RM or Timeline Server.");
-            eprintln!("{rm_says}");
             return Ok(Outcome::Failed);
         }
     };
@@ -371,8 +371,7 @@ fn kill(rm: &Rm, ids: &[String], json: bool, out: &mut dyn Write) -> Result<Outc
                 if !json {
                     writeln!(out, "Application with id '{id}' doesn't exist in RM.")?;
                 }
-                eprintln!("{rm_says}");
-                results.push(json!({"id": id, "result": "not found"}));
+                results.push(json!({"id": id, "result": "not found", "message": rm_says}));
                 continue;
             }
         };
@@ -435,8 +434,12 @@ fn move_app(
     let app = match get_app(rm, id)? {
         Ok(app) => app,
         Err(rm_says) => {
-            writeln!(out, "Application with id '{id}' doesn't exist in RM.")?;
-            eprintln!("{rm_says}");
+            if json {
+                let v = json!({"id": id, "result": "not found", "message": rm_says});
+                write!(out, "{}", fmt::json_text(&v))?;
+            } else {
+                writeln!(out, "Application with id '{id}' doesn't exist in RM.")?;
+            }
             return Ok(Outcome::Failed);
         }
     };

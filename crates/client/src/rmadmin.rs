@@ -55,6 +55,11 @@ pub(crate) fn refresh_failure(e: &ClientError, url: &str) -> String {
             "the RM at {url} has no refresh-queues endpoint ({}); it is Weft's admin REST extension, so this RM is not Weft (a YARN RM takes `yarn rmadmin -refreshQueues` on its admin RPC port)",
             e.remote_message()
         ),
+        // A refused file: the RM keeps running the queues it had, which the user must know.
+        Some(400) => format!(
+            "{}; the ResourceManager keeps the previous queue configuration",
+            e.remote_message()
+        ),
         Some(_) => e.remote_message(),
         None => e.to_string(),
     }
@@ -82,7 +87,7 @@ mod tests {
         };
         assert_eq!(
             refresh_failure(&bad, url),
-            "fair-scheduler.xml line 3: unknown element"
+            "fair-scheduler.xml line 3: unknown element; the ResourceManager keeps the previous queue configuration"
         );
     }
 }

@@ -161,6 +161,47 @@ impl DshellArgs {
         words.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
     }
 
+    /// Lowers the AM's and the containers' sizes to the cluster's maximum allocation (the
+    /// `maximum-resource-capability` of the new-application answer), as YARN's client does
+    /// rather than letting the RM refuse the app; returns one line per lowered size, for the user.
+    pub fn cap_to_maximum(&mut self, max_memory_mb: i64, max_vcores: i64) -> Vec<String> {
+        let mut notes = Vec::new();
+        for (flag, value, max, unit) in [
+            (
+                "master_memory",
+                &mut self.master_memory,
+                max_memory_mb,
+                "MB",
+            ),
+            (
+                "master_vcores",
+                &mut self.master_vcores,
+                max_vcores,
+                "vcores",
+            ),
+            (
+                "container_memory",
+                &mut self.container_memory,
+                max_memory_mb,
+                "MB",
+            ),
+            (
+                "container_vcores",
+                &mut self.container_vcores,
+                max_vcores,
+                "vcores",
+            ),
+        ] {
+            if max > 0 && *value > max {
+                notes.push(format!(
+                    "-{flag} {value} is above the cluster's maximum allocation of {max} {unit}; using {max} {unit}"
+                ));
+                *value = max;
+            }
+        }
+        notes
+    }
+
     /// The submission (`ApplicationSubmissionContextInfo`, Hadoop's JSON shape) for `app_id`,
     /// launching the AM through `exe`.
     pub fn submission_body(&self, app_id: &str, exe: &Path) -> Value {
@@ -416,6 +457,12 @@ pub fn run(args: DshellArgs) -> anyhow::Result<()> {
         .and_then(Value::as_str)
         .ok_or_else(|| anyhow!("the RM's new-application answer has no application-id: {new_app}"))?
         .to_string();
+    if let Some(max) = new_app.get("maximum-resource-capability") {
+        let field = |k: &str| max.get(k).and_then(Value::as_i64).unwrap_or(0);
+        for note in args.cap_to_maximum(field("memory"), field("vCores")) {
+            println!("{note}");
+        }
+    }
     let body = args.submission_body(&app_id, &exe);
     rm.call(
         "POST",
@@ -424,7 +471,23 @@ pub fn run(args: DshellArgs) -> anyhow::Result<()> {
         Repeat::IfUndelivered,
     )
     .with_context(|| format!("submitting {app_id}"))?;
-    println!("Submitted application {app_id} to queue {}", args.queue);
+    let placed = rm
+        .call(
+            "GET",
+            &format!("/ws/v1/cluster/apps/{app_id}"),
+            None,
+            Repeat::Safe,
+        )
+        .ok()
+        .and_then(|v| {
+            v.pointer("/app/queue")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        });
+    println!(
+        "{}",
+        submitted_line(&app_id, &args.queue, placed.as_deref())
+    );
 
     let report = follow(&rm, &app_id, Duration::from_millis(args.timeout))?;
     println!(
@@ -441,6 +504,24 @@ pub fn run(args: DshellArgs) -> anyhow::Result<()> {
             "application {app_id} did not succeed (state {}, final status {})",
             report.state,
             report.final_status
+        )
+    }
+}
+
+/// Where the app went: the queue the RM placed it in (placement rules may choose another
+/// than the one asked for), or the one asked for when the RM did not say.
+pub(crate) fn submitted_line(app_id: &str, asked: &str, placed: Option<&str>) -> String {
+    let Some(placed) = placed.filter(|p| !p.is_empty()) else {
+        return format!(
+            "Submitted application {app_id} to queue {asked} (placement not known yet)"
+        );
+    };
+    let same = placed == asked || placed.strip_prefix("root.") == Some(asked);
+    if same {
+        format!("Submitted application {app_id} to queue {placed}")
+    } else {
+        format!(
+            "Submitted application {app_id} to queue {placed} (asked for {asked}; the placement rules chose {placed})"
         )
     }
 }

@@ -15,6 +15,7 @@ pub mod exit;
 pub mod launch;
 mod node;
 mod procfs;
+mod security;
 mod service;
 mod table;
 mod tracker;

@@ -18,6 +18,7 @@ use crate::cgroups::CgroupMode;
 use crate::clock::now_ms;
 use crate::executor::{Executor, ExecutorConfig};
 use crate::launch::NodeLayout;
+use crate::security::Security;
 use crate::service::ContainerManager;
 use crate::table::Table;
 use crate::tracker::{Exit, Registration, Tracker};
@@ -166,9 +167,11 @@ impl NodeManager {
             (http_address.clone(), task)
         });
 
+        let security = Security::new(node_id.clone());
         let service = ContainerManager {
             executor: executor.clone(),
             table: table.clone(),
+            security: security.clone(),
         };
         let mut server_stop = stop_rx.clone();
         let server = tokio::spawn(async move {
@@ -195,6 +198,7 @@ impl NodeManager {
             },
             table,
             executor: executor.clone(),
+            security,
             stop: stop_rx,
         };
         let tracker = tokio::spawn(async move {

@@ -1,10 +1,14 @@
 //! The NM's ContainerManagement service (YARN's ContainerManagementProtocol) for AMs and
-//! the RM. Per-container problems go to `failed_requests`, as in YARN; a request that is
-//! malformed as a whole gets INVALID_ARGUMENT. Neither changes anything.
+//! the RM. Every call needs a valid NM token (UNAUTHENTICATED otherwise) and touches only
+//! that token's application; a start needs the allocation's container token, which fixes the
+//! container's user and size ([`Security`]). Per-container problems go to `failed_requests`,
+//! as in YARN; a request that is malformed as a whole gets INVALID_ARGUMENT. Neither changes
+//! anything.
 
 use std::collections::BTreeMap;
 
 use tonic::{Request, Response, Status};
+use weft_proto::auth::nm_token;
 use weft_proto::exit_status;
 use weft_proto::v1::container_management_server::ContainerManagement;
 use weft_proto::v1::{
@@ -12,11 +16,13 @@ use weft_proto::v1::{
     LocalResourceType, StartContainerRequest, StartContainersRequest, StartContainersResponse,
     StopContainersRequest, StopContainersResponse,
 };
+use weft_tokens::NmTokenIdentifier;
 use weft_types::yarn_id::ContainerId;
 
 use crate::clock::now_ms;
 use crate::executor::Executor;
 use crate::launch::LaunchSpec;
+use crate::security::Security;
 use crate::table::{Entry, Table};
 
 /// Diagnostics of a container stopped through this service.
@@ -30,6 +36,7 @@ const DEFAULT_USER: &str = "weft";
 pub(crate) struct ContainerManager {
     pub(crate) executor: Executor,
     pub(crate) table: Table,
+    pub(crate) security: Security,
 }
 
 fn failure(container_id: &str, exception: String) -> ContainerExceptionMap {
@@ -98,14 +105,24 @@ pub(crate) fn launch_spec(req: &StartContainerRequest) -> Result<LaunchSpec, Str
 }
 
 impl ContainerManager {
-    fn start_one(&self, req: &StartContainerRequest) -> Result<(), String> {
+    fn start_one(
+        &self,
+        caller: &NmTokenIdentifier,
+        req: &StartContainerRequest,
+    ) -> Result<(), String> {
         if self.table.contains(&req.container_id) {
             return Err(format!(
                 "container {} was already started on this node",
                 req.container_id
             ));
         }
-        let spec = launch_spec(req)?;
+        // Validate the request before its token is spent on it.
+        launch_spec(req)?;
+        let now = u64::try_from(now_ms()).unwrap_or_default();
+        let granted = self.security.authorize_start(caller, req, now)?;
+        let mut req = req.clone();
+        req.user = granted.user;
+        let spec = launch_spec(&req)?;
         let app_id = spec.app_id.clone();
         let user = spec.user.clone();
         let capability = req.resource.clone().unwrap_or_default();
@@ -128,13 +145,14 @@ impl ContainerManagement for ContainerManager {
         &self,
         request: Request<StartContainersRequest>,
     ) -> Result<Response<StartContainersResponse>, Status> {
+        let caller = self.security.caller(nm_token(&request))?;
         let requests = request.into_inner().start_container_request;
         if requests.is_empty() {
             return Err(Status::invalid_argument("no containers to start"));
         }
         let mut response = StartContainersResponse::default();
         for req in &requests {
-            match self.start_one(req) {
+            match self.start_one(&caller, req) {
                 Ok(()) => response.succeeded_requests.push(req.container_id.clone()),
                 Err(e) => {
                     tracing::warn!(container = %req.container_id, "start refused: {e}");
@@ -149,12 +167,18 @@ impl ContainerManagement for ContainerManager {
         &self,
         request: Request<StopContainersRequest>,
     ) -> Result<Response<StopContainersResponse>, Status> {
+        let caller = self.security.caller(nm_token(&request))?;
         let ids = request.into_inner().container_id;
         if ids.is_empty() {
             return Err(Status::invalid_argument("no containers to stop"));
         }
         let mut response = StopContainersResponse::default();
         for id in ids {
+            if let Err(e) = self.security.authorize_access(&caller, &id) {
+                tracing::warn!(container = %id, "stop refused: {e}");
+                response.failed_requests.push(failure(&id, e));
+                continue;
+            }
             match self.table.get(&id) {
                 Some(entry) => {
                     // Stopping a completed container is a no-op that succeeds, as in YARN.
@@ -176,12 +200,17 @@ impl ContainerManagement for ContainerManager {
         &self,
         request: Request<GetContainerStatusesRequest>,
     ) -> Result<Response<GetContainerStatusesResponse>, Status> {
+        let caller = self.security.caller(nm_token(&request))?;
         let ids = request.into_inner().container_id;
         if ids.is_empty() {
             return Err(Status::invalid_argument("no container ids given"));
         }
         let mut response = GetContainerStatusesResponse::default();
         for id in ids {
+            if let Err(e) = self.security.authorize_access(&caller, &id) {
+                response.failed_requests.push(failure(&id, e));
+                continue;
+            }
             match self.table.get(&id) {
                 Some(entry) => response.status.push(entry.status()),
                 None => {

@@ -17,6 +17,7 @@ use weft_proto::v1::{
 use crate::clock::now_ms;
 use crate::executor::Executor;
 use crate::launch::{app_local_dir, LaunchSpec};
+use crate::security::Security;
 use crate::table::Table;
 
 /// YARN's default `yarn.resourcemanager.nodemanagers.heartbeat-interval-ms`.
@@ -52,6 +53,7 @@ pub(crate) struct Tracker {
     pub(crate) registration: Registration,
     pub(crate) table: Table,
     pub(crate) executor: Executor,
+    pub(crate) security: Security,
     pub(crate) stop: watch::Receiver<bool>,
 }
 
@@ -85,6 +87,7 @@ impl Tracker {
                         last_health_report_time_ms: now_ms(),
                     }),
                     keep_alive_applications: Vec::new(),
+                    last_known_master_key_id: self.security.current_key_id(),
                 };
                 let reply = match client.node_heartbeat(request).await {
                     Ok(r) => r.into_inner(),
@@ -168,6 +171,8 @@ impl Tracker {
             tracing::warn!("RM refused registration: {}", reply.diagnostics_message);
             return Ok(None);
         }
+        self.security
+            .learn(reply.container_token_master_key.as_ref());
         let interval = if reply.heartbeat_interval_ms > 0 {
             Duration::from_millis(reply.heartbeat_interval_ms as u64)
         } else {
@@ -183,6 +188,8 @@ impl Tracker {
     }
 
     fn apply(&self, reply: &NodeHeartbeatResponse) {
+        self.security
+            .learn(reply.container_token_master_key.as_ref());
         self.table
             .acknowledge(&reply.containers_to_be_removed_from_nm);
         for id in &reply.containers_to_cleanup {

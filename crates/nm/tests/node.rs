@@ -2,136 +2,23 @@
 //! container management, completion reporting and acknowledgement, RESYNC, RM-driven
 //! cleanup and shutdown.
 
-use std::net::SocketAddr;
+mod common;
+
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::net::TcpListener;
+use common::*;
 use tokio::sync::mpsc;
-use tonic::transport::server::TcpIncoming;
-use tonic::{Code, Request, Response, Status};
+use tonic::Code;
 use weft_nm::{CgroupMode, NmConfig, NodeManager};
+use weft_proto::auth::with_nm_token;
 use weft_proto::exit_status;
 use weft_proto::v1::container_management_client::ContainerManagementClient;
-use weft_proto::v1::resource_tracker_server::{ResourceTracker, ResourceTrackerServer};
 use weft_proto::v1::{
-    ContainerLaunchContext, ContainerState, ContainerStatus, GetContainerStatusesRequest,
-    NodeAction, NodeHeartbeatRequest, NodeHeartbeatResponse, RegisterNodeManagerRequest,
-    RegisterNodeManagerResponse, Resource, StartContainerRequest, StartContainersRequest,
-    StopContainersRequest, UnRegisterNodeManagerRequest, UnRegisterNodeManagerResponse,
+    ContainerLaunchContext, ContainerState, ContainerStatus, GetContainerStatusesRequest, Resource,
+    StartContainerRequest, StartContainersRequest, StopContainersRequest,
 };
-
-const APP: &str = "application_1700000000000_0001";
-
-#[derive(Debug)]
-enum Event {
-    Registered(RegisterNodeManagerRequest),
-    Heartbeat(NodeHeartbeatRequest),
-    Unregistered(String),
-}
-
-/// What the fake RM answers next.
-#[derive(Debug, Default)]
-struct Script {
-    resync_next: bool,
-    acknowledge: Vec<String>,
-    cleanup_next: Vec<String>,
-}
-
-#[derive(Clone)]
-struct FakeTracker {
-    events: mpsc::UnboundedSender<Event>,
-    script: Arc<Mutex<Script>>,
-}
-
-#[tonic::async_trait]
-impl ResourceTracker for FakeTracker {
-    async fn register_node_manager(
-        &self,
-        request: Request<RegisterNodeManagerRequest>,
-    ) -> Result<Response<RegisterNodeManagerResponse>, Status> {
-        let _ = self.events.send(Event::Registered(request.into_inner()));
-        Ok(Response::new(RegisterNodeManagerResponse {
-            node_action: NodeAction::Normal as i32,
-            rm_identifier: 1_700_000_000_000,
-            heartbeat_interval_ms: 100,
-            ..Default::default()
-        }))
-    }
-
-    async fn node_heartbeat(
-        &self,
-        request: Request<NodeHeartbeatRequest>,
-    ) -> Result<Response<NodeHeartbeatResponse>, Status> {
-        let req = request.into_inner();
-        let response_id = req.response_id + 1;
-        let _ = self.events.send(Event::Heartbeat(req));
-        let mut script = self.script.lock().unwrap();
-        let action = if std::mem::take(&mut script.resync_next) {
-            NodeAction::Resync
-        } else {
-            NodeAction::Normal
-        };
-        Ok(Response::new(NodeHeartbeatResponse {
-            response_id,
-            node_action: action as i32,
-            containers_to_cleanup: std::mem::take(&mut script.cleanup_next),
-            containers_to_be_removed_from_nm: script.acknowledge.clone(),
-            next_heartbeat_interval_ms: 100,
-            ..Default::default()
-        }))
-    }
-
-    async fn un_register_node_manager(
-        &self,
-        request: Request<UnRegisterNodeManagerRequest>,
-    ) -> Result<Response<UnRegisterNodeManagerResponse>, Status> {
-        let _ = self
-            .events
-            .send(Event::Unregistered(request.into_inner().node_id));
-        Ok(Response::new(UnRegisterNodeManagerResponse {}))
-    }
-}
-
-async fn fake_tracker() -> (
-    SocketAddr,
-    mpsc::UnboundedReceiver<Event>,
-    Arc<Mutex<Script>>,
-) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (tx, rx) = mpsc::unbounded_channel();
-    let script = Arc::new(Mutex::new(Script::default()));
-    let svc = FakeTracker {
-        events: tx,
-        script: Arc::clone(&script),
-    };
-    tokio::spawn(
-        tonic::transport::Server::builder()
-            .add_service(ResourceTrackerServer::new(svc))
-            .serve_with_incoming(TcpIncoming::from(listener)),
-    );
-    (addr, rx, script)
-}
-
-/// The next event matching `pick`, within a bounded time.
-async fn next_matching<T>(
-    rx: &mut mpsc::UnboundedReceiver<Event>,
-    what: &str,
-    mut pick: impl FnMut(Event) -> Option<T>,
-) -> T {
-    let found = tokio::time::timeout(Duration::from_secs(15), async {
-        while let Some(event) = rx.recv().await {
-            if let Some(t) = pick(event) {
-                return t;
-            }
-        }
-        panic!("fake tracker stopped");
-    })
-    .await;
-    found.unwrap_or_else(|_| panic!("timed out waiting for {what}"))
-}
+use weft_tokens::{ContainerTokenIdentifier, MasterKey};
 
 fn status_of<'a>(statuses: &'a [ContainerStatus], id: &str) -> Option<&'a ContainerStatus> {
     statuses.iter().find(|s| s.container_id == id)
@@ -150,7 +37,7 @@ async fn heartbeat_with_completed(
     .await
 }
 
-fn start_request(id: &str, command: &str) -> StartContainerRequest {
+fn start_request(id: &str, node: &str, command: &str) -> StartContainerRequest {
     StartContainerRequest {
         container_id: id.into(),
         application_id: APP.into(),
@@ -160,7 +47,7 @@ fn start_request(id: &str, command: &str) -> StartContainerRequest {
             command: vec![command.into()],
             ..Default::default()
         }),
-        container_token: String::new(),
+        container_token: container_token(id, node),
     }
 }
 
@@ -225,26 +112,37 @@ async fn register_heartbeat_start_complete_resync_and_shutdown() {
     assert_eq!(reg.total_capability, Some(Resource::new(4096, 4)));
     assert_eq!(reg.rack, "/rack-a");
     assert!(reg.container_statuses.is_empty());
+    // The key from the registration reply is held (and named in heartbeats) before any call.
+    let hb = next_matching(&mut events, "first heartbeat", |e| match e {
+        Event::Heartbeat(hb) => Some(hb),
+        _ => None,
+    })
+    .await;
+    assert_eq!(hb.last_known_master_key_id, Some(key().id));
 
+    let node = nm.node_id().to_string();
     let mut client = ContainerManagementClient::connect(format!("http://{}", nm.address()))
         .await
         .unwrap();
 
     // Malformed as a whole: a clear error.
     let err = client
-        .start_containers(StartContainersRequest::default())
+        .start_containers(as_am(StartContainersRequest::default(), &node))
         .await
         .unwrap_err();
     assert_eq!(err.code(), Code::InvalidArgument);
 
     // One good and one bad container in the same request.
     let c1 = "container_1700000000000_0001_01_000001";
-    let mut bad = start_request("container_1700000000000_0001_01_000099", "true");
+    let mut bad = start_request("container_1700000000000_0001_01_000099", &node, "true");
     bad.application_id = "application_1700000000000_0002".into();
     let reply = client
-        .start_containers(StartContainersRequest {
-            start_container_request: vec![start_request(c1, "echo hi > out.txt"), bad],
-        })
+        .start_containers(as_am(
+            StartContainersRequest {
+                start_container_request: vec![start_request(c1, &node, "echo hi > out.txt"), bad],
+            },
+            &node,
+        ))
         .await
         .unwrap()
         .into_inner();
@@ -268,17 +166,23 @@ async fn register_heartbeat_start_complete_resync_and_shutdown() {
 
     // Starting the same container again is refused; the refused one never ran.
     let again = client
-        .start_containers(StartContainersRequest {
-            start_container_request: vec![start_request(c1, "true")],
-        })
+        .start_containers(as_am(
+            StartContainersRequest {
+                start_container_request: vec![start_request(c1, &node, "true")],
+            },
+            &node,
+        ))
         .await
         .unwrap()
         .into_inner();
     assert!(again.succeeded_requests.is_empty());
     let statuses = client
-        .get_container_statuses(GetContainerStatusesRequest {
-            container_id: vec![c1.into(), "container_1700000000000_0001_01_000099".into()],
-        })
+        .get_container_statuses(as_am(
+            GetContainerStatusesRequest {
+                container_id: vec![c1.into(), "container_1700000000000_0001_01_000099".into()],
+            },
+            &node,
+        ))
         .await
         .unwrap()
         .into_inner();
@@ -304,9 +208,12 @@ async fn register_heartbeat_start_complete_resync_and_shutdown() {
     // A running container survives a RESYNC and is reported at re-registration.
     let c2 = "container_1700000000000_0001_01_000002";
     let reply = client
-        .start_containers(StartContainersRequest {
-            start_container_request: vec![start_request(c2, "echo $$ > pid; sleep 300")],
-        })
+        .start_containers(as_am(
+            StartContainersRequest {
+                start_container_request: vec![start_request(c2, &node, "echo $$ > pid; sleep 300")],
+            },
+            &node,
+        ))
         .await
         .unwrap()
         .into_inner();
@@ -334,9 +241,12 @@ async fn register_heartbeat_start_complete_resync_and_shutdown() {
 
     // The AM stops it (an unknown id beside it fails alone).
     let stop = client
-        .stop_containers(StopContainersRequest {
-            container_id: vec![c2.into(), "container_1700000000000_0001_01_000077".into()],
-        })
+        .stop_containers(as_am(
+            StopContainersRequest {
+                container_id: vec![c2.into(), "container_1700000000000_0001_01_000077".into()],
+            },
+            &node,
+        ))
         .await
         .unwrap()
         .into_inner();
@@ -349,9 +259,12 @@ async fn register_heartbeat_start_complete_resync_and_shutdown() {
     // The RM asks for a container to be cleaned up.
     let c3 = "container_1700000000000_0001_01_000003";
     client
-        .start_containers(StartContainersRequest {
-            start_container_request: vec![start_request(c3, "sleep 300")],
-        })
+        .start_containers(as_am(
+            StartContainersRequest {
+                start_container_request: vec![start_request(c3, &node, "sleep 300")],
+            },
+            &node,
+        ))
         .await
         .unwrap();
     script.lock().unwrap().cleanup_next = vec![c3.into()];
@@ -361,12 +274,16 @@ async fn register_heartbeat_start_complete_resync_and_shutdown() {
     // Shutdown stops what still runs and unregisters.
     let c4 = "container_1700000000000_0001_01_000004";
     client
-        .start_containers(StartContainersRequest {
-            start_container_request: vec![start_request(
-                c4,
-                "echo $$ > pid; sleep 300 & sleep 300",
-            )],
-        })
+        .start_containers(as_am(
+            StartContainersRequest {
+                start_container_request: vec![start_request(
+                    c4,
+                    &node,
+                    "echo $$ > pid; sleep 300 & sleep 300",
+                )],
+            },
+            &node,
+        ))
         .await
         .unwrap();
     let c4_pid = read_pid(
@@ -374,7 +291,7 @@ async fn register_heartbeat_start_complete_resync_and_shutdown() {
             .join(format!("local/usercache/alice/appcache/{APP}/{c4}/pid")),
     )
     .await;
-    let node_id = nm.node_id().to_string();
+    let node_id = node.clone();
     tokio::time::timeout(Duration::from_secs(20), nm.shutdown())
         .await
         .unwrap();
@@ -385,4 +302,156 @@ async fn register_heartbeat_start_complete_resync_and_shutdown() {
     .await;
     assert_eq!(gone, node_id);
     assert!(!alive(c4_pid), "container outlived the NodeManager");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn container_calls_need_valid_tokens_and_touch_only_their_app() {
+    let (nm, mut client, _events, dir) = started_nm(false).await;
+    let node = nm.node_id().to_string();
+    let c1 = "container_1700000000000_0001_01_000002";
+    let marker = dir.path().join("ran");
+    let cmd = format!("touch {}; sleep 300", marker.display());
+
+    // No NM token, or one signed with another key, or one for another node: nothing runs.
+    let err = client
+        .start_containers(one(start_request(c1, &node, &cmd)))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::Unauthenticated, "{}", err.message());
+    let forged = nm_token_of(ATTEMPT, &node, &MasterKey::derive(78, 0));
+    let err = client
+        .start_containers(with_nm_token(one(start_request(c1, &node, &cmd)), &forged).unwrap())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::Unauthenticated, "{}", err.message());
+    let elsewhere = nm_token_of(ATTEMPT, "otherhost:1", &key());
+    let err = client
+        .start_containers(with_nm_token(one(start_request(c1, &node, &cmd)), &elsewhere).unwrap())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::PermissionDenied, "{}", err.message());
+
+    // With a valid NM token, each bad container token is refused with its reason.
+    let refused = |reply: weft_proto::v1::StartContainersResponse| {
+        assert!(reply.succeeded_requests.is_empty());
+        reply.failed_requests[0].exception.clone()
+    };
+    let mut invented = start_request(c1, &node, &cmd);
+    invented.container_token.clear();
+    let e = refused(
+        client
+            .start_containers(as_am(one(invented), &node))
+            .await
+            .unwrap()
+            .into_inner(),
+    );
+    assert!(e.contains("no container token"), "{e}");
+    let mut huge = start_request(c1, &node, &cmd);
+    huge.resource = Some(Resource::new(1 << 20, 1));
+    let e = refused(
+        client
+            .start_containers(as_am(one(huge), &node))
+            .await
+            .unwrap()
+            .into_inner(),
+    );
+    assert!(e.contains("grants <memory:128"), "{e}");
+    let mut expired = start_request(c1, &node, &cmd);
+    expired.container_token = ContainerTokenIdentifier {
+        container: c1.parse().unwrap(),
+        node_id: node.clone(),
+        user: "alice".into(),
+        memory_mb: 128,
+        vcores: 1,
+        expiry_ms: now_ms() - 1,
+        key_id: 0,
+    }
+    .issue(&key());
+    let e = refused(
+        client
+            .start_containers(as_am(one(expired), &node))
+            .await
+            .unwrap()
+            .into_inner(),
+    );
+    assert!(e.contains("expired"), "{e}");
+    let other_app = "container_1700000000000_0002_01_000002";
+    let mut theirs = start_request(other_app, &node, &cmd);
+    theirs.application_id = "application_1700000000000_0002".into();
+    let e = refused(
+        client
+            .start_containers(as_am(one(theirs), &node))
+            .await
+            .unwrap()
+            .into_inner(),
+    );
+    assert!(e.contains("another application"), "{e}");
+    let mut as_root = start_request(c1, &node, &cmd);
+    as_root.user = "root".into();
+    let e = refused(
+        client
+            .start_containers(as_am(one(as_root), &node))
+            .await
+            .unwrap()
+            .into_inner(),
+    );
+    assert!(e.contains("issued to alice"), "{e}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!marker.exists(), "a refused container ran");
+
+    // The real thing starts once; its token cannot start it again.
+    let ok = client
+        .start_containers(as_am(one(start_request(c1, &node, &cmd)), &node))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(ok.succeeded_requests, vec![c1.to_string()]);
+
+    // Another application's NM token can neither stop nor query it.
+    let app2 = nm_token_of("appattempt_1700000000000_0002_000001", &node, &key());
+    let stop = client
+        .stop_containers(
+            with_nm_token(
+                StopContainersRequest {
+                    container_id: vec![c1.into()],
+                },
+                &app2,
+            )
+            .unwrap(),
+        )
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(stop.succeeded_requests.is_empty());
+    assert!(stop.failed_requests[0]
+        .exception
+        .contains("another application"));
+    let status = client
+        .get_container_statuses(
+            with_nm_token(
+                GetContainerStatusesRequest {
+                    container_id: vec![c1.into()],
+                },
+                &app2,
+            )
+            .unwrap(),
+        )
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(status.status.is_empty());
+    let mine = client
+        .get_container_statuses(as_am(
+            GetContainerStatusesRequest {
+                container_id: vec![c1.into()],
+            },
+            &node,
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(mine.status[0].state, ContainerState::Running as i32);
+    tokio::time::timeout(Duration::from_secs(20), nm.shutdown())
+        .await
+        .unwrap();
 }

@@ -1,19 +1,21 @@
 //! The NodeManager's web service in-process: a container runs, then its app, its log files
 //! and their contents are read over HTTP, bad and unknown ids get Hadoop's errors, and the
-//! service stops with the NM. No RM is needed: the NM keeps retrying its registration.
+//! service stops with the NM. A fake RM hands the NM its key, so the test can start the
+//! container with tokens.
 
 use std::time::Duration;
 
+mod common;
+
+use common::*;
 use serde_json::Value;
-use weft_nm::{CgroupMode, NmConfig, NodeManager};
-use weft_proto::v1::container_management_client::ContainerManagementClient;
 use weft_proto::v1::{
     ContainerLaunchContext, GetContainerStatusesRequest, Resource, StartContainerRequest,
     StartContainersRequest,
 };
 
-const APP: &str = "application_1700000000000_0003";
-const CID: &str = "container_1700000000000_0003_01_000001";
+const WEB_APP: &str = "application_1700000000000_0001";
+const CID: &str = "container_1700000000000_0001_01_000001";
 
 fn get(base: &str, path: &str) -> (u16, String, String) {
     let agent: ureq::Agent = ureq::Agent::config_builder()
@@ -54,49 +56,33 @@ fn remote_exception(base: &str, path: &str, status: u16, exception: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn logs_of_a_finished_container_are_served_safely() {
-    let dir = tempfile::tempdir().unwrap();
+    let (nm, mut client, _events, dir) = started_nm(true).await;
+    let node = nm.node_id().to_string();
     // A file next to the log root that no request may reach.
     std::fs::write(dir.path().join("secret"), "top secret").unwrap();
-    let nm = NodeManager::start(NmConfig {
-        // Nothing listens there: the NM keeps retrying, which this test does not need.
-        rm_tracker: "127.0.0.1:1".into(),
-        bind: "127.0.0.1:0".parse().unwrap(),
-        hostname: "webhost".into(),
-        memory_mb: 2048,
-        vcores: 2,
-        rack: "/default-rack".into(),
-        local_dir: dir.path().join("local"),
-        log_dir: dir.path().join("logs"),
-        cgroups: CgroupMode::disabled("test"),
-        kill_grace: Duration::from_millis(250),
-        monitor_interval: Duration::from_millis(100),
-        web_bind: Some("127.0.0.1:0".parse().unwrap()),
-    })
-    .await
-    .unwrap();
     let base = nm.web_address().expect("web service").to_string();
 
-    let mut client = ContainerManagementClient::connect(format!("http://{}", nm.address()))
-        .await
-        .unwrap();
     let reply = client
-        .start_containers(StartContainersRequest {
-            start_container_request: vec![StartContainerRequest {
-                container_id: CID.into(),
-                application_id: APP.into(),
-                user: "alice".into(),
-                resource: Some(Resource::new(128, 1)),
-                container_launch_context: Some(ContainerLaunchContext {
-                    command: vec![
-                        "echo \"web port $NM_HTTP_PORT\"; echo 0123456789; echo oops >&2; \
+        .start_containers(as_am(
+            StartContainersRequest {
+                start_container_request: vec![StartContainerRequest {
+                    container_id: CID.into(),
+                    application_id: WEB_APP.into(),
+                    user: "alice".into(),
+                    resource: Some(Resource::new(128, 1)),
+                    container_launch_context: Some(ContainerLaunchContext {
+                        command: vec![
+                            "echo \"web port $NM_HTTP_PORT\"; echo 0123456789; echo oops >&2; \
                          ln -s ../../../secret <LOG_DIR>/escape"
-                            .into(),
-                    ],
-                    ..Default::default()
-                }),
-                container_token: String::new(),
-            }],
-        })
+                                .into(),
+                        ],
+                        ..Default::default()
+                    }),
+                    container_token: container_token(CID, &node),
+                }],
+            },
+            &node,
+        ))
         .await
         .unwrap()
         .into_inner();
@@ -104,9 +90,12 @@ async fn logs_of_a_finished_container_are_served_safely() {
     let mut done = false;
     for _ in 0..200 {
         let s = client
-            .get_container_statuses(GetContainerStatusesRequest {
-                container_id: vec![CID.into()],
-            })
+            .get_container_statuses(as_am(
+                GetContainerStatusesRequest {
+                    container_id: vec![CID.into()],
+                },
+                &node,
+            ))
             .await
             .unwrap()
             .into_inner();
@@ -125,25 +114,25 @@ async fn logs_of_a_finished_container_are_served_safely() {
 
         let (status, v) = json(base, "/ws/v1/node/info");
         assert_eq!(status, 200);
-        assert_eq!(v["nodeInfo"]["nodeHostName"], "webhost");
+        assert_eq!(v["nodeInfo"]["nodeHostName"], "testhost");
         assert!(v["nodeInfo"]["id"]
             .as_str()
             .unwrap()
-            .starts_with("webhost:"));
-        assert_eq!(v["nodeInfo"]["totalPmemAllocatedContainersMB"], 2048);
+            .starts_with("testhost:"));
+        assert_eq!(v["nodeInfo"]["totalPmemAllocatedContainersMB"], 4096);
         assert_eq!(
             json(base, "/ws/v1/node").1["nodeInfo"]["id"],
             v["nodeInfo"]["id"]
         );
 
-        let (status, v) = json(base, &format!("/ws/v1/node/apps/{APP}"));
+        let (status, v) = json(base, &format!("/ws/v1/node/apps/{WEB_APP}"));
         assert_eq!(status, 200, "{v}");
-        assert_eq!(v["app"]["id"], APP);
+        assert_eq!(v["app"]["id"], WEB_APP);
         assert_eq!(v["app"]["user"], "alice");
         assert_eq!(v["app"]["state"], "FINISHED");
         assert_eq!(v["app"]["containerids"], serde_json::json!([CID]));
         let (_, v) = json(base, "/ws/v1/node/apps");
-        assert_eq!(v["apps"]["app"][0]["id"], APP);
+        assert_eq!(v["apps"]["app"][0]["id"], WEB_APP);
 
         let (status, v) = json(base, "/ws/v1/node/containers");
         assert_eq!(status, 200);
@@ -281,6 +270,44 @@ async fn logs_of_a_finished_container_are_served_safely() {
     })
     .await
     .unwrap();
+
+    // A log larger than the 256 MiB the NM once read into memory at most is streamed whole
+    // (the chunk bound itself is checked in the NM's unit tests).
+    let big = dir.path().join("logs").join(WEB_APP).join(CID).join("big");
+    let len: u64 = (257 << 20) + 3;
+    {
+        use std::os::unix::fs::FileExt;
+        let f = std::fs::File::create(&big).unwrap();
+        f.set_len(len).unwrap();
+        f.write_at(b"end", len - 3).unwrap();
+    }
+    let base3 = base.clone();
+    let (status, total, tail) = tokio::task::spawn_blocking(move || {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(Duration::from_secs(120)))
+            .build()
+            .into();
+        let url = format!("http://{base3}/node/containerlogs/{CID}/alice/big");
+        let mut r = agent.get(&url).call().unwrap();
+        let status = r.status().as_u16();
+        let mut reader = r.body_mut().with_config().limit(u64::MAX).reader();
+        let (mut total, mut tail, mut buf) = (0u64, Vec::new(), vec![0u8; 1 << 16]);
+        loop {
+            let n = std::io::Read::read(&mut reader, &mut buf).unwrap();
+            if n == 0 {
+                break;
+            }
+            total += n as u64;
+            tail.extend_from_slice(&buf[..n]);
+            let keep = tail.len().saturating_sub(3);
+            tail.drain(..keep);
+        }
+        (status, total, tail)
+    })
+    .await
+    .unwrap();
+    assert_eq!((status, total, &tail[..]), (200, len, &b"end"[..]));
 
     nm.shutdown().await;
     let refused = std::net::TcpStream::connect(&base).is_err();

@@ -21,6 +21,30 @@ pub const ENV_CONTAINER_ID: &str = "CONTAINER_ID";
 /// Environment variable holding the attempt id (set by the RM for AM containers).
 pub const ENV_APPLICATION_ATTEMPT_ID: &str = "APPLICATION_ATTEMPT_ID";
 
+/// Metadata key carrying the NM token on ContainerManagement calls.
+pub const NM_TOKEN_METADATA: &str = "weft-nm-token";
+
+/// Wraps `message` in a request carrying `nm_token` (refused if it is not valid metadata).
+pub fn with_nm_token<T>(
+    message: T,
+    nm_token: &str,
+) -> Result<tonic::Request<T>, InvalidCredential> {
+    let value: MetadataValue<_> = nm_token
+        .parse()
+        .map_err(|_| InvalidCredential { what: "NM token" })?;
+    let mut request = tonic::Request::new(message);
+    request.metadata_mut().insert(NM_TOKEN_METADATA, value);
+    Ok(request)
+}
+
+/// The NM token a request carries, if any.
+pub fn nm_token<T>(request: &tonic::Request<T>) -> Option<&str> {
+    request
+        .metadata()
+        .get(NM_TOKEN_METADATA)
+        .and_then(|v| v.to_str().ok())
+}
+
 /// An attempt id or token that cannot travel as gRPC metadata.
 #[derive(Debug, Error, PartialEq, Eq)]
 #[error("{what} is not valid gRPC metadata (printable ASCII only)")]
@@ -84,6 +108,14 @@ mod tests {
         let request = creds.request(()).unwrap();
         assert_eq!(AmCredentials::from_request(&request), Some(creds));
         assert_eq!(AmCredentials::from_request(&tonic::Request::new(())), None);
+    }
+
+    #[test]
+    fn nm_tokens_travel_as_metadata() {
+        let request = with_nm_token((), "abc.def").unwrap();
+        assert_eq!(nm_token(&request), Some("abc.def"));
+        assert_eq!(nm_token(&tonic::Request::new(())), None);
+        assert!(with_nm_token((), "a\nb").is_err());
     }
 
     #[test]

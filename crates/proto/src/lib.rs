@@ -13,6 +13,7 @@
 
 pub mod auth;
 pub mod exit_status;
+pub mod master_key;
 pub mod resource;
 
 /// The generated messages, enums, clients and servers of package `weft.v1`.

@@ -46,6 +46,10 @@ impl RmCore {
         self.authenticate(&attempt, token)?;
         let maximum_capability = self.maximum_allocation();
         let running_containers = self.attempt_containers(&attempt);
+        let nm_tokens = self.new_nm_tokens(
+            attempt,
+            running_containers.iter().map(|c| c.node_id.as_str()),
+        );
         let Some(app) = self.apps.get_mut(&attempt.app) else {
             return Err(RmError::UnknownAttempt(attempt.to_string()));
         };
@@ -62,6 +66,7 @@ impl RmCore {
             maximum_capability,
             queue,
             running_containers,
+            nm_tokens,
         })
     }
 
@@ -87,6 +92,13 @@ impl RmCore {
                 node_id: k.node.clone(),
                 resource: k.resource,
                 priority: k.priority,
+                token: self.container_token(
+                    self.latest,
+                    *c,
+                    &k.node,
+                    &self.owner_of(c),
+                    k.resource,
+                ),
             })
             .collect()
     }
@@ -170,6 +182,7 @@ impl RmCore {
                 hosts: ask.hosts,
                 racks: ask.racks,
                 relax_locality: ask.relax_locality,
+                tag: weft_sched::AskTag::NONE,
             };
             self.sched.handle(now, Event::Ask { app: seq, ask })?;
         }
@@ -196,7 +209,9 @@ impl RmCore {
                 k.state = ContainerState::Acquired;
             }
         }
+        let nm_tokens = self.new_nm_tokens(attempt, allocated.iter().map(|c| c.node_id.as_str()));
         Ok(AllocateResponse {
+            nm_tokens,
             allocated,
             completed,
             headroom: weft_types::Resource::new(

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::hash::{Hash, Hasher};
 
-use weft_sched::{Event, SchedError};
+use weft_sched::{Event, QueueAccess, SchedError};
 use weft_store::{
     AppState, ApplicationRecord, AttemptRecord, AttemptState, FinalStatus, ResourceRecord, Write,
 };
@@ -38,13 +38,15 @@ pub(crate) fn resource_record(r: Resource) -> ResourceRecord {
 
 impl RmCore {
     /// Reserves a new application id (REST `new-application`). Nothing exists until it is
-    /// submitted.
+    /// submitted, but the sequence is persisted with the id, so no id handed out is ever
+    /// handed out again after a restart (the cluster timestamp stays the same).
     pub fn new_application(&mut self, _now: Time) -> ApplicationId {
         let id = ApplicationId {
             cluster_ts: self.cluster_ts,
             seq: self.next_seq,
         };
         self.next_seq += 1;
+        self.persist_meta();
         id
     }
 
@@ -113,6 +115,7 @@ impl RmCore {
             running: 0,
             nodes_used: BTreeSet::new(),
             ended_usage: Default::default(),
+            ended: Default::default(),
         };
         let attempt = self.make_attempt(now, &app);
         app.attempts.push(attempt);
@@ -169,6 +172,7 @@ impl RmCore {
             completed: Vec::new(),
             blacklist: BTreeSet::new(),
             nodes_seen: self.node_changes.len(),
+            nm_tokens_sent: BTreeSet::new(),
         }
     }
 
@@ -202,7 +206,7 @@ impl RmCore {
         if let Err(e) = result {
             self.exit_override.clear();
             return Err(match e {
-                SchedError::KillRefused { .. } => RmError::Forbidden(e.to_string()),
+                SchedError::KillRefused { .. } => RmError::Forbidden(with_full_id(&e, id)),
                 e => RmError::Scheduler(e),
             });
         }
@@ -218,12 +222,16 @@ impl RmCore {
         Ok(AppState::Killed)
     }
 
-    /// Moves a live application to another leaf queue; returns the new queue's full name.
+    /// Moves a live application to another leaf queue as `caller` (`None` = the RM itself);
+    /// returns the new queue's full name. As Hadoop's `moveApplicationAcrossQueues`: the caller
+    /// must be allowed to modify the app (its owner, an administrator of its queue, or a
+    /// cluster administrator) and the owner must be allowed to submit to the target queue.
     pub fn move_app(
         &mut self,
         now: Time,
         id: ApplicationId,
         queue: &str,
+        caller: Option<&str>,
     ) -> Result<String, RmError> {
         let app = self
             .apps
@@ -235,6 +243,26 @@ impl RmCore {
                 state: format!("{:?}", app.state).to_uppercase(),
             });
         }
+        let owner = app.sub.user.clone();
+        if let Some(user) = caller {
+            let may_modify = user == owner
+                || self.is_admin(user)
+                || self
+                    .sched
+                    .queue_access(&app.queue, user, QueueAccess::Administer)
+                    == Some(true);
+            if !may_modify {
+                return Err(RmError::Forbidden(format!(
+                    "user {user} cannot move application {id}: not its owner ({owner}), not allowed by aclAdministerApps of queue {} or its parents, and not in yarn.admin.acl",
+                    app.queue
+                )));
+            }
+        }
+        if self.sched.queue_access(queue, &owner, QueueAccess::Submit) == Some(false) {
+            return Err(RmError::Forbidden(format!(
+                "cannot move application {id} to queue {queue}: its owner {owner} may not submit applications there (aclSubmitApps or aclAdministerApps of the queue or its parents)"
+            )));
+        }
         let seq = AppId(id.seq);
         self.sched
             .handle(
@@ -245,7 +273,7 @@ impl RmCore {
                 },
             )
             .map_err(|e| match e {
-                SchedError::MoveRefused { .. } => RmError::MoveRefused(e.to_string()),
+                SchedError::MoveRefused { .. } => RmError::MoveRefused(with_full_id(&e, id)),
                 e => RmError::Scheduler(e),
             })?;
         self.drain(now);
@@ -329,6 +357,8 @@ impl RmCore {
         }
         let record = attempt_record(app, app.attempts.len() - 1);
         self.persist(vec![Write::PutAttempt(record)]);
+        let container_token = self.container_token(now, id, &node, &user, resource);
+        let nm_token = self.nm_token(attempt_id, &node, &user).token;
         self.outputs.push_back(Output::LaunchAm(Box::new(AmLaunch {
             node_id: node,
             node_address,
@@ -337,6 +367,8 @@ impl RmCore {
             user,
             resource,
             launch,
+            container_token,
+            nm_token,
         })));
     }
 
@@ -562,21 +594,36 @@ impl RmCore {
     pub(crate) fn end_lingering_am(&mut self, container: ContainerId, stop: bool) {
         if let Some((node, _)) = self.lingering_am.remove(&container) {
             if let Some(n) = self.nodes.get_mut(&node) {
+                n.to_cleanup.insert(container.app);
                 if stop {
                     n.to_stop.insert(container);
-                    self.outputs.push_back(Output::StopContainer {
-                        node_address: n.address.clone(),
-                        node_id: node.clone(),
-                        container,
-                    });
+                    let address = n.address.clone();
+                    let output = self.stop_output(&node, address, container);
+                    self.outputs.push_back(output);
                 }
-                n.to_cleanup.insert(container.app);
             }
         }
     }
 }
 
 /// The store record of an application.
+/// A scheduler refusal about `id`, worded with YARN's full application id
+/// (`application_<ts>_0003`) instead of the scheduler's internal short one: users and REST
+/// clients only ever see the full id.
+fn with_full_id(e: &SchedError, id: ApplicationId) -> String {
+    match e {
+        SchedError::MoveRefused { queue, reason, .. } => {
+            format!("cannot move {id} to {queue}: {reason}")
+        }
+        SchedError::KillRefused { user, reason, .. } => {
+            format!("{user} may not kill {id}: {reason}")
+        }
+        other => other
+            .to_string()
+            .replace(&AppId(id.seq).to_string(), &id.to_string()),
+    }
+}
+
 pub(crate) fn app_record(app: &App) -> ApplicationRecord {
     ApplicationRecord {
         app_id: app.id.seq,

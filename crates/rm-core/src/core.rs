@@ -25,8 +25,18 @@ pub struct RmConfig {
     pub max_attempts: u32,
     /// `host:port` of the AM service, given to AMs as `WEFT_RM_SCHEDULER_ADDRESS`.
     pub scheduler_address: String,
-    /// A secret from the driver's entropy; AM tokens are derived from it (the core has no RNG).
+    /// A secret from the driver's entropy; AM tokens and the container-token master keys are
+    /// derived from it (the core has no RNG).
     pub token_secret: u128,
+    /// How long a container token lets its container start
+    /// (`yarn.resourcemanager.rm.container-allocation.expiry-interval-ms`, 600 s).
+    pub container_token_expiry: Duration,
+    /// How often the container-token master key rolls over
+    /// (`yarn.resourcemanager.container-tokens.master-key-rolling-interval-secs`, 86400 s).
+    pub master_key_roll_interval: Duration,
+    /// Who administers the cluster (`yarn.admin.acl`, Hadoop's default `*`: everyone): may
+    /// kill and move any application and reload the queues.
+    pub admin_acl: weft_config::Acl,
 }
 
 impl RmConfig {
@@ -40,6 +50,9 @@ impl RmConfig {
             max_attempts: 2,
             scheduler_address: "0.0.0.0:8030".to_string(),
             token_secret: 0,
+            container_token_expiry: Duration::from_secs(600),
+            master_key_roll_interval: Duration::from_secs(86_400),
+            admin_acl: weft_config::Acl::everyone(),
         }
     }
 }
@@ -73,7 +86,15 @@ pub(crate) struct App {
     pub(crate) nodes_used: BTreeSet<String>,
     /// Aggregate allocation of its ended containers (MB x ms, vcores x ms).
     pub(crate) ended_usage: UsageMs,
+    /// Its latest ended containers, oldest first, at most [`ENDED_CONTAINERS_KEPT`]: the
+    /// attempt's container reports (REST, `container -list`, the UI's log links) outlive the
+    /// containers, as in YARN. Kept in memory only: an RM restart forgets them.
+    pub(crate) ended: VecDeque<ContainerReport>,
 }
+
+/// How many ended containers each application keeps for its reports; older ones are dropped
+/// first, so a long-running app's memory stays bounded.
+pub const ENDED_CONTAINERS_KEPT: usize = 1000;
 
 /// Resource x time, as YARN's aggregate resource allocation (kept in milliseconds, reported in
 /// seconds).
@@ -132,6 +153,8 @@ pub(crate) struct Attempt {
     pub(crate) blacklist: BTreeSet<String>,
     /// Position in the node-change log up to which this AM was told.
     pub(crate) nodes_seen: usize,
+    /// Nodes this attempt holds an NM token for (under the current master key).
+    pub(crate) nm_tokens_sent: BTreeSet<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -214,6 +237,8 @@ pub struct RmCore {
     /// The latest time an input brought (ticks, completions): reports count live containers'
     /// aggregate allocation up to here, since report methods take no time.
     pub(crate) latest: Time,
+    /// The container-token master key and its roll-over.
+    pub(crate) keys: crate::tokens::ContainerKeys,
 }
 
 impl RmCore {
@@ -227,7 +252,9 @@ impl RmCore {
 
     pub(crate) fn empty(config: RmConfig, cluster_ts: u64, epoch: u64, now: Time) -> RmCore {
         let sched = Scheduler::new(config.scheduler.clone(), config.groups.clone());
+        let keys = crate::tokens::ContainerKeys::new(config.token_secret, now);
         RmCore {
+            keys,
             config,
             sched,
             cluster_ts,
@@ -256,6 +283,12 @@ impl RmCore {
     /// The next output, if any.
     pub fn poll_output(&mut self) -> Option<Output> {
         self.outputs.pop_front()
+    }
+
+    /// Whether `user` is a cluster administrator (`yarn.admin.acl`, with the user's groups).
+    pub fn is_admin(&self, user: &str) -> bool {
+        let groups = self.config.groups.get(user).cloned().unwrap_or_default();
+        self.config.admin_acl.allows(user, &groups)
     }
 
     /// The cluster timestamp embedded in ids.
@@ -323,7 +356,7 @@ impl RmCore {
                 Decision::Accepted { app, queue } => {
                     self.placements.insert(app, Ok(queue));
                 }
-                Decision::Rejected { app, reason } => {
+                Decision::Rejected { app, reason, .. } => {
                     self.placements.insert(app, Err(reason));
                 }
                 Decision::Allocated {
@@ -393,6 +426,7 @@ impl RmCore {
         let Some(c) = self.containers.remove(&id) else {
             return;
         };
+        let ended = self.ended_report(id, &c, now, status, &diagnostics);
         if let Some(s) = c.sched {
             // Reported by its node: the scheduler frees it; its `Completed` decision is then
             // ignored because the container is no longer mapped.
@@ -411,11 +445,9 @@ impl RmCore {
             node.containers.remove(&id);
             if stop && matches!(node.state, NodeState::Running | NodeState::Unhealthy) {
                 node.to_stop.insert(id);
-                self.outputs.push_back(Output::StopContainer {
-                    node_address: node.address.clone(),
-                    node_id: c.node.clone(),
-                    container: id,
-                });
+                let address = node.address.clone();
+                let output = self.stop_output(&c.node, address, id);
+                self.outputs.push_back(output);
             }
         }
         let Some(app) = self.apps.get_mut(&id.app) else {
@@ -426,6 +458,10 @@ impl RmCore {
         self.latest = self.latest.max(now);
         let held_ms = now.as_millis().saturating_sub(c.since.as_millis());
         app.ended_usage = app.ended_usage.plus(c.resource, held_ms);
+        if app.ended.len() >= ENDED_CONTAINERS_KEPT {
+            app.ended.pop_front();
+        }
+        app.ended.push_back(ended);
         let app_final = app.state.is_final();
         let Some(attempt) = app.attempts.get_mut(id.attempt as usize - 1) else {
             return;
@@ -448,6 +484,54 @@ impl RmCore {
                 exit_status: status,
                 diagnostics,
             });
+        }
+    }
+
+    /// The report of container `id` as it ends now.
+    fn ended_report(
+        &self,
+        id: ContainerId,
+        c: &Container,
+        now: Time,
+        status: i32,
+        diagnostics: &str,
+    ) -> ContainerReport {
+        let mut report = self.container_report(id, c);
+        report.state = LiveContainerState::Complete;
+        report.finish_time = Some(now);
+        report.exit_status = Some(status);
+        report.diagnostics = diagnostics.to_string();
+        report
+    }
+
+    /// The report of a live container.
+    pub(crate) fn container_report(&self, id: ContainerId, c: &Container) -> ContainerReport {
+        let is_am = self
+            .apps
+            .get(&id.app)
+            .and_then(|app| app.attempts.get((id.attempt as usize).wrapping_sub(1)))
+            .is_some_and(|t| t.am_container == Some(id));
+        ContainerReport {
+            id,
+            attempt: id.attempt_id(),
+            node_id: c.node.clone(),
+            node_http_address: self
+                .nodes
+                .get(&c.node)
+                .map(|n| n.http_address.clone())
+                .filter(|a| !a.is_empty()),
+            resource: c.resource,
+            priority: c.priority,
+            state: match c.state {
+                ContainerState::Allocated => LiveContainerState::Allocated,
+                ContainerState::Acquired => LiveContainerState::Acquired,
+                ContainerState::Running => LiveContainerState::Running,
+            },
+            is_am,
+            start_time: c.since,
+            finish_time: None,
+            exit_status: None,
+            diagnostics: String::new(),
         }
     }
 
@@ -521,6 +605,7 @@ impl RmCore {
                 hosts: Vec::new(),
                 racks: Vec::new(),
                 relax_locality: true,
+                tag: weft_sched::AskTag::NONE,
             };
             self.exit_override.insert(
                 sched_id,
@@ -536,12 +621,14 @@ impl RmCore {
             self.am_allocated(now, id, node_id, resource);
         } else {
             let node_address = self.address_of(&node_id);
+            let token = self.container_token(now, id, &node_id, &self.owner_of(&id), resource);
             let container = AllocatedContainer {
                 id,
                 node_address,
                 node_id,
                 resource,
                 priority,
+                token,
             };
             if let Some(attempt) = self.apps.get_mut(&app_key).and_then(App::current_mut) {
                 attempt.new_containers.push(container);

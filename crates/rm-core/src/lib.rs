@@ -11,18 +11,22 @@ mod am;
 mod apps;
 mod core;
 mod error;
+mod limits;
 mod liveness;
 mod model;
 mod nodes;
 mod recovery;
 mod reports;
+mod tokens;
 
 #[cfg(test)]
 mod tests;
 
-pub use crate::core::{RmConfig, RmCore};
+pub use crate::core::{RmConfig, RmCore, ENDED_CONTAINERS_KEPT};
 pub use error::RmError;
+pub use limits::{MAX_NODE_CUSTOM_RESOURCE, MAX_NODE_MEMORY_MB, MAX_NODE_VCORES};
 pub use model::*;
 pub use weft_store::{
     AppState, AttemptState, FinalStatus, LaunchContext, LocalResource, LocalResourceKind, Write,
 };
+pub use weft_tokens::MasterKey;

@@ -34,6 +34,7 @@ impl RmCore {
     /// finished AMs that outstayed the AM expiry. Call it often (every few hundred ms).
     pub fn tick(&mut self, now: Time) {
         self.latest = self.latest.max(now);
+        self.roll_keys(now);
         if now >= self.next_update {
             let _ = self.sched.handle(now, weft_sched::Event::Update);
             self.drain(now);

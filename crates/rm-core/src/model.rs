@@ -111,6 +111,8 @@ pub struct HeartbeatReply {
     pub containers_to_stop: Vec<ContainerId>,
     /// Applications whose containers and files the NM must clean up.
     pub apps_to_cleanup: Vec<ApplicationId>,
+    /// A container-token master key the NM does not hold yet.
+    pub master_key: Option<weft_tokens::MasterKey>,
 }
 
 impl HeartbeatReply {
@@ -129,6 +131,8 @@ pub struct NodeStatus {
     pub health_report: String,
     /// Containers whose state the NM reports (running ones and newly completed ones).
     pub containers: Vec<NmContainerStatus>,
+    /// The id of the latest master key the NM holds.
+    pub last_key_id: Option<u32>,
 }
 
 /// A node's lifecycle state (YARN's `NodeState`).
@@ -205,6 +209,17 @@ pub struct AllocatedContainer {
     pub resource: Resource,
     /// The priority of the ask it satisfied.
     pub priority: i32,
+    /// The container token the NM wants before it starts the container.
+    pub token: String,
+}
+
+/// An NM token: lets an AM manage its application's containers on one node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NmToken {
+    /// The node (`host:port`).
+    pub node_id: String,
+    /// The signed token.
+    pub token: String,
 }
 
 /// A completed container as an AM learns of it.
@@ -240,6 +255,8 @@ pub struct AllocateResponse {
     pub updated_nodes: Vec<NodeReport>,
     /// Nodes in the cluster that can run containers.
     pub cluster_nodes: u32,
+    /// NM tokens for nodes of newly allocated containers the AM holds none for yet.
+    pub nm_tokens: Vec<NmToken>,
 }
 
 /// The RM's answer to an AM registration.
@@ -251,6 +268,8 @@ pub struct RegisterResponse {
     pub queue: String,
     /// Containers of this attempt still running (after an RM restart).
     pub running_containers: Vec<AllocatedContainer>,
+    /// NM tokens for the nodes of those containers.
+    pub nm_tokens: Vec<NmToken>,
 }
 
 /// What the driver must launch for a new AM.
@@ -272,6 +291,10 @@ pub struct AmLaunch {
     /// (`WEFT_AM_TOKEN`, `APPLICATION_ATTEMPT_ID`, `CONTAINER_ID`, `WEFT_RM_SCHEDULER_ADDRESS`,
     /// `APPLICATION_ID`, `MAX_APP_ATTEMPTS`, `APP_SUBMIT_TIME_ENV`).
     pub launch: LaunchContext,
+    /// The AM container's container token.
+    pub container_token: String,
+    /// An NM token for the attempt on that node, for the launch call itself.
+    pub nm_token: String,
 }
 
 /// An output for the driver, drained with [`RmCore::poll_output`](crate::RmCore::poll_output).
@@ -290,6 +313,8 @@ pub enum Output {
         node_address: String,
         /// The container.
         container: ContainerId,
+        /// An NM token for the container's attempt on that node.
+        nm_token: String,
     },
 }
 
@@ -408,6 +433,8 @@ pub enum LiveContainerState {
     Acquired,
     /// Reported running by its node.
     Running,
+    /// Ended (kept for the app's reports; see `ENDED_CONTAINERS_KEPT`).
+    Complete,
 }
 
 impl LiveContainerState {
@@ -416,11 +443,12 @@ impl LiveContainerState {
         match self {
             LiveContainerState::Allocated | LiveContainerState::Acquired => "NEW",
             LiveContainerState::Running => "RUNNING",
+            LiveContainerState::Complete => "COMPLETE",
         }
     }
 }
 
-/// A read-only view of a live container (REST `.../appattempts/{id}/containers`).
+/// A read-only view of a container, live or ended (REST `.../appattempts/{id}/containers`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ContainerReport {
     /// Id.
@@ -439,6 +467,14 @@ pub struct ContainerReport {
     pub state: LiveContainerState,
     /// Whether it runs the attempt's AM.
     pub is_am: bool,
+    /// When it was allocated (or, after an RM restart, recovered).
+    pub start_time: Time,
+    /// When it ended; `None` while it lives.
+    pub finish_time: Option<Time>,
+    /// YARN's exit status once it ended.
+    pub exit_status: Option<i32>,
+    /// What ended it, in words (empty while it lives or when it ended normally).
+    pub diagnostics: String,
 }
 
 /// Cluster-wide figures (REST `/ws/v1/cluster/metrics`, the UI overview, Prometheus).

@@ -33,13 +33,7 @@ impl RmCore {
     /// finished applications are stopped in its next heartbeat reply.
     pub fn node_register(&mut self, now: Time, reg: NodeRegistration) -> Result<(), RmError> {
         check_node_id(&reg.node_id)?;
-        if reg.capability.memory_mb() <= 0 || reg.capability.vcores() <= 0 {
-            return Err(RmError::InvalidNode(format!(
-                "node {} offers {}; memory and vcores must be positive",
-                reg.node_id,
-                show(reg.capability)
-            )));
-        }
+        crate::limits::check_node_capability(&reg.node_id, reg.capability)?;
         let rack = if reg.rack.trim().is_empty() {
             DEFAULT_RACK.to_string()
         } else {
@@ -152,6 +146,7 @@ impl RmCore {
                     hosts: vec![host.clone()],
                     racks: Vec::new(),
                     relax_locality: false,
+                    tag: weft_sched::AskTag::NONE,
                 };
                 let _ = self.sched.handle(now, Event::Ask { app: key.0, ask });
             }
@@ -284,7 +279,6 @@ impl RmCore {
             self.node_by_sched.remove(&old.sched);
         }
         self.node_by_sched.insert(sched, node_id.to_string());
-        self.cluster_capacity = self.cluster_capacity.saturating_add(capability);
         let node = self
             .nodes
             .entry(node_id.to_string())
@@ -309,7 +303,18 @@ impl RmCore {
         node.rack = rack;
         node.capability = capability;
         node.in_sched = true;
+        self.recompute_cluster_capacity();
         Ok(())
+    }
+
+    /// The sum of the capabilities of the nodes in the scheduler, exact: each is bounded at
+    /// registration, so the sum cannot overflow.
+    fn recompute_cluster_capacity(&mut self) {
+        self.cluster_capacity = self
+            .nodes
+            .values()
+            .filter(|n| n.in_sched)
+            .fold(Resource::ZERO, |sum, n| sum.saturating_add(n.capability));
     }
 
     /// Takes a node out of the scheduler: its containers end as ABORTED with `diag`.
@@ -322,7 +327,6 @@ impl RmCore {
         }
         node.in_sched = false;
         let sched = node.sched;
-        let capability = node.capability;
         let containers: Vec<ContainerId> = node.containers.iter().copied().collect();
         for c in &containers {
             if let Some(s) = self.containers.get(c).and_then(|c| c.sched) {
@@ -332,7 +336,7 @@ impl RmCore {
         }
         let _ = self.sched.handle(now, Event::NodeRemoved { node: sched });
         self.node_by_sched.remove(&sched);
-        self.cluster_capacity = self.cluster_capacity.saturating_sub(capability);
+        self.recompute_cluster_capacity();
         self.drain(now);
         for c in containers {
             self.container_done(now, c, exit::ABORTED, diag.to_string(), false);
@@ -399,10 +403,13 @@ impl RmCore {
         let Some(node) = self.nodes.get_mut(node_id) else {
             return Ok(resync);
         };
+        let containers_to_stop = std::mem::take(&mut node.to_stop).into_iter().collect();
+        let apps_to_cleanup = std::mem::take(&mut node.to_cleanup).into_iter().collect();
         Ok(HeartbeatReply {
             action: Some(NodeAction::Normal),
-            containers_to_stop: std::mem::take(&mut node.to_stop).into_iter().collect(),
-            apps_to_cleanup: std::mem::take(&mut node.to_cleanup).into_iter().collect(),
+            containers_to_stop,
+            apps_to_cleanup,
+            master_key: self.key_for_node(status.last_key_id),
         })
     }
 

@@ -78,6 +78,7 @@ impl RmCore {
                     memory_mb_ms: r.memory_mb_ms,
                     vcore_ms: r.vcore_ms,
                 },
+                ended: Default::default(),
             };
             for a in &rec.attempts {
                 app.attempts.push(attempt_from(id, a, epoch, now)?);
@@ -186,5 +187,6 @@ fn attempt_from(
         completed: Vec::new(),
         blacklist: BTreeSet::new(),
         nodes_seen: 0,
+        nm_tokens_sent: BTreeSet::new(),
     })
 }

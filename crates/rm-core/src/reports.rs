@@ -6,7 +6,7 @@ use weft_store::AppState;
 use weft_types::yarn_id::ApplicationId;
 use weft_types::Time;
 
-use crate::core::{Attempt, ContainerState, RmCore};
+use crate::core::{Attempt, RmCore};
 use crate::model::*;
 
 fn attempt_report(t: &Attempt) -> AttemptReport {
@@ -29,8 +29,9 @@ impl RmCore {
         Some(app.attempts.iter().map(attempt_report).collect())
     }
 
-    /// The live containers of an application, by id; `None` for an unknown application.
-    /// Finished containers are forgotten by the core, so an ended app has none.
+    /// The containers of an application, by id: the live ones and the latest ended ones
+    /// (at most [`ENDED_CONTAINERS_KEPT`](crate::ENDED_CONTAINERS_KEPT) of those);
+    /// `None` for an unknown application.
     pub fn container_reports(&self, id: &ApplicationId) -> Option<Vec<ContainerReport>> {
         let app = self.apps.get(id)?;
         let first = weft_types::yarn_id::ContainerId {
@@ -38,36 +39,14 @@ impl RmCore {
             attempt: 0,
             n: 0,
         };
-        let reports = self
+        let mut reports: Vec<ContainerReport> = self
             .containers
             .range(first..)
             .take_while(|(cid, _)| cid.app == *id)
-            .map(|(cid, c)| {
-                let attempt = cid.attempt_id();
-                let is_am = app
-                    .attempts
-                    .get((cid.attempt as usize).wrapping_sub(1))
-                    .is_some_and(|t| t.am_container == Some(*cid));
-                ContainerReport {
-                    id: *cid,
-                    attempt,
-                    node_id: c.node.clone(),
-                    node_http_address: self
-                        .nodes
-                        .get(&c.node)
-                        .map(|n| n.http_address.clone())
-                        .filter(|a| !a.is_empty()),
-                    resource: c.resource,
-                    priority: c.priority,
-                    state: match c.state {
-                        ContainerState::Allocated => LiveContainerState::Allocated,
-                        ContainerState::Acquired => LiveContainerState::Acquired,
-                        ContainerState::Running => LiveContainerState::Running,
-                    },
-                    is_am,
-                }
-            })
+            .map(|(cid, c)| self.container_report(*cid, c))
+            .chain(app.ended.iter().cloned())
             .collect();
+        reports.sort_by_key(|r| r.id);
         Some(reports)
     }
 
@@ -114,7 +93,7 @@ impl RmCore {
 
 #[cfg(test)]
 mod tests {
-    use weft_store::AttemptState;
+    use weft_store::{AppState, AttemptState, FinalStatus};
     use weft_types::{Resource, Time};
 
     use crate::tests::*;
@@ -195,6 +174,106 @@ mod tests {
         );
         let cs2 = c.container_reports(&app).unwrap();
         assert_eq!(cs2[1].state, LiveContainerState::Running);
+    }
+
+    #[test]
+    fn ended_containers_stay_in_the_reports_with_their_times_and_exit() {
+        let mut c = core();
+        register(&mut c, 0, "n1:1");
+        let (app, attempt, token, am) = running_app(&mut c, 10, "n1:1");
+        c.am_allocate(Time(12), attempt, &token, ask(1)).unwrap();
+        heartbeat(&mut c, 13, "n1:1");
+        drain(&mut c);
+        let worker = c
+            .am_allocate(Time(14), attempt, &token, AllocateRequest::default())
+            .unwrap()
+            .allocated[0]
+            .id;
+        report(
+            &mut c,
+            20,
+            "n1:1",
+            vec![status(worker, NmContainerState::Complete, 3)],
+        );
+        drain(&mut c);
+        let cs = c.container_reports(&app).unwrap();
+        assert_eq!(cs.len(), 2, "the AM and the ended worker: {cs:?}");
+        let ended = &cs[1];
+        assert_eq!(ended.id, worker);
+        assert_eq!(ended.state, LiveContainerState::Complete);
+        assert_eq!(ended.state.container_state(), "COMPLETE");
+        assert_eq!(ended.start_time, Time(13), "allocated at the heartbeat");
+        assert_eq!(ended.finish_time, Some(Time(20)));
+        assert_eq!(ended.exit_status, Some(3));
+        assert_eq!(ended.node_id, "n1:1");
+        assert!(!ended.is_am);
+        assert_eq!(cs[0].start_time, Time(10), "the AM's start");
+        assert_eq!(cs[0].finish_time, None);
+
+        // The app finishes: every container is still listed, the AM now ended too.
+        c.am_finish(
+            Time(30),
+            attempt,
+            &token,
+            FinalStatus::Succeeded,
+            "done",
+            None,
+        )
+        .unwrap();
+        report(
+            &mut c,
+            31,
+            "n1:1",
+            vec![status(am, NmContainerState::Complete, 0)],
+        );
+        drain(&mut c);
+        assert_eq!(c.app_report(&app).unwrap().state, AppState::Finished);
+        let cs = c.container_reports(&app).unwrap();
+        assert_eq!(cs.len(), 2, "{cs:?}");
+        assert!(cs.iter().all(|x| x.state == LiveContainerState::Complete));
+        assert!(cs[0].is_am && cs[0].finish_time.is_some());
+    }
+
+    #[test]
+    fn each_app_keeps_a_bounded_number_of_ended_containers() {
+        let mut c = core();
+        register(&mut c, 0, "n1:1");
+        let (app, attempt, token, _) = running_app(&mut c, 10, "n1:1");
+        let total = crate::ENDED_CONTAINERS_KEPT + 5;
+        let mut first = None;
+        for i in 0..total as u64 {
+            let t = 100 + 10 * i;
+            c.am_allocate(Time(t), attempt, &token, ask(1)).unwrap();
+            heartbeat(&mut c, t + 1, "n1:1");
+            drain(&mut c);
+            let got = c
+                .am_allocate(Time(t + 2), attempt, &token, AllocateRequest::default())
+                .unwrap();
+            let id = got.allocated[0].id;
+            first.get_or_insert(id);
+            report(
+                &mut c,
+                t + 3,
+                "n1:1",
+                vec![status(id, NmContainerState::Complete, 0)],
+            );
+            drain(&mut c);
+        }
+        let cs = c.container_reports(&app).unwrap();
+        let ended: Vec<_> = cs
+            .iter()
+            .filter(|x| x.state == LiveContainerState::Complete)
+            .collect();
+        assert_eq!(ended.len(), crate::ENDED_CONTAINERS_KEPT);
+        assert!(
+            ended.iter().all(|x| Some(x.id) != first),
+            "the oldest ended containers are the ones dropped"
+        );
+        assert_eq!(
+            cs.len(),
+            crate::ENDED_CONTAINERS_KEPT + 1,
+            "plus the live AM"
+        );
     }
 
     #[test]

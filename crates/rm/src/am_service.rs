@@ -12,7 +12,9 @@ use weft_proto::v1::{
     FinishApplicationMasterResponse, NodeReport as WireNodeReport, NodeState as WireNodeState,
     RegisterApplicationMasterRequest, RegisterApplicationMasterResponse,
 };
-use weft_rm_core::{AllocateRequest, AllocatedContainer, FinalStatus, NodeState, ResourceAsk};
+use weft_rm_core::{
+    AllocateRequest, AllocatedContainer, FinalStatus, NmToken, NodeState, ResourceAsk,
+};
 use weft_types::yarn_id::{AttemptId, ContainerId};
 use weft_types::{Resource, ResourceTypes};
 
@@ -51,6 +53,7 @@ impl AmService {
             node_address: c.node_address.clone(),
             resource: Some(self.wire_resource(&c.resource)),
             priority: c.priority,
+            container_token: c.token.clone(),
             ..Default::default()
         }
     }
@@ -100,6 +103,16 @@ impl AmService {
     }
 }
 
+fn nm_tokens(tokens: Vec<NmToken>) -> Vec<weft_proto::v1::NmToken> {
+    tokens
+        .into_iter()
+        .map(|t| weft_proto::v1::NmToken {
+            node_id: t.node_id,
+            token: t.token,
+        })
+        .collect()
+}
+
 fn node_state(s: NodeState) -> i32 {
     (match s {
         NodeState::Running => WireNodeState::Running,
@@ -136,6 +149,7 @@ impl ApplicationMasterProtocol for AmService {
                 .map(|c| self.container(c))
                 .collect(),
             rm_identifier: self.rm_identifier,
+            nm_tokens_from_previous_attempts: nm_tokens(reply.nm_tokens),
         }))
     }
 
@@ -193,6 +207,7 @@ impl ApplicationMasterProtocol for AmService {
                 })
                 .collect(),
             num_cluster_nodes: i32::try_from(reply.cluster_nodes).unwrap_or(i32::MAX),
+            nm_tokens: nm_tokens(reply.nm_tokens),
             ..Default::default()
         }))
     }

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use thiserror::Error;
 use tokio::sync::{mpsc, oneshot, watch};
+use weft_proto::auth::with_nm_token;
 use weft_proto::v1::container_management_client::ContainerManagementClient;
 use weft_proto::v1::{
     ContainerLaunchContext, LocalResourceType, StartContainerRequest, StartContainersRequest,
@@ -227,6 +228,28 @@ pub(crate) struct Loop {
     counters: Counters,
     /// When the core's next scheduler update is due (mirrors its rule, to label ticks).
     next_update: Time,
+    /// Set (once) when the store refused a write: the loop has stopped, see [`StoreFailure`].
+    failure: watch::Sender<Option<String>>,
+}
+
+/// Tells whether the driver stopped because the state store failed, and why.
+///
+/// A refused write leaves the core ahead of the store, and rolling the core back is not
+/// possible, so the driver stops at once: nothing after the write is answered or carried out,
+/// every later call fails, and the RM stops (`run` exits with the message). Restarted, the RM
+/// recovers exactly what the store holds (Hadoop's RM also stops on a state-store failure
+/// unless HA is on: `yarn.resourcemanager.fail-fast`).
+#[derive(Clone)]
+pub(crate) struct StoreFailure(watch::Receiver<Option<String>>);
+
+impl StoreFailure {
+    /// Waits until the store failed and returns the message; never returns otherwise.
+    pub(crate) async fn wait(mut self) -> String {
+        match self.0.wait_for(Option::is_some).await {
+            Ok(message) => message.clone().unwrap_or_default(),
+            Err(_) => std::future::pending().await,
+        }
+    }
 }
 
 /// A driver around `core`; spawn [`Loop::run`] and hand out the [`Driver`].
@@ -235,8 +258,9 @@ pub(crate) fn new(
     store: Arc<dyn StateStore>,
     tick: Duration,
     types: ResourceTypes,
-) -> (Driver, Loop) {
+) -> (Driver, Loop, StoreFailure) {
     let (tx, rx) = mpsc::channel(4096);
+    let (failure, failed) = watch::channel(None);
     let driver = Driver {
         tx,
         stats: Arc::default(),
@@ -250,8 +274,9 @@ pub(crate) fn new(
         types,
         counters: Counters::default(),
         next_update: Time(0),
+        failure,
     };
-    (driver, state)
+    (driver, state, StoreFailure(failed))
 }
 
 impl Loop {
@@ -280,10 +305,11 @@ impl Loop {
                             Err(_) => break,
                         }
                     }
-                    if self.flush() {
-                        for reply in replies {
-                            reply();
-                        }
+                    if !self.flush() {
+                        break; // the replies are dropped: their callers get an error
+                    }
+                    for reply in replies {
+                        reply();
                     }
                 }
                 _ = sleep_until_due(self.core.poll_timeout()) => {
@@ -294,7 +320,9 @@ impl Loop {
                 }
                 _ = ticker.tick() => {
                     self.run_tick();
-                    self.flush();
+                    if !self.flush() {
+                        break;
+                    }
                     *self.driver.stats.lock().unwrap_or_else(PoisonError::into_inner) =
                         self.counters.snapshot();
                 }
@@ -327,10 +355,10 @@ impl Loop {
     }
 
     /// Persists the pending writes (one transaction), then launches and stops. Returns false
-    /// when the store refused the writes.
+    /// when the store refused the writes: then nothing is carried out and the failure is
+    /// published for the RM to stop.
     fn flush(&mut self) -> bool {
         let (writes, rest) = split(&mut self.core);
-        let mut ok = true;
         if !writes.is_empty() {
             let store = Arc::clone(&self.store);
             let start = stopwatch();
@@ -338,12 +366,20 @@ impl Loop {
             self.counters.stats.store_writes += 1;
             self.counters.stats.store_write_seconds += start.elapsed().as_secs_f64();
             if let Err(e) = result {
-                tracing::error!(error = %e, writes = writes.len(), "state store write failed; the inputs are not acknowledged");
-                ok = false;
+                let message = format!(
+                    "the state store failed to record {} change(s): {e}; the ResourceManager stops so \
+                     that it never serves state the store does not hold (the callers got an error). \
+                     Start it again once the store works (e.g. the disk has space): it resumes from \
+                     what the store holds",
+                    writes.len()
+                );
+                tracing::error!("{message}");
+                self.failure.send_replace(Some(message));
+                return false;
             }
         }
         self.carry_out(rest);
-        ok
+        true
     }
 
     fn carry_out(&self, outputs: Vec<Output>) {
@@ -357,9 +393,10 @@ impl Loop {
                 Output::StopContainer {
                     node_address,
                     container,
+                    nm_token,
                     ..
                 } => {
-                    tokio::spawn(stop_container(node_address, container));
+                    tokio::spawn(stop_container(node_address, container, nm_token));
                 }
                 Output::Persist(_) => {}
             }
@@ -441,12 +478,17 @@ async fn start(launch: &AmLaunch, types: &ResourceTypes) -> Result<(), String> {
             environment: ctx.environment.clone().into_iter().collect(),
             command: ctx.commands.clone(),
         }),
-        container_token: String::new(),
+        container_token: launch.container_token.clone(),
     };
-    let reply = nm
-        .start_containers(StartContainersRequest {
+    let request = with_nm_token(
+        StartContainersRequest {
             start_container_request: vec![request],
-        })
+        },
+        &launch.nm_token,
+    )
+    .map_err(|e| e.to_string())?;
+    let reply = nm
+        .start_containers(request)
         .await
         .map_err(|s| format!("StartContainers: {}", s.message()))?
         .into_inner();
@@ -457,14 +499,19 @@ async fn start(launch: &AmLaunch, types: &ResourceTypes) -> Result<(), String> {
 }
 
 /// Best effort: the container is also in the node's next heartbeat reply.
-async fn stop_container(address: String, container: ContainerId) {
+async fn stop_container(address: String, container: ContainerId, nm_token: String) {
     let result = async {
         let mut nm = client(&address).await?;
-        nm.stop_containers(StopContainersRequest {
-            container_id: vec![container.to_string()],
-        })
-        .await
-        .map_err(|s| s.message().to_string())
+        let request = with_nm_token(
+            StopContainersRequest {
+                container_id: vec![container.to_string()],
+            },
+            &nm_token,
+        )
+        .map_err(|e| e.to_string())?;
+        nm.stop_containers(request)
+            .await
+            .map_err(|s| s.message().to_string())
     }
     .await;
     if let Err(e) = result {
@@ -517,3 +564,7 @@ mod tests {
         assert_eq!(s.kinds[1].kind, "tick");
     }
 }
+
+#[cfg(test)]
+#[path = "driver_store_failure.rs"]
+mod store_failure;

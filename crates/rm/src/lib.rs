@@ -91,10 +91,18 @@ pub fn run(args: RmArgs) -> anyhow::Result<()> {
         .context("cannot start the async runtime")?;
     runtime.block_on(async {
         let rm = start(args).await?;
-        shutdown_signal().await;
-        tracing::info!("shutting down");
-        rm.stop().await;
-        Ok(())
+        let failed = rm.store_failure.clone();
+        tokio::select! {
+            _ = shutdown_signal() => {
+                tracing::info!("shutting down");
+                rm.stop().await;
+                Ok(())
+            }
+            message = failed.wait() => {
+                rm.stop().await;
+                Err(anyhow::Error::msg(message))
+            }
+        }
     })
 }
 
@@ -130,6 +138,7 @@ pub struct RunningRm {
     pub web: SocketAddr,
     stop: watch::Sender<bool>,
     tasks: Vec<JoinHandle<()>>,
+    store_failure: driver::StoreFailure,
 }
 
 impl RunningRm {
@@ -185,12 +194,14 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
     config.max_attempts = settings.max_attempts;
     config.scheduler_address = scheduler.to_string();
     config.token_secret = clock::token_secret();
+    config.admin_acl = settings.admin_acl.clone();
     let now = clock::now();
     let core = RmCore::recover(config, recovered, now.as_millis(), now)?;
     let cluster_ts = core.cluster_timestamp();
     let apps = core.app_reports().len();
     let types = properties.resource_types.clone();
-    let (driver, mut driver_loop) = driver::new(core, Arc::clone(&store), TICK, types.clone());
+    let (driver, mut driver_loop, store_failure) =
+        driver::new(core, Arc::clone(&store), TICK, types.clone());
     driver_loop.flush_startup()?;
     tracing::info!(cluster_ts, apps, data_dir = %settings.data_dir.display(), "state recovered");
 
@@ -240,12 +251,16 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
             tracing::error!("resource tracker failed: {e}");
         }
     }));
+    let reload_log = reload::ReloadLog::new(reload::ReloadStatus::loaded_at_start(
+        settings.allocations.clone(),
+        now.as_millis(),
+    ));
     let (refresher, refresh_requests) = match settings.allocations {
         Some(_) => {
-            let (refresher, requests) = reload::refresh_channel();
+            let (refresher, requests) = reload::refresh_channel(reload_log.clone());
             (refresher, Some(requests))
         }
-        None => (reload::Refresher::default(), None),
+        None => (reload::Refresher::without_file(reload_log.clone()), None),
     };
     let rest_state = rest::Rest {
         driver: driver.clone(),
@@ -272,6 +287,7 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
             properties,
             driver.clone(),
             requests,
+            reload_log,
             stop_rx.clone(),
         )));
     }
@@ -291,5 +307,6 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
         web,
         stop,
         tasks,
+        store_failure,
     })
 }

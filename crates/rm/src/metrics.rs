@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use weft_types::Resource;
 
 use crate::driver::DriverStats;
+use crate::reload::ReloadStatus;
 use crate::web::{state_name, View};
 use crate::web::{APP_STATES, NODE_STATES};
 
@@ -75,7 +76,12 @@ fn label_value(v: &str) -> String {
 }
 
 /// The whole exposition.
-pub(crate) fn render(v: &View, stats: &DriverStats, started_on_ms: u64) -> String {
+pub(crate) fn render(
+    v: &View,
+    stats: &DriverStats,
+    started_on_ms: u64,
+    reloads: &ReloadStatus,
+) -> String {
     let mut o = Out {
         text: String::with_capacity(16 * 1024),
     };
@@ -171,7 +177,48 @@ pub(crate) fn render(v: &View, stats: &DriverStats, started_on_ms: u64) -> Strin
 
     queue_families(&mut o, v);
     timing_families(&mut o, v, stats);
+    reload_families(&mut o, reloads);
     o.text
+}
+
+fn reload_families(o: &mut Out, r: &ReloadStatus) {
+    o.family(
+        "weft_allocation_reload_success",
+        "gauge",
+        "1 if the last read of the allocation file loaded, 0 while it is refused (the old queues stay).",
+    );
+    let ok = if r.error.is_none() { 1.0 } else { 0.0 };
+    o.sample("weft_allocation_reload_success", &[], ok);
+    o.family(
+        "weft_allocation_reload_timestamp_seconds",
+        "gauge",
+        "When the allocation file was last read (startup or reload), Unix seconds.",
+    );
+    o.sample(
+        "weft_allocation_reload_timestamp_seconds",
+        &[],
+        r.last_attempt_ms as f64 / 1000.0,
+    );
+    o.family(
+        "weft_allocation_reload_success_timestamp_seconds",
+        "gauge",
+        "When the allocation file last loaded successfully, Unix seconds.",
+    );
+    o.sample(
+        "weft_allocation_reload_success_timestamp_seconds",
+        &[],
+        r.last_success_ms as f64 / 1000.0,
+    );
+    o.family(
+        "weft_allocation_reload_errors_total",
+        "counter",
+        "Allocation-file reloads refused since the ResourceManager started.",
+    );
+    o.sample(
+        "weft_allocation_reload_errors_total",
+        &[],
+        r.errors_total as f64,
+    );
 }
 
 fn queue_families(o: &mut Out, v: &View) {
@@ -315,5 +362,38 @@ mod tests {
         assert_eq!(number(3.0), "3");
         assert_eq!(number(0.25), "0.25");
         assert_eq!(capped(i64::MAX), f64::INFINITY);
+    }
+
+    #[test]
+    fn a_refused_reload_shows_in_the_reload_families() {
+        let mut o = Out {
+            text: String::new(),
+        };
+        let refused = ReloadStatus {
+            file: None,
+            last_attempt_ms: 5_000,
+            last_success_ms: 2_000,
+            error: Some("fair-scheduler.xml: line 3: bad".into()),
+            errors_total: 2,
+        };
+        reload_families(&mut o, &refused);
+        for line in [
+            "weft_allocation_reload_success 0\n",
+            "weft_allocation_reload_timestamp_seconds 5\n",
+            "weft_allocation_reload_success_timestamp_seconds 2\n",
+            "weft_allocation_reload_errors_total 2\n",
+            "# TYPE weft_allocation_reload_errors_total counter\n",
+        ] {
+            assert!(o.text.contains(line), "{line:?} missing in:\n{}", o.text);
+        }
+        let mut o = Out {
+            text: String::new(),
+        };
+        reload_families(&mut o, &ReloadStatus::loaded_at_start(None, 1_000));
+        assert!(
+            o.text.contains("weft_allocation_reload_success 1\n"),
+            "{}",
+            o.text
+        );
     }
 }

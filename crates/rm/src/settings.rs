@@ -87,6 +87,8 @@ pub struct Settings {
     pub heartbeat_interval_ms: u64,
     /// How often the allocation file's modification time is checked.
     pub allocations_poll_ms: u64,
+    /// `yarn.admin.acl` (Hadoop's default `*`): cluster administrators.
+    pub admin_acl: weft_config::Acl,
 }
 
 fn read(path: &Path) -> Result<String, SettingsError> {
@@ -193,7 +195,10 @@ impl Settings {
                 "yarn.resourcemanager.am.max-attempts must be at least 1".into(),
             ));
         }
+        let admin_acl =
+            weft_config::Acl::parse(pairs.get("yarn.admin.acl").map_or("*", String::as_str));
         Ok(Settings {
+            admin_acl,
             scheduler_address: addr(
                 &args.scheduler_address,
                 &toml_file.scheduler_address,

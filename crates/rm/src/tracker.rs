@@ -4,9 +4,10 @@
 use tonic::{Request, Response, Status};
 use weft_proto::v1::resource_tracker_server::ResourceTracker;
 use weft_proto::v1::{
-    ContainerState, ContainerStatus, NmContainerStatus as WireNmStatus, NodeAction as WireAction,
-    NodeHeartbeatRequest, NodeHeartbeatResponse, RegisterNodeManagerRequest,
-    RegisterNodeManagerResponse, UnRegisterNodeManagerRequest, UnRegisterNodeManagerResponse,
+    ContainerState, ContainerStatus, MasterKey as WireKey, NmContainerStatus as WireNmStatus,
+    NodeAction as WireAction, NodeHeartbeatRequest, NodeHeartbeatResponse,
+    RegisterNodeManagerRequest, RegisterNodeManagerResponse, UnRegisterNodeManagerRequest,
+    UnRegisterNodeManagerResponse,
 };
 use weft_rm_core::{
     NmContainerState, NmContainerStatus, NodeAction, NodeRegistration, NodeStatus, RmError,
@@ -107,16 +108,20 @@ impl ResourceTracker for Tracker {
         let node = req.node_id.clone();
         let result = self
             .driver
-            .call(move |core, now| core.node_register(now, reg))
+            .call(move |core, now| {
+                core.node_register(now, reg)
+                    .map(|()| core.current_master_key())
+            })
             .await
             .map_err(driver_status)?;
         match result {
-            Ok(()) => {
+            Ok(key) => {
                 tracing::info!(%node, address = %req.address, "node registered");
                 Ok(Response::new(RegisterNodeManagerResponse {
                     node_action: WireAction::Normal as i32,
                     rm_identifier: self.rm_identifier,
                     heartbeat_interval_ms: self.heartbeat_interval_ms,
+                    container_token_master_key: Some(WireKey::from_key(&key)),
                     ..Default::default()
                 }))
             }
@@ -158,6 +163,7 @@ impl ResourceTracker for Tracker {
             healthy,
             health_report,
             containers,
+            last_key_id: req.last_known_master_key_id,
         };
         let node = req.node_id;
         let reply = self
@@ -181,6 +187,7 @@ impl ResourceTracker for Tracker {
                 .collect(),
             next_heartbeat_interval_ms: self.heartbeat_interval_ms,
             containers_to_be_removed_from_nm: acknowledged,
+            container_token_master_key: reply.master_key.as_ref().map(WireKey::from_key),
             ..Default::default()
         }))
     }

@@ -74,6 +74,9 @@ struct Node {
     response_id: i32,
     interval: Duration,
     result: NodeResult,
+    /// The id of the latest container-token master key the RM sent (reported back, as an NM
+    /// does, so the RM sends a key only when it changes).
+    master_key_id: Option<u32>,
 }
 
 impl Node {
@@ -124,6 +127,7 @@ impl Node {
                     let asked = u64::try_from(r.heartbeat_interval_ms).unwrap_or(0).max(1);
                     self.interval = self.spec.heartbeat.unwrap_or(Duration::from_millis(asked));
                     self.response_id = 0;
+                    self.master_key_id = r.container_token_master_key.map(|k| k.key_id);
                     return true;
                 }
                 // Once the run is over, connections torn down by its end are not errors.
@@ -205,6 +209,7 @@ impl Node {
                 ..Default::default()
             }),
             keep_alive_applications: Vec::new(),
+            last_known_master_key_id: self.master_key_id,
         };
         let at_ms = self.shared.now_ms();
         let result = tokio::select! {
@@ -225,6 +230,9 @@ impl Node {
         };
         self.result.completed.add(at_ms, completed as u64);
         self.response_id = reply.response_id;
+        if let Some(k) = &reply.container_token_master_key {
+            self.master_key_id = Some(k.key_id);
+        }
         self.stopped.extend(reply.containers_to_cleanup);
         self.acknowledge(&reply.containers_to_be_removed_from_nm);
         if reply.node_action == NodeAction::Resync as i32 {
@@ -276,6 +284,7 @@ pub(crate) async fn run(
         stopped: Vec::new(),
         unacked: Vec::new(),
         response_id: 0,
+        master_key_id: None,
         interval: Duration::from_secs(1),
         result: NodeResult::default(),
     };
@@ -336,6 +345,7 @@ mod tests {
             stopped: Vec::new(),
             unacked: Vec::new(),
             response_id: 0,
+            master_key_id: None,
             interval: Duration::from_secs(1),
             result: NodeResult::default(),
         }

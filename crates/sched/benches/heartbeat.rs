@@ -94,6 +94,7 @@ fn build(mode: WalkMode) -> Scheduler {
                     hosts: vec![],
                     racks: vec![],
                     relax_locality: true,
+                    tag: weft_sched::AskTag::NONE,
                 },
             },
         )

@@ -126,6 +126,76 @@ pub struct ContainerAsk {
     pub racks: Vec<String>,
     /// Whether the scheduler may place the containers elsewhere when the preferences cannot be met.
     pub relax_locality: bool,
+    /// The driver's own label for these containers, handed back on each one's allocation.
+    pub tag: AskTag,
+}
+
+/// A driver-defined label on an ask, opaque to the scheduler: it never affects a decision and
+/// comes back in [`Decision::Allocated`] for each container the ask yields. Asks under one
+/// request key are served oldest first, and a cancel withdraws the newest first, so each
+/// container carries the tag of the ask it actually came from.
+///
+/// The simulator puts a task's run time here; an RM could carry Hadoop's allocation request id
+/// or a demand id. [`AskTag::NONE`] (the default) costs nothing to keep.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct AskTag(pub u64);
+
+impl AskTag {
+    /// No label.
+    pub const NONE: AskTag = AskTag(0);
+}
+
+/// Why a submission was rejected, as a stable machine-readable code (the scenario contract's
+/// `code` field; `Decision::Rejected`'s `reason` is the text a person reads).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum RejectCode {
+    /// No placement rule placed the application (a `reject` rule was reached, every rule passed,
+    /// or a group rule met a user without groups).
+    PlacementRejected,
+    /// The requested queue name, or the name a rule produced, is not a valid queue name.
+    InvalidQueueName,
+    /// The queue the application was placed in is a parent queue, or would have to be created
+    /// under a leaf.
+    QueueNotLeaf,
+    /// The queue would have to be created, and its parent's scheduling policy forbids the new
+    /// queue's policy.
+    QueuePolicyConflict,
+    /// The user may neither submit to the queue nor administer it (`aclSubmitApps`,
+    /// `aclAdministerApps`).
+    AclDenied,
+    /// The AM container's resources are invalid for the queue (a type the queue may never
+    /// have, a negative amount).
+    InvalidAmResource,
+}
+
+impl RejectCode {
+    /// Every code, in declaration order.
+    pub const ALL: [RejectCode; 6] = [
+        RejectCode::PlacementRejected,
+        RejectCode::InvalidQueueName,
+        RejectCode::QueueNotLeaf,
+        RejectCode::QueuePolicyConflict,
+        RejectCode::AclDenied,
+        RejectCode::InvalidAmResource,
+    ];
+
+    /// The code as outputs write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RejectCode::PlacementRejected => "placement_rejected",
+            RejectCode::InvalidQueueName => "invalid_queue_name",
+            RejectCode::QueueNotLeaf => "queue_not_leaf",
+            RejectCode::QueuePolicyConflict => "queue_policy_conflict",
+            RejectCode::AclDenied => "acl_denied",
+            RejectCode::InvalidAmResource => "invalid_am_resource",
+        }
+    }
+}
+
+impl std::fmt::Display for RejectCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// Why a container ended.
@@ -267,6 +337,8 @@ pub enum Decision {
         app: AppId,
         /// Why.
         reason: String,
+        /// Why, as a stable code.
+        code: RejectCode,
     },
     /// A container was allocated; the driver launches it.
     Allocated {
@@ -284,6 +356,8 @@ pub enum Decision {
         am: bool,
         /// The request priority it satisfied.
         priority: i32,
+        /// The tag of the ask it satisfied ([`AskTag::NONE`] for an AM container).
+        tag: AskTag,
     },
     /// A container ended; the driver stops it if it still runs.
     Completed {
@@ -314,6 +388,14 @@ pub enum SchedError {
     /// The event names a node the scheduler does not know.
     #[error("unknown node {0}")]
     UnknownNode(NodeId),
+    /// A node was refused (its capability would overflow the cluster's total).
+    #[error("node {node} refused: {reason}")]
+    InvalidNode {
+        /// The node.
+        node: NodeId,
+        /// Why.
+        reason: String,
+    },
     /// The event names a container the scheduler does not know.
     #[error("unknown container {0}")]
     UnknownContainer(ContainerId),
@@ -490,4 +572,14 @@ impl ClusterProperties {
             resource_types: properties.resource_types.clone(),
         }
     }
+}
+
+/// A queue right, for checks the RM makes on requests the scheduler does not judge itself
+/// (who may move an application where).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueAccess {
+    /// May submit applications: `aclSubmitApps` or `aclAdministerApps` of the queue or a parent.
+    Submit,
+    /// May administer applications: `aclAdministerApps` of the queue or a parent.
+    Administer,
 }

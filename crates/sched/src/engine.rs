@@ -198,10 +198,17 @@ impl<R: Rules> Engine<R> {
         if self.hosts.contains_key(&host) {
             return Err(SchedError::Duplicate(format!("host {host}")));
         }
+        // The total stays exact (no saturation that a removal would turn into drift).
+        let Some(cluster) = self.cluster.checked_add(capability) else {
+            return Err(SchedError::InvalidNode {
+                node: id,
+                reason: format!("its capability {capability:?} would overflow the cluster total"),
+            });
+        };
         self.hosts.insert(host.clone(), id);
         *self.rack_sizes.entry(rack.clone()).or_insert(0) += 1;
         self.nodes.insert(id, Node::new(id, host, rack, capability));
-        self.cluster = self.cluster.saturating_add(capability);
+        self.cluster = cluster;
         self.cluster_changed();
         Ok(())
     }
@@ -225,7 +232,11 @@ impl<R: Rules> Engine<R> {
                 self.rack_sizes.remove(&node.rack);
             }
         }
-        self.cluster = self.cluster.saturating_sub(node.capability);
+        // Exact: the total is a checked sum that includes this node.
+        self.cluster = self
+            .cluster
+            .checked_sub(node.capability)
+            .unwrap_or(Resource::ZERO);
         self.cluster_changed();
         Ok(())
     }
@@ -251,10 +262,10 @@ impl<R: Rules> Engine<R> {
         }
         let placed = R::place(self, id, &user, requested.as_deref()).and_then(|queue| {
             let am = match am_resource {
-                Some(r) => Some(
-                    self.normalize(queue, r)
-                        .map_err(|e| format!("application {id} rejected: AM container {e}"))?,
-                ),
+                Some(r) => Some(self.normalize(queue, r).map_err(|e| {
+                    let reason = format!("application {id} rejected: AM container {e}");
+                    (RejectCode::InvalidAmResource, reason)
+                })?),
                 None => None,
             };
             Ok((queue, am))
@@ -278,9 +289,12 @@ impl<R: Rules> Engine<R> {
                 self.refresh_app(id);
                 Ok(())
             }
-            Err(reason) => {
-                self.decisions
-                    .push_back(Decision::Rejected { app: id, reason });
+            Err((code, reason)) => {
+                self.decisions.push_back(Decision::Rejected {
+                    app: id,
+                    reason,
+                    code,
+                });
                 Ok(())
             }
         }
@@ -386,7 +400,9 @@ impl<R: Rules> Engine<R> {
         };
         let key = app.key_for(ask.priority, size);
         let req = app.requests.get_or_insert_with(key, || Request::new(size));
-        req.any.count = req.any.count.saturating_add(ask.count);
+        let before = req.any.count;
+        req.any.count = before.saturating_add(ask.count);
+        req.tags.add(before, req.any.count - before, ask.tag);
         req.any.relax_locality = ask.relax_locality;
         for (rack, relax) in racks {
             let e = req.racks.entry(rack).or_insert(LocationAsk {
@@ -423,6 +439,7 @@ impl<R: Rules> Engine<R> {
             }
             let take = left.min(req.any.count);
             req.any.count -= take;
+            req.tags.cancel_newest(take);
             left -= take;
             let cap = req.any.count;
             for a in req.racks.values_mut().chain(req.hosts.values_mut()) {

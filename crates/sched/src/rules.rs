@@ -25,7 +25,7 @@ use std::cmp::Ordering;
 
 use weft_types::{AppId, Locality, NodeId, Resource, Time, MAX_RESOURCE_TYPES};
 
-use crate::api::{SchedError, SchedulerConfig};
+use crate::api::{RejectCode, SchedError, SchedulerConfig};
 use crate::engine::Engine;
 use crate::objects::app::App;
 use crate::order::key::SortKey;
@@ -63,13 +63,14 @@ pub(crate) trait Rules: Sized {
 
     // Admission.
 
-    /// The leaf a submission goes to (creating it if the rules allow), or why it is refused.
+    /// The leaf a submission goes to (creating it if the rules allow), or why it is refused
+    /// (a stable code and words a person can act on).
     fn place(
         e: &mut Engine<Self>,
         app: AppId,
         user: &str,
         requested: Option<&str>,
-    ) -> Result<QueueId, String>;
+    ) -> Result<QueueId, (RejectCode, String)>;
     /// Puts a newly placed app on its leaf's runnable or waiting list.
     fn admit(e: &mut Engine<Self>, app: AppId);
     /// Takes a leaving app off its leaf's lists (and promotes waiting apps).

@@ -123,6 +123,22 @@ impl Scheduler {
         with_engine!(&mut self.kind, e => e.snapshot())
     }
 
+    /// Repairs drift: recomputes every figure the scheduler maintains from what it holds
+    /// (running containers, requests, app lists) and rebuilds the fast path's order. What it
+    /// cannot recompute `verify` keeps reporting.
+    pub fn rebuild_derived(&mut self) {
+        with_engine!(&mut self.kind, e => e.rebuild_derived())
+    }
+
+    /// Whether `user` has `access` to the queue named `queue` (with or without `root.`);
+    /// `None` when no such queue exists.
+    pub fn queue_access(&self, queue: &str, user: &str, access: QueueAccess) -> Option<bool> {
+        match &self.kind {
+            Kind::Fair(e) => e.queue_access(queue, user, access),
+            Kind::Fifo(e) => e.queue_access(queue),
+        }
+    }
+
     /// Every inconsistency between the maintained state and a from-scratch recomputation, in
     /// words. Empty means consistent. Also checks that no node is over its capacity.
     pub fn verify(&self) -> Vec<String> {

@@ -39,6 +39,16 @@ impl<R: Rules> Engine<R> {
             }
         }
         let mut used = Resource::ZERO;
+        let capacity = self
+            .nodes
+            .values()
+            .try_fold(Resource::ZERO, |sum, n| sum.checked_add(n.capability));
+        if capacity != Some(self.cluster) {
+            drift.push(format!(
+                "cluster capacity {:?}, recomputed from the nodes {capacity:?}",
+                self.cluster
+            ));
+        }
         for n in self.nodes.values() {
             let slot = self.nodes.slot_of(&n.id).unwrap_or(u32::MAX);
             let what = format!("node {}", n.host);
@@ -90,6 +100,16 @@ impl<R: Rules> Engine<R> {
                     a.outstanding_asks,
                     a.outstanding()
                 ));
+            }
+            for (key, r) in a.requests.iter() {
+                if let Some(counted) = r.tags.counted() {
+                    if counted != u64::from(r.any.count) {
+                        drift.push(format!(
+                            "app {} request {key:?}: ask tags count {counted} containers, the request {}",
+                            a.id, r.any.count
+                        ));
+                    }
+                }
             }
         }
         self.verify_leaf_lists(&mut drift);
@@ -159,7 +179,7 @@ impl<R: Rules> Engine<R> {
         }
     }
 
-    fn recursive_runnable(&self, id: QueueId) -> i32 {
+    pub(crate) fn recursive_runnable(&self, id: QueueId) -> i32 {
         let q = self.queues.get(id);
         let own = q.runnable_apps.len() as i32;
         own + q

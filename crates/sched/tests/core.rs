@@ -1,7 +1,7 @@
 //! End-to-end checks of the scheduler core through its public event API.
 
 use weft_config::alloc_file::parse_allocations;
-use weft_sched::{ContainerAsk, Decision, Event, Scheduler, SchedulerConfig};
+use weft_sched::{AskTag, ContainerAsk, Decision, Event, RejectCode, Scheduler, SchedulerConfig};
 use weft_types::{AppId, NodeId, Resource, ResourceTypes, Time};
 
 fn scheduler(xml: &str) -> Scheduler {
@@ -29,6 +29,7 @@ fn ask(mb: i64, count: u32) -> ContainerAsk {
         hosts: vec![],
         racks: vec![],
         relax_locality: true,
+        tag: weft_sched::AskTag::NONE,
     }
 }
 
@@ -178,6 +179,7 @@ fn ask_at(priority: i32, mb: i64, count: u32, hosts: &[&str], relax: bool) -> Co
         hosts: hosts.iter().map(|h| h.to_string()).collect(),
         racks: vec![],
         relax_locality: relax,
+        tag: weft_sched::AskTag::NONE,
     }
 }
 
@@ -329,4 +331,153 @@ fn with_nothing_timed_there_is_no_timeout_and_a_timeout_event_changes_nothing() 
         .expect("a timeout is always taken");
     assert_eq!(drain(&mut s), vec![], "nothing was due");
     assert!(s.verify().is_empty());
+}
+
+fn tagged(priority: i32, count: u32, tag: u64) -> ContainerAsk {
+    ContainerAsk {
+        priority,
+        tag: AskTag(tag),
+        ..ask_at(priority, 1024, count, &[], true)
+    }
+}
+
+/// Heartbeats node 1 `n` times and returns the (priority, tag) of each allocation, checking
+/// the scheduler's state after each.
+fn tags_of_heartbeats(s: &mut Scheduler, n: u64) -> Vec<(i32, AskTag)> {
+    let mut got = Vec::new();
+    // Demand is what the last update saw (spec §3): without one the apps have none.
+    s.handle(Time(0), Event::Update).expect("update");
+    for t in 0..n {
+        s.handle(Time(t), Event::NodeHeartbeat { node: NodeId(1) })
+            .expect("heartbeat");
+        assert_eq!(s.verify(), Vec::<String>::new());
+        for d in drain(s) {
+            if let Decision::Allocated { priority, tag, .. } = d {
+                got.push((priority, tag));
+            }
+        }
+    }
+    got
+}
+
+#[test]
+fn allocations_carry_the_oldest_asks_tag_and_a_cancel_takes_the_newest() {
+    let mut s = scheduler("<allocations/>");
+    add_node(&mut s, 1, 16384, 16);
+    submit(&mut s, 1, "alice", "a");
+    let app = AppId(1);
+    // Three asks of one size at one priority merge into one request of five containers.
+    for a in [tagged(1, 2, 10), tagged(1, 1, 0), tagged(1, 2, 30)] {
+        s.handle(Time(0), Event::Ask { app, ask: a }).expect("ask");
+    }
+    s.handle(
+        Time(0),
+        Event::CancelAsks {
+            app,
+            priority: Some(1),
+            count: Some(2),
+        },
+    )
+    .expect("cancel");
+    assert_eq!(s.verify(), Vec::<String>::new());
+    let got = tags_of_heartbeats(&mut s, 5);
+    assert_eq!(
+        got,
+        vec![(1, AskTag(10)), (1, AskTag(10)), (1, AskTag::NONE)],
+        "the two newest (tag 30) were cancelled; the rest come oldest first"
+    );
+}
+
+#[test]
+fn a_cancel_without_priority_withdraws_the_most_important_priority_first() {
+    // The scheduler's order for a cancel with a count and no priority: priorities by number,
+    // lowest first. The container that remains carries its own ask's tag.
+    let mut s = scheduler("<allocations/>");
+    add_node(&mut s, 1, 16384, 16);
+    submit(&mut s, 1, "alice", "a");
+    let app = AppId(1);
+    for a in [tagged(1, 1, 10), tagged(2, 1, 100)] {
+        s.handle(Time(0), Event::Ask { app, ask: a }).expect("ask");
+    }
+    s.handle(
+        Time(0),
+        Event::CancelAsks {
+            app,
+            priority: None,
+            count: Some(1),
+        },
+    )
+    .expect("cancel");
+    assert_eq!(tags_of_heartbeats(&mut s, 3), vec![(2, AskTag(100))]);
+}
+
+#[test]
+fn a_tag_added_to_a_request_with_untagged_asks_comes_after_them() {
+    let mut s = scheduler("<allocations/>");
+    add_node(&mut s, 1, 16384, 16);
+    submit(&mut s, 1, "alice", "a");
+    let app = AppId(1);
+    for a in [tagged(3, 2, 0), tagged(3, 1, 7)] {
+        s.handle(Time(0), Event::Ask { app, ask: a }).expect("ask");
+    }
+    assert_eq!(
+        tags_of_heartbeats(&mut s, 4),
+        vec![(3, AskTag::NONE), (3, AskTag::NONE), (3, AskTag(7))]
+    );
+}
+
+#[test]
+fn each_kind_of_rejection_has_its_code() {
+    let xml = r#"<allocations>
+      <queue name="root">
+        <aclSubmitApps> </aclSubmitApps>
+        <aclAdministerApps> </aclAdministerApps>
+        <queue name="open"><aclSubmitApps>*</aclSubmitApps></queue>
+        <queue name="closed"/>
+        <queue name="parent" type="parent"><aclSubmitApps>*</aclSubmitApps></queue>
+        <queue name="leaf"><aclSubmitApps>*</aclSubmitApps></queue>
+      </queue>
+      <queuePlacementPolicy>
+        <rule name="specified" create="true"/>
+        <rule name="reject"/>
+      </queuePlacementPolicy>
+    </allocations>"#;
+    let mut s = scheduler(xml);
+    let cases: [(Option<&str>, Option<RejectCode>); 6] = [
+        (Some("open"), None),
+        (Some("closed"), Some(RejectCode::AclDenied)),
+        (Some("parent"), Some(RejectCode::QueueNotLeaf)),
+        (Some("leaf.below"), Some(RejectCode::QueueNotLeaf)),
+        (Some("a..b"), Some(RejectCode::InvalidQueueName)),
+        (None, Some(RejectCode::PlacementRejected)),
+    ];
+    for (i, (queue, want)) in cases.into_iter().enumerate() {
+        let app = AppId(i as u64 + 1);
+        s.handle(
+            Time(0),
+            Event::AppSubmitted {
+                app,
+                user: "carol".into(),
+                queue: queue.map(str::to_string),
+                am_resource: None,
+            },
+        )
+        .expect("a rejection is a decision, not an error");
+        let got = drain(&mut s).into_iter().find_map(|d| match d {
+            Decision::Rejected { code, reason, .. } => Some(Some((code, reason))),
+            Decision::Accepted { .. } => Some(None),
+            _ => None,
+        });
+        let got = got.expect("accepted or rejected");
+        assert_eq!(
+            got.as_ref().map(|(c, _)| *c),
+            want,
+            "queue {queue:?}: {got:?}"
+        );
+    }
+    let names: Vec<&str> = RejectCode::ALL.iter().map(|c| c.as_str()).collect();
+    let mut unique = names.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!(unique.len(), names.len(), "codes are distinct: {names:?}");
 }

@@ -24,7 +24,7 @@ pub struct InitialConfig {
 /// ([`Scenario::provide_file`]).
 pub fn initial_config(scenario: &Scenario) -> Result<InitialConfig, ScenarioError> {
     let mut problems = Vec::new();
-    let mut warnings = Vec::new();
+    let mut warnings: Vec<String> = scenario.warnings.iter().map(Problem::to_string).collect();
     let pairs = scenario
         .properties
         .iter()

@@ -153,6 +153,7 @@ fn action(
                     hosts,
                     racks,
                     relax_locality,
+                    tag: weft_sched::AskTag::NONE,
                 },
                 duration,
             }

@@ -11,6 +11,7 @@
 
 mod clock;
 mod config;
+mod driver;
 mod duration;
 mod events;
 pub mod output;

@@ -93,7 +93,9 @@ pub fn parse_scenario(text: &str, file: &str) -> Result<Scenario, ScenarioError>
         ctx.problems.sort_by_key(|p| p.line);
         return Err(fail(ctx));
     }
+    ctx.warnings.sort_by_key(|p| p.line);
     Ok(Scenario {
+        warnings: ctx.warnings,
         file: file.to_string(),
         name,
         heartbeat_interval,
@@ -208,6 +210,10 @@ fn properties(ctx: &mut Ctx, root: &Tbl<'_, '_>) -> (Vec<Property>, u32) {
     let mut out = Vec::new();
     for (k, v) in entries {
         let line = ctx.line(k.span().start);
+        if let Some(why) = ignored_property(k.get_ref()) {
+            ctx.warn(line, &t.path_of(k.get_ref()), why);
+            continue;
+        }
         let value = match v.get_ref() {
             DeValue::String(s) => s.to_string(),
             DeValue::Boolean(b) => b.to_string(),
@@ -233,6 +239,24 @@ fn properties(ctx: &mut Ctx, root: &Tbl<'_, '_>) -> (Vec<Property>, u32) {
         });
     }
     (out, t.line)
+}
+
+/// Why a `[properties]` key is ignored, if it is: a scenario key written after the
+/// `[properties]` header (TOML puts it inside the table), or a name that is no YARN property.
+/// Unknown `yarn.scheduler.*` names are weft-config's to report; other `yarn.*` names are
+/// yarn-site properties the scheduler does not read, ignored as Hadoop's scheduler ignores them.
+fn ignored_property(name: &str) -> Option<String> {
+    if TOP_KEYS.contains(&name) {
+        return Some(format!(
+            "'{name}' is a top-level scenario key, but it is written after the [properties] \
+             header, so TOML puts it inside [properties], where it is ignored: move it above the \
+             first [table] header"
+        ));
+    }
+    if !name.starts_with("yarn.") {
+        return Some("not a YARN property (their names start with 'yarn.'); ignored".to_string());
+    }
+    None
 }
 
 /// The text of a string field embedded in the scenario, with the line its first line is on.

@@ -1,23 +1,39 @@
-//! The simulator's agenda: what is due when, in the contract's order within an instant.
+//! The simulator's agenda, one for every kind of run: what is due when, and the order of the
+//! kinds of work within one instant.
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 use weft_types::{ContainerId, NodeId, Time};
 
-/// The phases of one instant, in the order they apply (the contract's timing rules).
+/// The phases of one instant, in the order they apply. A scenario run (the contract's timing
+/// rules) updates before the heartbeats; a scale run after them, as its timing model says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Phase {
     /// Timers the scheduler set (`Scheduler::poll_timeout`): any event at this instant would
     /// fire them first anyway.
     Timeout,
-    /// (a) Containers whose duration is up.
+    /// Containers whose duration is up (runs that complete them at their end).
     Completion,
-    /// (b) The file's events, in file order.
-    FileEvent,
-    /// (c) The periodic update.
-    Update,
-    /// (d) Node heartbeats, in node order.
+    /// The file's events in file order, or submissions in the order the apps were created.
+    Input,
+    /// The periodic update, in runs that update before the heartbeats.
+    UpdateFirst,
+    /// Node heartbeats, in node order.
     Heartbeat,
+    /// The periodic update, in runs that update after the heartbeats.
+    UpdateLast,
+    /// The metrics sample.
+    Sample,
+}
+
+/// Where the periodic update goes within an instant.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum UpdateOrder {
+    /// Before the heartbeats (scenario runs).
+    #[default]
+    BeforeHeartbeats,
+    /// After the heartbeats (scale runs).
+    AfterHeartbeats,
 }
 
 /// What is due.
@@ -27,31 +43,40 @@ pub(crate) enum Due {
     Completion(ContainerId),
     /// The scenario's event at this position of the sorted timeline.
     FileEvent(usize),
+    /// A scale run's submission of the app with this index.
+    Submit(u32),
     /// The periodic update.
     Update,
     /// A node's heartbeat.
     Heartbeat(NodeId),
+    /// A scale run's metrics sample.
+    Sample,
     /// The scheduler asked to be woken now.
     Timeout,
 }
 
 impl Due {
-    fn phase(&self) -> Phase {
+    fn phase(&self, update: UpdateOrder) -> Phase {
         match self {
             Due::Completion(_) => Phase::Completion,
-            Due::FileEvent(_) => Phase::FileEvent,
-            Due::Update => Phase::Update,
+            Due::FileEvent(_) | Due::Submit(_) => Phase::Input,
+            Due::Update => match update {
+                UpdateOrder::BeforeHeartbeats => Phase::UpdateFirst,
+                UpdateOrder::AfterHeartbeats => Phase::UpdateLast,
+            },
             Due::Heartbeat(_) => Phase::Heartbeat,
+            Due::Sample => Phase::Sample,
             Due::Timeout => Phase::Timeout,
         }
     }
 
-    /// The order within a phase: container id, file position, node id.
+    /// The order within a phase: container id, file position, app index, node id.
     fn rank(&self) -> u64 {
         match self {
             Due::Completion(c) => c.0,
             Due::FileEvent(i) => *i as u64,
-            Due::Update | Due::Timeout => 0,
+            Due::Submit(i) => u64::from(*i),
+            Due::Update | Due::Sample | Due::Timeout => 0,
             Due::Heartbeat(n) => u64::from(n.0),
         }
     }
@@ -88,14 +113,22 @@ impl PartialOrd for Entry {
 pub(crate) struct Agenda {
     heap: BinaryHeap<Reverse<Entry>>,
     seq: u64,
+    update: UpdateOrder,
 }
 
 impl Agenda {
+    pub(crate) fn new(update: UpdateOrder) -> Agenda {
+        Agenda {
+            update,
+            ..Agenda::default()
+        }
+    }
+
     pub(crate) fn push(&mut self, at: Time, due: Due) {
         self.seq += 1;
         self.heap.push(Reverse(Entry {
             at,
-            phase: due.phase(),
+            phase: due.phase(self.update),
             rank: due.rank(),
             seq: self.seq,
             due,
@@ -137,6 +170,29 @@ mod tests {
                 Due::Update,
                 Due::Heartbeat(NodeId(1)),
                 Due::Heartbeat(NodeId(2)),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_scale_instant_applies_submissions_heartbeats_update_then_the_sample() {
+        let mut a = Agenda::new(UpdateOrder::AfterHeartbeats);
+        a.push(Time(1000), Due::Sample);
+        a.push(Time(1000), Due::Update);
+        a.push(Time(1000), Due::Heartbeat(NodeId(2)));
+        a.push(Time(1000), Due::Heartbeat(NodeId(1)));
+        a.push(Time(1000), Due::Submit(4));
+        a.push(Time(1000), Due::Submit(3));
+        let order: Vec<Due> = std::iter::from_fn(|| a.pop().map(|(_, d)| d)).collect();
+        assert_eq!(
+            order,
+            vec![
+                Due::Submit(3),
+                Due::Submit(4),
+                Due::Heartbeat(NodeId(1)),
+                Due::Heartbeat(NodeId(2)),
+                Due::Update,
+                Due::Sample,
             ]
         );
     }

@@ -1,5 +1,5 @@
-//! The production-scale driver: replays a [`Workload`] through the real scheduler with a
-//! virtual clock, simulated NodeManagers and simulated ApplicationMasters, and measures it.
+//! Scale runs on the one simulator driver ([`crate::driver`]): a [`Workload`] replayed with
+//! simulated ApplicationMasters, and measured.
 //!
 //! Timing model (in the spirit of Hadoop's SLS):
 //! * node `i` of `n` first heartbeats at `i * interval / n`, then every interval; a container
@@ -21,16 +21,17 @@ pub mod present;
 mod tests;
 
 use crate::clock::CpuClock;
+use crate::driver::{CompletionReport, Script, Sim, Step, Timing};
+use crate::queue::{Due, UpdateOrder};
 use crate::workload::{AppSource, Workload};
 use apps::{AppRun, AppStep};
 use metrics::{EventKind, Recorder, ScaleReport};
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BTreeMap;
 use thiserror::Error;
 use weft_sched::{
     ContainerExit, Decision, Event, SchedError, Scheduler, SchedulerConfig, WalkMode,
 };
-use weft_types::{AppId, ContainerId, Duration, NodeId, Time};
+use weft_types::{AppId, Duration, Time};
 
 /// How to run.
 #[derive(Clone, Debug)]
@@ -82,65 +83,6 @@ pub enum ScaleError {
     Endless,
 }
 
-/// What is due.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Due {
-    Submit(u32),
-    Heartbeat(u32),
-    Update,
-    Sample,
-    /// The scheduler asked to be woken now (`Scheduler::poll_timeout`).
-    Timeout,
-}
-
-impl Due {
-    /// The order of kinds within an instant.
-    fn class(self) -> u8 {
-        match self {
-            Due::Submit(_) => 0,
-            Due::Heartbeat(_) => 1,
-            Due::Update => 2,
-            Due::Sample => 3,
-            Due::Timeout => 4,
-        }
-    }
-}
-
-/// The agenda: ordered by (time, class, insertion sequence); the sequence is unique, so the
-/// `Due` itself never decides the order.
-#[derive(Default)]
-struct Agenda {
-    heap: BinaryHeap<Reverse<(u64, u8, u64, Due)>>,
-    seq: u64,
-}
-
-impl Agenda {
-    fn push(&mut self, at: Time, due: Due) {
-        self.seq += 1;
-        self.heap
-            .push(Reverse((at.as_millis(), due.class(), self.seq, due)));
-    }
-
-    fn pop(&mut self) -> Option<(Time, Due)> {
-        let Reverse((at, _, _, due)) = self.heap.pop()?;
-        Some((Time(at), due))
-    }
-}
-
-/// A running non-AM container as its node sees it: when it ends, and whose it is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-struct RunningContainer {
-    end: u64,
-    container: u64,
-}
-
-/// A simulated NodeManager.
-struct SimNode {
-    id: NodeId,
-    /// Containers by end time (earliest first).
-    running: BinaryHeap<Reverse<RunningContainer>>,
-}
-
 /// Replays `workload` through a scheduler built from `config`; `progress` is called at each
 /// metrics sample with (now, end).
 pub fn run_scale(
@@ -159,137 +101,183 @@ pub fn run_scale(
     }
     let mut sched = Scheduler::new(config, BTreeMap::new());
     sched.set_walk_mode(options.walk);
-    let mut driver = Driver {
-        sched,
-        clock,
+    let timing = Timing {
+        heartbeat_interval: workload.heartbeat_interval,
+        update_interval: workload.update_interval,
+        update_order: UpdateOrder::AfterHeartbeats,
+        completions: CompletionReport::AtNextHeartbeat,
+    };
+    let mut sim = Sim::new(sched, clock, timing);
+    let mut run = ScaleRun {
         recorder: Recorder::new(workload),
-        agenda: Agenda::default(),
-        nodes: Vec::with_capacity(workload.nodes.len()),
         apps: Vec::new(),
-        container_app: Vec::new(),
-        now: Time::ZERO,
         workload,
         next_closed_loop: 0,
-        decisions: Vec::new(),
         draining: false,
-        armed_timeout: None,
     };
-    driver.start()?;
+    run.start(&mut sim)?;
     let end_for_progress = end.unwrap_or(Time(0));
     let mut next_verify = options.verify_every.map(|d| Time::ZERO + d);
-    while let Some((at, due)) = driver.agenda.pop() {
-        if end.is_some_and(|e| at > e) && !driver.draining {
+    while let Some((at, due)) = sim.agenda.pop() {
+        if end.is_some_and(|e| at > e) && !run.draining {
             if !options.drain {
                 break;
             }
-            driver.draining = true;
+            run.draining = true;
         }
-        driver.now = at;
-        match due {
-            Due::Submit(i) => driver.submit(i as usize)?,
-            Due::Heartbeat(i) => driver.heartbeat(i as usize)?,
-            Due::Timeout => {
-                driver.armed_timeout = None;
-                driver.timed(EventKind::Other, "timeout", Event::Timeout)?;
-            }
-            Due::Update => {
-                driver.timed(EventKind::Update, "update", Event::Update)?;
-                driver
-                    .agenda
-                    .push(at + workload.update_interval, Due::Update);
-            }
-            Due::Sample => {
-                driver.sample();
+        sim.now = at;
+        match sim.step(&mut run, at, due)? {
+            None => {}
+            Some(Due::Submit(i)) => run.submit(&mut sim, i as usize)?,
+            Some(Due::Sample) => {
+                run.recorder.sample(sim.now, &sim.sched);
                 progress(at, end_for_progress);
                 if let Some(v) = next_verify {
                     if at >= v {
-                        driver.verify();
+                        run.recorder.drift(sim.sched.verify());
                         next_verify = options.verify_every.map(|d| at + d);
                     }
                 }
-                if !driver.all_done() {
-                    driver
-                        .agenda
-                        .push(at + options.sample_interval, Due::Sample);
+                if !run.all_done() {
+                    sim.agenda.push(at + options.sample_interval, Due::Sample);
                 }
             }
+            // The driver carries these out itself, and a scale run has no file events.
+            Some(
+                Due::FileEvent(_)
+                | Due::Completion(_)
+                | Due::Update
+                | Due::Heartbeat(_)
+                | Due::Timeout,
+            ) => {}
         }
-        if (end.is_none() || driver.draining) && driver.all_done() {
+        if (end.is_none() || run.draining) && run.all_done() {
             break;
         }
     }
-    if driver.recorder.last_sample_at() != Some(driver.now) {
-        driver.sample();
+    if run.recorder.last_sample_at() != Some(sim.now) {
+        run.recorder.sample(sim.now, &sim.sched);
     }
-    driver.verify();
-    Ok(driver.recorder.finish(driver.now))
+    run.recorder.drift(sim.sched.verify());
+    Ok(run.recorder.finish(sim.now))
 }
 
-struct Driver<'a> {
-    sched: Scheduler,
-    clock: &'a mut dyn CpuClock,
+/// The scale run's part: simulated AMs, the workload's apps and the metrics.
+struct ScaleRun<'a> {
     recorder: Recorder,
-    agenda: Agenda,
-    nodes: Vec<SimNode>,
     apps: Vec<AppRun>,
-    /// Container id -> index of its app in `apps` (`u32::MAX` once the container is gone).
-    container_app: Vec<u32>,
-    now: Time,
     workload: &'a Workload,
     next_closed_loop: u64,
-    decisions: Vec<Decision>,
     /// Past the end with `drain`: no new apps.
     draining: bool,
-    /// The earliest `Due::Timeout` on the agenda (the scheduler's `poll_timeout` when armed).
-    armed_timeout: Option<Time>,
 }
 
-const GONE: u32 = u32::MAX;
+impl Script for ScaleRun<'_> {
+    type Error = ScaleError;
 
-impl Driver<'_> {
-    fn start(&mut self) -> Result<(), ScaleError> {
+    fn decision(&mut self, sim: &mut Sim<'_>, d: &Decision) -> Result<(), ScaleError> {
+        match d {
+            Decision::Accepted { app, .. } => {
+                let index = app_index(*app);
+                let step = self.apps[index].accepted();
+                self.advance(sim, index, step)
+            }
+            Decision::Rejected { app, .. } => {
+                let index = app_index(*app);
+                self.apps[index].rejected = true;
+                self.recorder.app_rejected();
+                self.new_closed_loop_app(sim, sim.now);
+                Ok(())
+            }
+            Decision::Allocated { app, am, .. } => {
+                let index = app_index(*app);
+                self.recorder.allocated(
+                    sim.now,
+                    &self.apps[index],
+                    *am,
+                    sim.sched.cluster_used(),
+                    sim.sched.cluster_capacity(),
+                );
+                if self.apps[index].first_container.is_none() {
+                    self.apps[index].first_container = Some(sim.now);
+                }
+                if *am {
+                    let step = self.apps[index].am_started();
+                    self.advance(sim, index, step)
+                } else {
+                    Ok(())
+                }
+            }
+            Decision::Completed { app, exit, .. } => {
+                // A task ran its time (the AM container only ends with its app).
+                if *exit != ContainerExit::Success {
+                    return Ok(());
+                }
+                let index = app_index(*app);
+                let step = self.apps[index].task_completed();
+                self.advance(sim, index, step)
+            }
+            Decision::Reserved { .. } => {
+                self.recorder.reserved();
+                Ok(())
+            }
+        }
+    }
+
+    fn timed(&mut self, kind: EventKind, nanos: u64) {
+        self.recorder.add_time(kind, nanos);
+    }
+
+    fn refused(&mut self, sim: &Sim<'_>, step: Step, source: SchedError) -> ScaleError {
+        let what = match step {
+            Step::NodeJoin => "node join",
+            Step::NodeLeave(_) => "node removal",
+            Step::Heartbeat(_) => "heartbeat",
+            Step::Completion(_) => "container completion",
+            Step::Update => "update",
+            Step::Timeout => "timeout",
+        };
+        refusal(sim, what, source)
+    }
+}
+
+fn refusal(sim: &Sim<'_>, what: &str, source: SchedError) -> ScaleError {
+    ScaleError::Refused {
+        at: sim.now.as_millis(),
+        what: what.to_string(),
+        source,
+    }
+}
+
+impl ScaleRun<'_> {
+    fn start(&mut self, sim: &mut Sim<'_>) -> Result<(), ScaleError> {
         let interval = self.workload.heartbeat_interval.as_millis().max(1);
         let n = self.workload.nodes.len() as u64;
         for (i, spec) in self.workload.nodes.iter().enumerate() {
-            let id = NodeId(u32::try_from(i + 1).unwrap_or(u32::MAX));
-            self.timed(
-                EventKind::Other,
-                "node join",
-                Event::NodeAdded {
-                    node: id,
-                    host: spec.host.clone(),
-                    rack: spec.rack.clone(),
-                    capability: spec.capability,
-                },
-            )?;
-            self.nodes.push(SimNode {
-                id,
-                running: BinaryHeap::new(),
-            });
             let offset = (i as u64) * interval / n;
-            self.agenda.push(Time(offset), Due::Heartbeat(i as u32));
+            sim.add_node(self, &spec.host, &spec.rack, spec.capability, Time(offset))?;
         }
         match &self.workload.apps {
             AppSource::Trace(plans) => {
                 for (i, plan) in plans.iter().enumerate() {
                     self.apps.push(AppRun::new(plan.clone()));
-                    self.agenda.push(plan.submit, Due::Submit(i as u32));
+                    sim.agenda.push(plan.submit, Due::Submit(i as u32));
                 }
             }
             AppSource::ClosedLoop(cl) => {
                 let spread = cl.initial_spread.as_millis();
                 for k in 0..u64::from(cl.concurrent) {
                     let at = Time(spread * k / u64::from(cl.concurrent.max(1)));
-                    self.new_closed_loop_app(at);
+                    self.new_closed_loop_app(sim, at);
                 }
             }
         }
-        self.agenda.push(Time::ZERO, Due::Update);
-        self.agenda.push(Time::ZERO, Due::Sample);
+        sim.agenda.push(Time::ZERO, Due::Update);
+        sim.agenda.push(Time::ZERO, Due::Sample);
         Ok(())
     }
 
-    fn new_closed_loop_app(&mut self, at: Time) {
+    fn new_closed_loop_app(&mut self, sim: &mut Sim<'_>, at: Time) {
         if self.draining {
             return;
         }
@@ -298,7 +286,7 @@ impl Driver<'_> {
             self.next_closed_loop += 1;
             let index = self.apps.len();
             self.apps.push(AppRun::new(plan));
-            self.agenda.push(at, Due::Submit(index as u32));
+            sim.agenda.push(at, Due::Submit(index as u32));
         }
     }
 
@@ -309,44 +297,28 @@ impl Driver<'_> {
         no_more && self.recorder.ended_apps() == self.apps.len() as u64
     }
 
-    /// Hands `event` to the scheduler, timing the call, and collects its decisions.
-    fn timed(&mut self, kind: EventKind, what: &str, event: Event) -> Result<(), ScaleError> {
-        let t0 = self.clock.now_nanos();
-        let result = self.sched.handle(self.now, event);
-        let t1 = self.clock.now_nanos();
-        self.recorder.add_time(kind, t1.saturating_sub(t0));
-        result.map_err(|source| ScaleError::Refused {
-            at: self.now.as_millis(),
-            what: what.to_string(),
-            source,
-        })?;
-        while let Some(d) = self.sched.poll_decision() {
-            self.decisions.push(d);
-        }
-        self.arm_timeout();
-        Ok(())
+    /// Hands `event` to the scheduler; a refusal ends the run.
+    fn call(
+        &mut self,
+        sim: &mut Sim<'_>,
+        kind: EventKind,
+        what: &str,
+        event: Event,
+    ) -> Result<(), ScaleError> {
+        sim.call(self, kind, event)
+            .map_err(|source| refusal(sim, what, source))
     }
 
-    /// Puts the scheduler's next wake-up on the agenda, unless it is there already.
-    fn arm_timeout(&mut self) {
-        let Some(due) = self.sched.poll_timeout() else {
-            return;
-        };
-        if self.armed_timeout.is_none_or(|armed| due < armed) {
-            self.armed_timeout = Some(due);
-            self.agenda.push(due.max(self.now), Due::Timeout);
-        }
-    }
-
-    fn submit(&mut self, index: usize) -> Result<(), ScaleError> {
+    fn submit(&mut self, sim: &mut Sim<'_>, index: usize) -> Result<(), ScaleError> {
         let app = app_id(index);
         let (user, queue, am) = {
             let plan = &self.apps[index].plan;
             (plan.user.clone(), plan.queue.clone(), plan.am)
         };
-        self.apps[index].submitted = Some(self.now);
+        self.apps[index].submitted = Some(sim.now);
         self.recorder.app_submitted();
-        self.timed(
+        self.call(
+            sim,
             EventKind::Submit,
             "submission",
             Event::AppSubmitted {
@@ -356,62 +328,23 @@ impl Driver<'_> {
                 am_resource: am,
             },
         )?;
-        self.process_decisions()
-    }
-
-    fn heartbeat(&mut self, index: usize) -> Result<(), ScaleError> {
-        let now = self.now.as_millis();
-        while let Some(Reverse(top)) = self.nodes[index].running.peek().copied() {
-            if top.end > now {
-                break;
-            }
-            self.nodes[index].running.pop();
-            self.complete(ContainerId(top.container))?;
-        }
-        let node = self.nodes[index].id;
-        self.timed(
-            EventKind::Heartbeat,
-            "heartbeat",
-            Event::NodeHeartbeat { node },
-        )?;
-        self.process_decisions()?;
-        self.agenda.push(
-            self.now + self.workload.heartbeat_interval,
-            Due::Heartbeat(index as u32),
-        );
-        Ok(())
-    }
-
-    /// A task container's run time is up: report it, and move its AM along.
-    fn complete(&mut self, container: ContainerId) -> Result<(), ScaleError> {
-        let Some(slot) = self.container_app.get(container.0 as usize).copied() else {
-            return Ok(());
-        };
-        if slot == GONE {
-            return Ok(());
-        }
-        self.timed(
-            EventKind::Completion,
-            "container completion",
-            Event::ContainerCompleted {
-                container,
-                exit: ContainerExit::Success,
-            },
-        )?;
-        self.process_decisions()?;
-        let index = slot as usize;
-        let step = self.apps[index].task_completed();
-        self.advance(index, step)
+        sim.process(self)
     }
 
     /// Acts on what an AM does next.
-    fn advance(&mut self, index: usize, step: AppStep) -> Result<(), ScaleError> {
+    fn advance(
+        &mut self,
+        sim: &mut Sim<'_>,
+        index: usize,
+        step: AppStep,
+    ) -> Result<(), ScaleError> {
         match step {
             AppStep::Wait => Ok(()),
             AppStep::Ask(asks) => {
                 for ask in asks {
                     self.recorder.asked(u64::from(ask.count));
-                    self.timed(
+                    self.call(
+                        sim,
                         EventKind::Ask,
                         "ask",
                         Event::Ask {
@@ -420,113 +353,22 @@ impl Driver<'_> {
                         },
                     )?;
                 }
-                self.process_decisions()
+                sim.process(self)
             }
             AppStep::Finish => {
-                self.timed(
+                self.call(
+                    sim,
                     EventKind::Finish,
                     "app finish",
                     Event::AppFinished { app: app_id(index) },
                 )?;
-                self.apps[index].finished = Some(self.now);
+                self.apps[index].finished = Some(sim.now);
                 self.recorder.app_finished(&self.apps[index]);
-                self.process_decisions()?;
-                self.new_closed_loop_app(self.now);
+                sim.process(self)?;
+                self.new_closed_loop_app(sim, sim.now);
                 Ok(())
             }
         }
-    }
-
-    /// Turns the scheduler's decisions into simulated AM and NM actions.
-    fn process_decisions(&mut self) -> Result<(), ScaleError> {
-        while !self.decisions.is_empty() {
-            let batch = std::mem::take(&mut self.decisions);
-            for d in &batch {
-                self.apply(d)?;
-            }
-            // Keep the buffer's capacity for the next round.
-            let mut batch = batch;
-            batch.clear();
-            if self.decisions.is_empty() {
-                self.decisions = batch;
-            }
-        }
-        Ok(())
-    }
-
-    fn apply(&mut self, d: &Decision) -> Result<(), ScaleError> {
-        match d {
-            Decision::Accepted { app, .. } => {
-                let index = app_index(*app);
-                let step = self.apps[index].accepted();
-                self.advance(index, step)
-            }
-            Decision::Rejected { app, .. } => {
-                let index = app_index(*app);
-                self.apps[index].rejected = true;
-                self.recorder.app_rejected();
-                self.new_closed_loop_app(self.now);
-                Ok(())
-            }
-            Decision::Allocated {
-                app,
-                container,
-                node,
-                am,
-                priority,
-                ..
-            } => {
-                let index = app_index(*app);
-                let slot = container.0 as usize;
-                if self.container_app.len() <= slot {
-                    self.container_app.resize(slot + 1, GONE);
-                }
-                self.container_app[slot] = index as u32;
-                self.recorder.allocated(
-                    self.now,
-                    &self.apps[index],
-                    *am,
-                    self.sched.cluster_used(),
-                    self.sched.cluster_capacity(),
-                );
-                if self.apps[index].first_container.is_none() {
-                    self.apps[index].first_container = Some(self.now);
-                }
-                if *am {
-                    let step = self.apps[index].am_started();
-                    self.advance(index, step)
-                } else {
-                    let duration = self.apps[index].task_started(*priority);
-                    let end = (self.now + duration).as_millis();
-                    let n = node.0 as usize - 1;
-                    self.nodes[n].running.push(Reverse(RunningContainer {
-                        end,
-                        container: container.0,
-                    }));
-                    Ok(())
-                }
-            }
-            Decision::Completed { container, .. } => {
-                let slot = container.0 as usize;
-                if let Some(app) = self.container_app.get_mut(slot) {
-                    *app = GONE;
-                }
-                Ok(())
-            }
-            Decision::Reserved { .. } => {
-                self.recorder.reserved();
-                Ok(())
-            }
-        }
-    }
-
-    fn sample(&mut self) {
-        self.recorder.sample(self.now, &self.sched);
-    }
-
-    fn verify(&mut self) {
-        let problems = self.sched.verify();
-        self.recorder.drift(problems);
     }
 }
 

@@ -40,6 +40,9 @@ pub struct Scenario {
     pub resource_types: ResourceTypes,
     /// The `scheduler` field (fair unless it says fifo).
     pub scheduler: SchedulerKind,
+    /// What the file says that the run ignores, each with its line, in file order
+    /// ([`initial_config`](crate::initial_config) passes them on with its own warnings).
+    pub warnings: Vec<Problem>,
 }
 
 impl Scenario {

@@ -339,3 +339,54 @@ fn a_bad_property_names_its_line() {
         "{e}"
     );
 }
+
+/// The warnings `initial_config` gives for `text` (each prefixed by the file name).
+fn warnings(text: &str) -> Vec<String> {
+    match initial_config(&parse(text)) {
+        Ok(initial) => initial.warnings,
+        Err(e) => panic!("unexpected problems:\n{e}"),
+    }
+}
+
+#[test]
+fn a_top_level_key_after_the_properties_header_is_a_warning_naming_its_line() {
+    let text = format!(
+        "[properties]\n\"yarn.scheduler.fair.assignmultiple\" = \"true\"\n\
+         allocations = '''\n<allocations><queue name=\"a\"/></allocations>\n'''\n{NODE}"
+    );
+    let s = parse(&text);
+    assert_eq!(s.allocations, None, "TOML put it inside [properties]");
+    assert_eq!(
+        s.properties.len(),
+        1,
+        "the misplaced key is not passed on as a property"
+    );
+    let w = warnings(&text);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].starts_with("s.toml: line 3, field properties.allocations: 'allocations' is a top-level scenario key")
+            && w[0].contains("move it above the first [table] header"),
+        "{w:?}"
+    );
+}
+
+#[test]
+fn unknown_property_names_are_warnings_naming_their_line() {
+    let text = format!(
+        "name = \"w\"\n[properties]\nassignmultiple = \"true\"\n\
+         \"yarn.scheduler.fair.assignmultipel\" = \"true\"\n\
+         \"yarn.nodemanager.vmem-check-enabled\" = \"false\"\n{NODE}"
+    );
+    let w = warnings(&text);
+    assert_eq!(w.len(), 2, "{w:?}");
+    assert!(
+        w[0].starts_with("s.toml: line 3, field properties.assignmultiple: not a YARN property"),
+        "{w:?}"
+    );
+    assert!(
+        w[1].starts_with("s.toml: line 4, field properties.\"yarn.scheduler.fair.assignmultipel\": unknown scheduler property"),
+        "{w:?}"
+    );
+    // A well-formed file says nothing.
+    assert_eq!(warnings(NODE), Vec::<String>::new());
+}

@@ -15,6 +15,8 @@ pub(crate) type Val<'i> = Spanned<DeValue<'i>>;
 pub(crate) struct Ctx {
     line_starts: Vec<usize>,
     pub(crate) problems: Vec<Problem>,
+    /// What the file says that is ignored (the run goes on).
+    pub(crate) warnings: Vec<Problem>,
 }
 
 impl Ctx {
@@ -24,12 +26,21 @@ impl Ctx {
         Ctx {
             line_starts,
             problems: Vec::new(),
+            warnings: Vec::new(),
         }
     }
 
     /// The 1-based line holding byte `offset`.
     pub(crate) fn line(&self, offset: usize) -> u32 {
         u32::try_from(self.line_starts.partition_point(|s| *s <= offset)).unwrap_or(u32::MAX)
+    }
+
+    pub(crate) fn warn(&mut self, line: u32, field: &str, message: impl Into<String>) {
+        self.warnings.push(Problem {
+            line,
+            field: field.to_string(),
+            message: message.into(),
+        });
     }
 
     pub(crate) fn problem(&mut self, line: u32, field: &str, message: impl Into<String>) {

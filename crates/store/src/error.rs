@@ -41,6 +41,15 @@ pub enum StoreError {
         /// What was wrong with it.
         detail: String,
     },
+    /// The store file is damaged (a checksum does not match), or missing or empty where a
+    /// store was created: the RM refuses to start rather than run on older or empty state.
+    #[error("the state store at {path} is damaged: {detail}")]
+    Damaged {
+        /// The store file.
+        path: PathBuf,
+        /// What is wrong and what to do.
+        detail: String,
+    },
     /// A read or a write failed in the backend (I/O error, full disk...).
     #[error("state store at {path}: {operation} failed: {source}")]
     Backend {

@@ -10,6 +10,7 @@
 #![warn(missing_docs)]
 
 mod error;
+mod integrity;
 mod memory;
 mod records;
 mod redb_store;
@@ -18,6 +19,7 @@ mod redb_store;
 pub mod conformance;
 
 pub use error::{BackendError, StoreError};
+pub use integrity::{CREATED_MARKER, DAMAGED_MARKER};
 pub use memory::MemoryStore;
 pub use records::{
     AppState, ApplicationRecord, AttemptRecord, AttemptState, ClusterMeta, FinalStatus,

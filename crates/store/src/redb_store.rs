@@ -11,6 +11,7 @@ use redb::{
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use crate::integrity::Markers;
 use crate::{
     ApplicationRecord, AttemptRecord, BackendError, ClusterMeta, RecoveredApp, RecoveredState,
     StateStore, StoreError, Write,
@@ -60,9 +61,35 @@ impl RedbStore {
             source,
         };
         std::fs::create_dir_all(dir).map_err(|e| open_err(e.into()))?;
-        let db = Database::create(&path).map_err(|e| open_err(e.into()))?;
+        let markers = Markers::new(dir, &path);
+        markers.check_before_open()?;
+        let mut db = match Database::create(&path) {
+            Ok(db) => db,
+            Err(redb::DatabaseError::Storage(redb::StorageError::Corrupted(detail))) => {
+                return Err(markers
+                    .record_damaged(&format!("its latest commit fails its checksums ({detail})")))
+            }
+            Err(e) => return Err(open_err(e.into())),
+        };
+        // redb falls back to the previous commit when the latest fails its checksums; verify
+        // every page now so that a damaged file is refused instead of silently rolled back.
+        match db.check_integrity() {
+            Ok(true) => {}
+            Ok(false) => {
+                return Err(markers.record_damaged(
+                    "a page of the file fails its checksum (the file was modified or the disk \
+                     damaged it)",
+                ))
+            }
+            Err(redb::DatabaseError::Storage(redb::StorageError::Corrupted(detail))) => {
+                return Err(markers
+                    .record_damaged(&format!("a page of the file fails its checksum ({detail})")))
+            }
+            Err(e) => return Err(open_err(e.into())),
+        }
         let store = RedbStore { db, path };
         store.init_schema()?;
+        markers.record_created()?;
         Ok(store)
     }
 
@@ -124,6 +151,9 @@ impl RedbStore {
         // The RM acknowledges as soon as apply returns, so every commit must be on disk.
         txn.set_durability(Durability::Immediate)
             .map_err(|e| self.backend("set durability", e))?;
+        // With two-phase commits a latest commit that fails its checksum can only be damage,
+        // never a torn write, and redb refuses it instead of rolling back to the one before.
+        txn.set_two_phase_commit(true);
         Ok(txn)
     }
 

@@ -111,6 +111,24 @@ impl Resource {
         self.zip(other, i64::saturating_sub)
     }
 
+    /// Component-wise sum, or `None` if any component overflows.
+    pub fn checked_add(self, other: Resource) -> Option<Resource> {
+        let mut out = self;
+        for (o, b) in out.values.iter_mut().zip(other.values) {
+            *o = o.checked_add(b)?;
+        }
+        Some(out)
+    }
+
+    /// Component-wise difference, or `None` if any component overflows.
+    pub fn checked_sub(self, other: Resource) -> Option<Resource> {
+        let mut out = self;
+        for (o, b) in out.values.iter_mut().zip(other.values) {
+            *o = o.checked_sub(b)?;
+        }
+        Some(out)
+    }
+
     /// Each component multiplied by `n`, clamped.
     #[inline]
     pub fn saturating_mul(self, n: i64) -> Resource {

@@ -15,7 +15,7 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context};
 use tonic::transport::Channel;
 use weft_proto::auth::{
-    AmCredentials, ENV_AM_TOKEN, ENV_APPLICATION_ATTEMPT_ID, ENV_CONTAINER_ID,
+    with_nm_token, AmCredentials, ENV_AM_TOKEN, ENV_APPLICATION_ATTEMPT_ID, ENV_CONTAINER_ID,
     ENV_RM_SCHEDULER_ADDRESS,
 };
 use weft_proto::v1::application_master_protocol_client::ApplicationMasterProtocolClient;
@@ -176,6 +176,8 @@ struct Am {
     tracker: Tracker,
     response_id: i32,
     capability: v1::Resource,
+    /// Node id -> the NM token for this attempt there (from Allocate and Register replies).
+    nm_tokens: BTreeMap<String, String>,
 }
 
 impl Am {
@@ -191,6 +193,7 @@ impl Am {
             capability: v1::Resource::new(args.container_memory, args.container_vcores),
             rm: ApplicationMasterProtocolClient::new(channel),
             response_id: 0,
+            nm_tokens: BTreeMap::new(),
             args,
             env,
         };
@@ -275,6 +278,7 @@ impl Am {
         for c in &reply.containers_from_previous_attempts {
             self.tracker.adopt(&c.container_id, &c.node_id);
         }
+        self.learn_nm_tokens(&reply.nm_tokens_from_previous_attempts);
         Ok(())
     }
 
@@ -350,6 +354,7 @@ impl Am {
                 println!("{}", o.line());
             }
         }
+        self.learn_nm_tokens(&reply.nm_tokens);
         let mut to_launch: BTreeMap<String, Vec<Container>> = BTreeMap::new();
         for c in reply.allocated_containers {
             match self.tracker.on_allocated(&c.container_id, &c.node_id) {
@@ -381,6 +386,13 @@ impl Am {
         self.register().await
     }
 
+    /// Keeps the NM tokens the RM sent (one per node; a newer one replaces the old).
+    fn learn_nm_tokens(&mut self, tokens: &[v1::NmToken]) {
+        for t in tokens {
+            self.nm_tokens.insert(t.node_id.clone(), t.token.clone());
+        }
+    }
+
     /// Starts the shell command in `containers`, all on the NM at `addr`; any failure is
     /// recorded against the container rather than ending the AM.
     async fn launch(&mut self, addr: &str, containers: Vec<Container>) {
@@ -395,7 +407,13 @@ impl Am {
                 container_token: c.container_token.clone(),
             })
             .collect();
-        let result = start_containers(addr, requests).await;
+        // All of them are on one node, so one NM token serves.
+        let nm_token = containers
+            .first()
+            .and_then(|c| self.nm_tokens.get(&c.node_id))
+            .cloned()
+            .unwrap_or_default();
+        let result = start_containers(addr, &nm_token, requests).await;
         match result {
             Ok(reply) => {
                 for id in &reply.succeeded_requests {
@@ -454,8 +472,16 @@ fn rpc_error(what: &str, status: &tonic::Status) -> anyhow::Error {
 /// One StartContainers call to the NM at `addr`, bounded in time.
 async fn start_containers(
     addr: &str,
+    nm_token: &str,
     requests: Vec<StartContainerRequest>,
 ) -> Result<v1::StartContainersResponse, String> {
+    let request = with_nm_token(
+        StartContainersRequest {
+            start_container_request: requests,
+        },
+        nm_token,
+    )
+    .map_err(|e| e.to_string())?;
     let channel = Channel::from_shared(format!("http://{addr}"))
         .map_err(|e| format!("bad NM address {addr}: {e}"))?
         .connect_timeout(RPC_TIMEOUT)
@@ -464,9 +490,7 @@ async fn start_containers(
         .await
         .map_err(|e| format!("cannot reach the NM at {addr}: {e}"))?;
     ContainerManagementClient::new(channel)
-        .start_containers(StartContainersRequest {
-            start_container_request: requests,
-        })
+        .start_containers(request)
         .await
         .map(tonic::Response::into_inner)
         .map_err(|s| format!("the NM at {addr} refused: {}", s.message()))

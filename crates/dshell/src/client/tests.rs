@@ -100,6 +100,59 @@ fn validation_refuses_what_yarn_refuses() {
 }
 
 #[test]
+fn sizes_above_the_maximum_are_lowered_and_the_user_is_told() {
+    let mut a = parse(&[
+        "--shell_command",
+        "true",
+        "--container_memory",
+        "20000",
+        "--container_vcores",
+        "2",
+        "--master_memory",
+        "128",
+    ]);
+    let notes = a.cap_to_maximum(8192, 8);
+    assert_eq!(
+        notes,
+        vec![
+            "-container_memory 20000 is above the cluster's maximum allocation of 8192 MB; using 8192 MB"
+                .to_string()
+        ]
+    );
+    assert_eq!((a.container_memory, a.container_vcores), (8192, 2));
+    assert_eq!(a.master_memory, 128, "sizes within the maximum are kept");
+    assert!(
+        a.am_command(std::path::Path::new("/w"))
+            .contains("--container_memory 8192"),
+        "the AM asks for the lowered size"
+    );
+    // An RM that states no maximum (0) lowers nothing.
+    let mut b = parse(&["--shell_command", "true", "--container_memory", "20000"]);
+    assert!(b.cap_to_maximum(0, 0).is_empty());
+    assert_eq!(b.container_memory, 20000);
+}
+
+#[test]
+fn the_submission_line_names_the_queue_placement_chose() {
+    assert_eq!(
+        submitted_line("application_5_0001", "nosuch", Some("root.default")),
+        "Submitted application application_5_0001 to queue root.default (asked for nosuch; the placement rules chose root.default)"
+    );
+    assert_eq!(
+        submitted_line("application_5_0001", "default", Some("root.default")),
+        "Submitted application application_5_0001 to queue root.default"
+    );
+    assert_eq!(
+        submitted_line("application_5_0001", "root.prod", Some("root.prod")),
+        "Submitted application application_5_0001 to queue root.prod"
+    );
+    assert_eq!(
+        submitted_line("application_5_0001", "prod", None),
+        "Submitted application application_5_0001 to queue prod (placement not known yet)"
+    );
+}
+
+#[test]
 fn submission_body_has_hadoops_shape() {
     let a = parse(&[
         "--shell_command",

@@ -1,20 +1,22 @@
 //! Container log files on disk (`<log dir>/<app>/<container>/<file>`): which exist, and
 //! reading them without ever leaving the container's own log directory.
 //!
-//! Everything named by a request is validated before it touches a path, and every resolved
-//! path is canonicalized and checked to still lie inside its parent, so neither `..` nor a
-//! symlink planted by a container can make the NM serve another file.
+//! Everything named by a request is validated before it touches a path. A log file is opened
+//! component by component (`openat` from the log root's descriptor, each step with
+//! `O_NOFOLLOW`), and what was opened is then checked through its descriptor (a regular file),
+//! so neither `..` nor a symlink a container plants or swaps in while the NM looks can make it
+//! serve another file: there is no check-then-open window. Listings canonicalize and leave
+//! symlinks out.
 
 use std::fs;
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io;
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
+use nix::fcntl::{openat, OFlag};
+use nix::sys::stat::Mode;
 use weft_types::yarn_id::{ApplicationId, ContainerId};
-
-/// The most one request reads into memory: a container can write logs far larger than the
-/// NM should buffer, and a client can always ask for a part with `?size=`.
-pub(crate) const MAX_READ: u64 = 256 << 20;
 
 /// Why a log request cannot be answered.
 #[derive(Debug, thiserror::Error)]
@@ -41,20 +43,6 @@ pub(crate) enum LogError {
         container: String,
         /// The file asked for.
         file: String,
-    },
-    /// The part asked for is larger than [`MAX_READ`].
-    #[error(
-        "{file} of container {container} is {len} bytes, more than the {max} served at once: \
-         ask for part of it with ?size=N (negative N for its end)",
-        max = MAX_READ
-    )]
-    TooLarge {
-        /// The container.
-        container: String,
-        /// The file.
-        file: String,
-        /// Its size.
-        len: u64,
     },
     /// Reading the disk failed.
     #[error("{path}: {source}")]
@@ -141,6 +129,29 @@ fn modified_ms(meta: &fs::Metadata) -> i64 {
         .unwrap_or(0)
 }
 
+/// A log file opened for reading, with the part of it a request asked for.
+#[derive(Debug)]
+pub(crate) struct OpenLog {
+    /// The open file (a regular file inside the container's log directory).
+    pub(crate) file: fs::File,
+    /// Where the part starts.
+    pub(crate) offset: u64,
+    /// How many bytes it has.
+    pub(crate) count: u64,
+    /// The file's length when opened.
+    pub(crate) len: u64,
+}
+
+/// Opens one component below `dir` without following a symlink there; `O_NONBLOCK` so a
+/// FIFO planted as a log file cannot hang the open.
+fn open_below(dir: &OwnedFd, name: &str, directory: bool) -> nix::Result<OwnedFd> {
+    let mut flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK;
+    if directory {
+        flags |= OFlag::O_DIRECTORY;
+    }
+    openat(dir, name, flags, Mode::empty())
+}
+
 /// The NM's log directory, read on behalf of web requests.
 #[derive(Debug, Clone)]
 pub(crate) struct LogRoot {
@@ -194,10 +205,8 @@ impl LogRoot {
             let Some(name) = entry.file_name().to_str().map(str::to_string) else {
                 continue;
             };
-            let Some(path) = Self::inside(&dir, &entry.path()) else {
-                continue;
-            };
-            let Ok(meta) = fs::metadata(&path) else {
+            // Symlinks are left out: reading never follows them.
+            let Ok(meta) = entry.metadata() else {
                 continue;
             };
             if meta.is_file() {
@@ -212,42 +221,54 @@ impl LogRoot {
         Ok(files)
     }
 
-    /// The path of one log file of a container, guaranteed inside its log directory.
-    pub(crate) fn file(&self, cid: &str, name: &str) -> Result<PathBuf, LogError> {
-        check_file_name(name)?;
-        let dir = self.container_dir(cid)?;
-        Self::inside(&dir, &dir.join(name))
-            .filter(|p| p.is_file())
-            .ok_or_else(|| LogError::NoFile {
-                container: cid.to_string(),
-                file: name.to_string(),
-            })
-    }
-
-    /// The part of a container's log file that `size` selects (see [`byte_range`]).
-    pub(crate) fn read(
+    /// Opens one log file of a container and selects the part `size` asks for (see
+    /// [`byte_range`]). Only a regular file directly inside the container's own log directory
+    /// opens; a symlink anywhere on the way (root excepted) reads as missing.
+    pub(crate) fn open(
         &self,
         cid: &str,
         name: &str,
         size: Option<i64>,
-    ) -> Result<Vec<u8>, LogError> {
-        let path = self.file(cid, name)?;
-        let mut file = fs::File::open(&path).map_err(io_err(&path))?;
-        let len = file.metadata().map_err(io_err(&path))?.len();
-        let (offset, count) = byte_range(len, size);
-        if count > MAX_READ {
-            return Err(LogError::TooLarge {
-                container: cid.to_string(),
-                file: name.to_string(),
-                len,
-            });
+    ) -> Result<OpenLog, LogError> {
+        let id = parse_container(cid)?;
+        check_file_name(name)?;
+        let no_container = || LogError::NoContainer(cid.to_string());
+        let no_file = || LogError::NoFile {
+            container: cid.to_string(),
+            file: name.to_string(),
+        };
+        let root: OwnedFd = fs::File::open(&self.root)
+            .map_err(io_err(&self.root))?
+            .into();
+        let app = open_below(&root, &id.app.to_string(), true).map_err(|_| no_container())?;
+        // The directory carries the id as the RM sent it (an epoch part included), else the
+        // canonical spelling.
+        let canonical = id.to_string();
+        let dir = open_below(&app, cid, true)
+            .or_else(|e| {
+                if canonical != cid {
+                    open_below(&app, &canonical, true)
+                } else {
+                    Err(e)
+                }
+            })
+            .map_err(|_| no_container())?;
+        let file = fs::File::from(open_below(&dir, name, false).map_err(|_| no_file())?);
+        let meta = file.metadata().map_err(|source| LogError::Io {
+            path: self.root.join(&canonical).join(name),
+            source,
+        })?;
+        if !meta.is_file() {
+            return Err(no_file());
         }
-        file.seek(SeekFrom::Start(offset)).map_err(io_err(&path))?;
-        let mut out = Vec::with_capacity(usize::try_from(count).unwrap_or(0));
-        file.take(count)
-            .read_to_end(&mut out)
-            .map_err(io_err(&path))?;
-        Ok(out)
+        let len = meta.len();
+        let (offset, count) = byte_range(len, size);
+        Ok(OpenLog {
+            file,
+            offset,
+            count,
+            len,
+        })
     }
 
     /// Containers this NM ran for an application (those with a log directory), by id.
@@ -289,7 +310,19 @@ impl LogRoot {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::{Read, Seek, SeekFrom};
     use std::os::unix::fs::symlink;
+
+    impl LogRoot {
+        /// The selected part, read whole (tests only: the web service streams it).
+        fn read(&self, cid: &str, name: &str, size: Option<i64>) -> Result<Vec<u8>, LogError> {
+            let mut log = self.open(cid, name, size)?;
+            log.file.seek(SeekFrom::Start(log.offset)).unwrap();
+            let mut out = Vec::new();
+            log.file.take(log.count).read_to_end(&mut out).unwrap();
+            Ok(out)
+        }
+    }
 
     const APP: &str = "application_1700000000000_0007";
     const CID: &str = "container_1700000000000_0007_01_000002";
@@ -364,16 +397,20 @@ mod tests {
         let (_tmp, logs) = fixture();
         let files = logs.list(CID).unwrap();
         let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
-        assert_eq!(names, ["alias", "stderr", "stdout"]);
-        assert_eq!(files[2].size, 12);
-        assert!(files[2].modified_ms > 1_600_000_000_000);
+        assert_eq!(names, ["stderr", "stdout"]);
+        assert_eq!(files[1].size, 12);
+        assert!(files[1].modified_ms > 1_600_000_000_000);
     }
 
     #[test]
     fn serves_files_inside_the_container_dir_only() {
         let (_tmp, logs) = fixture();
         assert_eq!(logs.read(CID, "stdout", None).unwrap(), b"hello world\n");
-        assert_eq!(logs.read(CID, "alias", None).unwrap(), b"hello world\n");
+        // No symlink is followed, not even one that stays inside the directory.
+        assert!(matches!(
+            logs.read(CID, "alias", None),
+            Err(LogError::NoFile { .. })
+        ));
         assert!(matches!(
             logs.read(CID, "escape", None),
             Err(LogError::NoFile { .. })
@@ -412,17 +449,60 @@ mod tests {
         let (_tmp, logs) = fixture();
         assert_eq!(logs.read(CID, "stdout", Some(5)).unwrap(), b"hello");
         assert_eq!(logs.read(CID, "stdout", Some(-6)).unwrap(), b"world\n");
-        // Larger than one read may buffer: refused whole, served in parts.
-        let big = fs::File::options()
-            .append(true)
-            .open(logs.file(CID, "stderr").unwrap())
-            .unwrap();
-        big.set_len(MAX_READ + 1).unwrap();
+    }
+
+    #[test]
+    fn a_fifo_or_a_directory_is_not_a_log_file_and_does_not_hang_the_open() {
+        let (tmp, logs) = fixture();
+        let dir = tmp.path().join("logs").join(APP).join(CID);
+        nix::unistd::mkfifo(&dir.join("pipe"), Mode::from_bits_truncate(0o600)).unwrap();
         assert!(matches!(
-            logs.read(CID, "stderr", None),
-            Err(LogError::TooLarge { .. })
+            logs.read(CID, "pipe", None),
+            Err(LogError::NoFile { .. })
         ));
-        assert_eq!(logs.read(CID, "stderr", Some(-2)).unwrap(), [0, 0]);
+        assert!(matches!(
+            logs.read(CID, "sub", None),
+            Err(LogError::NoFile { .. })
+        ));
+    }
+
+    /// A container swapping its log file for a symlink to a secret, as fast as it can, while
+    /// the NM reads it: the NM serves the log or nothing, never the secret (issue 18: a
+    /// check-then-open NM served /etc/shadow in 3 of 20,000 reads).
+    #[test]
+    #[allow(clippy::disallowed_methods)] // the swapping container needs a thread of its own
+    fn a_file_swapped_for_a_symlink_while_read_never_serves_the_target() {
+        let (tmp, logs) = fixture();
+        let dir = tmp.path().join("logs").join(APP).join(CID);
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let swapper = {
+            let (dir, stop, secret) = (dir.clone(), stop.clone(), tmp.path().join("secret"));
+            std::thread::spawn(move || {
+                let mut n = 0u64;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let (plain, link) = (dir.join(".plain"), dir.join(".link"));
+                    let _ = fs::write(&plain, "log line\n");
+                    let _ = fs::rename(&plain, dir.join("swap"));
+                    let _ = symlink(&secret, &link);
+                    let _ = fs::rename(&link, dir.join("swap"));
+                    n += 1;
+                }
+                n
+            })
+        };
+        let mut served = 0;
+        for _ in 0..20_000 {
+            if let Ok(bytes) = logs.read(CID, "swap", None) {
+                assert_ne!(bytes, b"top secret", "the symlink's target was served");
+                served += 1;
+            }
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let swaps = swapper.join().unwrap();
+        assert!(
+            swaps > 100 && served > 0,
+            "{swaps} swaps, {served} reads served"
+        );
     }
 
     #[test]

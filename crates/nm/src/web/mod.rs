@@ -6,6 +6,7 @@
 //! stay reachable after the application finished (Weft has no log aggregation).
 
 mod logs;
+mod stream;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -20,7 +21,8 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use crate::table::{Entry, Table};
-use logs::{hadoop_time, LogError, LogRoot, MAX_READ};
+use logs::{hadoop_time, LogError, LogRoot, OpenLog};
+use stream::Chunks;
 
 /// What the NM knows about itself, for `/ws/v1/node/info`.
 #[derive(Debug, Clone)]
@@ -84,10 +86,9 @@ impl From<LogError> for WebError {
     fn from(e: LogError) -> WebError {
         let message = e.to_string();
         match e {
-            LogError::BadContainer(_)
-            | LogError::BadApp(_)
-            | LogError::BadFile(_)
-            | LogError::TooLarge { .. } => WebError::bad_request(message),
+            LogError::BadContainer(_) | LogError::BadApp(_) | LogError::BadFile(_) => {
+                WebError::bad_request(message)
+            }
             LogError::NoContainer(_) | LogError::NoApp(_) | LogError::NoFile { .. } => {
                 WebError::not_found(message)
             }
@@ -296,26 +297,26 @@ fn size_param(q: &BTreeMap<String, String>) -> Result<Option<i64>, WebError> {
     }
 }
 
-fn plain_text(body: Vec<u8>) -> Response {
+fn plain_text(body: Chunks) -> Response {
     (
         [
             (header::CONTENT_TYPE, "text/plain; charset=utf-8"),
             (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
         ],
-        body,
+        axum::body::Body::from_stream(body),
     )
         .into_response()
 }
 
-/// Reads off the async runtime: log files can be large.
-async fn read(
+/// Opens off the async runtime (the open walks the directories one `openat` at a time).
+async fn open(
     web: &Web,
     cid: String,
     file: String,
     size: Option<i64>,
-) -> Result<Vec<u8>, WebError> {
+) -> Result<OpenLog, WebError> {
     let logs = web.logs.clone();
-    tokio::task::spawn_blocking(move || logs.read(&cid, &file, size))
+    tokio::task::spawn_blocking(move || logs.open(&cid, &file, size))
         .await
         .map_err(|e| {
             WebError::from(LogError::Io {
@@ -326,6 +327,15 @@ async fn read(
         .map_err(WebError::from)
 }
 
+fn chunks(log: OpenLog) -> Result<Chunks, WebError> {
+    stream::chunks(log).map_err(|source| {
+        WebError::from(LogError::Io {
+            path: std::path::PathBuf::new(),
+            source,
+        })
+    })
+}
+
 /// The raw contents of one log file (`?size=N`: the first N bytes, or the last |N|).
 async fn log_file(
     State(web): State<Web>,
@@ -333,39 +343,42 @@ async fn log_file(
     Query(q): Params,
 ) -> Result<Response, WebError> {
     let size = size_param(&q)?;
-    Ok(plain_text(read(&web, cid, file, size).await?))
+    Ok(plain_text(chunks(open(&web, cid, file, size).await?)?))
 }
 
 /// The page the RM's log links point at: every log file of the container, one after the
-/// other in the `yarn logs` layout, as plain text (`?size=` applies to each file).
+/// other in the `yarn logs` layout, as plain text (`?size=` applies to each file). Each file
+/// is streamed whole, however large.
 async fn log_page(
     State(web): State<Web>,
     Path((cid, _user)): Path<(String, String)>,
     Query(q): Params,
 ) -> Result<Response, WebError> {
+    use std::os::unix::fs::FileExt;
     let size = size_param(&q)?;
-    let mut out = Vec::new();
+    let mut parts = Vec::new();
     for f in web.logs.list(&cid)? {
-        // A huge file shows its end here (its full length is in LogLength) instead of
-        // failing the whole page.
-        let part = size.or((f.size > MAX_READ).then_some(-(MAX_READ as i64)));
-        let body = read(&web, cid.clone(), f.name.clone(), part).await?;
-        out.extend_from_slice(
-            format!(
-                "LogType:{}\nLogLastModifiedTime:{}\nLogLength:{}\nLogContents:\n",
-                f.name,
-                hadoop_time(f.modified_ms),
-                f.size
-            )
-            .as_bytes(),
-        );
-        out.extend_from_slice(&body);
-        if !body.ends_with(b"\n") {
-            out.push(b'\n');
-        }
-        out.extend_from_slice(format!("End of LogType:{}\n\n", f.name).as_bytes());
+        let log = open(&web, cid.clone(), f.name.clone(), size).await?;
+        let mut last = [0u8];
+        let ends_with_newline = log.count == 0
+            || log
+                .file
+                .read_at(&mut last, log.offset + log.count - 1)
+                .is_ok_and(|n| n == 1 && last[0] == b'\n');
+        parts.push(stream::text(format!(
+            "LogType:{}\nLogLastModifiedTime:{}\nLogLength:{}\nLogContents:\n",
+            f.name,
+            hadoop_time(f.modified_ms),
+            log.len
+        )));
+        parts.push(chunks(log)?);
+        let newline = if ends_with_newline { "" } else { "\n" };
+        parts.push(stream::text(format!(
+            "{newline}End of LogType:{}\n\n",
+            f.name
+        )));
     }
-    Ok(plain_text(out))
+    Ok(plain_text(stream::concat(parts)))
 }
 
 async fn log_page_file(
@@ -374,5 +387,5 @@ async fn log_page_file(
     Query(q): Params,
 ) -> Result<Response, WebError> {
     let size = size_param(&q)?;
-    Ok(plain_text(read(&web, cid, file, size).await?))
+    Ok(plain_text(chunks(open(&web, cid, file, size).await?)?))
 }

@@ -16,9 +16,29 @@ fn ids_are_sequential_and_formatted() {
 }
 
 #[test]
+fn ids_handed_out_but_never_submitted_are_not_reissued_after_a_restart() {
+    let mut c = core();
+    submit(&mut c, 1); // seq 1, submitted
+                       // Handed out after the last submission (e.g. their submissions failed): 2 and 3.
+    let handed_out: Vec<u64> = (2..4).map(|t| c.new_application(Time(t)).seq).collect();
+    drain(&mut c);
+    let mut c = RmCore::recover(config("<allocations/>"), stored(), 0, Time(10)).unwrap();
+    drain(&mut c);
+    let next = c.new_application(Time(11));
+    assert_eq!(next.cluster_ts, TS);
+    assert_eq!(next.seq, 4, "after 1 and {handed_out:?}");
+}
+
+#[test]
 fn submission_is_accepted_and_persisted_with_its_first_attempt() {
     let mut c = core();
-    let id = submit(&mut c, 100);
+    let id = c.new_application(Time(100));
+    let issued = writes(&drain(&mut c));
+    assert!(
+        matches!(&issued[..], [Write::Meta(m)] if m.next_app_seq == 2),
+        "the sequence is stored with the id: {issued:?}"
+    );
+    c.submit(Time(100), id, submission("alice", None)).unwrap();
     let out = drain(&mut c);
     let w = writes(&out);
     assert!(matches!(&w[0], Write::Meta(m) if m.next_app_seq == 2));
@@ -39,6 +59,7 @@ fn submission_is_accepted_and_persisted_with_its_first_attempt() {
 fn bad_submissions_change_nothing() {
     let mut c = core();
     let id = c.new_application(Time(0));
+    drain(&mut c);
     let forged = ApplicationId {
         cluster_ts: TS,
         seq: 9,
@@ -97,6 +118,7 @@ fn placement_rejection_is_an_error_and_records_nothing() {
     let mut c = RmCore::new(config(xml), TS, Time(0));
     drain(&mut c);
     let id = c.new_application(Time(1));
+    drain(&mut c);
     let e = c
         .submit(Time(1), id, submission("alice", Some("root.nope")))
         .unwrap_err();
@@ -179,6 +201,9 @@ fn kill_without_permission_is_refused() {
     drain(&mut c);
     let e = c.kill(Time(2), app, Some("mallory")).unwrap_err();
     assert!(matches!(e, RmError::Forbidden(_)), "{e}");
+    // Users know the app by YARN's full id, never by the scheduler's short one.
+    assert!(e.to_string().contains(&app.to_string()), "{e}");
+    assert!(!e.to_string().contains("app_0"), "{e}");
     assert_eq!(c.app_report(&app).unwrap().state, AppState::Accepted);
     assert!(drain(&mut c).is_empty());
     assert_eq!(
@@ -207,7 +232,7 @@ fn move_changes_the_queue_and_is_persisted() {
     c.submit(Time(0), id, submission("alice", Some("a")))
         .unwrap();
     drain(&mut c);
-    assert_eq!(c.move_app(Time(1), id, "b").unwrap(), "root.b");
+    assert_eq!(c.move_app(Time(1), id, "b", None).unwrap(), "root.b");
     let w = writes(&drain(&mut c));
     assert!(matches!(&w[..], [Write::PutApp(r)] if r.queue == "root.b"));
     assert_eq!(c.app_report(&id).unwrap().queue, "root.b");
@@ -216,16 +241,18 @@ fn move_changes_the_queue_and_is_persisted() {
         Some("root.b")
     );
     // A parent queue is not a target; nothing changes.
-    let e = c.move_app(Time(2), id, "root").unwrap_err();
+    let e = c.move_app(Time(2), id, "root", None).unwrap_err();
     assert!(
         matches!(e, RmError::MoveRefused(_) | RmError::Scheduler(_)),
         "{e}"
     );
+    assert!(e.to_string().contains(&id.to_string()), "{e}");
+    assert!(!e.to_string().contains("app_0"), "{e}");
     assert_eq!(c.app_report(&id).unwrap().queue, "root.b");
     assert!(drain(&mut c).is_empty());
     c.kill(Time(3), id, None).unwrap();
     assert!(matches!(
-        c.move_app(Time(4), id, "a"),
+        c.move_app(Time(4), id, "a", None),
         Err(RmError::FinalState { .. })
     ));
 }

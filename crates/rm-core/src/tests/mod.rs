@@ -5,6 +5,7 @@ mod apps;
 mod liveness;
 mod nodes;
 mod recovery;
+mod tokens;
 
 use weft_config::alloc_file::parse_allocations;
 use weft_sched::SchedulerConfig;
@@ -170,6 +171,7 @@ pub(crate) fn report(
             healthy: true,
             health_report: String::new(),
             containers: s,
+            last_key_id: None,
         },
     )
     .expect("heartbeat")

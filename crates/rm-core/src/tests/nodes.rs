@@ -99,6 +99,7 @@ fn unhealthy_node_loses_its_containers_and_gets_none_until_healthy() {
         healthy: false,
         health_report: "disk full".into(),
         containers: Vec::new(),
+        last_key_id: None,
     };
     let reply = c.node_heartbeat(Time(5), "h2:1", sick.clone()).unwrap();
     assert_eq!(reply.action(), NodeAction::Normal);
@@ -212,4 +213,71 @@ fn web_address_is_reported_and_survives_a_reregistration_without_one() {
     assert_eq!(c.node_infos()[0].http_address, "h:8042");
     c.node_register(Time(2), reg("h:9042")).unwrap();
     assert_eq!(c.node_infos()[0].http_address, "h:9042");
+}
+
+fn node_offering(id: &str, capability: Resource) -> NodeRegistration {
+    NodeRegistration {
+        address: String::new(),
+        http_address: String::new(),
+        node_id: id.into(),
+        capability,
+        rack: String::new(),
+        containers: Vec::new(),
+    }
+}
+
+#[test]
+fn capabilities_beyond_the_documented_maximum_are_refused_naming_the_component() {
+    let mut c = core();
+    let cases = [
+        (
+            Resource::new(i64::MAX, 8),
+            "9223372036854775807 MB of memory",
+        ),
+        (Resource::new(MAX_NODE_MEMORY_MB + 1, 8), "MB of memory"),
+        (Resource::new(1024, MAX_NODE_VCORES + 1), "vcores"),
+        (Resource::new(1024, 8).with(2, -1), "resource type #2"),
+        (Resource::new(-5, 8), "-5 MB of memory"),
+    ];
+    for (capability, named) in cases {
+        match c.node_register(Time(0), node_offering("big:1", capability)) {
+            Err(RmError::InvalidNode(m)) => {
+                assert!(m.contains(named) && m.contains("big:1"), "{m}")
+            }
+            other => panic!("{capability:?} was not refused: {other:?}"),
+        }
+    }
+    assert!(c.node_infos().is_empty(), "nothing half-registered");
+    assert_eq!(c.cluster_resources().0, Resource::ZERO);
+}
+
+#[test]
+fn huge_nodes_joining_and_leaving_leave_the_cluster_total_exact_and_scheduling_working() {
+    let mut c = core();
+    let huge = Resource::new(MAX_NODE_MEMORY_MB, MAX_NODE_VCORES);
+    for id in ["huge:1", "huge:2"] {
+        c.node_register(Time(0), node_offering(id, huge)).unwrap();
+    }
+    assert_eq!(c.cluster_resources().0, huge.saturating_mul(2));
+    c.node_unregister(Time(1), "huge:1").unwrap();
+    c.node_unregister(Time(1), "huge:2").unwrap();
+    assert_eq!(c.cluster_resources().0, Resource::ZERO);
+    register(&mut c, 2, "small:1");
+    let small = c
+        .node_infos()
+        .iter()
+        .find(|n| n.node_id == "small:1")
+        .unwrap()
+        .capability;
+    assert_eq!(c.cluster_resources().0, small, "exactly the one node left");
+    assert_eq!(c.scheduler().verify(), Vec::<String>::new());
+    assert_eq!(c.scheduler_snapshot().cluster_capacity, small);
+    // A share of a zero or negative total would starve every queue: the app still runs.
+    let (_, attempt, token, _) = running_app(&mut c, 3, "small:1");
+    c.am_allocate(Time(4), attempt, &token, ask(1)).unwrap();
+    heartbeat(&mut c, 5, "small:1");
+    let got = c
+        .am_allocate(Time(6), attempt, &token, AllocateRequest::default())
+        .unwrap();
+    assert_eq!(got.allocated.len(), 1);
 }

@@ -166,10 +166,12 @@ pub(crate) async fn get_queue(
     Ok(Json(json!({"queue": r.queue})))
 }
 
-/// `PUT /apps/{id}/queue` with `{"queue":"root.x"}`: moves a live app.
+/// `PUT /apps/{id}/queue` with `{"queue":"root.x"}`: moves a live app as `user.name` (403 when
+/// the caller may not modify the app or its owner may not submit to the target).
 pub(crate) async fn put_queue(
     State(s): State<Rest>,
     Path(text): Path<String>,
+    Caller(who): Caller,
     body: Bytes,
 ) -> Result<Json<Value>, RestError> {
     let id = app_id(&text)?;
@@ -181,7 +183,7 @@ pub(crate) async fn put_queue(
     };
     let moved = s
         .driver
-        .call(move |core, now| core.move_app(now, id, &queue))
+        .call(move |core, now| core.move_app(now, id, &queue, Some(&who)))
         .await??;
     tracing::info!(app = %id, queue = %moved, "application moved");
     Ok(Json(json!({"queue": moved})))
@@ -301,7 +303,7 @@ pub(crate) async fn attempt(
     Ok(Json(json!({"appAttempt": json::attempt_detail(a, url)})))
 }
 
-/// The live containers of an attempt, with the app's user (for log links).
+/// The containers of an attempt (live and recently ended), with the app's user (for log links).
 async fn attempt_containers(
     s: &Rest,
     text: &str,

@@ -391,11 +391,14 @@ pub(crate) fn container_info(c: &ContainerReport, user: &str) -> Value {
         "assignedNodeId": c.node_id,
         "nodeId": c.node_id,
         "priority": c.priority,
-        "startedTime": 0,
-        "finishedTime": 0,
-        "elapsedTime": 0,
-        "diagnosticsInfo": "",
-        "containerExitStatus": 0,
+        "startedTime": c.start_time.as_millis(),
+        "finishedTime": c.finish_time.map_or(0, |t| t.as_millis()),
+        // Ended containers only: a live one's elapsed time would need a clock read here.
+        "elapsedTime": c
+            .finish_time
+            .map_or(0, |t| t.as_millis().saturating_sub(c.start_time.as_millis())),
+        "diagnosticsInfo": c.diagnostics,
+        "containerExitStatus": c.exit_status.unwrap_or(0),
         "containerState": c.state.container_state(),
     });
     if let (Some(map), Some(http)) = (o.as_object_mut(), &c.node_http_address) {

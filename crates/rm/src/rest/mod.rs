@@ -20,6 +20,7 @@ use weft_types::yarn_id::ApplicationId;
 
 use crate::driver::Driver;
 use crate::reload;
+use auth::Caller;
 pub(crate) use error::RestError;
 
 /// The OpenAPI 3 description of every endpoint below, served at `/openapi.json`.
@@ -92,6 +93,7 @@ pub(crate) fn router(state: Rest) -> Router {
         )
         .route(&r("/delegation-token/expiration"), post(delegation_token))
         .route(&r("/admin/refresh-queues"), put(refresh_queues))
+        .route(&r("/admin/allocation-file"), get(allocation_file))
         .route("/openapi.json", get(openapi))
         .fallback(|| async { RestError::not_found("no such resource") })
         .method_not_allowed_fallback(|| async { RestError::method_not_allowed() })
@@ -156,7 +158,17 @@ async fn delegation_token() -> RestError {
     )
 }
 
-async fn refresh_queues(State(s): State<Rest>) -> Result<Json<Value>, RestError> {
+/// `PUT admin/refresh-queues`: only for `yarn.admin.acl` (as `yarn rmadmin -refreshQueues`).
+async fn refresh_queues(
+    State(s): State<Rest>,
+    Caller(who): Caller,
+) -> Result<Json<Value>, RestError> {
+    let user = who.clone();
+    if !s.driver.call(move |core, _| core.is_admin(&user)).await? {
+        return Err(RestError::forbidden(format!(
+            "user {who} is not in yarn.admin.acl and may not refresh the queues"
+        )));
+    }
     match s.refresher.refresh().await {
         Ok(reload::Refreshed::File(path)) => Ok(Json(json!({
             "refreshQueues": {"reloaded": true, "allocationFile": path.display().to_string()}
@@ -165,6 +177,20 @@ async fn refresh_queues(State(s): State<Rest>) -> Result<Json<Value>, RestError>
         Err(reload::RefreshError::Invalid(m)) => Err(RestError::bad_request(m)),
         Err(reload::RefreshError::Unavailable(m)) => Err(RestError::unavailable(m)),
     }
+}
+
+/// `GET /admin/allocation-file`: what the allocation-file reloads did (Weft's own; `weft up`
+/// polls it to show refused reloads in its terminal).
+async fn allocation_file(State(s): State<Rest>) -> Json<Value> {
+    let st = s.refresher.status();
+    Json(json!({"allocationFile": {
+        "path": st.file.map(|p| p.display().to_string()),
+        "loaded": st.error.is_none(),
+        "error": st.error,
+        "lastAttemptTime": st.last_attempt_ms,
+        "lastSuccessTime": st.last_success_ms,
+        "errorCount": st.errors_total,
+    }}))
 }
 
 async fn openapi() -> Response {
@@ -181,7 +207,7 @@ mod tests {
     use super::*;
 
     /// Every route of [`router`], as OpenAPI paths: the document must describe each.
-    const ROUTES: [&str; 23] = [
+    const ROUTES: [&str; 24] = [
         "/ws/v1/cluster",
         "/ws/v1/cluster/info",
         "/ws/v1/cluster/metrics",
@@ -204,6 +230,7 @@ mod tests {
         "/ws/v1/cluster/delegation-token",
         "/ws/v1/cluster/delegation-token/expiration",
         "/ws/v1/cluster/admin/refresh-queues",
+        "/ws/v1/cluster/admin/allocation-file",
         "/openapi.json",
     ];
 

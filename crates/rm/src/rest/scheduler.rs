@@ -11,6 +11,10 @@ use weft_types::Resource;
 
 use super::json::resource;
 
+/// The scheduler does not preempt yet (the allocation file's preemption settings are parsed
+/// and kept, but nothing acts on them).
+const SCHEDULER_PREEMPTS: bool = false;
+
 /// Everything the scheduler answer is built from, taken in one driver call.
 pub(crate) struct SchedulerView {
     /// The snapshot.
@@ -124,8 +128,11 @@ impl SchedulerView {
                 m.resolve(self.snap.cluster_capacity)
                     .cw_min(self.max_allocation)
             });
-        let preemptable =
-            lineage(&self.allocations, &q.name).all(|c| c.allow_preemption_from.unwrap_or(true));
+        // Whether the scheduler may take containers back from this queue: never while it
+        // does not preempt (docs/TODO.md), whatever allowPreemptionFrom says; clients such as
+        // `queue -status` would otherwise report preemption that never happens.
+        let preemptable = SCHEDULER_PREEMPTS
+            && lineage(&self.allocations, &q.name).all(|c| c.allow_preemption_from.unwrap_or(true));
         let counts = self.counts(&q.name);
         let mut o = Map::new();
         if q.leaf {
@@ -273,8 +280,9 @@ mod tests {
         let b = &a["childQueues"]["queue"][0];
         assert_eq!(b["type"], "fairSchedulerLeafQueueInfo");
         assert!(b.get("childQueues").is_none());
+        // No queue is preemptable while the scheduler does not preempt.
         assert_eq!(b["preemptable"], false);
-        assert_eq!(a["preemptable"], true);
+        assert_eq!(a["preemptable"], false);
         assert_eq!(b["pendingContainers"], 1);
         assert_eq!(b["reservedContainers"], 1);
         assert_eq!(b["reservedResources"], json!({"memory": 1024, "vCores": 1}));

@@ -338,33 +338,41 @@ pub(crate) fn detail_page(d: &Detail, now: Time) -> Page {
             } else {
                 ""
             };
+            let exit = match c.exit_status {
+                Some(status) if c.diagnostics.is_empty() => status.to_string(),
+                Some(status) => format!("<span title=\"{}\">{status}</span>", esc(&c.diagnostics)),
+                None => "-".to_string(),
+            };
             vec![
                 format!("{}{role}", esc(&c.id.to_string())),
-                esc(&c.attempt.to_string()),
                 esc(&c.node_id),
-                esc(c.state.container_state()),
+                badge(c.state.container_state()),
+                html::date_time(Some(c.start_time)),
+                html::date_time(c.finish_time),
+                exit,
                 html::res(c.resource),
-                c.priority.to_string(),
                 d.log_links(&c.node_id, &c.id, c.node_http_address.as_deref()),
             ]
         })
         .collect();
     let _ = write!(
         live,
-        "<section><h2>Running containers</h2>{}</section>",
+        "<section><h2>Containers</h2><p class=\"muted\">Live containers and the latest {} ended ones of each application.</p>{}</section>",
+        weft_rm_core::ENDED_CONTAINERS_KEPT,
         html::table(
             "containers",
             &[
                 "Container",
-                "Attempt",
                 "Node",
                 "State",
+                "Started (UTC)",
+                "Finished (UTC)",
+                "Exit",
                 "Resource",
-                "Priority",
                 "Logs",
             ],
             &rows,
-            "No live container.",
+            "No container yet.",
         )
     );
     Page {

@@ -145,6 +145,33 @@ fn unavailable(e: &DriverError) -> Response {
     )
 }
 
+/// `page` with a banner on top of its live part while the allocation file on disk is refused:
+/// the old queues keep running, which the user would not otherwise see anywhere but the log.
+/// Inside the live part, so it appears and goes away with the page's refreshes.
+fn with_reload_banner(s: &Rest, mut page: Page) -> Page {
+    let status = s.refresher.status();
+    if let Some(error) = &status.error {
+        let file = status
+            .file
+            .as_ref()
+            .map_or("the allocation file".to_string(), |f| {
+                f.display().to_string()
+            });
+        page.live = format!(
+            "<div class=\"banner bad\" id=\"reload-banner\" role=\"alert\"><strong>Allocation file refused</strong> \
+(last read {when} UTC, {count} refused since start): <code>{error}</code><br>The previous queue \
+configuration stays in force until {file} loads: fix it (it is re-read when it changes) or run \
+<code>weft rmadmin -refreshQueues</code>.</div>{live}",
+            when = html::clock(Time(status.last_attempt_ms)),
+            count = status.errors_total,
+            error = html::esc(error),
+            file = html::esc(&file),
+            live = page.live,
+        );
+    }
+    page
+}
+
 async fn render(
     s: &Rest,
     path: &str,
@@ -155,7 +182,7 @@ async fn render(
     match view(&s.driver).await {
         Ok(v) => {
             let now = clock::now();
-            let page = build(&v, now);
+            let page = with_reload_banner(s, build(&v, now));
             let url = self_url(path, raw.as_deref());
             respond(StatusCode::OK, &page, &url, wants_fragment(q), now)
         }
@@ -207,7 +234,7 @@ async fn app_page(State(s): State<Rest>, Path(id): Path<String>, Query(q): Param
     match found {
         Ok(Some(detail)) => respond(
             StatusCode::OK,
-            &apps::detail_page(&detail, now),
+            &with_reload_banner(&s, apps::detail_page(&detail, now)),
             &url,
             fragment,
             now,
@@ -246,7 +273,8 @@ async fn asset(Path(file): Path<String>) -> Response {
 async fn metrics(State(s): State<Rest>) -> Response {
     match view(&s.driver).await {
         Ok(v) => {
-            let text = crate::metrics::render(&v, &s.driver.stats(), s.started_on);
+            let text =
+                crate::metrics::render(&v, &s.driver.stats(), s.started_on, &s.refresher.status());
             (
                 [(
                     header::CONTENT_TYPE,
@@ -299,7 +327,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn pages_and_probes_answer_and_readiness_follows_the_driver() {
         let core = RmCore::new(RmConfig::new(SchedulerConfig::default()), 1, Time(1));
-        let (driver, driver_loop) = crate::driver::new(
+        let (driver, driver_loop, _) = crate::driver::new(
             core,
             Arc::new(MemoryStore::default()),
             Duration::from_millis(50),

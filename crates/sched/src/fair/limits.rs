@@ -4,6 +4,7 @@
 use weft_config::PolicyKind;
 use weft_types::{AppId, Locality, NodeId, Resource};
 
+use crate::api::RejectCode;
 use crate::fair::placement::{self, QueueLookup};
 use crate::fair::policy::{self, sort_key};
 use crate::fair::queues::FairTree;
@@ -19,7 +20,7 @@ impl FairEngine {
         id: AppId,
         user: &str,
         requested: Option<&str>,
-    ) -> Result<QueueId, String> {
+    ) -> Result<QueueId, (RejectCode, String)> {
         let groups = self.groups.get(user).cloned().unwrap_or_default();
         let config = std::sync::Arc::clone(&self.rules.config);
         let props = &config.properties;
@@ -35,22 +36,24 @@ impl FairEngine {
             }
         };
         let name = placement::place(rules, requested, user, &groups, &TreeLookup(&self.queues))
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| (e.code(), e.to_string()))?;
         let name = self.queues.plan_default(name);
         let queue = self
             .queues
             .get_or_create_leaf(&name, &config.allocations, self.cluster)
             .map_err(|e| {
-                format!("application {id} submitted by user {user} could not be placed: {e}")
+                let reason =
+                    format!("application {id} submitted by user {user} could not be placed: {e}");
+                (e.code(), reason)
             })?;
         // The queue may be new, whatever happens next.
         self.rules.steady_dirty = true;
         if !self.queues.allows(queue, user, &groups, |q| &q.acl_submit)
             && !self.queues.allows(queue, user, &groups, |q| &q.acl_admin)
         {
-            return Err(format!(
+            return Err((RejectCode::AclDenied, format!(
                 "user {user} cannot submit applications to queue {name}: not allowed by aclSubmitApps or aclAdministerApps of the queue or its parents"
-            ));
+            )));
         }
         Ok(queue)
     }

@@ -7,6 +7,8 @@ mod moves;
 pub(crate) mod placement;
 pub(crate) mod policy;
 mod queues;
+#[cfg(test)]
+mod rebuild_tests;
 mod runnable;
 pub(crate) mod shares;
 mod update;
@@ -18,7 +20,9 @@ use std::sync::Arc;
 use weft_config::PolicyKind;
 use weft_types::{AppId, Locality, NodeId, Resource, Time};
 
-use crate::api::{ClusterProperties, FairConfig, GroupMapping, SchedError, SchedulerConfig};
+use crate::api::{
+    ClusterProperties, FairConfig, GroupMapping, RejectCode, SchedError, SchedulerConfig,
+};
 use crate::engine::Engine;
 use crate::order::key::SortKey;
 use crate::queues::QueueId;
@@ -154,7 +158,7 @@ impl Rules for Fair {
         app: AppId,
         user: &str,
         requested: Option<&str>,
-    ) -> Result<QueueId, String> {
+    ) -> Result<QueueId, (RejectCode, String)> {
         e.place(app, user, requested)
     }
 

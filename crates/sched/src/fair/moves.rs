@@ -2,11 +2,31 @@
 
 use weft_types::AppId;
 
-use crate::api::SchedError;
+use crate::api::{QueueAccess, SchedError};
 use crate::fair::FairEngine;
 use crate::queues::QueueId;
 
 impl FairEngine {
+    /// Whether `user` has `access` to the queue named `queue` (with or without `root.`);
+    /// `None` when no such queue exists.
+    pub(crate) fn queue_access(
+        &self,
+        queue: &str,
+        user: &str,
+        access: QueueAccess,
+    ) -> Option<bool> {
+        let name = crate::fair::placement::normalize_queue_name(queue).ok()?;
+        let id = self.queues.lookup(&self.queues.plan_default(name))?;
+        let groups = self.groups.get(user).cloned().unwrap_or_default();
+        let admin = self.queues.allows(id, user, &groups, |q| &q.acl_admin);
+        Some(match access {
+            QueueAccess::Administer => admin,
+            QueueAccess::Submit => {
+                admin || self.queues.allows(id, user, &groups, |q| &q.acl_submit)
+            }
+        })
+    }
+
     pub(crate) fn move_app(&mut self, id: AppId, target: &str) -> Result<(), SchedError> {
         let refuse = |reason: String| SchedError::MoveRefused {
             app: id,

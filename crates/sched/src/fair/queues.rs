@@ -90,6 +90,18 @@ pub(crate) enum QueueError {
     TooDeep { name: String, levels: usize },
 }
 
+impl QueueError {
+    /// The submission's rejection code when placement meets this error.
+    pub(crate) fn code(&self) -> crate::api::RejectCode {
+        use crate::api::RejectCode;
+        match self {
+            QueueError::NotALeaf(_) | QueueError::LeafAncestor { .. } => RejectCode::QueueNotLeaf,
+            QueueError::PolicyConflict { .. } => RejectCode::QueuePolicyConflict,
+            QueueError::InvalidName(_) | QueueError::TooDeep { .. } => RejectCode::InvalidQueueName,
+        }
+    }
+}
+
 impl std::fmt::Display for QueueError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

@@ -13,7 +13,9 @@ use std::cmp::Ordering;
 use weft_config::Acl;
 use weft_types::{AppId, Locality, NodeId, Resource, Time, MAX_RESOURCE_TYPES, MEMORY};
 
-use crate::api::{ClusterProperties, FifoConfig, GroupMapping, SchedError, SchedulerConfig};
+use crate::api::{
+    ClusterProperties, FifoConfig, GroupMapping, RejectCode, SchedError, SchedulerConfig,
+};
 use crate::engine::Engine;
 use crate::objects::app::SchedulerKey;
 use crate::order::key::SortKey;
@@ -51,6 +53,13 @@ impl FifoEngine {
             queues,
             groups,
         )
+    }
+
+    /// Queue rights (§10.1): every ACL is `*`, so anyone may do anything on the one queue
+    /// (`default`, with or without `root.`); `None` for any other name.
+    pub(crate) fn queue_access(&self, queue: &str) -> Option<bool> {
+        let name = queue.strip_prefix("root.").unwrap_or(queue);
+        (name == "default").then_some(true)
     }
 
     /// Hadoop's per-app step (§10.2): keys in priority order; each key with outstanding asks
@@ -127,7 +136,12 @@ impl Rules for Fifo {
 
     fn new_app() {}
 
-    fn place(e: &mut FifoEngine, _: AppId, _: &str, _: Option<&str>) -> Result<QueueId, String> {
+    fn place(
+        e: &mut FifoEngine,
+        _: AppId,
+        _: &str,
+        _: Option<&str>,
+    ) -> Result<QueueId, (RejectCode, String)> {
         Ok(e.rules.leaf)
     }
 

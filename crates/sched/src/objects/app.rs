@@ -3,6 +3,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use weft_types::{AppId, Locality, Resource};
 
+use crate::api::AskTag;
+use crate::objects::ask_tags::AskTags;
 use crate::objects::requests::Requests;
 use crate::queues::QueueId;
 
@@ -27,6 +29,8 @@ pub(crate) struct Request {
     pub(crate) opportunities: u64,
     /// Delay scheduling: the most relaxed level currently allowed (absent until the first visit).
     pub(crate) allowed: Option<Locality>,
+    /// Which ask each of the `any.count` containers came from (the driver's tags).
+    pub(crate) tags: AskTags,
 }
 
 impl Request {
@@ -41,6 +45,7 @@ impl Request {
             hosts: BTreeMap::new(),
             opportunities: 0,
             allowed: None,
+            tags: AskTags::default(),
         }
     }
 
@@ -67,7 +72,8 @@ impl Request {
 
     /// Takes one container out of the request at the achieved locality (Hadoop decrements the
     /// node, rack and ANY levels for node-local, rack and ANY for rack-local, ANY otherwise).
-    pub(crate) fn take_one(&mut self, host: &str, rack: &str, locality: Locality) {
+    /// Returns the tag of the ask the container comes from (the oldest outstanding one).
+    pub(crate) fn take_one(&mut self, host: &str, rack: &str, locality: Locality) -> AskTag {
         let dec = |a: &mut LocationAsk| a.count = a.count.saturating_sub(1);
         if locality == Locality::NodeLocal {
             if let Some(a) = self.hosts.get_mut(host) {
@@ -88,6 +94,7 @@ impl Request {
         if !self.racks.is_empty() {
             self.racks.retain(|_, a| a.count > 0);
         }
+        self.tags.take_oldest()
     }
 }
 

@@ -8,7 +8,7 @@ use weft_types::{AppId, ContainerId, Locality, NodeId, Resource};
 use crate::api::{ContainerExit, Decision};
 use crate::engine::{Engine, WalkMode};
 use crate::objects::app::SchedulerKey;
-use crate::objects::containers::Link;
+use crate::objects::containers::{Link, Owner};
 use crate::objects::node::{Container, Reservation};
 use crate::queues::QueueId;
 use crate::rules::Rules;
@@ -41,7 +41,7 @@ impl<R: Rules> Engine<R> {
                 req.allowed = Some(locality);
             }
         }
-        req.take_one(&n.host, &n.rack, locality);
+        let tag = req.take_one(&n.host, &n.rack, locality);
         // Only a request that ran out changes which ask sizes the app has outstanding.
         let emptied = req.any.count == 0;
         let id = ContainerId(self.next_container);
@@ -82,6 +82,7 @@ impl<R: Rules> Engine<R> {
             locality,
             am,
             priority: key.0,
+            tag,
         });
     }
 
@@ -189,5 +190,57 @@ impl<R: Rules> Engine<R> {
                 a.reservations.remove(&node);
             }
         }
+    }
+
+    /// Repairs drift: recomputes every figure the scheduler maintains from what it holds (its
+    /// running containers, its apps' requests and the queues' app lists): the usage of apps,
+    /// nodes, queues and the cluster, the runnable counts, the cached outstanding asks, the
+    /// max-share path flags, and the fast path's order (rebuilt before the next heartbeat, as
+    /// after a reload). What it cannot recompute (an app listed by the wrong leaf, a node over
+    /// its capacity, ask tags that disagree with their request) `verify` keeps reporting.
+    pub(crate) fn rebuild_derived(&mut self) {
+        let app_slots: Vec<u32> = self
+            .apps
+            .values()
+            .filter_map(|a| self.apps.slot_of(&a.id))
+            .collect();
+        for slot in app_slots {
+            let Some(list) = self.apps.at(slot).map(|a| a.running) else {
+                continue;
+            };
+            let usage = self.list_summary(list, Owner::App, slot).total;
+            if let Some(a) = self.apps.at_mut(slot) {
+                a.usage = usage;
+                a.refresh_outstanding();
+                a.threshold_ask = None;
+            }
+        }
+        let mut used = Resource::ZERO;
+        let node_ids: Vec<_> = self.nodes.values().map(|n| n.id).collect();
+        for id in node_ids {
+            let Some(slot) = self.nodes.slot_of(&id) else {
+                continue;
+            };
+            let Some(list) = self.nodes.at(slot).map(|n| n.running) else {
+                continue;
+            };
+            let allocated = self.list_summary(list, Owner::Node, slot).total;
+            if let Some(n) = self.nodes.at_mut(slot) {
+                n.allocated = allocated;
+            }
+            used = used.saturating_add(allocated);
+        }
+        self.cluster_used = used;
+        self.refresh_root_available();
+        let queue_ids: Vec<QueueId> = self.queues.ids().collect();
+        for id in queue_ids {
+            let usage = self.recursive_usage(id);
+            let runnable = self.recursive_runnable(id);
+            let q = self.queues.get_mut(id);
+            q.usage = usage;
+            q.runnable_count = runnable;
+        }
+        self.queues.refresh_path_bounds();
+        self.order_dirty = true;
     }
 }

@@ -2,6 +2,7 @@
 //! running containers. They know no scheduler's rules (`tests/tidy.rs` checks it).
 
 pub(crate) mod app;
+pub(crate) mod ask_tags;
 pub(crate) mod containers;
 pub(crate) mod ledger;
 pub(crate) mod node;

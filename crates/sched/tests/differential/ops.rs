@@ -93,6 +93,7 @@ pub(crate) fn to_event(op: &Op, submitted: u64, running: &[ContainerId]) -> Opti
                 hosts: host.map(|h| vec![format!("h{h}")]).unwrap_or_default(),
                 racks: vec![],
                 relax_locality: true,
+                tag: weft_sched::AskTag::NONE,
             },
         },
         Op::Heartbeat(n) => Event::NodeHeartbeat { node: NodeId(*n) },

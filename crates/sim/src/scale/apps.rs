@@ -1,10 +1,10 @@
 //! A simulated ApplicationMaster: it asks for its stages one after the other and runs each
 //! container for its task's duration.
 
+use crate::driver::duration_tag;
 use crate::workload::AppPlan;
-use std::collections::{BTreeMap, VecDeque};
 use weft_sched::ContainerAsk;
-use weft_types::{Duration, Time};
+use weft_types::Time;
 
 /// What the AM does next.
 #[derive(Debug)]
@@ -29,9 +29,6 @@ pub(crate) struct AppRun {
     stage: usize,
     /// Containers of the current stage not completed yet.
     stage_left: u64,
-    /// Per priority, the durations of the current stage's containers not started yet, as
-    /// (duration, how many), oldest ask first.
-    durations: BTreeMap<i32, VecDeque<(Duration, u32)>>,
 }
 
 impl AppRun {
@@ -44,7 +41,6 @@ impl AppRun {
             rejected: false,
             stage: 0,
             stage_left: 0,
-            durations: BTreeMap::new(),
         }
     }
 
@@ -72,13 +68,8 @@ impl AppRun {
             }
             self.stage = k;
             self.stage_left = total;
-            self.durations.clear();
             let mut asks = Vec::with_capacity(stage.groups.len());
             for g in stage.groups.iter().filter(|g| g.count > 0) {
-                self.durations
-                    .entry(g.priority)
-                    .or_default()
-                    .push_back((g.duration, g.count));
                 asks.push(ContainerAsk {
                     priority: g.priority,
                     resources: g.resource,
@@ -86,28 +77,14 @@ impl AppRun {
                     hosts: g.host.iter().cloned().collect(),
                     racks: g.rack.iter().cloned().collect(),
                     relax_locality: true,
+                    // The run time travels with the ask and comes back on each allocation.
+                    tag: duration_tag(Some(g.duration)),
                 });
             }
             return AppStep::Ask(asks);
         }
         self.stage = self.plan.stages.len();
         AppStep::Finish
-    }
-
-    /// A task container was allocated at `priority`: how long it runs.
-    pub(crate) fn task_started(&mut self, priority: i32) -> Duration {
-        let Some(queue) = self.durations.get_mut(&priority) else {
-            return Duration::from_millis(1);
-        };
-        let Some(front) = queue.front_mut() else {
-            return Duration::from_millis(1);
-        };
-        let duration = front.0;
-        front.1 -= 1;
-        if front.1 == 0 {
-            queue.pop_front();
-        }
-        duration
     }
 
     /// A task container completed: maybe the next stage, maybe the end.
@@ -124,7 +101,7 @@ impl AppRun {
 mod tests {
     use super::*;
     use crate::workload::{Stage, TaskGroup};
-    use weft_types::Resource;
+    use weft_types::{Duration, Resource};
 
     fn group(priority: i32, count: u32, ms: u64) -> TaskGroup {
         TaskGroup {
@@ -161,15 +138,14 @@ mod tests {
             panic!("the AM asks for its first stage")
         };
         assert_eq!((asks.len(), asks[0].count, asks[0].priority), (1, 2, 20));
-        assert_eq!(app.task_started(20).as_millis(), 100);
-        assert_eq!(app.task_started(20).as_millis(), 100);
+        assert_eq!(asks[0].tag, duration_tag(Some(Duration::from_millis(100))));
         assert!(matches!(app.task_completed(), AppStep::Wait));
         // The empty middle stage is skipped.
         let AppStep::Ask(asks) = app.task_completed() else {
             panic!("stage 3 follows stage 1")
         };
         assert_eq!((asks[0].count, asks[0].priority), (1, 10));
-        assert_eq!(app.task_started(10).as_millis(), 50);
+        assert_eq!(asks[0].tag, duration_tag(Some(Duration::from_millis(50))));
         assert!(matches!(app.task_completed(), AppStep::Finish));
     }
 

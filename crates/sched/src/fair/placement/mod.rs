@@ -50,3 +50,16 @@ pub(crate) enum PlacementError {
         problem: NameProblem,
     },
 }
+
+impl PlacementError {
+    /// The submission's rejection code for this error.
+    pub(crate) fn code(&self) -> crate::api::RejectCode {
+        use crate::api::RejectCode;
+        match self {
+            PlacementError::Rejected { .. } | PlacementError::NoGroups { .. } => {
+                RejectCode::PlacementRejected
+            }
+            PlacementError::InvalidQueueName { .. } => RejectCode::InvalidQueueName,
+        }
+    }
+}

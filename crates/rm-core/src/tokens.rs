@@ -1,0 +1,212 @@
+//! The RM's side of container and NM tokens (`weft-tokens`): the rolling master key, and
+//! minting tokens for AMs, AM launches and the RM's own container stops.
+//!
+//! Roll-over follows YARN's `RMContainerTokenSecretManager`: every roll interval a next key is
+//! made and handed to NMs in heartbeats, while tokens are still signed with the current key;
+//! after the activation delay (1.5 x the NM expiry, so every live NM has heard of it) the next
+//! key becomes current. NMs keep their previous key, so tokens signed just before the switch
+//! stay valid.
+
+use weft_tokens::{ContainerTokenIdentifier, MasterKey, NmTokenIdentifier};
+use weft_types::yarn_id::{AttemptId, ContainerId};
+use weft_types::{Duration, Resource, Time};
+
+use crate::core::RmCore;
+use crate::model::{NmToken, Output};
+
+/// The master key in use, and the one waiting to replace it.
+pub(crate) struct ContainerKeys {
+    seed: u128,
+    serial: u32,
+    current: MasterKey,
+    /// The next key and when it becomes current.
+    next: Option<(MasterKey, Time)>,
+    /// When the current key was made (the next roll is one interval later).
+    made: Time,
+}
+
+impl ContainerKeys {
+    pub(crate) fn new(seed: u128, now: Time) -> ContainerKeys {
+        ContainerKeys {
+            seed,
+            serial: 0,
+            current: MasterKey::derive(seed, 0),
+            next: None,
+            made: now,
+        }
+    }
+
+    /// The key that signs new tokens.
+    pub(crate) fn current(&self) -> &MasterKey {
+        &self.current
+    }
+
+    /// The key NMs should hold: the next one while it waits for activation, else the current.
+    pub(crate) fn for_nodes(&self) -> &MasterKey {
+        self.next.as_ref().map_or(&self.current, |(k, _)| k)
+    }
+
+    /// Makes the next key when the interval is up, activates it after `delay`. True when a
+    /// new key became current.
+    pub(crate) fn roll(&mut self, now: Time, interval: Duration, delay: Duration) -> bool {
+        match &self.next {
+            None if now.since(self.made) >= interval => {
+                self.serial = self.serial.wrapping_add(1);
+                let key = MasterKey::derive(self.seed, self.serial);
+                self.next = Some((key, now + delay));
+                false
+            }
+            Some((_, at)) if now >= *at => {
+                if let Some((key, _)) = self.next.take() {
+                    self.current = key;
+                    self.made = now;
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+impl RmCore {
+    /// A container token for a container of `user` on `node`, valid for the allocation expiry.
+    pub(crate) fn container_token(
+        &self,
+        now: Time,
+        container: ContainerId,
+        node: &str,
+        user: &str,
+        resource: Resource,
+    ) -> String {
+        ContainerTokenIdentifier {
+            container,
+            node_id: node.to_string(),
+            user: user.to_string(),
+            memory_mb: resource.memory_mb(),
+            vcores: resource.vcores(),
+            expiry_ms: (now + self.config.container_token_expiry).as_millis(),
+            key_id: 0,
+        }
+        .issue(self.keys.current())
+    }
+
+    /// An NM token letting `attempt` (of `user`) manage its containers on `node`.
+    pub(crate) fn nm_token(&self, attempt: AttemptId, node: &str, user: &str) -> NmToken {
+        NmToken {
+            node_id: node.to_string(),
+            token: NmTokenIdentifier {
+                attempt,
+                node_id: node.to_string(),
+                user: user.to_string(),
+                key_id: 0,
+            }
+            .issue(self.keys.current()),
+        }
+    }
+
+    /// The submitter of the app `container` belongs to (empty for an unknown app).
+    pub(crate) fn owner_of(&self, container: &ContainerId) -> String {
+        self.apps
+            .get(&container.app)
+            .map(|a| a.sub.user.clone())
+            .unwrap_or_default()
+    }
+
+    /// The output that stops `container` on `node` through its NM, with an NM token for it.
+    pub(crate) fn stop_output(
+        &self,
+        node: &str,
+        address: String,
+        container: ContainerId,
+    ) -> Output {
+        let user = self.owner_of(&container);
+        Output::StopContainer {
+            node_id: node.to_string(),
+            node_address: address,
+            container,
+            nm_token: self.nm_token(container.attempt_id(), node, &user).token,
+        }
+    }
+
+    /// NM tokens for the nodes of `containers` that `attempt` has not been given one for yet
+    /// (YARN sends each node's token once per attempt and key).
+    pub(crate) fn new_nm_tokens<'a>(
+        &mut self,
+        attempt: AttemptId,
+        nodes: impl Iterator<Item = &'a str>,
+    ) -> Vec<NmToken> {
+        let Some(app) = self.apps.get(&attempt.app) else {
+            return Vec::new();
+        };
+        let user = app.sub.user.clone();
+        let Some(sent) = app.current().map(|t| t.nm_tokens_sent.clone()) else {
+            return Vec::new();
+        };
+        let mut fresh: Vec<NmToken> = Vec::new();
+        for node in nodes {
+            if !sent.contains(node) && !fresh.iter().any(|t| t.node_id == node) {
+                fresh.push(self.nm_token(attempt, node, &user));
+            }
+        }
+        if let Some(t) = self
+            .apps
+            .get_mut(&attempt.app)
+            .and_then(|a| a.current_mut())
+        {
+            t.nm_tokens_sent
+                .extend(fresh.iter().map(|n| n.node_id.clone()));
+        }
+        fresh
+    }
+
+    /// Rolls the master key when due; after an activation every attempt gets fresh NM tokens.
+    pub(crate) fn roll_keys(&mut self, now: Time) {
+        let delay = Duration::from_millis(self.config.nm_expiry.as_millis().saturating_mul(3) / 2);
+        if self
+            .keys
+            .roll(now, self.config.master_key_roll_interval, delay)
+        {
+            for app in self.apps.values_mut() {
+                if let Some(t) = app.current_mut() {
+                    t.nm_tokens_sent.clear();
+                }
+            }
+        }
+    }
+
+    /// The key an NM that last knew `known` should be sent, if it lacks it.
+    pub(crate) fn key_for_node(&self, known: Option<u32>) -> Option<MasterKey> {
+        let key = self.keys.for_nodes();
+        (known != Some(key.id)).then(|| key.clone())
+    }
+
+    /// The current master key, handed to NMs when they register.
+    pub fn current_master_key(&self) -> MasterKey {
+        self.keys.current().clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_roll_after_the_interval_and_activate_after_the_delay() {
+        let mut k = ContainerKeys::new(5, Time(0));
+        let first = k.current().clone();
+        let (interval, delay) = (Duration::from_secs(100), Duration::from_secs(15));
+        assert!(!k.roll(Time(99_000), interval, delay));
+        assert_eq!(k.for_nodes(), &first);
+        assert!(!k.roll(Time(100_000), interval, delay));
+        let next = k.for_nodes().clone();
+        assert_ne!(next, first);
+        assert_eq!(k.current(), &first, "still signing with the old key");
+        assert!(!k.roll(Time(114_999), interval, delay));
+        assert!(k.roll(Time(115_000), interval, delay));
+        assert_eq!(k.current(), &next);
+        assert_eq!(k.for_nodes(), &next);
+        assert!(!k.roll(Time(214_999), interval, delay));
+        assert!(!k.roll(Time(215_000), interval, delay));
+        assert_ne!(k.for_nodes(), &next);
+    }
+}

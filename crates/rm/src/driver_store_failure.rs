@@ -1,0 +1,112 @@
+//! The driver against a store that starts refusing writes (a full disk): the failing call gets
+//! an error, nothing after it is answered, the store keeps exactly what was acknowledged, and
+//! the failure is published for the RM to stop.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use weft_rm_core::{RmConfig, RmCore, Submission};
+use weft_sched::SchedulerConfig;
+use weft_store::{LaunchContext, MemoryStore, RecoveredState, StateStore, StoreError, Write};
+use weft_types::{Resource, ResourceTypes, Time};
+
+use crate::driver::{self, DriverError};
+
+/// A memory store whose writes fail while `full` is set, like a full disk.
+#[derive(Default)]
+struct FillingStore {
+    inner: MemoryStore,
+    full: AtomicBool,
+}
+
+impl StateStore for FillingStore {
+    fn load(&self) -> Result<RecoveredState, StoreError> {
+        self.inner.load()
+    }
+
+    fn apply(&self, writes: &[Write]) -> Result<(), StoreError> {
+        if self.full.load(Ordering::SeqCst) {
+            return Err(StoreError::Backend {
+                path: "test-store".into(),
+                operation: "commit",
+                source: "No space left on device (os error 28)".into(),
+            });
+        }
+        self.inner.apply(writes)
+    }
+}
+
+fn submission() -> Submission {
+    Submission {
+        name: "t".into(),
+        user: "alice".into(),
+        application_type: "YARN".into(),
+        am_resource: Resource::new(1024, 1),
+        launch: LaunchContext {
+            commands: vec!["sleep 1".into()],
+            ..LaunchContext::default()
+        },
+        ..Submission::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_write_is_not_acknowledged_and_stops_the_driver() {
+    let store = Arc::new(FillingStore::default());
+    let core = RmCore::new(RmConfig::new(SchedulerConfig::default()), 1, Time(1));
+    let (driver, mut driver_loop, failure) = driver::new(
+        core,
+        Arc::clone(&store) as Arc<dyn StateStore>,
+        Duration::from_secs(3600),
+        ResourceTypes::default(),
+    );
+    driver_loop.flush_startup().expect("startup writes");
+    let (_stop, stop_rx) = tokio::sync::watch::channel(false);
+    let task = tokio::spawn(driver_loop.run(stop_rx));
+
+    let submit = |driver: driver::Driver| async move {
+        driver
+            .call(|core, now| {
+                let id = core.new_application(now);
+                core.submit(now, id, submission()).map(|()| id)
+            })
+            .await
+    };
+    let stored_first = submit(driver.clone())
+        .await
+        .expect("answered")
+        .expect("accepted");
+    store.full.store(true, Ordering::SeqCst);
+    match submit(driver.clone()).await {
+        Err(DriverError::NotPersisted) => {}
+        other => panic!("a submission the store refused was answered: {other:?}"),
+    }
+    let message = tokio::time::timeout(Duration::from_secs(5), failure.wait())
+        .await
+        .expect("the failure is published");
+    assert!(
+        message.contains("No space left on device") && message.contains("stops"),
+        "{message}"
+    );
+    tokio::time::timeout(Duration::from_secs(5), task)
+        .await
+        .expect("the driver stops by itself")
+        .expect("join");
+    // Nothing is served from memory that ran ahead of the store.
+    assert!(matches!(
+        driver.call(|core, _| core.app_reports().len()).await,
+        Err(DriverError::Stopped)
+    ));
+    let stored = store.inner.load().expect("load");
+    let ids: Vec<u64> = stored.apps.iter().map(|a| a.app.app_id).collect();
+    assert_eq!(
+        ids,
+        vec![stored_first.seq],
+        "only the acknowledged app is stored"
+    );
+    // The id handed out to the refused submission was not stored, and the next start
+    // continues after the last id stored.
+    let next = stored.meta.expect("meta").next_app_seq;
+    assert_eq!(next, stored_first.seq + 1);
+}

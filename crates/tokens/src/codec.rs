@@ -1,0 +1,107 @@
+//! The identifiers' byte layout: a 4-byte tag, then fixed-width big-endian integers and
+//! strings prefixed with their u16 length; and the hex text form.
+
+pub(crate) struct Writer(Vec<u8>);
+
+impl Writer {
+    pub(crate) fn new(tag: &[u8; 4]) -> Writer {
+        Writer(tag.to_vec())
+    }
+    pub(crate) fn u32(&mut self, v: u32) {
+        self.0.extend_from_slice(&v.to_be_bytes());
+    }
+    pub(crate) fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_be_bytes());
+    }
+    pub(crate) fn i64(&mut self, v: i64) {
+        self.0.extend_from_slice(&v.to_be_bytes());
+    }
+    /// Strings longer than u16::MAX bytes are cut (ids, node names and user names never are).
+    pub(crate) fn str(&mut self, s: &str) {
+        let bytes = &s.as_bytes()[..s.len().min(u16::MAX as usize)];
+        self.0
+            .extend_from_slice(&(bytes.len() as u16).to_be_bytes());
+        self.0.extend_from_slice(bytes);
+    }
+    pub(crate) fn finish(self) -> Vec<u8> {
+        self.0
+    }
+}
+
+pub(crate) struct Reader<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    pub(crate) fn new(bytes: &'a [u8], tag: &[u8; 4]) -> Result<Reader<'a>, String> {
+        match bytes.strip_prefix(tag.as_slice()) {
+            Some(rest) => Ok(Reader { rest }),
+            None => Err("not a token of this kind".to_string()),
+        }
+    }
+    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+        if self.rest.len() < n {
+            return Err("the identifier is truncated".to_string());
+        }
+        let (head, tail) = self.rest.split_at(n);
+        self.rest = tail;
+        Ok(head)
+    }
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], String> {
+        let mut out = [0u8; N];
+        out.copy_from_slice(self.take(N)?);
+        Ok(out)
+    }
+    pub(crate) fn u32(&mut self) -> Result<u32, String> {
+        Ok(u32::from_be_bytes(self.array()?))
+    }
+    pub(crate) fn u64(&mut self) -> Result<u64, String> {
+        Ok(u64::from_be_bytes(self.array()?))
+    }
+    pub(crate) fn i64(&mut self) -> Result<i64, String> {
+        Ok(i64::from_be_bytes(self.array()?))
+    }
+    pub(crate) fn str(&mut self) -> Result<String, String> {
+        let len = u16::from_be_bytes(self.array()?) as usize;
+        let bytes = self.take(len)?;
+        String::from_utf8(bytes.to_vec()).map_err(|_| "a field is not UTF-8".to_string())
+    }
+    pub(crate) fn end(&self) -> Result<(), String> {
+        if self.rest.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{} unexpected bytes after the identifier",
+                self.rest.len()
+            ))
+        }
+    }
+}
+
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(DIGITS[(b >> 4) as usize] as char);
+        s.push(DIGITS[(b & 15) as usize] as char);
+    }
+    s
+}
+
+pub(crate) fn unhex(text: &str) -> Result<Vec<u8>, String> {
+    if !text.len().is_multiple_of(2) {
+        return Err("odd number of hex digits".to_string());
+    }
+    let digit = |c: u8| -> Result<u8, String> {
+        match c {
+            b'0'..=b'9' => Ok(c - b'0'),
+            b'a'..=b'f' => Ok(c - b'a' + 10),
+            b'A'..=b'F' => Ok(c - b'A' + 10),
+            _ => Err(format!("'{}' is not a hex digit", c.escape_ascii())),
+        }
+    };
+    text.as_bytes()
+        .chunks(2)
+        .map(|p| Ok((digit(p[0])? << 4) | digit(p[1])?))
+        .collect()
+}

@@ -1,0 +1,152 @@
+use super::*;
+
+fn container() -> ContainerTokenIdentifier {
+    ContainerTokenIdentifier {
+        container: "container_1700000000000_0003_01_000002".parse().unwrap(),
+        node_id: "h1:8041".into(),
+        user: "alice".into(),
+        memory_mb: 1024,
+        vcores: 1,
+        expiry_ms: 5_000,
+        key_id: 0,
+    }
+}
+
+fn nm() -> NmTokenIdentifier {
+    NmTokenIdentifier {
+        attempt: "appattempt_1700000000000_0003_000001".parse().unwrap(),
+        node_id: "h1:8041".into(),
+        user: "alice".into(),
+        key_id: 0,
+    }
+}
+
+fn ring(keys: &[MasterKey]) -> KeyRing {
+    let mut r = KeyRing::default();
+    for k in keys {
+        r.learn(k.clone());
+    }
+    r
+}
+
+#[test]
+fn issued_tokens_verify_and_say_what_they_grant() {
+    let key = MasterKey::derive(42, 0);
+    let r = ring(std::slice::from_ref(&key));
+    let got = r.verify_container(&container().issue(&key), 4_999).unwrap();
+    assert_eq!(
+        got,
+        ContainerTokenIdentifier {
+            key_id: key.id,
+            ..container()
+        }
+    );
+    let got = r.verify_nm(&nm().issue(&key)).unwrap();
+    assert_eq!(
+        got.attempt.to_string(),
+        "appattempt_1700000000000_0003_000001"
+    );
+    assert_eq!(got.key_id, key.id);
+}
+
+#[test]
+fn tampered_forged_and_expired_tokens_are_refused() {
+    let key = MasterKey::derive(42, 0);
+    let r = ring(std::slice::from_ref(&key));
+    let token = container().issue(&key);
+    // Changing the memory in the identifier breaks the signature.
+    let bigger = ContainerTokenIdentifier {
+        memory_mb: 1 << 20,
+        key_id: key.id,
+        ..container()
+    };
+    let (_, mac) = token.split_once('.').unwrap();
+    let forged = format!("{}.{mac}", codec::hex(&bigger.encode()));
+    assert_eq!(
+        r.verify_container(&forged, 0),
+        Err(TokenError::BadSignature("container token"))
+    );
+    // A key from another seed (another RM) with the same id is not the same key.
+    let other = MasterKey {
+        id: key.id,
+        secret: MasterKey::derive(43, 0).secret,
+    };
+    assert_eq!(
+        r.verify_container(&container().issue(&other), 0),
+        Err(TokenError::BadSignature("container token"))
+    );
+    assert_eq!(
+        r.verify_container(&token, 5_001),
+        Err(TokenError::Expired {
+            expiry_ms: 5_000,
+            now_ms: 5_001
+        })
+    );
+    assert_eq!(
+        r.verify_container("", 0),
+        Err(TokenError::Missing("container token"))
+    );
+    for junk in ["abc", "zz.00", "00.00", &"a".repeat(MAX_TOKEN_LEN + 1)] {
+        assert!(
+            matches!(
+                r.verify_container(junk, 0),
+                Err(TokenError::Malformed { .. })
+            ),
+            "{junk:.20}"
+        );
+    }
+}
+
+#[test]
+fn an_nm_token_is_not_a_container_token() {
+    let key = MasterKey::derive(7, 0);
+    let r = ring(std::slice::from_ref(&key));
+    let nm_token = nm().issue(&key);
+    assert!(matches!(
+        r.verify_container(&nm_token, 0),
+        Err(TokenError::Malformed { .. })
+    ));
+    assert!(matches!(
+        r.verify_nm(&container().issue(&key)),
+        Err(TokenError::Malformed { .. })
+    ));
+}
+
+#[test]
+fn the_ring_keeps_the_previous_key_through_one_roll() {
+    let k0 = MasterKey::derive(9, 0);
+    let k1 = MasterKey::derive(9, 1);
+    let k2 = MasterKey::derive(9, 2);
+    assert_ne!(k0.id, k1.id);
+    assert_ne!(k0.secret, k1.secret);
+    let old = nm().issue(&k0);
+    let mut r = ring(&[k0.clone(), k1.clone()]);
+    assert_eq!(r.current_id(), Some(k1.id));
+    assert!(r.verify_nm(&old).is_ok());
+    // Learning a held key again changes nothing.
+    r.learn(k0.clone());
+    assert_eq!(r.current_id(), Some(k1.id));
+    assert!(r.verify_nm(&old).is_ok());
+    r.learn(k2);
+    assert!(matches!(
+        r.verify_nm(&old),
+        Err(TokenError::UnknownKey { key_id, .. }) if key_id == k0.id
+    ));
+    assert!(r.verify_nm(&nm().issue(&k1)).is_ok());
+}
+
+#[test]
+fn an_empty_ring_says_the_node_has_not_registered() {
+    let e = KeyRing::default()
+        .verify_nm(&nm().issue(&MasterKey::derive(1, 0)))
+        .unwrap_err();
+    assert!(e.to_string().contains("has not registered"), "{e}");
+}
+
+#[test]
+fn debug_output_hides_the_secret() {
+    let key = MasterKey::derive(1, 0);
+    let shown = format!("{key:?}");
+    assert!(shown.contains("redacted"));
+    assert!(!shown.contains(&format!("{:?}", key.secret)), "{shown}");
+}
