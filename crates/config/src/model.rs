@@ -342,9 +342,72 @@ impl Default for AllocationConfig {
     }
 }
 
-/// The Fair Scheduler's yarn-site.xml properties (spec §14.4), with Hadoop's defaults.
+/// Which scheduler the ResourceManager runs (`yarn.resourcemanager.scheduler.class`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SchedulerKind {
+    /// `org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler` (Weft's
+    /// default; Hadoop's is the Capacity Scheduler).
+    #[default]
+    Fair,
+    /// `org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler`.
+    Capacity,
+    /// `org.apache.hadoop.yarn.server.resourcemanager.scheduler.fifo.FifoScheduler`.
+    Fifo,
+}
+
+impl SchedulerKind {
+    /// Hadoop's class name of the scheduler.
+    pub fn class_name(self) -> &'static str {
+        match self {
+            SchedulerKind::Fair => {
+                "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler"
+            }
+            SchedulerKind::Capacity => {
+                "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler"
+            }
+            SchedulerKind::Fifo => {
+                "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fifo.FifoScheduler"
+            }
+        }
+    }
+
+    /// The short name (`fair`, `capacity`, `fifo`).
+    pub fn short_name(self) -> &'static str {
+        match self {
+            SchedulerKind::Fair => "fair",
+            SchedulerKind::Capacity => "capacity",
+            SchedulerKind::Fifo => "fifo",
+        }
+    }
+
+    /// A Hadoop class name or a short name (`fair`, `capacity`, `fifo`, any case).
+    pub fn parse(text: &str) -> Result<SchedulerKind, String> {
+        let text = text.trim();
+        for kind in [
+            SchedulerKind::Fair,
+            SchedulerKind::Capacity,
+            SchedulerKind::Fifo,
+        ] {
+            if text == kind.class_name() || text.eq_ignore_ascii_case(kind.short_name()) {
+                return Ok(kind);
+            }
+        }
+        Err(format!(
+            "unknown scheduler '{text}': expected fair, capacity, fifo or one of Hadoop's class names ({}, {}, {})",
+            SchedulerKind::Fair.class_name(),
+            SchedulerKind::Capacity.class_name(),
+            SchedulerKind::Fifo.class_name()
+        ))
+    }
+}
+
+/// The scheduler's yarn-site.xml properties (spec §14.4), with Hadoop's defaults: which
+/// scheduler runs, the cluster-wide allocation limits and resource types, and the Fair
+/// Scheduler's own properties.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SchedulerProperties {
+    /// `yarn.resourcemanager.scheduler.class`.
+    pub scheduler_kind: SchedulerKind,
     /// `yarn.scheduler.fair.allocation.file`.
     pub allocation_file: String,
     /// `yarn.scheduler.fair.allow-undeclared-pools`.
@@ -403,6 +466,7 @@ pub struct SchedulerProperties {
 impl Default for SchedulerProperties {
     fn default() -> Self {
         SchedulerProperties {
+            scheduler_kind: SchedulerKind::Fair,
             allocation_file: "fair-scheduler.xml".to_string(),
             allow_undeclared_pools: true,
             user_as_default_queue: true,

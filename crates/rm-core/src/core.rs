@@ -314,7 +314,7 @@ impl RmCore {
 
     /// The largest container an app may ask for (`yarn.scheduler.maximum-allocation-*`).
     pub fn maximum_allocation(&self) -> Resource {
-        self.sched.config().properties.maximum_allocation
+        self.sched.config().properties().maximum_allocation
     }
 
     /// The groups the RM knows `user` to be in (what placement rules and ACLs see; empty when

@@ -13,8 +13,21 @@ impl RmCore {
     /// The scheduler's update interval (`yarn.scheduler.fair.update-interval-ms`, negative
     /// values fall back to 500 ms as in Hadoop).
     pub fn update_interval(&self) -> Duration {
-        let ms = self.sched.config().properties.update_interval_ms;
+        let ms = self.sched.config().properties().update_interval_ms;
         Duration::from_millis(if ms < 0 { 500 } else { ms as u64 })
+    }
+
+    /// When the scheduler next wants to be woken between ticks (`None`: nothing is timed); the
+    /// driver then calls [`RmCore::timeout`].
+    pub fn poll_timeout(&self) -> Option<Time> {
+        self.sched.poll_timeout()
+    }
+
+    /// Wakes the scheduler for what came due by `now` (see [`RmCore::poll_timeout`]).
+    pub fn timeout(&mut self, now: Time) {
+        self.latest = self.latest.max(now);
+        let _ = self.sched.handle(now, weft_sched::Event::Timeout);
+        self.drain(now);
     }
 
     /// Advances time: runs the scheduler update when due, expires silent NMs and AMs, and stops

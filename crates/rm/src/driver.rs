@@ -199,6 +199,18 @@ pub(crate) fn call_site(type_name: &str) -> String {
     }
 }
 
+/// Sleeps until the core's next timeout (wall-clock epoch milliseconds), or forever when it
+/// has none: the driver wakes the core exactly when something is due, not at the next tick.
+async fn sleep_until_due(due: Option<weft_types::Time>) {
+    match due {
+        Some(due) => {
+            let wait = due.as_millis().saturating_sub(clock::now().as_millis());
+            tokio::time::sleep(Duration::from_millis(wait)).await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
 /// The clock for durations only; the core never sees it.
 #[allow(clippy::disallowed_methods)]
 fn stopwatch() -> Instant {
@@ -299,6 +311,12 @@ impl Loop {
                     for reply in replies {
                         reply();
                     }
+                }
+                _ = sleep_until_due(self.core.poll_timeout()) => {
+                    let start = stopwatch();
+                    self.core.timeout(clock::now());
+                    self.counters.record("timeout", start.elapsed());
+                    self.flush();
                 }
                 _ = ticker.tick() => {
                     self.run_tick();

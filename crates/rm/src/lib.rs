@@ -189,10 +189,8 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
     let tracker = reachable(tracker_listener.local_addr()?);
     let web = reachable(web_listener.local_addr()?);
 
-    let mut config = RmConfig::new(SchedulerConfig {
-        allocations,
-        properties: properties.clone(),
-    });
+    let scheduler_config = SchedulerConfig::from_site(properties.clone(), allocations)?;
+    let mut config = RmConfig::new(scheduler_config);
     config.nm_expiry = CoreDuration::from_millis(settings.nm_expiry_ms);
     config.am_expiry = CoreDuration::from_millis(settings.am_expiry_ms);
     config.max_attempts = settings.max_attempts;

@@ -169,10 +169,7 @@ async fn apply(
     driver: &Driver,
 ) -> Result<(), RefreshError> {
     let allocations = load(path, props).map_err(RefreshError::Invalid)?;
-    let config = SchedulerConfig {
-        allocations,
-        properties: props.clone(),
-    };
+    let config = SchedulerConfig::fair(allocations, props.clone());
     match driver.call(move |core, now| core.reload(now, config)).await {
         Ok(Ok(())) => Ok(()),
         Ok(Err(e)) => Err(RefreshError::Invalid(format!("{}: {e}", path.display()))),

@@ -50,10 +50,7 @@ fn build(mode: WalkMode) -> Scheduler {
         ..Default::default()
     };
     let mut s = Scheduler::new(
-        SchedulerConfig {
-            allocations,
-            properties,
-        },
+        SchedulerConfig::fair(allocations, properties),
         Default::default(),
     );
     s.set_walk_mode(mode);

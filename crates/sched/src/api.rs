@@ -4,16 +4,108 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use thiserror::Error;
-use weft_config::{AllocationConfig, SchedulerProperties};
+use weft_config::{AllocationConfig, SchedulerKind, SchedulerProperties};
 use weft_types::{AppId, ContainerId, Locality, NodeId, Resource};
 
-/// A complete scheduler configuration: the allocation file and the yarn-site properties.
+/// A complete scheduler configuration, per scheduler kind. Every kind has the yarn-site
+/// properties (the cluster-wide part, [`ClusterProperties`], is what all kinds share); the rest
+/// is the kind's own.
+#[derive(Clone, Debug)]
+// Built once per start or reload: the size difference between kinds costs nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum SchedulerConfig {
+    /// Hadoop's Fair Scheduler.
+    Fair(FairConfig),
+    /// Hadoop's FIFO scheduler.
+    Fifo(FifoConfig),
+}
+
+/// The Fair Scheduler's configuration: the allocation file and the yarn-site properties.
 #[derive(Clone, Debug, Default)]
-pub struct SchedulerConfig {
+pub struct FairConfig {
     /// The parsed `fair-scheduler.xml`.
     pub allocations: AllocationConfig,
     /// The yarn-site.xml properties.
     pub properties: SchedulerProperties,
+}
+
+/// The FIFO scheduler's configuration: it has no queue configuration, only the yarn-site
+/// properties (of which it reads the cluster-wide part).
+#[derive(Clone, Debug, Default)]
+pub struct FifoConfig {
+    /// The yarn-site.xml properties.
+    pub properties: SchedulerProperties,
+}
+
+impl Default for SchedulerConfig {
+    fn default() -> SchedulerConfig {
+        SchedulerConfig::Fair(FairConfig::default())
+    }
+}
+
+impl SchedulerConfig {
+    /// A Fair Scheduler configuration.
+    pub fn fair(allocations: AllocationConfig, properties: SchedulerProperties) -> SchedulerConfig {
+        SchedulerConfig::Fair(FairConfig {
+            allocations,
+            properties,
+        })
+    }
+
+    /// The configuration of the scheduler `properties` names
+    /// (`yarn.resourcemanager.scheduler.class`); `allocations` is the Fair Scheduler's
+    /// allocation file (other kinds ignore it). The Capacity Scheduler is refused: it is not
+    /// built yet.
+    pub fn from_site(
+        properties: SchedulerProperties,
+        allocations: AllocationConfig,
+    ) -> Result<SchedulerConfig, SchedError> {
+        match properties.scheduler_kind {
+            SchedulerKind::Fair => Ok(SchedulerConfig::fair(allocations, properties)),
+            SchedulerKind::Fifo => Ok(SchedulerConfig::Fifo(FifoConfig { properties })),
+            SchedulerKind::Capacity => Err(SchedError::ConfigRefused(format!(
+                "yarn.resourcemanager.scheduler.class is the Capacity Scheduler ({}), which Weft does not have yet: use fair or fifo",
+                SchedulerKind::Capacity.class_name()
+            ))),
+        }
+    }
+
+    /// Which scheduler this configures.
+    pub fn kind(&self) -> SchedulerKind {
+        match self {
+            SchedulerConfig::Fair(_) => SchedulerKind::Fair,
+            SchedulerConfig::Fifo(_) => SchedulerKind::Fifo,
+        }
+    }
+
+    /// The yarn-site properties.
+    pub fn properties(&self) -> &SchedulerProperties {
+        match self {
+            SchedulerConfig::Fair(c) => &c.properties,
+            SchedulerConfig::Fifo(c) => &c.properties,
+        }
+    }
+
+    /// The yarn-site properties, to change.
+    pub fn properties_mut(&mut self) -> &mut SchedulerProperties {
+        match self {
+            SchedulerConfig::Fair(c) => &mut c.properties,
+            SchedulerConfig::Fifo(c) => &mut c.properties,
+        }
+    }
+
+    /// The Fair Scheduler's allocation file (`None` for other kinds).
+    pub fn allocations(&self) -> Option<&AllocationConfig> {
+        match self {
+            SchedulerConfig::Fair(c) => Some(&c.allocations),
+            SchedulerConfig::Fifo(_) => None,
+        }
+    }
+
+    /// The cluster-wide properties every kind shares.
+    pub fn cluster(&self) -> ClusterProperties {
+        ClusterProperties::from_site(self.properties())
+    }
 }
 
 /// User name -> groups, primary group first (what Hadoop's group mapping service answers).
@@ -224,6 +316,9 @@ pub enum Event {
     GroupsChanged(GroupMapping),
     /// The periodic update: demand, fair shares, runnability (Hadoop's update thread).
     Update,
+    /// The driver's wake-up at (or after) the time `Scheduler::poll_timeout` gave: whatever
+    /// is due by `now` happens. Harmless at any other time (nothing is due early).
+    Timeout,
 }
 
 /// One output of the scheduler, drained with `Scheduler::poll_decision`.
@@ -451,3 +546,40 @@ pub struct NodeSnapshot {
 
 /// Shared immutable configuration handle.
 pub type ConfigHandle = Arc<SchedulerConfig>;
+
+/// Cluster-wide properties every scheduler shares: how asks are normalized and which resource
+/// types exist (yarn-site's `yarn.scheduler.{minimum,maximum,increment}-allocation-*` and the
+/// resource-type registry).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClusterProperties {
+    /// The smallest container.
+    pub minimum_allocation: Resource,
+    /// The largest container.
+    pub maximum_allocation: Resource,
+    /// Asks are rounded up to a multiple of this.
+    pub increment_allocation: Resource,
+    /// The resource types in use.
+    pub resource_types: weft_types::ResourceTypes,
+}
+
+impl ClusterProperties {
+    /// The cluster-wide part of the yarn-site properties.
+    pub fn from_site(properties: &SchedulerProperties) -> ClusterProperties {
+        ClusterProperties {
+            minimum_allocation: properties.minimum_allocation,
+            maximum_allocation: properties.maximum_allocation,
+            increment_allocation: properties.increment_allocation,
+            resource_types: properties.resource_types.clone(),
+        }
+    }
+}
+
+/// A queue right, for checks the RM makes on requests the scheduler does not judge itself
+/// (who may move an application where).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueAccess {
+    /// May submit applications: `aclSubmitApps` or `aclAdministerApps` of the queue or a parent.
+    Submit,
+    /// May administer applications: `aclAdministerApps` of the queue or a parent.
+    Administer,
+}

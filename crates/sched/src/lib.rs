@@ -1,4 +1,4 @@
-//! The scheduler core: Hadoop's Fair Scheduler as a deterministic, sans-IO state machine.
+//! The scheduler core: Hadoop's Fair and FIFO schedulers as deterministic, sans-IO state machines.
 //!
 //! Events go in through [`Scheduler::handle`] with the current time passed as an argument;
 //! decisions come out through [`Scheduler::poll_decision`] ("mutate, then drain").
@@ -8,25 +8,17 @@
 //! a hash map in an order that could affect a decision. `tests/tidy.rs` enforces the first four.
 
 mod api;
-mod app;
-mod ask_tags;
-mod assign;
-mod moves;
-mod node;
+mod engine;
+mod fair;
+mod fifo;
+mod objects;
 mod order;
-mod ordset;
-mod placement;
-mod policy;
 mod queues;
-mod requests;
-mod runnable;
-mod running;
+mod rules;
 mod scheduler;
-mod shares;
-mod table;
-mod update;
 mod verify;
+mod walk;
 
 pub use api::*;
-pub use moves::QueueAccess;
 pub use scheduler::{Scheduler, WalkMode};
+pub use weft_config::SchedulerKind;

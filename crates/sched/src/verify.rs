@@ -4,16 +4,16 @@
 
 use weft_types::Resource;
 
-use crate::ordset::OrderedSet;
-use crate::policy::sort_key;
+use crate::engine::{Engine, WalkMode};
+use crate::objects::containers::{Owner, RunList};
+use crate::order::ordset::OrderedSet;
 use crate::queues::QueueId;
-use crate::running::{Owner, RunList};
-use crate::scheduler::{Scheduler, WalkMode};
+use crate::rules::Rules;
 
-impl Scheduler {
+impl<R: Rules> Engine<R> {
     /// Every inconsistency between the maintained state and a from-scratch recomputation, in
     /// words. Empty means consistent. Also checks that no node is over its capacity.
-    pub fn verify(&self) -> Vec<String> {
+    pub(crate) fn verify(&self) -> Vec<String> {
         let mut drift = Vec::new();
         for id in self.queues.ids() {
             let q = self.queues.get(id);
@@ -60,7 +60,7 @@ impl Scheduler {
                 ("allocated", n.allocated),
                 &mut drift,
             );
-            if !n.allocated.fits_in(&n.capability) {
+            if !R::fits_node(n.allocated.values(), &n.capability) {
                 drift.push(format!(
                     "node {} over capacity: {:?} > {:?}",
                     n.host, n.allocated, n.capability
@@ -116,59 +116,8 @@ impl Scheduler {
         if self.walk == WalkMode::Fast && !self.order_dirty {
             self.verify_order(&mut drift);
         }
+        R::verify(self, &mut drift);
         drift
-    }
-
-    /// Repairs drift: recomputes every figure the scheduler maintains from what it holds (its
-    /// running containers, its apps' requests and the queues' app lists): the usage of apps,
-    /// nodes, queues and the cluster, the runnable counts, the cached outstanding asks, the
-    /// max-share path flags, and the fast path's order (rebuilt before the next heartbeat, as
-    /// after a reload). What it cannot recompute (an app listed by the wrong leaf, a node over
-    /// its capacity, ask tags that disagree with their request) `verify` keeps reporting.
-    pub fn rebuild_derived(&mut self) {
-        let app_slots: Vec<u32> = self
-            .apps
-            .values()
-            .filter_map(|a| self.apps.slot_of(&a.id))
-            .collect();
-        for slot in app_slots {
-            let Some(list) = self.apps.at(slot).map(|a| a.running) else {
-                continue;
-            };
-            let usage = self.list_summary(list, Owner::App, slot).total;
-            if let Some(a) = self.apps.at_mut(slot) {
-                a.usage = usage;
-                a.refresh_outstanding();
-                a.threshold_ask = None;
-            }
-        }
-        let mut used = Resource::ZERO;
-        let node_ids: Vec<_> = self.nodes.values().map(|n| n.id).collect();
-        for id in node_ids {
-            let Some(slot) = self.nodes.slot_of(&id) else {
-                continue;
-            };
-            let Some(list) = self.nodes.at(slot).map(|n| n.running) else {
-                continue;
-            };
-            let allocated = self.list_summary(list, Owner::Node, slot).total;
-            if let Some(n) = self.nodes.at_mut(slot) {
-                n.allocated = allocated;
-            }
-            used = used.saturating_add(allocated);
-        }
-        self.cluster_used = used;
-        self.refresh_root_available();
-        let queue_ids: Vec<QueueId> = self.queues.ids().collect();
-        for id in queue_ids {
-            let usage = self.recursive_usage(id);
-            let runnable = self.recursive_runnable(id);
-            let q = self.queues.get_mut(id);
-            q.usage = usage;
-            q.runnable_count = runnable;
-        }
-        self.queues.refresh_path_bounds();
-        self.order_dirty = true;
     }
 
     /// One app's or node's list of running containers against what it records: every
@@ -230,7 +179,7 @@ impl Scheduler {
         }
     }
 
-    fn recursive_runnable(&self, id: QueueId) -> i32 {
+    pub(crate) fn recursive_runnable(&self, id: QueueId) -> i32 {
         let q = self.queues.get(id);
         let own = q.runnable_apps.len() as i32;
         own + q
@@ -241,20 +190,16 @@ impl Scheduler {
     }
 
     fn verify_order(&self, drift: &mut Vec<String>) {
-        let ctx = self.policy_context();
         for id in self.queues.ids() {
             let q = self.queues.get(id);
             let expected: OrderedSet = if q.is_leaf {
                 q.runnable_apps
                     .iter()
                     .filter_map(|a| self.apps.get(a))
-                    .filter(|a| Self::is_candidate(a))
+                    .filter(|a| R::is_candidate(self, a))
                     .map(|a| {
                         let slot = self.apps.slot_of(&a.id).unwrap_or(u32::MAX);
-                        (
-                            sort_key(q.policy, &Self::app_view(a), &ctx),
-                            u64::from(slot),
-                        )
+                        (R::app_key(self, a), u64::from(slot))
                     })
                     .collect()
             } else {
@@ -262,12 +207,7 @@ impl Scheduler {
                     .iter()
                     .map(|c| self.queues.get(*c))
                     .filter(|c| !c.candidates.is_empty())
-                    .map(|c| {
-                        (
-                            sort_key(q.policy, &Self::queue_view(c, c.usage), &ctx),
-                            c.id.0 as u64,
-                        )
-                    })
+                    .map(|c| (R::queue_key(self, id, c), c.id.0 as u64))
                     .collect()
             };
             if expected != q.candidates {
@@ -361,123 +301,5 @@ impl Scheduler {
                 sizes.len()
             ));
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use weft_types::{AppId, NodeId, Resource, Time};
-
-    use crate::api::{AskTag, ContainerAsk, Decision, Event, SchedulerConfig};
-    use crate::queues::ROOT;
-    use crate::scheduler::Scheduler;
-
-    fn busy_scheduler() -> Scheduler {
-        let mut s = Scheduler::new(SchedulerConfig::default(), Default::default());
-        let send = |s: &mut Scheduler, e: Event| s.handle(Time(0), e).expect("accepted");
-        for n in 1..=2 {
-            send(
-                &mut s,
-                Event::NodeAdded {
-                    node: NodeId(n),
-                    host: format!("n{n}"),
-                    rack: "/r".into(),
-                    capability: Resource::new(8192, 8),
-                },
-            );
-        }
-        for app in 1..=2 {
-            send(
-                &mut s,
-                Event::AppSubmitted {
-                    app: AppId(app),
-                    user: format!("u{app}"),
-                    queue: None,
-                    am_resource: None,
-                },
-            );
-            send(
-                &mut s,
-                Event::Ask {
-                    app: AppId(app),
-                    ask: ContainerAsk {
-                        priority: 1,
-                        resources: Resource::new(1024, 1),
-                        count: 6,
-                        hosts: vec![],
-                        racks: vec![],
-                        relax_locality: true,
-                        tag: AskTag::NONE,
-                    },
-                },
-            );
-        }
-        send(&mut s, Event::Update);
-        for n in [1, 2, 1] {
-            send(&mut s, Event::NodeHeartbeat { node: NodeId(n) });
-        }
-        while s.poll_decision().is_some() {}
-        s
-    }
-
-    fn allocations(s: &mut Scheduler, heartbeats: u32) -> Vec<(AppId, NodeId)> {
-        for i in 0..heartbeats {
-            let node = NodeId(1 + i % 2);
-            s.handle(Time(1), Event::NodeHeartbeat { node })
-                .expect("heartbeat");
-        }
-        std::iter::from_fn(|| s.poll_decision())
-            .filter_map(|d| match d {
-                Decision::Allocated { app, node, .. } => Some((app, node)),
-                _ => None,
-            })
-            .collect()
-    }
-
-    #[test]
-    fn a_rebuild_repairs_every_drifted_figure_and_decisions_go_on_as_without_drift() {
-        let mut healthy = busy_scheduler();
-        let mut drifted = busy_scheduler();
-        assert_eq!(drifted.verify(), Vec::<String>::new());
-        let odd = Resource::new(512, 3);
-        drifted.cluster_used = odd;
-        drifted.queues.get_mut(ROOT).usage = odd;
-        drifted.queues.get_mut(ROOT).runnable_count = 7;
-        if let Some(a) = drifted.apps.get_mut(&AppId(1)) {
-            a.usage = odd;
-            a.outstanding_asks = odd;
-        }
-        if let Some(n) = drifted.nodes.get_mut(&NodeId(2)) {
-            n.allocated = odd;
-        }
-        let found = drifted.verify();
-        for what in [
-            "cluster used",
-            "queue root usage",
-            "queue root runnable count",
-            "app app_0001 usage",
-            "app app_0001 outstanding asks",
-            "node n2 allocated",
-        ] {
-            assert!(
-                found.iter().any(|d| d.contains(what)),
-                "{what} not reported: {found:?}"
-            );
-        }
-        drifted.rebuild_derived();
-        assert_eq!(drifted.verify(), Vec::<String>::new());
-        assert_eq!(allocations(&mut drifted, 6), allocations(&mut healthy, 6));
-        assert_eq!(drifted.verify(), Vec::<String>::new());
-    }
-
-    #[test]
-    fn a_rebuild_of_a_consistent_scheduler_changes_no_decision() {
-        let mut a = busy_scheduler();
-        let mut b = busy_scheduler();
-        b.rebuild_derived();
-        assert_eq!(b.verify(), Vec::<String>::new());
-        let got = allocations(&mut b, 8);
-        assert!(!got.is_empty(), "the asks left are served");
-        assert_eq!(got, allocations(&mut a, 8));
     }
 }

@@ -9,10 +9,7 @@ fn scheduler() -> Scheduler {
     let (allocations, _) =
         parse_allocations("<allocations/>", &ResourceTypes::default()).expect("valid");
     Scheduler::new(
-        SchedulerConfig {
-            allocations,
-            properties: Default::default(),
-        },
+        SchedulerConfig::fair(allocations, Default::default()),
         Default::default(),
     )
 }

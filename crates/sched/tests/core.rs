@@ -12,10 +12,7 @@ fn scheduler_with(xml: &str, properties: weft_config::SchedulerProperties) -> Sc
     let (allocations, _) =
         parse_allocations(xml, &ResourceTypes::default()).expect("valid allocations");
     Scheduler::new(
-        SchedulerConfig {
-            allocations,
-            properties,
-        },
+        SchedulerConfig::fair(allocations, properties),
         Default::default(),
     )
 }
@@ -321,6 +318,19 @@ fn app_shares_follow_weight_and_membership_changes_across_updates() {
     // The rounds did move the shares (the check above is not comparing constants).
     assert!(seen.windows(2).all(|w| w[0] != w[1]), "{seen:?}");
     assert!(updated.verify().is_empty());
+}
+
+#[test]
+fn with_nothing_timed_there_is_no_timeout_and_a_timeout_event_changes_nothing() {
+    let mut s = scheduler("<allocations/>");
+    add_node(&mut s, 1, 4096, 4);
+    submit(&mut s, 1, "alice", "root.default");
+    drain(&mut s);
+    assert_eq!(s.poll_timeout(), None, "Fair sets no timers yet");
+    s.handle(Time(5_000), Event::Timeout)
+        .expect("a timeout is always taken");
+    assert_eq!(drain(&mut s), vec![], "nothing was due");
+    assert!(s.verify().is_empty());
 }
 
 fn tagged(priority: i32, count: u32, tag: u64) -> ContainerAsk {

@@ -11,10 +11,7 @@ fn scheduler(xml: &str) -> Scheduler {
     let (allocations, _) =
         parse_allocations(xml, &ResourceTypes::default()).expect("valid allocations");
     Scheduler::new(
-        SchedulerConfig {
-            allocations,
-            properties: Default::default(),
-        },
+        SchedulerConfig::fair(allocations, Default::default()),
         Default::default(),
     )
 }

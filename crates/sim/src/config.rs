@@ -44,6 +44,23 @@ pub fn initial_config(scenario: &Scenario) -> Result<InitialConfig, ScenarioErro
         }
     };
     if let Some(props) = &mut properties {
+        // The scenario's `scheduler` field names the kind (a class property must agree).
+        let class_set = scenario
+            .properties
+            .iter()
+            .any(|p| p.name.trim() == "yarn.resourcemanager.scheduler.class");
+        if class_set && props.scheduler_kind != scenario.scheduler {
+            problems.push(Problem {
+                line: scenario.properties_line,
+                field: "yarn.resourcemanager.scheduler.class".to_string(),
+                message: format!(
+                    "names the {} scheduler but the scenario's scheduler field is '{}'",
+                    props.scheduler_kind.short_name(),
+                    scenario.scheduler.short_name()
+                ),
+            });
+        }
+        props.scheduler_kind = scenario.scheduler;
         // The scenario's registry is a superset: yarn.resource-types first, then the types its
         // amounts mention.
         props.resource_types = scenario.resource_types.clone();
@@ -105,10 +122,16 @@ pub fn initial_config(scenario: &Scenario) -> Result<InitialConfig, ScenarioErro
     };
     match (properties, allocations) {
         (Some(properties), Some(allocations)) if problems.is_empty() => Ok(InitialConfig {
-            config: SchedulerConfig {
-                allocations,
-                properties,
-            },
+            config: SchedulerConfig::from_site(properties, allocations).map_err(|e| {
+                ScenarioError {
+                    file: scenario.file.clone(),
+                    problems: vec![Problem {
+                        line: 0,
+                        field: "scheduler".to_string(),
+                        message: e.to_string(),
+                    }],
+                }
+            })?,
             warnings: warnings
                 .into_iter()
                 .map(|w| format!("{}: {w}", scenario.file))

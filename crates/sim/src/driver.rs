@@ -65,6 +65,8 @@ pub(crate) enum Step {
     Completion(ContainerId),
     /// The periodic update.
     Update,
+    /// The scheduler's wake-up at its `poll_timeout`.
+    Timeout,
 }
 
 /// What one kind of run adds to the driver: its own reaction to decisions, its accounting of
@@ -101,6 +103,8 @@ pub(crate) struct Sim<'c> {
     container_app: Vec<u64>,
     decisions: Vec<Decision>,
     last_completion: Time,
+    /// The earliest `Due::Timeout` on the agenda (the scheduler's `poll_timeout` when armed).
+    armed_timeout: Option<Time>,
 }
 
 impl<'c> Sim<'c> {
@@ -115,6 +119,7 @@ impl<'c> Sim<'c> {
             container_app: Vec::new(),
             decisions: Vec::new(),
             last_completion: Time::ZERO,
+            armed_timeout: None,
         }
     }
 
@@ -138,7 +143,19 @@ impl<'c> Sim<'c> {
         while let Some(d) = self.sched.poll_decision() {
             self.decisions.push(d);
         }
+        self.arm_timeout();
         result
+    }
+
+    /// Puts the scheduler's next wake-up on the agenda, unless it is there already.
+    fn arm_timeout(&mut self) {
+        let Some(due) = self.sched.poll_timeout() else {
+            return;
+        };
+        if self.armed_timeout.is_none_or(|armed| due < armed) {
+            self.armed_timeout = Some(due);
+            self.agenda.push(due.max(self.now), Due::Timeout);
+        }
     }
 
     /// The scheduler's snapshot, its CPU time counted as [`EventKind::Other`].
@@ -282,6 +299,13 @@ impl<'c> Sim<'c> {
                     .push(at + self.timing.update_interval, Due::Update);
             }
             Due::Heartbeat(node) => self.heartbeat(script, node)?,
+            Due::Timeout => {
+                self.armed_timeout = None;
+                if let Err(e) = self.call(script, EventKind::Other, Event::Timeout) {
+                    return Err(script.refused(self, Step::Timeout, e));
+                }
+                self.process(script)?;
+            }
             Due::FileEvent(_) | Due::Submit(_) | Due::Sample => return Ok(Some(due)),
         }
         Ok(None)

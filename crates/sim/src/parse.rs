@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 use weft_config::resource_string::{parse_quantity, quantity_type_names};
-use weft_sched::GroupMapping;
+use weft_sched::{GroupMapping, SchedulerKind};
 use weft_types::{Duration, Resource, ResourceTypes, Time};
 
 const TOP_KEYS: &[&str] = &[
@@ -59,7 +59,7 @@ pub fn parse_scenario(text: &str, file: &str) -> Result<Scenario, ScenarioError>
     root.check_keys(&mut ctx, TOP_KEYS);
 
     let name = root.str(&mut ctx, "name").map(|(s, _)| s.to_string());
-    check_scheduler(&mut ctx, &root);
+    let scheduler = check_scheduler(&mut ctx, &root);
     let heartbeat_interval = interval(&mut ctx, &root, "heartbeat_interval", 1_000);
     let update_interval = interval(&mut ctx, &root, "update_interval", 500);
     let end = duration(&mut ctx, &root, "end").map(|(d, _)| Time(d.as_millis()));
@@ -109,35 +109,58 @@ pub fn parse_scenario(text: &str, file: &str) -> Result<Scenario, ScenarioError>
         nodes,
         events,
         resource_types,
+        scheduler,
     })
 }
 
-fn check_scheduler(ctx: &mut Ctx, root: &Tbl<'_, '_>) {
+/// The `scheduler` field: fair (the default) or fifo; capacity is not built yet.
+fn check_scheduler(ctx: &mut Ctx, root: &Tbl<'_, '_>) -> SchedulerKind {
     let (kind, line) = match root.str(ctx, "scheduler") {
         Some(v) => v,
         None => ("fair", root.line),
     };
+    if kind != "capacity" {
+        if let Some(v) = root.raw("capacity") {
+            let l = ctx.line(v.span().start);
+            ctx.problem(
+                l,
+                "capacity",
+                "capacity-scheduler.xml text needs scheduler = \"capacity\"",
+            );
+        }
+    }
     match kind {
-        "fair" => {
-            if let Some(v) = root.raw("capacity") {
+        "fair" => SchedulerKind::Fair,
+        "fifo" => {
+            if let Some(v) = root
+                .raw("allocations")
+                .or_else(|| root.raw("allocations_file"))
+            {
                 let l = ctx.line(v.span().start);
                 ctx.problem(
                     l,
-                    "capacity",
-                    "capacity-scheduler.xml text needs scheduler = \"capacity\"",
+                    "allocations",
+                    "the FIFO scheduler has no queue configuration: an allocation file needs scheduler = \"fair\"",
                 );
             }
+            SchedulerKind::Fifo
         }
-        "capacity" | "fifo" => ctx.problem(
-            line,
-            "scheduler",
-            format!("scheduler '{kind}' is not supported yet (only 'fair' is)"),
-        ),
-        other => ctx.problem(
-            line,
-            "scheduler",
-            format!("unknown scheduler '{other}': expected fair, capacity or fifo"),
-        ),
+        "capacity" => {
+            ctx.problem(
+                line,
+                "scheduler",
+                "scheduler 'capacity' is not built yet (fair and fifo are)",
+            );
+            SchedulerKind::Capacity
+        }
+        other => {
+            ctx.problem(
+                line,
+                "scheduler",
+                format!("unknown scheduler '{other}': expected fair, capacity or fifo"),
+            );
+            SchedulerKind::Fair
+        }
     }
 }
 

@@ -9,6 +9,9 @@ use weft_types::{ContainerId, NodeId, Time};
 /// rules) updates before the heartbeats; a scale run after them, as its timing model says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Phase {
+    /// Timers the scheduler set (`Scheduler::poll_timeout`): any event at this instant would
+    /// fire them first anyway.
+    Timeout,
     /// Containers whose duration is up (runs that complete them at their end).
     Completion,
     /// The file's events in file order, or submissions in the order the apps were created.
@@ -48,6 +51,8 @@ pub(crate) enum Due {
     Heartbeat(NodeId),
     /// A scale run's metrics sample.
     Sample,
+    /// The scheduler asked to be woken now.
+    Timeout,
 }
 
 impl Due {
@@ -61,6 +66,7 @@ impl Due {
             },
             Due::Heartbeat(_) => Phase::Heartbeat,
             Due::Sample => Phase::Sample,
+            Due::Timeout => Phase::Timeout,
         }
     }
 
@@ -70,7 +76,7 @@ impl Due {
             Due::Completion(c) => c.0,
             Due::FileEvent(i) => *i as u64,
             Due::Submit(i) => u64::from(*i),
-            Due::Update | Due::Sample => 0,
+            Due::Update | Due::Sample | Due::Timeout => 0,
             Due::Heartbeat(n) => u64::from(n.0),
         }
     }

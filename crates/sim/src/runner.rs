@@ -148,6 +148,7 @@ impl Script for Runner<'_> {
             Step::Heartbeat(node) => format!("heartbeat of {}", names.node(node)),
             Step::Completion(c) => format!("completion of {c}"),
             Step::Update => "periodic update".to_string(),
+            Step::Timeout => "scheduler timeout".to_string(),
         };
         self.place = place;
         self.fail(sim, &source)
@@ -530,17 +531,14 @@ impl Runner<'_> {
             Action::Reload { allocations } => {
                 let types = sim.sched.resource_types().clone();
                 let options = weft_config::alloc_file::AllocationOptions {
-                    no_terminal_rule_check: sim.sched.config().properties.no_terminal_rule_check,
+                    no_terminal_rule_check: sim.sched.config().properties().no_terminal_rule_check,
                 };
                 let refused = match parse_reload(&allocations.text, &types, options) {
                     Err(text) => Some(text),
                     Ok(allocations) => {
                         // A reload changes only the allocation file.
-                        let properties = sim.sched.config().properties.clone();
-                        let config = SchedulerConfig {
-                            allocations,
-                            properties,
-                        };
+                        let properties = sim.sched.config().properties().clone();
+                        let config = SchedulerConfig::fair(allocations, properties);
                         self.send(sim, Event::Reload(Box::new(config)))?
                             .err()
                             .map(|e| self.describe(&e))

@@ -143,7 +143,13 @@ pub fn run_scale(
                 }
             }
             // The driver carries these out itself, and a scale run has no file events.
-            Some(Due::FileEvent(_) | Due::Completion(_) | Due::Update | Due::Heartbeat(_)) => {}
+            Some(
+                Due::FileEvent(_)
+                | Due::Completion(_)
+                | Due::Update
+                | Due::Heartbeat(_)
+                | Due::Timeout,
+            ) => {}
         }
         if (end.is_none() || run.draining) && run.all_done() {
             break;
@@ -229,6 +235,7 @@ impl Script for ScaleRun<'_> {
             Step::Heartbeat(_) => "heartbeat",
             Step::Completion(_) => "container completion",
             Step::Update => "update",
+            Step::Timeout => "timeout",
         };
         refusal(sim, what, source)
     }
@@ -430,11 +437,5 @@ pub fn workload_config(
             config
         }
     };
-    Ok((
-        SchedulerConfig {
-            allocations,
-            properties,
-        },
-        warnings,
-    ))
+    Ok((SchedulerConfig::fair(allocations, properties), warnings))
 }

@@ -5,7 +5,7 @@
 
 use std::fmt;
 use thiserror::Error;
-use weft_sched::{ContainerAsk, GroupMapping};
+use weft_sched::{ContainerAsk, GroupMapping, SchedulerKind};
 use weft_types::{Duration, Resource, ResourceTypes, Time};
 
 /// A parsed, validated scenario.
@@ -38,6 +38,8 @@ pub struct Scenario {
     /// Memory, vcores, then custom types: those of `yarn.resource-types`, then any other type
     /// the file's resource amounts mention, in order of first mention.
     pub resource_types: ResourceTypes,
+    /// The `scheduler` field (fair unless it says fifo).
+    pub scheduler: SchedulerKind,
     /// What the file says that the run ignores, each with its line, in file order
     /// ([`initial_config`](crate::initial_config) passes them on with its own warnings).
     pub warnings: Vec<Problem>,

@@ -2,6 +2,7 @@
 //! timing rules. Scheduling semantics are tested elsewhere (behaviour scenarios).
 
 use crate::{initial_config, parse_scenario, run, Action, Scenario, ZeroClock};
+use weft_sched::SchedulerKind;
 use weft_types::{Resource, Time};
 
 fn parse(text: &str) -> Scenario {
@@ -123,14 +124,22 @@ fn duplicate_and_unknown_hosts_are_errors() {
 }
 
 #[test]
-fn unsupported_schedulers_are_refused_clearly() {
+fn the_capacity_scheduler_is_refused_clearly_and_fifo_is_taken() {
     let e = error("scheduler = \"capacity\"\n");
     assert!(
-        e.contains("line 1, field scheduler: scheduler 'capacity' is not supported yet"),
+        e.contains("line 1, field scheduler: scheduler 'capacity' is not built yet"),
         "{e}"
     );
-    let e = error("scheduler = \"fifo\"\n");
-    assert!(e.contains("scheduler 'fifo' is not supported yet"), "{e}");
+    assert_eq!(
+        parse("scheduler = \"fifo\"\n").scheduler,
+        SchedulerKind::Fifo
+    );
+    assert_eq!(parse("name = \"x\"\n").scheduler, SchedulerKind::Fair);
+    let e = error("scheduler = \"fifo\"\nallocations = \"<allocations/>\"\n");
+    assert!(
+        e.contains("line 2, field allocations: the FIFO scheduler has no queue configuration"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! The Fair Scheduler behaviour suite: scenario files replayed by the simulator and compared with
+//! The behaviour suite (Fair, and FIFO in the `fifo-*` scenarios): scenario files replayed by the simulator and compared with
 //! expectations derived BY HAND from `fair-scheduler-spec.md` (never copied from a run).
 //!
 //! # Layout
@@ -140,6 +140,10 @@ macro_rules! examples {
 }
 
 scenarios! {
+    fifo_order => "fifo-order",
+    fifo_key_break => "fifo-key-break",
+    fifo_memory_only => "fifo-memory-only",
+    fifo_locality_and_limits => "fifo-locality-and-limits",
     acl => "acl",
     acl_defaults => "acl-defaults",
     alloc_resource_syntax => "alloc-resource-syntax",

@@ -2,13 +2,14 @@
 
 use super::{units, Entry};
 use crate::alloc_file::values;
-use crate::{Diagnostic, SchedulerProperties, Severity};
+use crate::{Diagnostic, SchedulerKind, SchedulerProperties, Severity};
 use std::collections::BTreeMap;
 use weft_types::{ResourceTypes, MAX_RESOURCE_TYPES, MEMORY, VCORES};
 
 const FAIR: &str = "yarn.scheduler.fair.";
 const TYPES: &str = "yarn.resource-types";
 const AM_PREEMPTION: &str = "yarn.scheduler.fair.am.preemption.";
+const SCHEDULER_CLASS: &str = "yarn.resourcemanager.scheduler.class";
 
 /// Hadoop properties under the warned prefixes that Weft knows but does not model; they are
 /// accepted without a warning.
@@ -211,6 +212,8 @@ fn set(a: &mut Applier, name: &str, value: &str) {
         boolean(value).map(|v| {
             p.am_preemption.insert(queue.to_string(), v);
         })
+    } else if name == SCHEDULER_CLASS {
+        SchedulerKind::parse(value).map(|kind| p.scheduler_kind = kind)
     } else {
         let key = match name.strip_prefix(FAIR) {
             Some(short) => short,

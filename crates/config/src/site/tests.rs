@@ -1,6 +1,7 @@
 //! Property names, values, warnings and the startup validation.
 
 use super::*;
+use crate::SchedulerKind;
 use weft_types::Resource;
 
 fn ok(pairs: &[(&str, &str)]) -> (SchedulerProperties, Vec<Diagnostic>) {
@@ -199,5 +200,37 @@ fn site_xml_structure_errors() {
         ),
         "{}",
         e.0[0]
+    );
+}
+
+#[test]
+fn the_scheduler_class_takes_hadoops_class_names_and_short_names() {
+    let class = "yarn.resourcemanager.scheduler.class";
+    assert_eq!(ok(&[]).0.scheduler_kind, SchedulerKind::Fair);
+    for (value, kind) in [
+        (
+            "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fifo.FifoScheduler",
+            SchedulerKind::Fifo,
+        ),
+        (
+            "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler",
+            SchedulerKind::Capacity,
+        ),
+        (
+            "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler",
+            SchedulerKind::Fair,
+        ),
+        (" FIFO ", SchedulerKind::Fifo),
+        ("capacity", SchedulerKind::Capacity),
+    ] {
+        let (p, w) = ok(&[(class, value)]);
+        assert_eq!(p.scheduler_kind, kind, "{value}");
+        assert!(w.is_empty(), "{w:?}");
+    }
+    let errs = errors(&[(class, "org.example.MyScheduler")]);
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(
+        errs[0].contains(class) && errs[0].contains("unknown scheduler 'org.example.MyScheduler'"),
+        "{errs:?}"
     );
 }

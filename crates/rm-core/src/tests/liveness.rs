@@ -201,7 +201,7 @@ fn am_container_exit_fails_the_attempt() {
 #[test]
 fn the_scheduler_update_runs_at_its_interval() {
     let mut cfg = config("<allocations/>");
-    cfg.scheduler.properties.update_interval_ms = 500;
+    cfg.scheduler.properties_mut().update_interval_ms = 500;
     let mut c = RmCore::new(cfg, TS, Time(0));
     register(&mut c, 0, "h1:1");
     let _app = submit(&mut c, 0);

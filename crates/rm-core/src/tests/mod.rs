@@ -26,10 +26,7 @@ pub(crate) fn config(xml: &str) -> RmConfig {
         update_interval_ms: 0,
         ..Default::default()
     };
-    let mut c = RmConfig::new(SchedulerConfig {
-        allocations,
-        properties,
-    });
+    let mut c = RmConfig::new(SchedulerConfig::fair(allocations, properties));
     c.nm_expiry = Duration::from_millis(NM_EXPIRY);
     c.am_expiry = Duration::from_millis(AM_EXPIRY);
     c.scheduler_address = "rm:8030".into();

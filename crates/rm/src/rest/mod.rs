@@ -116,7 +116,12 @@ async fn scheduler(State(s): State<Rest>) -> Result<Json<Value>, RestError> {
         .driver
         .call(|core, _| scheduler::SchedulerView {
             snap: core.scheduler_snapshot(),
-            allocations: core.scheduler().config().allocations.clone(),
+            allocations: core
+                .scheduler()
+                .config()
+                .allocations()
+                .cloned()
+                .unwrap_or_default(),
             max_allocation: core.maximum_allocation(),
         })
         .await?;

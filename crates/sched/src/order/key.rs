@@ -1,66 +1,17 @@
-//! Scheduling policy comparators (spec §5). Owned by the shares helper.
+//! The candidate sets' key: policy levels as unsigned words, then start time and tie-break.
 //!
-//! Two forms of each ordering live here: [`compare`], the reference comparator written straight
-//! from the spec (signum of double differences, like Hadoop), and [`sort_key`], a precomputed
-//! [`SortKey`] whose `Ord` gives exactly the same answer, so the scheduler can keep children in a
-//! `BTreeSet` keyed by it. The property tests in `policy/tests.rs` hold the two together.
-//!
-//! Where Hadoop's comparators would not be a total order (NaN weights, 0/0 ratios, negative
-//! demand, all impossible in a running cluster), we pick one consistent reading and document it:
-//! a NaN weight counts as 0, a 0/0 ratio counts as 0, and a demand <= 0 counts as "no demand".
-//! A key depends on the cluster resource under `drf`: keys must be rebuilt when it changes.
+//! Every scheduler's rules build their keys from these parts (a level per ordering criterion,
+//! most significant first), so one ordered set serves every scheduler; the common `fair` shape
+//! folds into one 128-bit word (`SortKey::packed`).
 
 use std::cmp::Ordering;
-use weft_config::PolicyKind;
-use weft_types::{Resource, MAX_RESOURCE_TYPES};
-
-mod calc;
-mod drf;
-mod fair;
-#[cfg(test)]
-mod tests;
-
-pub(crate) use calc::{at_least_threshold, is_starved_for_reservation};
-
-/// What a comparator looks at for one schedulable (queue or app).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct SchedView {
-    /// Demand as of the last update.
-    pub(crate) demand: Resource,
-    /// Current usage.
-    pub(crate) usage: Resource,
-    /// Min share (none for apps).
-    pub(crate) min_share: Resource,
-    /// Weight.
-    pub(crate) weight: f64,
-    /// Start time (0 for queues).
-    pub(crate) start_time: u64,
-    /// Final tie-break: the rank of the queue's name among all names, or the app id.
-    pub(crate) tiebreak: u64,
-}
-
-/// Cluster-wide inputs of the comparators.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct PolicyContext {
-    /// Cluster capacity (drf shares are fractions of it).
-    pub(crate) cluster: Resource,
-    /// How many resource types are in use.
-    pub(crate) resource_types: usize,
-}
-
-impl PolicyContext {
-    /// The resource types the drf arithmetic looks at: at least memory, at most what a
-    /// [`Resource`] holds.
-    fn types(&self) -> usize {
-        self.resource_types.clamp(1, MAX_RESOURCE_TYPES)
-    }
-}
+use weft_types::MAX_RESOURCE_TYPES;
 
 /// Words of policy-specific ordering levels in a [`SortKey`]: drf needs one for neediness plus
 /// one per resource type.
-const KEY_LEVELS: usize = 1 + MAX_RESOURCE_TYPES;
+pub(crate) const KEY_LEVELS: usize = 1 + MAX_RESOURCE_TYPES;
 
-/// A precomputed ordering key: comparing two keys gives exactly what [`compare`] gives.
+/// A precomputed ordering key: comparing two keys gives exactly what the rules' reference comparator gives.
 ///
 /// `levels` holds the policy's fairness levels, most significant first, each an unsigned word
 /// (booleans as 0/1, doubles through [`ordered_bits`]); unused words are 0. The start time and
@@ -98,6 +49,15 @@ impl SortKey {
             tiebreak,
             simple,
         }
+    }
+
+    /// A key ordered by start time and tie-break alone (every policy level equal), in the
+    /// shape that folds into one word (see [`SortKey::packed`]).
+    pub(crate) fn arrival(start_time: u64, tiebreak: u64) -> SortKey {
+        let mut levels = [0; KEY_LEVELS];
+        levels[1] = SortKey::SIMPLE_REST[0];
+        levels[4] = 1 << 63;
+        SortKey::new(levels, start_time, tiebreak)
     }
 }
 
@@ -199,82 +159,15 @@ impl PartialOrd for SortKey {
     }
 }
 
-/// The reference comparator, written straight from the spec: `Less` means `a` is served first.
-pub(crate) fn compare(
-    policy: PolicyKind,
-    a: &SchedView,
-    b: &SchedView,
-    ctx: &PolicyContext,
-) -> Ordering {
-    let fairness = match policy {
-        PolicyKind::Fair => fair::compare(a, b),
-        PolicyKind::Drf => drf::compare(a, b, ctx),
-        PolicyKind::Fifo => Ordering::Equal,
-    };
-    fairness
-        .then_with(|| a.start_time.cmp(&b.start_time))
-        .then_with(|| a.tiebreak.cmp(&b.tiebreak))
-}
-
-/// The fast path's key for `v`: `sort_key(a).cmp(&sort_key(b)) == compare(a, b)` for all views
-/// under the same policy and context.
-pub(crate) fn sort_key(policy: PolicyKind, v: &SchedView, ctx: &PolicyContext) -> SortKey {
-    let levels = match policy {
-        PolicyKind::Fair => fair::key(v),
-        PolicyKind::Drf => drf::key(v, ctx),
-        PolicyKind::Fifo => [0; KEY_LEVELS],
-    };
-    SortKey::new(levels, v.start_time, v.tiebreak)
-}
-
-/// [`sort_key`] under `fair` from the numbers that policy reads (the re-keys' hot path: no
-/// view, no context).
-#[inline]
-pub(crate) fn fair_sort_key(
-    demand_mb: i64,
-    usage_mb: i64,
-    min_share_mb: i64,
-    weight: f64,
-    start_time: u64,
-    tiebreak: u64,
-) -> SortKey {
-    let w = if weight.is_nan() { 0.0 } else { weight };
-    SortKey::new(
-        fair::key_of(demand_mb, usage_mb, min_share_mb, w),
-        start_time,
-        tiebreak,
-    )
-}
-
-/// Hadoop's `(int) Math.signum(x)`: NaN gives 0, i.e. a tie.
-fn signum(x: f64) -> Ordering {
-    if x > 0.0 {
-        Ordering::Greater
-    } else if x < 0.0 {
-        Ordering::Less
-    } else {
-        Ordering::Equal
-    }
-}
-
 /// Maps a double to a word whose unsigned order is the double's numeric order, with -0.0 and
 /// 0.0 (which `signum(x - y)` treats as equal) mapped to the same word. NaN, which the callers
 /// never pass, maps like 0.0.
-fn ordered_bits(x: f64) -> u64 {
+pub(crate) fn ordered_bits(x: f64) -> u64 {
     let x = if x == 0.0 || x.is_nan() { 0.0 } else { x };
     let bits = x.to_bits();
     if bits >> 63 == 1 {
         !bits
     } else {
         bits | (1 << 63)
-    }
-}
-
-/// The weight the comparators use: NaN counts as 0 so that every ordering stays total.
-fn weight_of(v: &SchedView) -> f64 {
-    if v.weight.is_nan() {
-        0.0
-    } else {
-        v.weight
     }
 }

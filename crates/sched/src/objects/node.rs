@@ -2,8 +2,8 @@
 
 use weft_types::{AppId, ContainerId, NodeId, Resource};
 
-use crate::app::SchedulerKey;
-use crate::running::{Link, RunList};
+use crate::objects::app::SchedulerKey;
+use crate::objects::containers::{Link, RunList};
 
 /// A container reserved on a node for an app's ask that does not fit yet (spec §6.4, §6.5).
 #[derive(Clone, Debug, PartialEq)]

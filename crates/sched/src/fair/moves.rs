@@ -2,25 +2,20 @@
 
 use weft_types::AppId;
 
-use crate::api::SchedError;
+use crate::api::{QueueAccess, SchedError};
+use crate::fair::FairEngine;
 use crate::queues::QueueId;
-use crate::scheduler::Scheduler;
 
-/// A queue right, for checks the RM makes on requests the scheduler does not judge itself
-/// (who may move an application where).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum QueueAccess {
-    /// May submit applications: `aclSubmitApps` or `aclAdministerApps` of the queue or a parent.
-    Submit,
-    /// May administer applications: `aclAdministerApps` of the queue or a parent.
-    Administer,
-}
-
-impl Scheduler {
+impl FairEngine {
     /// Whether `user` has `access` to the queue named `queue` (with or without `root.`);
     /// `None` when no such queue exists.
-    pub fn queue_access(&self, queue: &str, user: &str, access: QueueAccess) -> Option<bool> {
-        let name = crate::placement::normalize_queue_name(queue).ok()?;
+    pub(crate) fn queue_access(
+        &self,
+        queue: &str,
+        user: &str,
+        access: QueueAccess,
+    ) -> Option<bool> {
+        let name = crate::fair::placement::normalize_queue_name(queue).ok()?;
         let id = self.queues.lookup(&self.queues.plan_default(name))?;
         let groups = self.groups.get(user).cloned().unwrap_or_default();
         let admin = self.queues.allows(id, user, &groups, |q| &q.acl_admin);
@@ -41,8 +36,8 @@ impl Scheduler {
         let Some(app) = self.apps.get(&id) else {
             return Err(SchedError::UnknownApp(id));
         };
-        let name =
-            crate::placement::normalize_queue_name(target).map_err(|e| refuse(e.to_string()))?;
+        let name = crate::fair::placement::normalize_queue_name(target)
+            .map_err(|e| refuse(e.to_string()))?;
         let name = self.queues.plan_default(name);
         let new = match self.queues.lookup(&name) {
             Some(q) if self.queues.get(q).is_leaf => q,
@@ -66,10 +61,10 @@ impl Scheduler {
                 .take_while(|q| Some(*q) != lca)
             {
                 let queue = self.queues.get(q);
-                if queue.runnable_count >= queue.max_running_apps {
+                if queue.runnable_count >= queue.rules_cold.max_running_apps {
                     return Err(refuse(format!(
                         "moving would exceed maxRunningApps ({}) of queue {}",
-                        queue.max_running_apps, queue.name
+                        queue.rules_cold.max_running_apps, queue.name
                     )));
                 }
                 if !queue.usage.saturating_add(usage).fits_in(&queue.max_share) {
@@ -105,7 +100,7 @@ impl Scheduler {
         self.add_queue_usage(old, usage, false);
         if was_runnable {
             self.untrack_runnable(id);
-        } else if let Some(u) = self.users.get_mut(&user) {
+        } else if let Some(u) = self.rules.users.get_mut(&user) {
             u.waiting.retain(|a| *a != id);
         }
 
@@ -129,7 +124,12 @@ impl Scheduler {
         if now_runnable {
             self.track_runnable(id);
         } else {
-            self.users.entry(user.clone()).or_default().waiting.push(id);
+            self.rules
+                .users
+                .entry(user.clone())
+                .or_default()
+                .waiting
+                .push(id);
         }
         self.refresh_queue_path(old);
         self.refresh_app(id);

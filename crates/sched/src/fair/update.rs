@@ -3,38 +3,38 @@
 
 use weft_types::{Resource, Time};
 
+use crate::fair::shares::{policy_shares, ShareItem, ShareMode};
+use crate::fair::FairEngine;
 use crate::queues::{QueueId, ROOT};
-use crate::scheduler::Scheduler;
-use crate::shares::{policy_shares, ShareItem, ShareMode};
 
 /// Empty dynamic queues are collected this often (Hadoop's reload-check period).
 const QUEUE_GC_INTERVAL_MS: u64 = 10_000;
 
-impl Scheduler {
+impl FairEngine {
     pub(crate) fn update(&mut self, now: Time) {
-        if now.since(self.last_queue_gc).as_millis() >= QUEUE_GC_INTERVAL_MS {
-            self.last_queue_gc = now;
+        if now.since(self.rules.last_queue_gc).as_millis() >= QUEUE_GC_INTERVAL_MS {
+            self.rules.last_queue_gc = now;
             let before = self.queues.len();
             self.queues.remove_empty_dynamic();
             if self.queues.pending_retype {
-                self.steady_dirty = true;
-                let config = std::sync::Arc::clone(&self.config);
+                self.rules.steady_dirty = true;
+                let config = std::sync::Arc::clone(&self.rules.config);
                 self.queues.apply_config(&config.allocations);
                 self.queues.resolve_max_shares(self.cluster);
             }
             if self.queues.len() != before {
-                self.steady_dirty = true;
+                self.rules.steady_dirty = true;
             }
         }
-        let size_based = self.config.properties.size_based_weight;
+        let size_based = self.rules.config.properties.size_based_weight;
         // Apps are re-keyed in the demand pass, as they are read (going leaf by leaf was a
         // cache miss per app at 10,000 apps), and again only where fair shares changed.
         let rekey_inline = !self.queues.structure_changed
             && !self.order_dirty
-            && self.walk == crate::WalkMode::Fast;
+            && self.walk == crate::engine::WalkMode::Fast;
         self.update_demands(size_based, rekey_inline);
-        self.queues.get_mut(ROOT).fair_share = self.cluster;
-        let mut reshared = std::mem::take(&mut self.scratch_slots);
+        self.queues.get_mut(ROOT).rules_cold.fair_share = self.cluster;
+        let mut reshared = std::mem::take(&mut self.rules.scratch_slots);
         reshared.clear();
         self.compute_fair_shares(ROOT, &mut reshared);
         if rekey_inline {
@@ -43,9 +43,9 @@ impl Scheduler {
                 self.rekey_app_at(*slot, false);
             }
         }
-        self.scratch_slots = reshared;
+        self.rules.scratch_slots = reshared;
         self.root_available = self.cluster.saturating_sub(self.cluster_used);
-        if self.steady_dirty {
+        if self.rules.steady_dirty {
             self.compute_steady_shares();
         }
         if self.queues.structure_changed {
@@ -62,10 +62,10 @@ impl Scheduler {
     /// checks it), and demands are non-negative, so the saturating sums do not depend on the
     /// order apps are added in. Notes the leaves where an app's weight changed.
     fn update_demands(&mut self, size_based: bool, rekey: bool) {
-        let mut by_leaf = std::mem::take(&mut self.scratch_demands);
+        let mut by_leaf = std::mem::take(&mut self.rules.scratch_demands);
         by_leaf.clear();
         by_leaf.resize(self.queues.id_bound(), Resource::ZERO);
-        let mut reweighted = std::mem::take(&mut self.scratch_reweighted);
+        let mut reweighted = std::mem::take(&mut self.rules.scratch_reweighted);
         reweighted.clear();
         reweighted.resize(self.queues.id_bound(), false);
         for slot in 0..self.apps.slot_bound() {
@@ -79,8 +79,8 @@ impl Scheduler {
                 1.0
             };
             let leaf = app.queue.0 as usize;
-            if weight.to_bits() != app.weight.to_bits() {
-                app.weight = weight;
+            if weight.to_bits() != app.rules.weight.to_bits() {
+                app.rules.weight = weight;
                 if let Some(flag) = reweighted.get_mut(leaf) {
                     *flag = true;
                 }
@@ -93,8 +93,8 @@ impl Scheduler {
             }
         }
         self.sum_demands(ROOT, &by_leaf);
-        self.scratch_demands = by_leaf;
-        self.scratch_reweighted = reweighted;
+        self.rules.scratch_demands = by_leaf;
+        self.rules.scratch_reweighted = reweighted;
     }
 
     /// A queue's demand from its apps' (`by_leaf`) or its children's; returns it.
@@ -119,16 +119,16 @@ impl Scheduler {
     /// Instantaneous fair shares top-down (spec §4.2); the slots of apps whose shares were
     /// recomputed are added to `reshared`.
     fn compute_fair_shares(&mut self, id: QueueId, reshared: &mut Vec<u32>) {
-        let types = self.resource_types().len();
+        let types = self.properties.resource_types.len();
         let q = self.queues.get(id);
-        let (policy, total) = (q.policy, q.fair_share);
+        let (policy, total) = (q.rules.policy, q.rules_cold.fair_share);
         if q.is_leaf {
             // A leaf's share inputs are its runnable apps (by id, in order: an app's start time
             // is fixed) and their weights: while those and the total stay the same, the shares
             // written at the last update still hold, and no app needs to be read.
-            let reweighted = self.scratch_reweighted.get(id.0 as usize) == Some(&true);
+            let reweighted = self.rules.scratch_reweighted.get(id.0 as usize) == Some(&true);
             if !reweighted
-                && q.share_memo.holds_apps(
+                && q.rules_cold.share_memo.holds_apps(
                     policy,
                     ShareMode::Instantaneous,
                     types,
@@ -140,14 +140,14 @@ impl Scheduler {
             }
             let start = reshared.len();
             reshared.extend(q.runnable_apps.iter().filter_map(|a| self.apps.slot_of(a)));
-            let mut items = std::mem::take(&mut self.scratch_items);
+            let mut items = std::mem::take(&mut self.rules.scratch_items);
             items.clear();
             items.extend(
                 reshared[start..]
                     .iter()
                     .filter_map(|s| self.apps.at(*s))
                     .map(|a| ShareItem {
-                        weight: a.weight,
+                        weight: a.rules.weight,
                         min_share: Resource::ZERO,
                         max_share: Resource::UNBOUNDED,
                         active: true,
@@ -155,7 +155,7 @@ impl Scheduler {
                         tiebreak: a.id.0,
                     }),
             );
-            let mut memo = std::mem::take(&mut self.queues.get_mut(id).share_memo);
+            let mut memo = std::mem::take(&mut self.queues.get_mut(id).rules_cold.share_memo);
             let (shares, computed) =
                 memo.shares(policy, &items, total, ShareMode::Instantaneous, types);
             // Reused shares were written to these very apps (ids are never reused) at the last
@@ -163,26 +163,26 @@ impl Scheduler {
             if computed {
                 for (slot, s) in reshared[start..].iter().zip(shares) {
                     if let (Some(app), Some(s)) = (self.apps.at_mut(*slot), s) {
-                        app.fair_share = *s;
+                        app.rules.fair_share = *s;
                     }
                 }
             } else {
                 reshared.truncate(start);
             }
-            self.queues.get_mut(id).share_memo = memo;
-            self.scratch_items = items;
+            self.queues.get_mut(id).rules_cold.share_memo = memo;
+            self.rules.scratch_items = items;
         } else {
             let children: Vec<QueueId> = q.children.iter().copied().collect();
             let items: Vec<ShareItem> =
                 children.iter().map(|c| self.queue_share_item(*c)).collect();
-            let mut memo = std::mem::take(&mut self.queues.get_mut(id).share_memo);
+            let mut memo = std::mem::take(&mut self.queues.get_mut(id).rules_cold.share_memo);
             let (shares, _) = memo.shares(policy, &items, total, ShareMode::Instantaneous, types);
             for (c, s) in children.iter().zip(shares) {
                 if let Some(s) = s {
-                    self.queues.get_mut(*c).fair_share = *s;
+                    self.queues.get_mut(*c).rules_cold.fair_share = *s;
                 }
             }
-            self.queues.get_mut(id).share_memo = memo;
+            self.queues.get_mut(id).rules_cold.share_memo = memo;
             for c in children {
                 self.compute_fair_shares(c, reshared);
             }
@@ -192,8 +192,8 @@ impl Scheduler {
     fn queue_share_item(&self, id: QueueId) -> ShareItem {
         let q = self.queues.get(id);
         ShareItem {
-            weight: q.weight,
-            min_share: q.min_share,
+            weight: q.rules.weight,
+            min_share: q.rules.min_share,
             max_share: q.max_share,
             active: q.is_active(),
             start_time: 0,
@@ -203,24 +203,24 @@ impl Scheduler {
 
     /// Steady fair shares top-down over all queues, active or not (spec §4.3).
     pub(crate) fn compute_steady_shares(&mut self) {
-        self.queues.get_mut(ROOT).steady_fair_share = self.cluster;
+        self.queues.get_mut(ROOT).rules_cold.steady_fair_share = self.cluster;
         self.steady_from(ROOT);
-        self.steady_dirty = false;
+        self.rules.steady_dirty = false;
     }
 
     fn steady_from(&mut self, id: QueueId) {
-        let types = self.resource_types().len();
+        let types = self.properties.resource_types.len();
         let q = self.queues.get(id);
         if q.is_leaf {
             return;
         }
-        let (policy, total) = (q.policy, q.steady_fair_share);
+        let (policy, total) = (q.rules.policy, q.rules_cold.steady_fair_share);
         let children: Vec<QueueId> = q.children.iter().copied().collect();
         let items: Vec<ShareItem> = children.iter().map(|c| self.queue_share_item(*c)).collect();
         let shares = policy_shares(policy, &items, total, ShareMode::Steady, types);
         for (c, s) in children.iter().zip(shares) {
             if let Some(s) = s {
-                self.queues.get_mut(*c).steady_fair_share = s;
+                self.queues.get_mut(*c).rules_cold.steady_fair_share = s;
             }
             self.steady_from(*c);
         }

@@ -1,5 +1,5 @@
 //! An app's requests by scheduler key: a short vector sorted by key, its first two entries
-//! stored inside the [`App`](crate::app::App) itself.
+//! stored inside the [`App`](crate::objects::app::App) itself.
 //!
 //! Apps typically ask under one or two keys (the AM's, then one per task size and priority),
 //! and the walk reads them on every visit. In a `BTreeMap` that was a dependent cache miss on
@@ -8,7 +8,7 @@
 
 use smallvec::SmallVec;
 
-use crate::app::{Request, SchedulerKey};
+use crate::objects::app::{Request, SchedulerKey};
 
 /// Requests ordered by key, each key at most once.
 #[derive(Clone, Debug, Default)]

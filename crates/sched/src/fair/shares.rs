@@ -119,8 +119,8 @@ impl ShareItem {
     /// Equal inputs, bit for bit (a NaN weight equals itself).
     fn same_as(&self, other: &ShareItem) -> bool {
         self.weight.to_bits() == other.weight.to_bits()
-            && crate::app::same_resource(&self.min_share, &other.min_share)
-            && crate::app::same_resource(&self.max_share, &other.max_share)
+            && crate::objects::app::same_resource(&self.min_share, &other.min_share)
+            && crate::objects::app::same_resource(&self.max_share, &other.max_share)
             && self.active == other.active
             && self.start_time == other.start_time
             && self.tiebreak == other.tiebreak

@@ -4,9 +4,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use weft_types::{AppId, Locality, Resource};
 
 use crate::api::AskTag;
-use crate::ask_tags::AskTags;
+use crate::objects::ask_tags::AskTags;
+use crate::objects::requests::Requests;
 use crate::queues::QueueId;
-use crate::requests::Requests;
 
 /// Outstanding asks at one location level, with the "may be placed elsewhere" flag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,19 +107,17 @@ pub(crate) type SchedulerKey = (i32, u32);
 /// Laid out in declaration order (`repr(C)`), the fields the walk and the re-keys read first
 /// (with the compiler's order they were spread over all eight cache lines of the struct, and
 /// 10,000 apps are touched in turn at full scale); the user, reservations and indexed sizes,
-/// read rarely, come last.
+/// read rarely, come last. The rules' payload `X` sits right after the shared hot fields.
 #[repr(C)]
 #[derive(Clone, Debug)]
-pub(crate) struct App {
+pub(crate) struct App<X> {
     pub(crate) id: AppId,
     pub(crate) start_time: u64,
-    /// Weight as of the last update (1, or log2(1 + demand MB) with size-based weight).
-    pub(crate) weight: f64,
     pub(crate) queue: QueueId,
     /// Fast path: the app's slot in its leaf's candidates, if it is one (the set holds the key).
     pub(crate) leaf_slot: Option<u32>,
     /// Running containers.
-    pub(crate) running: crate::running::RunList,
+    pub(crate) running: crate::objects::containers::RunList,
     pub(crate) am_running: bool,
     pub(crate) runnable: bool,
     /// `any_outstanding()` as of the last change of `requests` (read on every re-key).
@@ -133,8 +131,9 @@ pub(crate) struct App {
     pub(crate) usage: Resource,
     /// Demand as of the last update (spec §3).
     pub(crate) demand: Resource,
-    /// Read with usage on every re-key (whether the app is starved for a reservation).
-    pub(crate) fair_share: Resource,
+    /// The scheduler's own per-app state, read with usage and demand on every re-key (for Fair:
+    /// the weight and the fair share).
+    pub(crate) rules: X,
     pub(crate) requests: Requests,
     /// The AM container's size (None: unmanaged AM).
     pub(crate) am_resource: Option<Resource>,
@@ -149,14 +148,15 @@ pub(crate) struct App {
     pub(crate) indexed_sizes: Vec<[i64; weft_types::MAX_RESOURCE_TYPES]>,
 }
 
-impl App {
+impl<X> App<X> {
     pub(crate) fn new(
         id: AppId,
         user: String,
         queue: QueueId,
         start_time: u64,
         am_resource: Option<Resource>,
-    ) -> App {
+        rules: X,
+    ) -> App<X> {
         App {
             id,
             user,
@@ -167,12 +167,11 @@ impl App {
             runnable: false,
             usage: Resource::ZERO,
             demand: Resource::ZERO,
-            weight: 1.0,
-            fair_share: Resource::ZERO,
+            rules,
             requests: Requests::default(),
             outstanding_asks: Resource::ZERO,
             asks_outstanding: false,
-            running: crate::running::RunList::default(),
+            running: crate::objects::containers::RunList::default(),
             reservations: BTreeSet::new(),
             leaf_slot: None,
             reservable_in_leaf: false,

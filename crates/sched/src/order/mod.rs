@@ -17,130 +17,46 @@
 //! decision (the full walk's only other effect, counting scheduling opportunities, is off when
 //! delay scheduling is off, which is the only time the shortcut is taken).
 
-use weft_config::PolicyKind;
+pub(crate) mod key;
+pub(crate) mod ordset;
+
 use weft_types::{AppId, Resource, MAX_RESOURCE_TYPES};
 
-use crate::app::App;
-use crate::ordset::OrderedSet;
-use crate::policy::{self, sort_key, PolicyContext, SchedView, SortKey};
-use crate::queues::{Queue, QueueId};
-use crate::scheduler::Scheduler;
+use crate::engine::{Engine, WalkMode};
+use crate::order::key::SortKey;
+use crate::order::ordset::OrderedSet;
+use crate::queues::QueueId;
+use crate::rules::{AppOf, QueueOf, Rules};
 
-impl Scheduler {
-    pub(crate) fn policy_context(&self) -> PolicyContext {
-        PolicyContext {
-            cluster: self.cluster,
-            resource_types: self.resource_types().len(),
-        }
-    }
-
-    pub(crate) fn app_view(app: &App) -> SchedView {
-        SchedView {
-            demand: app.demand,
-            usage: app.usage,
-            min_share: weft_types::Resource::ZERO,
-            weight: app.weight,
-            start_time: app.start_time,
-            tiebreak: app.id.0,
-        }
-    }
-
-    pub(crate) fn queue_view(q: &Queue, usage: weft_types::Resource) -> SchedView {
-        SchedView {
-            demand: q.demand,
-            usage,
-            min_share: q.min_share,
-            weight: q.weight,
-            start_time: 0,
-            tiebreak: q.name_rank,
-        }
-    }
-
-    /// Whether the walk should visit the app at all.
-    pub(crate) fn is_candidate(app: &App) -> bool {
-        app.runnable && app.has_pending_demand() && app.has_outstanding_asks()
-    }
-
-    fn app_key(&self, app: &App) -> Option<SortKey> {
-        if !Self::is_candidate(app) {
+impl<R: Rules> Engine<R> {
+    /// The app's key in its leaf's candidates, or `None` when it is not a candidate.
+    #[inline]
+    fn app_key(&self, app: &AppOf<R>) -> Option<SortKey> {
+        if !R::is_candidate(self, app) {
             return None;
         }
-        let policy = self.queues.get(app.queue).policy;
-        if policy == PolicyKind::Fair {
-            return Some(policy::fair_sort_key(
-                app.demand.memory_mb(),
-                app.usage.memory_mb(),
-                0,
-                app.weight,
-                app.start_time,
-                app.id.0,
-            ));
-        }
-        Some(sort_key(
-            policy,
-            &Self::app_view(app),
-            &self.policy_context(),
-        ))
+        Some(R::app_key(self, app))
     }
 
-    fn queue_key(&self, q: &Queue) -> Option<SortKey> {
+    /// The queue's key in its parent's candidates, or `None` (the root, or nothing to visit).
+    #[inline]
+    fn queue_key(&self, q: &QueueOf<R>) -> Option<SortKey> {
         let parent = q.parent?;
         if q.candidates.is_empty() {
             return None;
         }
-        let policy = self.queues.get(parent).policy;
-        if policy == PolicyKind::Fair {
-            return Some(policy::fair_sort_key(
-                q.demand.memory_mb(),
-                q.usage.memory_mb(),
-                q.min_share.memory_mb(),
-                q.weight,
-                0,
-                q.name_rank,
-            ));
-        }
-        Some(sort_key(
-            policy,
-            &Self::queue_view(q, q.usage),
-            &self.policy_context(),
-        ))
+        Some(R::queue_key(self, parent, q))
     }
 
-    /// Whether a candidate app could take a reservation: starved for reservation with an
-    /// outstanding ask at or above the threshold (the conditions of `may_reserve` that depend
-    /// on the app alone).
-    pub(crate) fn app_reservable(&self, app: &App) -> bool {
-        self.starved_for_reservation(app) && self.has_threshold_ask(app)
+    /// Whether a candidate app could take a reservation (the rules' conditions that depend on
+    /// the app alone).
+    pub(crate) fn app_reservable(&self, app: &AppOf<R>) -> bool {
+        R::starved_for_reservation(self, app) && R::has_reservable_ask(self, app)
     }
 
-    fn starved_for_reservation(&self, app: &App) -> bool {
-        let policy = self.queues.get(app.queue).policy;
-        policy::is_starved_for_reservation(
-            policy,
-            app.usage,
-            app.fair_share,
-            &self.policy_context(),
-        )
-    }
-
-    /// Whether an outstanding ask is at or above the reservation threshold.
-    fn has_threshold_ask(&self, app: &App) -> bool {
-        let policy = self.queues.get(app.queue).policy;
-        let (threshold, ctx) = (self.reservation_threshold(), self.policy_context());
-        app.requests
-            .values()
-            .any(|r| r.any.count > 0 && policy::at_least_threshold(policy, r.size, threshold, &ctx))
-    }
-
-    /// `incrementAllocation x reservation-threshold.increment-multiple` (spec §6.6), as worked
-    /// out when the configuration was last set.
-    pub(crate) fn reservation_threshold(&self) -> Resource {
-        self.reservation_threshold
-    }
-
-    /// Re-keys an app after its usage, asks or runnability changed, then its queue path.
-    /// Also where the app's cached outstanding asks follow its asks: every change of asks ends
-    /// here or in `refresh_app_after_take`, on either walk.
+    /// Re-keys an app after its asks or runnability changed, then its queue path. Also where
+    /// the app's cached outstanding asks follow its asks: every change of asks outside the
+    /// ledger ends here, on either walk.
     pub(crate) fn refresh_app(&mut self, id: AppId) {
         if let Some(app) = self.apps.get_mut(&id) {
             app.refresh_outstanding();
@@ -148,27 +64,8 @@ impl Scheduler {
         self.refresh_app_with(id, true);
     }
 
-    /// `refresh_app` after one container was taken from a request: the counts changed, but
-    /// the sizes with an outstanding ask only if the request ran out (`emptied`).
-    pub(crate) fn refresh_app_after_take(&mut self, id: AppId, size: Resource, emptied: bool) {
-        if let Some(app) = self.apps.get_mut(&id) {
-            if emptied {
-                app.refresh_outstanding();
-            } else {
-                app.took_one(size);
-            }
-        }
-        self.refresh_app_with(id, emptied);
-    }
-
-    /// `refresh_app` after a change of usage alone (a container ended): the app's asks are
-    /// as they were, so its pending sizes move only if it stopped or started being a candidate.
-    pub(crate) fn refresh_app_usage(&mut self, id: AppId) {
-        self.refresh_app_with(id, false);
-    }
-
     fn refresh_app_with(&mut self, id: AppId, asks_changed: bool) {
-        if self.order_dirty || self.walk != crate::WalkMode::Fast {
+        if self.order_dirty || self.walk != WalkMode::Fast {
             return;
         }
         if let Some(leaf) = self.rekey_app(id, asks_changed) {
@@ -180,7 +77,7 @@ impl Scheduler {
     /// the queue tree did not): re-keys every queue in its parent's sets, deepest first.
     /// Cheaper than a rebuild because most keys do not change and unchanged entries stay put.
     pub(crate) fn rekey_queues(&mut self) {
-        if self.order_dirty || self.walk != crate::WalkMode::Fast {
+        if self.order_dirty || self.walk != WalkMode::Fast {
             return;
         }
         let mut queues: Vec<(u32, QueueId)> = self
@@ -210,9 +107,9 @@ impl Scheduler {
         // reconfiguration, which forget it).
         let threshold_ask = match app.threshold_ask {
             Some(known) if !asks_changed => known,
-            _ => self.has_threshold_ask(app),
+            _ => R::has_reservable_ask(self, app),
         };
-        let new_res = new.is_some() && threshold_ask && self.starved_for_reservation(app);
+        let new_res = new.is_some() && threshold_ask && R::starved_for_reservation(self, app);
         let (slot, old_res, leaf) = (app.leaf_slot, app.reservable_in_leaf, app.queue);
         let q = self.queues.get_mut(leaf);
         let new_slot = move_entry(&mut q.candidates, slot, new.as_ref(), u64::from(app_slot));
@@ -294,19 +191,19 @@ impl Scheduler {
         }
     }
 
-    /// Whether some candidate's outstanding ask fits in `free` (the index is ordered by memory
+    /// Whether some candidate's outstanding ask fits in `free` (as the rules fit containers) (the index is ordered by memory
     /// first, so only sizes with little enough memory are looked at).
     pub(crate) fn any_pending_fits(&self, free: Resource) -> bool {
         let mut upper = [i64::MAX; MAX_RESOURCE_TYPES];
         upper[0] = free.values()[0];
         self.pending_sizes
             .range(..=upper)
-            .any(|(size, _)| size.iter().zip(free.values()).all(|(s, f)| s <= f))
+            .any(|(size, _)| R::fits_node(size, &free))
     }
 
     /// Re-keys `from` and every ancestor in their parents' sets.
     pub(crate) fn refresh_queue_path(&mut self, from: QueueId) {
-        if self.order_dirty || self.walk != crate::WalkMode::Fast {
+        if self.order_dirty || self.walk != WalkMode::Fast {
             return;
         }
         let mut cur = from;
@@ -316,7 +213,7 @@ impl Scheduler {
     }
 
     /// Re-keys one queue in its parent's sets; returns the parent.
-    fn rekey_queue(&mut self, cur: QueueId) -> Option<QueueId> {
+    pub(crate) fn rekey_queue(&mut self, cur: QueueId) -> Option<QueueId> {
         {
             let parent = self.queues.get(cur).parent?;
             let q = self.queues.get(cur);
@@ -348,7 +245,7 @@ impl Scheduler {
             q.reservable_in_parent = false;
         }
         self.pending_sizes.clear();
-        let fast = self.walk == crate::WalkMode::Fast;
+        let fast = self.walk == WalkMode::Fast;
         let keys: Vec<(AppId, QueueId, Option<SortKey>, bool)> = self
             .apps
             .values()

@@ -6,8 +6,9 @@
 
 use weft_types::{ContainerId, Resource};
 
-use crate::node::Container;
-use crate::scheduler::Scheduler;
+use crate::engine::Engine;
+use crate::objects::node::Container;
+use crate::rules::Rules;
 
 /// No slot.
 const NIL: u32 = u32::MAX;
@@ -69,7 +70,7 @@ fn link(c: &Container, owner: Owner) -> Link {
     }
 }
 
-impl Scheduler {
+impl<R: Rules> Engine<R> {
     fn list_mut(&mut self, c: &Container, owner: Owner) -> Option<&mut RunList> {
         match owner {
             Owner::App => self.apps.at_mut(c.app_slot).map(|a| &mut a.running),
@@ -168,7 +169,7 @@ impl Scheduler {
     }
 }
 
-/// See [`Scheduler::list_summary`].
+/// See [`Engine::list_summary`].
 pub(crate) struct ListSummary {
     pub(crate) total: Resource,
     pub(crate) walked: usize,

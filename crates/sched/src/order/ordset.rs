@@ -15,7 +15,7 @@
 
 use std::cmp::Ordering;
 
-use crate::policy::SortKey;
+use crate::order::key::SortKey;
 
 /// One member under its key. Members are distinct, so entries are too.
 pub(crate) type Entry = (SortKey, u64);

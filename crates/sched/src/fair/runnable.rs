@@ -5,8 +5,8 @@
 
 use weft_types::AppId;
 
+use crate::fair::FairEngine;
 use crate::queues::QueueId;
-use crate::scheduler::Scheduler;
 
 /// Per-user running count and waiting apps.
 #[derive(Clone, Debug, Default)]
@@ -15,9 +15,9 @@ pub(crate) struct UserState {
     pub(crate) waiting: Vec<AppId>,
 }
 
-impl Scheduler {
+impl FairEngine {
     fn user_max_apps(&self, user: &str) -> i32 {
-        let alloc = &self.config.allocations;
+        let alloc = &self.rules.config.allocations;
         alloc
             .user_max_apps
             .get(user)
@@ -26,7 +26,7 @@ impl Scheduler {
     }
 
     fn user_runnable(&self, user: &str) -> i32 {
-        self.users.get(user).map_or(0, |u| u.runnable)
+        self.rules.users.get(user).map_or(0, |u| u.runnable)
     }
 
     /// Whether an app of `user` in `leaf` could run now: user limit first, then the leaf and
@@ -37,7 +37,7 @@ impl Scheduler {
         }
         self.queues.path_to_root(leaf).all(|q| {
             let q = self.queues.get(q);
-            q.runnable_count < q.max_running_apps
+            q.runnable_count < q.rules_cold.max_running_apps
         })
     }
 
@@ -52,7 +52,7 @@ impl Scheduler {
             self.track_runnable(id);
         } else {
             self.queues.get_mut(leaf).non_runnable_apps.push(id);
-            self.users.entry(user).or_default().waiting.push(id);
+            self.rules.users.entry(user).or_default().waiting.push(id);
         }
     }
 
@@ -62,7 +62,7 @@ impl Scheduler {
         };
         app.runnable = true;
         let (leaf, user) = (app.queue, app.user.clone());
-        self.users.entry(user).or_default().runnable += 1;
+        self.rules.users.entry(user).or_default().runnable += 1;
         let path: Vec<QueueId> = self.queues.path_to_root(leaf).collect();
         for q in path {
             self.queues.get_mut(q).runnable_count += 1;
@@ -75,7 +75,7 @@ impl Scheduler {
         };
         app.runnable = false;
         let (leaf, user) = (app.queue, app.user.clone());
-        if let Some(u) = self.users.get_mut(&user) {
+        if let Some(u) = self.rules.users.get_mut(&user) {
             u.runnable -= 1;
         }
         let path: Vec<QueueId> = self.queues.path_to_root(leaf).collect();
@@ -102,7 +102,7 @@ impl Scheduler {
             self.promote_after_removal(leaf, &user);
         } else {
             q.non_runnable_apps.retain(|a| *a != id);
-            if let Some(u) = self.users.get_mut(&user) {
+            if let Some(u) = self.rules.users.get_mut(&user) {
                 u.waiting.retain(|a| *a != id);
             }
         }
@@ -113,7 +113,7 @@ impl Scheduler {
         let mut highest = None;
         for q in self.queues.path_to_root(leaf) {
             let queue = self.queues.get(q);
-            if queue.runnable_count == queue.max_running_apps.saturating_sub(1) {
+            if queue.runnable_count == queue.rules_cold.max_running_apps.saturating_sub(1) {
                 highest = Some(q);
             }
         }
@@ -122,7 +122,7 @@ impl Scheduler {
             self.gather_waiting_lists(q, &mut lists);
         }
         if self.user_runnable(user) == self.user_max_apps(user).saturating_sub(1) {
-            if let Some(u) = self.users.get(user) {
+            if let Some(u) = self.rules.users.get(user) {
                 lists.push(u.waiting.clone());
             }
         }
@@ -133,7 +133,7 @@ impl Scheduler {
     /// Waiting lists of every leaf under `q` reachable through queues below their limit.
     fn gather_waiting_lists(&self, q: QueueId, out: &mut Vec<Vec<AppId>>) {
         let queue = self.queues.get(q);
-        if queue.runnable_count >= queue.max_running_apps {
+        if queue.runnable_count >= queue.rules_cold.max_running_apps {
             return;
         }
         if queue.is_leaf {
@@ -172,7 +172,7 @@ impl Scheduler {
             let q = self.queues.get_mut(leaf);
             q.non_runnable_apps.retain(|a| *a != id);
             q.runnable_apps.push(id);
-            if let Some(u) = self.users.get_mut(&user) {
+            if let Some(u) = self.rules.users.get_mut(&user) {
                 u.waiting.retain(|a| *a != id);
             }
             self.track_runnable(id);

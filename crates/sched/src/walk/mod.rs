@@ -5,15 +5,13 @@
 //! maintained candidate sets; the reference path sorts every level with the comparator and
 //! recomputes usage by recursion. Both call the same per-app code, so they decide identically.
 
-use weft_types::{AppId, ContainerId, Locality, NodeId, Resource};
+use weft_types::{AppId, Locality, NodeId, Resource};
 
-use crate::api::Decision;
-use crate::app::{App, Request, SchedulerKey};
-use crate::node::{Container, Node, Reservation};
-use crate::policy::{self, compare};
-use crate::queues::{Queue, QueueId, ROOT};
-use crate::running::Link;
-use crate::scheduler::{Scheduler, WalkMode};
+use crate::engine::{Engine, WalkMode};
+use crate::objects::app::{Request, SchedulerKey};
+use crate::objects::node::{Node, Reservation};
+use crate::queues::{QueueId, ROOT};
+use crate::rules::{AppOf, QueueOf, Rules};
 
 /// What one attempt produced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,7 +21,7 @@ pub(crate) enum Assignment {
     Reserved,
 }
 
-impl Scheduler {
+impl<R: Rules> Engine<R> {
     /// One node heartbeat: serve the node's reservation, or assign containers (spec §6).
     pub(crate) fn heartbeat(&mut self, node: NodeId) {
         if self.order_dirty {
@@ -35,12 +33,6 @@ impl Scheduler {
                 return;
             }
         }
-        let props = &self.config.properties;
-        let (assign_multiple, dynamic, max_assign) = (
-            props.assign_multiple,
-            props.dynamic_max_assign,
-            props.max_assign,
-        );
         let Some(n) = self.nodes.get(&node) else {
             return;
         };
@@ -63,14 +55,7 @@ impl Scheduler {
             };
             count += 1;
             assigned = assigned.saturating_add(size);
-            let go_on = if !assign_multiple {
-                false
-            } else if dynamic {
-                assigned.fits_in(&max_to_assign)
-            } else {
-                max_assign <= 0 || count < max_assign
-            };
-            if !go_on {
+            if !R::keep_assigning(self, assigned, count, max_to_assign) {
                 break;
             }
         }
@@ -96,16 +81,10 @@ impl Scheduler {
         self.assign_queue(ROOT, node, false)
     }
 
-    /// Whether count-based delay scheduling is on (both thresholds set, spec §7.1).
+    /// Whether count-based delay scheduling is on (spec §7.1).
+    #[inline]
     pub(crate) fn delay_scheduling_enabled(&self) -> bool {
-        let props = &self.config.properties;
-        props.locality_threshold_node >= 0.0 && props.locality_threshold_rack >= 0.0
-    }
-
-    /// Hadoop refreshes the root queue's available resources after every heartbeat and every
-    /// completion (not inside the heartbeat loop); the AM limit reads it (spec §8).
-    pub(crate) fn refresh_root_available(&mut self) {
-        self.root_available = self.cluster.saturating_sub(self.cluster_used);
+        R::locality_delay(self).is_some()
     }
 
     /// Usage of a queue: the maintained aggregate, or a recursive sum in the reference walk.
@@ -174,7 +153,7 @@ impl Scheduler {
                             continue;
                         };
                         self.apps.remember(app, slot);
-                        self.assign_app(app, node, None)
+                        R::serve_app(self, app, node)
                     } else {
                         self.assign_queue(QueueId(member as u32), node, reserve_only)
                     };
@@ -187,7 +166,7 @@ impl Scheduler {
                 let order = self.reference_order(q);
                 for member in order {
                     let a = if is_leaf {
-                        self.assign_app(AppId(member), node, None)
+                        R::serve_app(self, AppId(member), node)
                     } else {
                         self.assign_queue(QueueId(member as u32), node, false)
                     };
@@ -202,7 +181,7 @@ impl Scheduler {
 
     /// Whether the queue's max share cannot stop any allocation (see `max_share_unbounded`).
     #[inline]
-    fn max_share_never_binds(&self, queue: &Queue) -> bool {
+    fn max_share_never_binds(&self, queue: &QueueOf<R>) -> bool {
         queue.max_share_unbounded && self.unbounded_never_binds
     }
 
@@ -221,48 +200,24 @@ impl Scheduler {
     /// demand, sorted with the comparator.
     fn reference_order(&self, q: QueueId) -> Vec<u64> {
         let queue = self.queues.get(q);
-        let ctx = self.policy_context();
         if queue.is_leaf {
-            let mut apps: Vec<_> = queue
+            let mut apps: Vec<&AppOf<R>> = queue
                 .runnable_apps
                 .iter()
                 .filter_map(|a| self.apps.get(a))
-                .filter(|a| a.has_pending_demand())
-                .map(|a| (Self::app_view(a), a.id.0))
+                .filter(|a| R::is_candidate(self, a))
                 .collect();
-            apps.sort_by(|x, y| compare(queue.policy, &x.0, &y.0, &ctx));
-            apps.into_iter().map(|(_, id)| id).collect()
+            apps.sort_by(|x, y| R::compare_apps(self, q, x, y));
+            apps.into_iter().map(|a| a.id.0).collect()
         } else {
             let mut children: Vec<_> = queue
                 .children
                 .iter()
-                .map(|c| {
-                    let child = self.queues.get(*c);
-                    (
-                        Self::queue_view(child, self.recursive_usage(*c)),
-                        c.0 as u64,
-                    )
-                })
+                .map(|c| (self.queues.get(*c), self.recursive_usage(*c)))
                 .collect();
-            children.sort_by(|x, y| compare(queue.policy, &x.0, &y.0, &ctx));
-            children.into_iter().map(|(_, id)| id).collect()
+            children.sort_by(|x, y| R::compare_queues(self, q, *x, *y));
+            children.into_iter().map(|(c, _)| c.id.0 as u64).collect()
         }
-    }
-
-    /// Whether the leaf of `app` can admit an AM of `am` (spec §8).
-    pub(crate) fn can_run_am(&self, leaf: QueueId, am: Resource) -> bool {
-        let q = self.queues.get(leaf);
-        if (q.max_am_share - -1.0).abs() < 0.0001 {
-            return true;
-        }
-        let mut max = q.fair_share;
-        for i in 0..self.resource_types().len() {
-            if max.get(i) == 0 {
-                max.set(i, self.root_available.get(i).min(q.max_share.get(i)));
-            }
-        }
-        let max = max.mul_ceil(f64::from(q.max_am_share));
-        q.am_usage.saturating_add(am).fits_in(&max)
     }
 
     /// Whether the app is blocked from running its AM (spec §6.4 step 0).
@@ -275,7 +230,7 @@ impl Scheduler {
         }
         match a.requests.values().find(|r| r.any.count > 0) {
             None => true,
-            Some(r) => !self.can_run_am(a.queue, r.size),
+            Some(r) => !R::may_start_am(self, a.queue, r.size),
         }
     }
 
@@ -291,7 +246,7 @@ impl Scheduler {
     }
 
     /// `hasContainerForNode` for one of `a`'s requests on `n`.
-    fn request_fits_node(&self, a: &App, req: &Request, n: &Node) -> bool {
+    fn request_fits_node(&self, a: &AppOf<R>, req: &Request, n: &Node) -> bool {
         if req.any.count == 0 {
             return false;
         }
@@ -325,9 +280,8 @@ impl Scheduler {
 
     /// Delay scheduling, count-based (spec §7.1).
     fn allowed_locality(&mut self, app: AppId, key: SchedulerKey) -> Locality {
-        let props = &self.config.properties;
-        let node_t = f64::from(props.locality_threshold_node.min(1.0));
-        let rack_t = f64::from(props.locality_threshold_rack.min(1.0));
+        let (node_t, rack_t) = R::locality_delay(self).unwrap_or((-1.0, -1.0));
+        let (node_t, rack_t) = (node_t.min(1.0), rack_t.min(1.0));
         let nodes = self.nodes.len() as f64;
         let Some(req) = self
             .apps
@@ -484,145 +438,11 @@ impl Scheduler {
             self.allocate(app, key, node, locality);
             return Assignment::Allocated(size);
         }
-        if self.may_reserve(app, size, node, locality) {
+        if R::may_reserve(self, app, size, node, locality) {
             self.reserve(app, key, node, size);
             return Assignment::Reserved;
         }
         Assignment::None
-    }
-
-    fn allocate(&mut self, app_id: AppId, key: SchedulerKey, node_id: NodeId, locality: Locality) {
-        let (Some(app_slot), Some(node_slot)) =
-            (self.apps.slot_of(&app_id), self.nodes.slot_of(&node_id))
-        else {
-            return;
-        };
-        let (Some(n), Some(app)) = (self.nodes.at(node_slot), self.apps.at_mut(app_slot)) else {
-            return;
-        };
-        let Some(req) = app.requests.get_mut(&key) else {
-            return;
-        };
-        let size = req.size;
-        if let Some(allowed) = req.allowed {
-            if locality < allowed {
-                req.allowed = Some(locality);
-            }
-        }
-        let tag = req.take_one(&n.host, &n.rack, locality);
-        // Only a request that ran out changes which ask sizes the app has outstanding.
-        let emptied = req.any.count == 0;
-        let id = ContainerId(self.next_container);
-        self.next_container += 1;
-        self.allocations += 1;
-        let am = app.waiting_for_am();
-        app.usage = app.usage.saturating_add(size);
-        let leaf = app.queue;
-        if am {
-            app.am_resource = Some(size);
-            app.am_running = true;
-            let q = self.queues.get_mut(leaf);
-            q.am_usage = q.am_usage.saturating_add(size);
-        }
-        if let Some(n) = self.nodes.at_mut(node_slot) {
-            n.allocated = n.allocated.saturating_add(size);
-        }
-        self.cluster_used = self.cluster_used.saturating_add(size);
-        self.add_container(Container {
-            id,
-            app_slot,
-            node_slot,
-            size,
-            by_app: Link::default(),
-            by_node: Link::default(),
-        });
-        self.add_queue_usage(leaf, size, true);
-        self.refresh_app_after_take(app_id, size, emptied);
-        self.decisions.push_back(Decision::Allocated {
-            app: app_id,
-            container: id,
-            node: node_id,
-            resources: size,
-            locality,
-            am,
-            priority: key.0,
-            tag,
-        });
-    }
-
-    /// Reservation conditions (spec §6.4 step 2, §6.6).
-    fn may_reserve(&self, app: AppId, size: Resource, node: NodeId, locality: Locality) -> bool {
-        let (Some(a), Some(n)) = (self.apps.get(&app), self.nodes.get(&node)) else {
-            return false;
-        };
-        let props = &self.config.properties;
-        let policy = self.queues.get(a.queue).policy;
-        let threshold = self.reservation_threshold();
-        if !policy::at_least_threshold(policy, size, threshold, &self.policy_context()) {
-            return false;
-        }
-        if !policy::is_starved_for_reservation(
-            policy,
-            a.usage,
-            a.fair_share,
-            &self.policy_context(),
-        ) {
-            return false;
-        }
-        if n.reservation.as_ref().is_some_and(|r| r.app != app) {
-            return false;
-        }
-        if locality != Locality::NodeLocal && n.reservation.is_none() {
-            let ratio = f64::from(props.reservable_nodes);
-            let (existing, scope) = if locality == Locality::OffSwitch {
-                (a.reservations.len(), self.nodes.len())
-            } else {
-                let in_rack = a
-                    .reservations
-                    .iter()
-                    .filter(|r| self.nodes.get(r).is_some_and(|x| x.rack == n.rack))
-                    .count();
-                (
-                    in_rack,
-                    self.rack_sizes.get(&n.rack).copied().unwrap_or(0) as usize,
-                )
-            };
-            let allowed = (scope as f64 * ratio).ceil() as usize;
-            if existing >= allowed {
-                return false;
-            }
-        }
-        true
-    }
-
-    fn reserve(&mut self, app: AppId, key: SchedulerKey, node: NodeId, size: Resource) {
-        let Some(n) = self.nodes.get_mut(&node) else {
-            return;
-        };
-        let fresh = n.reservation.is_none();
-        n.reservation = Some(Reservation { app, key, size });
-        if let Some(a) = self.apps.get_mut(&app) {
-            a.reservations.insert(node);
-        }
-        if fresh {
-            self.decisions.push_back(Decision::Reserved {
-                app,
-                node,
-                resources: size,
-            });
-        }
-    }
-
-    /// Drops the reservation held on `node`, if any.
-    pub(crate) fn unreserve_node(&mut self, node: NodeId) {
-        let Some(n) = self.nodes.get_mut(&node) else {
-            return;
-        };
-        if let Some(r) = n.reservation.take() {
-            if let Some(a) = self.apps.get_mut(&r.app) {
-                a.reservations.remove(&node);
-            }
-        }
     }
 
     /// Serves an existing reservation (spec §6.5). True when it is still valid, in which case

@@ -1,0 +1,558 @@
+//! `Engine<R>`: the shared state machine every scheduler runs as. It dispatches events, keeps
+//! the application and node lifecycles, normalizes asks and takes snapshots; what is decided
+//! is asked of the rules `R` (see `rules.rs`).
+
+use std::collections::{BTreeMap, VecDeque};
+
+use weft_types::{AppId, ContainerId, NodeId, Resource, Time};
+
+use crate::api::*;
+use crate::objects::app::{App, LocationAsk, Request};
+use crate::objects::containers::Owner;
+use crate::objects::node::{Container, Node};
+use crate::objects::table::{IdMap, Table};
+use crate::objects::timers::Timers;
+use crate::queues::{QueueId, QueueTree, ROOT};
+use crate::rules::{AppOf, Rules};
+
+/// How the heartbeat walk finds its order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WalkMode {
+    /// Incrementally maintained candidate sets and aggregates (the production path).
+    Fast,
+    /// The textbook walk: sort every level with the comparator, recompute usage by recursion.
+    Reference,
+}
+
+/// The shared objects plus one scheduler's rules.
+pub(crate) struct Engine<R: Rules> {
+    pub(crate) rules: R,
+    pub(crate) properties: ClusterProperties,
+    pub(crate) groups: GroupMapping,
+    pub(crate) queues: QueueTree<R::QueueHot, R::QueueCold>,
+    pub(crate) apps: Table<AppId, AppOf<R>>,
+    pub(crate) nodes: Table<NodeId, Node>,
+    pub(crate) hosts: BTreeMap<String, NodeId>,
+    pub(crate) rack_sizes: BTreeMap<String, u32>,
+    pub(crate) containers: IdMap<ContainerId, Container>,
+    pub(crate) next_container: u64,
+    pub(crate) cluster: Resource,
+    pub(crate) cluster_used: Resource,
+    /// Root queue metrics' available resources, refreshed after each heartbeat, each
+    /// completion, updates and node changes (Hadoop's root queue metrics; the AM limit reads it).
+    pub(crate) root_available: Resource,
+    pub(crate) decisions: VecDeque<Decision>,
+    /// What the rules asked to be woken for (`poll_timeout`).
+    pub(crate) timers: Timers<R::Timer>,
+    pub(crate) walk: WalkMode,
+    /// The fast-path order must be rebuilt before the next walk.
+    pub(crate) order_dirty: bool,
+    pub(crate) allocations: u64,
+    /// Fast path: distinct outstanding ask sizes of candidate apps -> how many apps have them.
+    pub(crate) pending_sizes: BTreeMap<[i64; weft_types::MAX_RESOURCE_TYPES], u32>,
+    /// Reused buffer for re-indexing an app's sizes without allocating.
+    pub(crate) scratch_sizes: Vec<[i64; weft_types::MAX_RESOURCE_TYPES]>,
+    /// Twice the cluster fits in `Resource::UNBOUNDED`, so usage plus one container (each at
+    /// most the cluster) can never exceed an unbounded max share.
+    pub(crate) unbounded_never_binds: bool,
+}
+
+impl<R: Rules> Engine<R> {
+    /// An engine with no nodes or apps.
+    pub(crate) fn new(
+        rules: R,
+        properties: ClusterProperties,
+        queues: QueueTree<R::QueueHot, R::QueueCold>,
+        groups: GroupMapping,
+    ) -> Engine<R> {
+        Engine {
+            rules,
+            properties,
+            groups,
+            queues,
+            apps: Table::new(),
+            nodes: Table::new(),
+            hosts: BTreeMap::new(),
+            rack_sizes: BTreeMap::new(),
+            containers: IdMap::new(),
+            next_container: 1,
+            cluster: Resource::ZERO,
+            cluster_used: Resource::ZERO,
+            root_available: Resource::ZERO,
+            decisions: VecDeque::new(),
+            timers: Timers::default(),
+            walk: WalkMode::Fast,
+            order_dirty: true,
+            allocations: 0,
+            pending_sizes: BTreeMap::new(),
+            scratch_sizes: Vec::new(),
+            unbounded_never_binds: true,
+        }
+    }
+
+    pub(crate) fn set_walk_mode(&mut self, mode: WalkMode) {
+        self.walk = mode;
+        self.order_dirty = true;
+    }
+
+    pub(crate) fn queue_name(&self, app: AppId) -> Option<&str> {
+        self.apps
+            .get(&app)
+            .map(|a| self.queues.get(a.queue).name.as_str())
+    }
+
+    /// Applies one event at time `now`. An `Err` leaves the state exactly as it was.
+    pub(crate) fn handle(&mut self, now: Time, event: Event) -> Result<(), SchedError> {
+        // Whatever came due happens before the event, whichever event wakes the core.
+        if self.timers.next_due().is_some_and(|at| at <= now) {
+            self.fire_timers(now);
+        }
+        match event {
+            Event::NodeAdded {
+                node,
+                host,
+                rack,
+                capability,
+            } => self.add_node(node, host, rack, capability),
+            Event::NodeRemoved { node } => self.remove_node(node),
+            Event::NodeHeartbeat { node } => {
+                if !self.nodes.contains_key(&node) {
+                    return Err(SchedError::UnknownNode(node));
+                }
+                self.heartbeat(node);
+                Ok(())
+            }
+            Event::ContainerCompleted { container, exit } => {
+                if !self.containers.contains_key(&container) {
+                    return Err(SchedError::UnknownContainer(container));
+                }
+                self.complete_container(container, exit);
+                Ok(())
+            }
+            Event::AppSubmitted {
+                app,
+                user,
+                queue,
+                am_resource,
+            } => self.submit(now, app, user, queue, am_resource),
+            Event::AppFinished { app } => {
+                if !self.apps.contains_key(&app) {
+                    return Err(SchedError::UnknownApp(app));
+                }
+                self.remove_app(app, ContainerExit::Killed);
+                Ok(())
+            }
+            Event::AppKilled { app, user } => self.kill(app, user),
+            Event::Ask { app, ask } => self.add_ask(app, ask),
+            Event::CancelAsks {
+                app,
+                priority,
+                count,
+            } => self.cancel_asks(app, priority, count),
+            Event::Release { app, container } => {
+                match self.containers.get(&container) {
+                    Some(c) if self.apps.slot_of(&app) == Some(c.app_slot) => {}
+                    Some(_) | None => return Err(SchedError::UnknownContainer(container)),
+                }
+                self.complete_container(container, ContainerExit::Released);
+                Ok(())
+            }
+            Event::Move { app, queue } => R::move_app(self, app, &queue),
+            Event::Reload(config) => R::reload(self, *config),
+            Event::GroupsChanged(groups) => {
+                self.groups = groups;
+                Ok(())
+            }
+            Event::Update => {
+                R::update(self, now);
+                Ok(())
+            }
+            // Due timers fired above.
+            Event::Timeout => Ok(()),
+        }
+    }
+
+    /// When the core next wants `Event::Timeout`: the earliest due timer.
+    pub(crate) fn poll_timeout(&self) -> Option<Time> {
+        self.timers.next_due()
+    }
+
+    /// Hands every timer due by `now` to the rules, earliest first (a timer set while firing
+    /// for `now` or earlier fires in the same pass).
+    fn fire_timers(&mut self, now: Time) {
+        while let Some((at, timer)) = self.timers.pop_due(now) {
+            R::timer_due(self, timer, at, now);
+        }
+    }
+
+    fn add_node(
+        &mut self,
+        id: NodeId,
+        host: String,
+        rack: String,
+        capability: Resource,
+    ) -> Result<(), SchedError> {
+        if self.nodes.contains_key(&id) {
+            return Err(SchedError::Duplicate(format!("node {id}")));
+        }
+        if self.hosts.contains_key(&host) {
+            return Err(SchedError::Duplicate(format!("host {host}")));
+        }
+        // The total stays exact (no saturation that a removal would turn into drift).
+        let Some(cluster) = self.cluster.checked_add(capability) else {
+            return Err(SchedError::InvalidNode {
+                node: id,
+                reason: format!("its capability {capability:?} would overflow the cluster total"),
+            });
+        };
+        self.hosts.insert(host.clone(), id);
+        *self.rack_sizes.entry(rack.clone()).or_insert(0) += 1;
+        self.nodes.insert(id, Node::new(id, host, rack, capability));
+        self.cluster = cluster;
+        self.cluster_changed();
+        Ok(())
+    }
+
+    fn remove_node(&mut self, id: NodeId) -> Result<(), SchedError> {
+        let Some(node) = self.nodes.get(&id) else {
+            return Err(SchedError::UnknownNode(id));
+        };
+        let containers = self.container_ids(node.running, Owner::Node);
+        for c in containers {
+            self.complete_container(c, ContainerExit::Lost);
+        }
+        self.unreserve_node(id);
+        let Some(node) = self.nodes.remove(&id) else {
+            return Err(SchedError::UnknownNode(id));
+        };
+        self.hosts.remove(&node.host);
+        if let Some(n) = self.rack_sizes.get_mut(&node.rack) {
+            *n -= 1;
+            if *n == 0 {
+                self.rack_sizes.remove(&node.rack);
+            }
+        }
+        // Exact: the total is a checked sum that includes this node.
+        self.cluster = self
+            .cluster
+            .checked_sub(node.capability)
+            .unwrap_or(Resource::ZERO);
+        self.cluster_changed();
+        Ok(())
+    }
+
+    /// Node set changed: the rules' cluster-relative state, root metrics and orders follow.
+    fn cluster_changed(&mut self) {
+        R::cluster_changed(self);
+        self.unbounded_never_binds = self.cluster.saturating_mul(2).fits_in(&Resource::UNBOUNDED);
+        self.root_available = self.cluster.saturating_sub(self.cluster_used);
+        self.order_dirty = true;
+    }
+
+    fn submit(
+        &mut self,
+        now: Time,
+        id: AppId,
+        user: String,
+        requested: Option<String>,
+        am_resource: Option<Resource>,
+    ) -> Result<(), SchedError> {
+        if self.apps.contains_key(&id) {
+            return Err(SchedError::Duplicate(format!("application {id}")));
+        }
+        let placed = R::place(self, id, &user, requested.as_deref()).and_then(|queue| {
+            let am = match am_resource {
+                Some(r) => Some(self.normalize(queue, r).map_err(|e| {
+                    let reason = format!("application {id} rejected: AM container {e}");
+                    (RejectCode::InvalidAmResource, reason)
+                })?),
+                None => None,
+            };
+            Ok((queue, am))
+        });
+        match placed {
+            Ok((queue, am)) => {
+                let mut app = App::new(id, user, queue, now.as_millis(), am, R::new_app());
+                if let Some(am) = am {
+                    let key = app.key_for(0, am);
+                    let mut req = Request::new(am);
+                    req.any.count = 1;
+                    app.requests.insert(key, req);
+                }
+                self.apps.insert(id, app);
+                R::admit(self, id);
+                let name = self.queues.get(queue).name.clone();
+                self.decisions.push_back(Decision::Accepted {
+                    app: id,
+                    queue: name,
+                });
+                self.refresh_app(id);
+                Ok(())
+            }
+            Err((code, reason)) => {
+                self.decisions.push_back(Decision::Rejected {
+                    app: id,
+                    reason,
+                    code,
+                });
+                Ok(())
+            }
+        }
+    }
+
+    /// Normalizes an ask (spec §9.4): at least the minimum, rounded up to the increment, at most
+    /// the queue's maximum allocation. Refuses types the queue may never have.
+    pub(crate) fn normalize(&self, queue: QueueId, ask: Resource) -> Result<Resource, String> {
+        let props = &self.properties;
+        let types = &props.resource_types;
+        let max_share = self.queues.get(queue).max_share;
+        for i in 0..types.len() {
+            if ask.get(i) > 0 && max_share.get(i) == 0 {
+                return Err(format!(
+                    "asks for a non-zero amount of resource '{}' but queue {} has a zero maximum for it",
+                    types.name(i),
+                    self.queues.get(queue).name
+                ));
+            }
+            if ask.get(i) < 0 {
+                return Err(format!("asks for a negative amount of '{}'", types.name(i)));
+            }
+        }
+        let max = R::max_container_allocation(self, queue);
+        let min = props.minimum_allocation;
+        let step = props.increment_allocation;
+        let mut out = ask;
+        for i in 0..weft_types::MAX_RESOURCE_TYPES {
+            let mut v = ask.get(i).max(min.get(i));
+            let s = step.get(i);
+            if s > 0 && v % s != 0 {
+                v = (v / s).saturating_add(1).saturating_mul(s);
+            }
+            out.set(i, v.min(max.get(i).max(min.get(i))));
+        }
+        Ok(out)
+    }
+
+    fn kill(&mut self, app: AppId, user: Option<String>) -> Result<(), SchedError> {
+        let Some(a) = self.apps.get(&app) else {
+            return Err(SchedError::UnknownApp(app));
+        };
+        if let Some(user) = user {
+            let groups = self.groups.get(&user).cloned().unwrap_or_default();
+            let owner = a.user == user;
+            if !owner
+                && !self
+                    .queues
+                    .allows(a.queue, &user, &groups, |q| &q.acl_admin)
+            {
+                return Err(SchedError::KillRefused {
+                    app,
+                    reason: format!(
+                        "user {user} is neither the owner of the application nor allowed by aclAdministerApps of queue {} or its parents",
+                        self.queues.get(a.queue).name
+                    ),
+                    user,
+                });
+            }
+        }
+        self.remove_app(app, ContainerExit::Killed);
+        Ok(())
+    }
+
+    /// Removes an application: kills its containers, drops its reservations, leaves its queue
+    /// (the rules promote waiting apps).
+    fn remove_app(&mut self, id: AppId, exit: ContainerExit) {
+        let Some(app) = self.apps.get(&id) else {
+            return;
+        };
+        let containers = self.container_ids(app.running, Owner::App);
+        let reserved: Vec<NodeId> = app.reservations.iter().copied().collect();
+        for c in containers {
+            self.complete_container(c, exit);
+        }
+        for n in reserved {
+            self.unreserve_node(n);
+        }
+        R::leave(self, id);
+        self.detach_app(id);
+        if let Some(app) = self.apps.remove(&id) {
+            self.refresh_queue_path(app.queue);
+        }
+    }
+
+    fn add_ask(&mut self, id: AppId, ask: ContainerAsk) -> Result<(), SchedError> {
+        let Some(app) = self.apps.get(&id) else {
+            return Err(SchedError::UnknownApp(id));
+        };
+        let size = self
+            .normalize(app.queue, ask.resources)
+            .map_err(|reason| SchedError::InvalidAsk { app: id, reason })?;
+        let mut racks: Vec<(String, bool)> = ask.racks.iter().map(|r| (r.clone(), true)).collect();
+        for host in &ask.hosts {
+            if let Some(node) = self.hosts.get(host).and_then(|n| self.nodes.get(n)) {
+                if !ask.racks.contains(&node.rack) {
+                    racks.push((node.rack.clone(), ask.relax_locality));
+                }
+            }
+        }
+        let Some(app) = self.apps.get_mut(&id) else {
+            return Err(SchedError::UnknownApp(id));
+        };
+        let key = app.key_for(ask.priority, size);
+        let req = app.requests.get_or_insert_with(key, || Request::new(size));
+        let before = req.any.count;
+        req.any.count = before.saturating_add(ask.count);
+        req.tags.add(before, req.any.count - before, ask.tag);
+        req.any.relax_locality = ask.relax_locality;
+        for (rack, relax) in racks {
+            let e = req.racks.entry(rack).or_insert(LocationAsk {
+                count: 0,
+                relax_locality: relax,
+            });
+            e.count = e.count.saturating_add(ask.count);
+            e.relax_locality = relax;
+        }
+        for host in &ask.hosts {
+            let e = req.hosts.entry(host.clone()).or_insert(LocationAsk {
+                count: 0,
+                relax_locality: true,
+            });
+            e.count = e.count.saturating_add(ask.count);
+        }
+        self.refresh_app(id);
+        Ok(())
+    }
+
+    fn cancel_asks(
+        &mut self,
+        id: AppId,
+        priority: Option<i32>,
+        count: Option<u32>,
+    ) -> Result<(), SchedError> {
+        let Some(app) = self.apps.get_mut(&id) else {
+            return Err(SchedError::UnknownApp(id));
+        };
+        let mut left = count.unwrap_or(u32::MAX);
+        for (key, req) in app.requests.iter_mut() {
+            if priority.is_some_and(|p| p != key.0) {
+                continue;
+            }
+            let take = left.min(req.any.count);
+            req.any.count -= take;
+            req.tags.cancel_newest(take);
+            left -= take;
+            let cap = req.any.count;
+            for a in req.racks.values_mut().chain(req.hosts.values_mut()) {
+                a.count = a.count.min(cap);
+            }
+            req.racks.retain(|_, a| a.count > 0);
+            req.hosts.retain(|_, a| a.count > 0);
+        }
+        app.requests
+            .retain(|_, r| r.any.count > 0 || r.allowed.is_some());
+        self.refresh_app(id);
+        Ok(())
+    }
+
+    /// Calls `visit` for every leaf queue with its current figures.
+    pub(crate) fn visit_leaf_queues(&self, mut visit: impl FnMut(LeafQueueStats<'_>)) {
+        for id in self.queues.ids() {
+            let q = self.queues.get(id);
+            if q.is_leaf {
+                visit(LeafQueueStats {
+                    name: &q.name,
+                    fair_share: R::queue_report(self, q).fair_share,
+                    usage: q.usage,
+                    demand: q.demand,
+                    max_resources: q.max_share,
+                    running_apps: q.runnable_apps.len(),
+                });
+            }
+        }
+    }
+
+    /// A read-only picture of the state (report-only figures are brought up to date first).
+    pub(crate) fn snapshot(&mut self) -> Snapshot {
+        R::refresh_reports(self);
+        let mut queues = Vec::with_capacity(self.queues.len());
+        self.snapshot_queue(ROOT, &mut queues);
+        let apps = self
+            .apps
+            .values()
+            .map(|a| AppSnapshot {
+                app: a.id,
+                queue: self.queues.get(a.queue).name.clone(),
+                user: a.user.clone(),
+                runnable: a.runnable,
+                usage: a.usage,
+                demand: a.demand,
+                fair_share: R::app_fair_share(a),
+                running_containers: a.running.len(),
+                pending_containers: a.outstanding_containers(),
+                am_running: a.am_running,
+            })
+            .collect();
+        let nodes = self
+            .nodes
+            .values()
+            .map(|n| NodeSnapshot {
+                node: n.id,
+                host: n.host.clone(),
+                rack: n.rack.clone(),
+                capacity: n.capability,
+                used: n.allocated,
+                reserved: n.reservation.as_ref().map(|r| (r.app, r.size)),
+            })
+            .collect();
+        let pending = self
+            .apps
+            .values()
+            .fold(Resource::ZERO, |acc, a| acc.saturating_add(a.outstanding()));
+        Snapshot {
+            cluster_capacity: self.cluster,
+            cluster_used: self.cluster_used,
+            cluster_pending: pending,
+            queues,
+            apps,
+            nodes,
+        }
+    }
+
+    fn snapshot_queue(&self, id: QueueId, out: &mut Vec<QueueSnapshot>) {
+        let q = self.queues.get(id);
+        let (running, pending) = self.subtree_app_counts(id);
+        let report = R::queue_report(self, q);
+        out.push(QueueSnapshot {
+            name: q.name.clone(),
+            leaf: q.is_leaf,
+            policy: report.policy,
+            weight: report.weight,
+            fair_share: report.fair_share,
+            steady_fair_share: report.steady_fair_share,
+            usage: q.usage,
+            demand: q.demand,
+            min_resources: report.min_share,
+            max_resources: q.max_share,
+            am_usage: q.am_usage,
+            running_apps: running,
+            pending_apps: pending,
+            configured: q.configured,
+        });
+        let mut children: Vec<QueueId> = q.children.iter().copied().collect();
+        children.sort_by(|a, b| self.queues.get(*a).name.cmp(&self.queues.get(*b).name));
+        for c in children {
+            self.snapshot_queue(c, out);
+        }
+    }
+
+    fn subtree_app_counts(&self, id: QueueId) -> (usize, usize) {
+        let q = self.queues.get(id);
+        let mut counts = (q.runnable_apps.len(), q.non_runnable_apps.len());
+        for c in &q.children {
+            let (r, p) = self.subtree_app_counts(*c);
+            counts.0 += r;
+            counts.1 += p;
+        }
+        counts
+    }
+}

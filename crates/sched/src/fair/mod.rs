@@ -1,0 +1,343 @@
+//! Hadoop's Fair Scheduler as rules over the shared objects: policies and their keys, fair
+//! shares, the periodic update, maxRunningApps, moves, placement, the AM share, the
+//! reservation gate and threshold.
+
+mod limits;
+mod moves;
+pub(crate) mod placement;
+pub(crate) mod policy;
+mod queues;
+#[cfg(test)]
+mod rebuild_tests;
+mod runnable;
+pub(crate) mod shares;
+mod update;
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use weft_config::PolicyKind;
+use weft_types::{AppId, Locality, NodeId, Resource, Time};
+
+use crate::api::{
+    ClusterProperties, FairConfig, GroupMapping, RejectCode, SchedError, SchedulerConfig,
+};
+use crate::engine::Engine;
+use crate::order::key::SortKey;
+use crate::queues::QueueId;
+use crate::rules::{AppOf, QueueOf, QueueReport, Rules};
+use policy::{PolicyContext, SchedView};
+pub(crate) use queues::{FairQueue, FairQueueCold};
+use runnable::UserState;
+
+/// The Fair Scheduler's engine.
+pub(crate) type FairEngine = Engine<Fair>;
+
+/// What a Fair timer carries. Fair sets none yet: the first will be preemption's kill after
+/// `waitTimeBeforeKill` (spec §11.3), which needs the preemption decisions first.
+#[derive(Clone, Debug)]
+pub(crate) enum FairTimer {}
+
+/// Fair's per-app state, read with usage on every re-key.
+#[derive(Clone, Debug)]
+pub(crate) struct FairApp {
+    /// Weight as of the last update (1, or log2(1 + demand MB) with size-based weight).
+    pub(crate) weight: f64,
+    /// Instantaneous fair share as of the last update (whether the app is starved for a
+    /// reservation is read from it on every re-key).
+    pub(crate) fair_share: Resource,
+}
+
+/// The Fair Scheduler's own state.
+pub(crate) struct Fair {
+    pub(crate) config: Arc<FairConfig>,
+    pub(crate) users: BTreeMap<String, UserState>,
+    /// Steady fair shares must be recomputed before they are next shown.
+    pub(crate) steady_dirty: bool,
+    pub(crate) last_queue_gc: Time,
+    /// The reservation threshold of the current configuration (read on every re-key).
+    pub(crate) reservation_threshold: Resource,
+    /// Reused buffer for a leaf's share inputs in the update.
+    pub(crate) scratch_items: Vec<shares::ShareItem>,
+    /// The update's reusable buffers: app slots, demand sums by leaf, leaves where an app's
+    /// weight changed.
+    pub(crate) scratch_slots: Vec<u32>,
+    pub(crate) scratch_demands: Vec<Resource>,
+    pub(crate) scratch_reweighted: Vec<bool>,
+}
+
+/// `incrementAllocation x reservation-threshold.increment-multiple` (spec §6.6).
+fn reservation_threshold_of(config: &FairConfig) -> Resource {
+    let props = &config.properties;
+    props
+        .increment_allocation
+        .mul_trunc(f64::from(props.reservation_threshold_increment_multiple))
+}
+
+impl FairEngine {
+    /// A Fair Scheduler with the given configuration and user groups, and no nodes or apps.
+    pub(crate) fn new_fair(config: FairConfig, groups: GroupMapping) -> FairEngine {
+        let mut queues = queues::new_tree(&config.allocations);
+        // Absolute max shares do not depend on the cluster, so node joins leave them alone
+        // (`cluster_changed`); they are resolved here, and on every reload.
+        queues.resolve_max_shares(Resource::ZERO);
+        let rules = Fair {
+            reservation_threshold: reservation_threshold_of(&config),
+            config: Arc::new(config),
+            users: BTreeMap::new(),
+            steady_dirty: true,
+            last_queue_gc: Time::ZERO,
+            scratch_items: Vec::new(),
+            scratch_slots: Vec::new(),
+            scratch_demands: Vec::new(),
+            scratch_reweighted: Vec::new(),
+        };
+        let properties = ClusterProperties::from_site(&rules.config.properties);
+        Engine::new(rules, properties, queues, groups)
+    }
+
+    pub(crate) fn policy_context(&self) -> PolicyContext {
+        PolicyContext {
+            cluster: self.cluster,
+            resource_types: self.properties.resource_types.len(),
+        }
+    }
+
+    pub(crate) fn app_view(app: &AppOf<Fair>) -> SchedView {
+        SchedView {
+            demand: app.demand,
+            usage: app.usage,
+            min_share: Resource::ZERO,
+            weight: app.rules.weight,
+            start_time: app.start_time,
+            tiebreak: app.id.0,
+        }
+    }
+
+    pub(crate) fn queue_view(q: &QueueOf<Fair>, usage: Resource) -> SchedView {
+        SchedView {
+            demand: q.demand,
+            usage,
+            min_share: q.rules.min_share,
+            weight: q.rules.weight,
+            start_time: 0,
+            tiebreak: q.name_rank,
+        }
+    }
+
+    fn reload(&mut self, config: FairConfig) {
+        self.rules.reservation_threshold = reservation_threshold_of(&config);
+        self.properties = ClusterProperties::from_site(&config.properties);
+        self.rules.config = Arc::new(config);
+        let config = Arc::clone(&self.rules.config);
+        self.queues.apply_config(&config.allocations);
+        self.queues.resolve_max_shares(self.cluster);
+        self.update_runnability_on_reload();
+        self.rules.steady_dirty = true;
+        self.order_dirty = true;
+    }
+}
+
+impl Rules for Fair {
+    type App = FairApp;
+    type QueueHot = FairQueue;
+    type QueueCold = FairQueueCold;
+    type Timer = FairTimer;
+
+    #[inline]
+    fn new_app() -> FairApp {
+        FairApp {
+            weight: 1.0,
+            fair_share: Resource::ZERO,
+        }
+    }
+
+    fn place(
+        e: &mut FairEngine,
+        app: AppId,
+        user: &str,
+        requested: Option<&str>,
+    ) -> Result<QueueId, (RejectCode, String)> {
+        e.place(app, user, requested)
+    }
+
+    fn admit(e: &mut FairEngine, app: AppId) {
+        e.add_app_to_queue(app);
+    }
+
+    fn leave(e: &mut FairEngine, app: AppId) {
+        e.remove_app_from_queue(app);
+    }
+
+    fn move_app(e: &mut FairEngine, app: AppId, target: &str) -> Result<(), SchedError> {
+        e.move_app(app, target)
+    }
+
+    #[inline]
+    fn is_candidate(_: &FairEngine, app: &AppOf<Fair>) -> bool {
+        app.runnable && app.has_pending_demand() && app.has_outstanding_asks()
+    }
+
+    #[inline]
+    fn app_key(e: &FairEngine, app: &AppOf<Fair>) -> SortKey {
+        let policy = e.queues.get(app.queue).rules.policy;
+        if policy == PolicyKind::Fair {
+            return policy::fair_sort_key(
+                app.demand.memory_mb(),
+                app.usage.memory_mb(),
+                0,
+                app.rules.weight,
+                app.start_time,
+                app.id.0,
+            );
+        }
+        policy::sort_key(policy, &FairEngine::app_view(app), &e.policy_context())
+    }
+
+    #[inline]
+    fn queue_key(e: &FairEngine, parent: QueueId, q: &QueueOf<Fair>) -> SortKey {
+        let policy = e.queues.get(parent).rules.policy;
+        if policy == PolicyKind::Fair {
+            return policy::fair_sort_key(
+                q.demand.memory_mb(),
+                q.usage.memory_mb(),
+                q.rules.min_share.memory_mb(),
+                q.rules.weight,
+                0,
+                q.name_rank,
+            );
+        }
+        policy::sort_key(
+            policy,
+            &FairEngine::queue_view(q, q.usage),
+            &e.policy_context(),
+        )
+    }
+
+    fn compare_apps(e: &FairEngine, leaf: QueueId, a: &AppOf<Fair>, b: &AppOf<Fair>) -> Ordering {
+        let policy = e.queues.get(leaf).rules.policy;
+        let (a, b) = (FairEngine::app_view(a), FairEngine::app_view(b));
+        policy::compare(policy, &a, &b, &e.policy_context())
+    }
+
+    fn compare_queues(
+        e: &FairEngine,
+        parent: QueueId,
+        a: (&QueueOf<Fair>, Resource),
+        b: (&QueueOf<Fair>, Resource),
+    ) -> Ordering {
+        let policy = e.queues.get(parent).rules.policy;
+        let (a, b) = (
+            FairEngine::queue_view(a.0, a.1),
+            FairEngine::queue_view(b.0, b.1),
+        );
+        policy::compare(policy, &a, &b, &e.policy_context())
+    }
+
+    #[inline]
+    fn starved_for_reservation(e: &FairEngine, app: &AppOf<Fair>) -> bool {
+        e.starved_for_reservation(app)
+    }
+
+    fn has_reservable_ask(e: &FairEngine, app: &AppOf<Fair>) -> bool {
+        e.has_threshold_ask(app)
+    }
+
+    #[inline]
+    fn locality_delay(e: &FairEngine) -> Option<(f64, f64)> {
+        let props = &e.rules.config.properties;
+        (props.locality_threshold_node >= 0.0 && props.locality_threshold_rack >= 0.0).then(|| {
+            (
+                f64::from(props.locality_threshold_node),
+                f64::from(props.locality_threshold_rack),
+            )
+        })
+    }
+
+    fn may_start_am(e: &FairEngine, leaf: QueueId, am: Resource) -> bool {
+        e.can_run_am(leaf, am)
+    }
+
+    fn may_reserve(
+        e: &FairEngine,
+        app: AppId,
+        size: Resource,
+        node: NodeId,
+        locality: Locality,
+    ) -> bool {
+        e.may_reserve(app, size, node, locality)
+    }
+
+    #[inline]
+    fn keep_assigning(
+        e: &FairEngine,
+        assigned: Resource,
+        count: i32,
+        max_to_assign: Resource,
+    ) -> bool {
+        let props = &e.rules.config.properties;
+        if !props.assign_multiple {
+            false
+        } else if props.dynamic_max_assign {
+            assigned.fits_in(&max_to_assign)
+        } else {
+            props.max_assign <= 0 || count < props.max_assign
+        }
+    }
+
+    fn max_container_allocation(e: &FairEngine, queue: QueueId) -> Resource {
+        e.queues
+            .max_container_allocation(queue, e.properties.maximum_allocation, e.cluster)
+    }
+
+    fn update(e: &mut FairEngine, now: Time) {
+        e.update(now);
+    }
+
+    fn timer_due(_: &mut FairEngine, timer: FairTimer, _: Time, _: Time) {
+        match timer {}
+    }
+
+    fn reload(e: &mut FairEngine, config: SchedulerConfig) -> Result<(), SchedError> {
+        match config {
+            SchedulerConfig::Fair(config) => {
+                e.reload(config);
+                Ok(())
+            }
+            other => Err(SchedError::ConfigRefused(format!(
+                "the Fair Scheduler cannot take a {} scheduler's configuration; changing the scheduler needs a restart",
+                other.kind().short_name()
+            ))),
+        }
+    }
+
+    fn cluster_changed(e: &mut FairEngine) {
+        e.queues.resolve_relative_max_shares(e.cluster);
+        e.rules.steady_dirty = true;
+    }
+
+    fn refresh_reports(e: &mut FairEngine) {
+        if e.rules.steady_dirty {
+            e.compute_steady_shares();
+        }
+    }
+
+    fn app_fair_share(app: &AppOf<Fair>) -> Resource {
+        app.rules.fair_share
+    }
+
+    fn queue_report(_: &FairEngine, q: &QueueOf<Fair>) -> QueueReport {
+        QueueReport {
+            policy: q.rules.policy.name(),
+            weight: q.rules.weight,
+            fair_share: q.rules_cold.fair_share,
+            steady_fair_share: q.rules_cold.steady_fair_share,
+            min_share: q.rules.min_share,
+        }
+    }
+
+    fn verify(e: &FairEngine, drift: &mut Vec<String>) {
+        e.verify_fair_keys(drift);
+    }
+}

@@ -1,0 +1,92 @@
+//! Property tests on random event sequences, for every scheduler kind:
+//! * the fast walk makes exactly the decisions the reference walk makes;
+//! * every maintained aggregate and order equals its recomputation (`verify`), and no node is
+//!   ever over capacity.
+//!
+//! The harness (`run`) and the event generator (`ops`) are shared; each kind only supplies its
+//! configurations (`fair`, `fifo`). `PROPTEST_CASES` raises the number of cases (default 96 each).
+
+mod fair;
+mod fifo;
+mod ops;
+
+use proptest::prelude::*;
+use weft_sched::{Decision, Scheduler, SchedulerConfig, WalkMode};
+use weft_types::{ContainerId, Time};
+
+use ops::{node_event, to_event, Op, NODES};
+
+/// Cases per property: `PROPTEST_CASES` when set, else `default`.
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Runs `ops` against a fast and a reference scheduler built from `config`, comparing every
+/// answer and decision and verifying both after every step.
+fn run(ops: &[Op], config: &SchedulerConfig) -> Result<(), TestCaseError> {
+    let mut fast = Scheduler::new(config.clone(), Default::default());
+    let mut reference = Scheduler::new(config.clone(), Default::default());
+    reference.set_walk_mode(WalkMode::Reference);
+    for n in 0..NODES {
+        fast.handle(Time(0), node_event(n)).expect("node");
+        reference.handle(Time(0), node_event(n)).expect("node");
+    }
+    let mut submitted = 0u64;
+    let mut running: Vec<ContainerId> = Vec::new();
+    for (step, op) in ops.iter().enumerate() {
+        let Some(event) = to_event(op, submitted, &running) else {
+            continue;
+        };
+        if matches!(op, Op::Submit { .. }) {
+            submitted += 1;
+        }
+        let now = Time(step as u64 * 100);
+        let a = fast.handle(now, event.clone());
+        let b = reference.handle(now, event);
+        prop_assert_eq!(&a, &b, "step {}: {:?}", step, op);
+        let da: Vec<Decision> = std::iter::from_fn(|| fast.poll_decision()).collect();
+        let db: Vec<Decision> = std::iter::from_fn(|| reference.poll_decision()).collect();
+        prop_assert_eq!(&da, &db, "step {}: {:?}", step, op);
+        for d in &da {
+            match d {
+                Decision::Allocated { container, .. } => running.push(*container),
+                Decision::Completed { container, .. } => running.retain(|c| c != container),
+                _ => {}
+            }
+        }
+        let drift = fast.verify();
+        prop_assert!(
+            drift.is_empty(),
+            "fast path drift at step {} ({:?}): {:?}",
+            step,
+            op,
+            drift
+        );
+        let drift = reference.verify();
+        prop_assert!(
+            drift.is_empty(),
+            "reference drift at step {} ({:?}): {:?}",
+            step,
+            op,
+            drift
+        );
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(96)))]
+
+    #[test]
+    fn fair_fast_path_decides_like_the_reference(ops in prop::collection::vec(ops::op(), 1..120), multiple in any::<bool>(), locality in any::<bool>()) {
+        run(&ops, &fair::config(multiple, locality))?;
+    }
+
+    #[test]
+    fn fifo_fast_path_decides_like_the_reference(ops in prop::collection::vec(ops::op(), 1..120), coarse in any::<bool>()) {
+        run(&ops, &fifo::config(coarse))?;
+    }
+}
