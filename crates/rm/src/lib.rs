@@ -14,6 +14,7 @@ mod rest;
 mod settings;
 mod status;
 mod tracker;
+mod verification;
 mod web;
 
 use std::net::{Ipv4Addr, SocketAddr};
@@ -193,6 +194,7 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
     let apps = core.app_reports().len();
     let types = properties.resource_types.clone();
     let (driver, mut driver_loop) = driver::new(core, Arc::clone(&store), TICK, types.clone());
+    driver_loop.verify_every(settings.verify_interval_ms);
     driver_loop.flush_startup()?;
     tracing::info!(cluster_ts, apps, data_dir = %settings.data_dir.display(), "state recovered");
 

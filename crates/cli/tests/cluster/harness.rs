@@ -197,10 +197,13 @@ pub(crate) const ALLOCATIONS: &str = r#"<?xml version="1.0"?>
 "#;
 
 /// Small containers allowed (64 MB steps; the Fair Scheduler's default increment is 1 GB), so
-/// that tests can make memory limits and nodes small.
+/// that tests can make memory limits and nodes small. The scheduler's state is verified every
+/// 200 ms (production: every minute), so the verification runs throughout the integration
+/// tests (`metrics.rs` checks that it ran and found no drift).
 const RM_CONFIG: &str = r#"[properties]
 "yarn.scheduler.minimum-allocation-mb" = "64"
 "yarn.scheduler.increment-allocation-mb" = "64"
+"weft.scheduler.verify-interval-ms" = "200"
 "#;
 
 impl Cluster {
