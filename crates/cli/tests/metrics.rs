@@ -299,6 +299,13 @@ fn metrics_are_valid_prometheus_text_with_the_documented_names_and_sane_values()
     let update = e.value("weft_scheduler_update_duration_seconds", &[]);
     assert!(update > 0.0 && update < 1.0, "{update}");
     assert!(e.value("weft_store_writes_total", &[]) >= 1.0);
+    // The harness verifies the scheduler's state every 200 ms: it ran during the app's life
+    // and never found drift.
+    assert!(e.value("weft_scheduler_verifications_total", &[]) >= 1.0);
+    assert_eq!(e.value("weft_scheduler_verify_drift", &[]), 0.0);
+    assert_eq!(e.value("weft_scheduler_verify_drift_total", &[]), 0.0);
+    let verify = e.value("weft_scheduler_verify_duration_seconds", &[]);
+    assert!((0.0..1.0).contains(&verify), "{verify}");
 
     // Counters only grow.
     std::thread::sleep(Duration::from_millis(1200));

@@ -174,3 +174,24 @@ fn a_summary_follows_the_json_lines_on_request_and_never_when_piped() {
     let never = weft(&["sim", "run", "--deterministic", "--summary", "never", path]);
     assert_eq!(String::from_utf8(never.stdout).unwrap(), piped);
 }
+
+#[test]
+fn an_ignored_key_is_a_warning_on_stderr_naming_its_line() {
+    let dir = scratch("ignored");
+    let file = dir.join("w.toml");
+    // `allocations` written after the [properties] header lands inside that table.
+    let text = format!(
+        "{SMALL}\n[properties]\n\"yarn.scheduler.fair.assignmultiple\" = \"true\"\nallocations = '''\n<allocations/>\n'''\n"
+    );
+    std::fs::write(&file, text).unwrap();
+    let out = weft(&["sim", "run", file.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "a warning does not stop the run: {stderr}"
+    );
+    assert!(
+        stderr.contains("w.toml: line 24, field properties.allocations: 'allocations' is a top-level scenario key"),
+        "{stderr}"
+    );
+}

@@ -328,6 +328,17 @@ impl RmCore {
         &self.sched
     }
 
+    /// Trust, but verify: recomputes every aggregate and order of the scheduler from scratch
+    /// (`Scheduler::verify`) and, when something drifted, rebuilds its derived state. Returns
+    /// what differed (empty when all was consistent).
+    pub fn verify_scheduler(&mut self) -> Vec<String> {
+        let drift = self.sched.verify();
+        if !drift.is_empty() {
+            self.sched.rebuild_derived();
+        }
+        drift
+    }
+
     /// A scheduler snapshot (queues, shares, usage) for REST and metrics.
     pub fn scheduler_snapshot(&mut self) -> weft_sched::Snapshot {
         self.sched.snapshot()

@@ -20,6 +20,7 @@ use weft_types::yarn_id::ContainerId;
 use weft_types::{ResourceTypes, Time};
 
 use crate::clock;
+use crate::verification::{Verifier, VerifyStats};
 
 /// What a job hands back: run after the job's writes are durable.
 type Reply = Box<dyn FnOnce() + Send>;
@@ -104,6 +105,8 @@ pub(crate) struct DriverStats {
     pub(crate) store_writes: u64,
     /// Seconds spent writing them.
     pub(crate) store_write_seconds: f64,
+    /// The periodic verifications of the scheduler's state.
+    pub(crate) verify: VerifyStats,
 }
 
 /// The loop's own counters: written without locking on every job, published once per tick.
@@ -230,6 +233,7 @@ pub(crate) struct Loop {
     next_update: Time,
     /// Set (once) when the store refused a write: the loop has stopped, see [`StoreFailure`].
     failure: watch::Sender<Option<String>>,
+    verifier: Verifier,
 }
 
 /// Tells whether the driver stopped because the state store failed, and why.
@@ -275,11 +279,17 @@ pub(crate) fn new(
         counters: Counters::default(),
         next_update: Time(0),
         failure,
+        verifier: Verifier::new(0),
     };
     (driver, state, StoreFailure(failed))
 }
 
 impl Loop {
+    /// Verifies the scheduler's state every `interval_ms` (0: never).
+    pub(crate) fn verify_every(&mut self, interval_ms: u64) {
+        self.verifier = Verifier::new(interval_ms);
+    }
+
     /// Writes what the core produced so far (used once at start for recovery's writes).
     pub(crate) fn flush_startup(&mut self) -> Result<(), weft_store::StoreError> {
         let (writes, rest) = split(&mut self.core);
@@ -352,6 +362,8 @@ impl Loop {
         } else {
             self.counters.record("tick", took);
         }
+        self.verifier
+            .tick(&mut self.core, now, &mut self.counters.stats.verify);
     }
 
     /// Persists the pending writes (one transaction), then launches and stops. Returns false

@@ -16,6 +16,7 @@ mod rest;
 mod settings;
 mod status;
 mod tracker;
+mod verification;
 mod web;
 
 use std::net::{Ipv4Addr, SocketAddr};
@@ -206,6 +207,7 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
     let types = properties.resource_types.clone();
     let (driver, mut driver_loop, store_failure) =
         driver::new(core, Arc::clone(&store), TICK, types.clone());
+    driver_loop.verify_every(settings.verify_interval_ms);
     driver_loop.flush_startup()?;
     tracing::info!(cluster_ts, apps, data_dir = %settings.data_dir.display(), "state recovered");
 

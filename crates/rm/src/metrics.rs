@@ -333,6 +333,7 @@ fn timing_families(o: &mut Out, v: &View, stats: &DriverStats) {
         &[],
         stats.last_update_seconds,
     );
+    verification(o, stats);
     o.family(
         "weft_store_writes_total",
         "counter",
@@ -348,6 +349,43 @@ fn timing_families(o: &mut Out, v: &View, stats: &DriverStats) {
         "weft_store_write_seconds_total",
         &[],
         stats.store_write_seconds,
+    );
+}
+
+/// The periodic verification of the scheduler's state (`weft.scheduler.verify-interval-ms`).
+fn verification(o: &mut Out, stats: &DriverStats) {
+    let v = &stats.verify;
+    o.family(
+        "weft_scheduler_verifications_total",
+        "counter",
+        "Periodic verifications of the scheduler's state (every aggregate and order recomputed from scratch).",
+    );
+    o.sample("weft_scheduler_verifications_total", &[], v.runs as f64);
+    o.family(
+        "weft_scheduler_verify_drift",
+        "gauge",
+        "Differences the last verification found between the scheduler's state and its recomputation (0: consistent).",
+    );
+    o.sample("weft_scheduler_verify_drift", &[], v.last_drift as f64);
+    o.family(
+        "weft_scheduler_verify_drift_total",
+        "counter",
+        "Differences found by all verifications; each was repaired by rebuilding the derived state.",
+    );
+    o.sample(
+        "weft_scheduler_verify_drift_total",
+        &[],
+        v.drift_total as f64,
+    );
+    o.family(
+        "weft_scheduler_verify_duration_seconds",
+        "gauge",
+        "How long the last verification took.",
+    );
+    o.sample(
+        "weft_scheduler_verify_duration_seconds",
+        &[],
+        v.last_seconds,
     );
 }
 

@@ -93,6 +93,9 @@ pub struct Settings {
     pub max_completed_apps: usize,
     /// `yarn.resourcemanager.state-store.max-completed-applications` (the in-memory limit).
     pub store_max_completed_apps: usize,
+    /// How often the scheduler's state is verified and repaired
+    /// (`weft.scheduler.verify-interval-ms`, 60000; 0 = never).
+    pub verify_interval_ms: u64,
 }
 
 fn read(path: &Path) -> Result<String, SettingsError> {
@@ -257,6 +260,8 @@ impl Settings {
                 .allocations_poll_ms
                 .or(toml_file.allocations_poll_ms)
                 .unwrap_or(5000),
+            verify_interval_ms: num(crate::verification::INTERVAL_PROPERTY)?
+                .unwrap_or(crate::verification::DEFAULT_INTERVAL_MS),
         })
     }
 }
@@ -286,6 +291,7 @@ mod tests {
             (s.nm_expiry_ms, s.am_expiry_ms, s.max_attempts),
             (600_000, 600_000, 2)
         );
+        assert_eq!(s.verify_interval_ms, 60_000);
     }
 
     #[test]
@@ -306,7 +312,7 @@ mod tests {
         std::fs::write(
             &toml,
             format!(
-                "yarn_site = {:?}\nweb_address = \"127.0.0.1:2\"\nam_expiry_ms = 3000\n[properties]\n\"yarn.scheduler.maximum-allocation-vcores\" = 2\n",
+                "yarn_site = {:?}\nweb_address = \"127.0.0.1:2\"\nam_expiry_ms = 3000\n[properties]\n\"yarn.scheduler.maximum-allocation-vcores\" = 2\n\"weft.scheduler.verify-interval-ms\" = 0\n",
                 site.display().to_string()
             ),
         )
@@ -325,6 +331,7 @@ mod tests {
         );
         assert_eq!(s.properties.maximum_allocation.memory_mb(), 4096);
         assert_eq!(s.properties.maximum_allocation.vcores(), 2);
+        assert_eq!(s.verify_interval_ms, 0, "0 turns the verification off");
     }
 
     #[test]
@@ -338,6 +345,13 @@ mod tests {
         std::fs::write(&site, "<configuration><property><name>yarn.scheduler.maximum-allocation-mb</name><value>lots</value></property></configuration>").unwrap();
         let e = Settings::load(&args(&["--yarn-site", site.to_str().unwrap()])).unwrap_err();
         assert!(e.to_string().contains("maximum-allocation-mb"), "{e}");
+        std::fs::write(&site, "<configuration><property><name>weft.scheduler.verify-interval-ms</name><value>often</value></property></configuration>").unwrap();
+        let e = Settings::load(&args(&["--yarn-site", site.to_str().unwrap()])).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("weft.scheduler.verify-interval-ms: 'often' is not a number"),
+            "{e}"
+        );
         let e = Settings::load(&args(&["--yarn-site", "/nonexistent/yarn-site.xml"])).unwrap_err();
         assert!(matches!(e, SettingsError::Read { .. }), "{e}");
     }

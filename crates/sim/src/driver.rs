@@ -166,6 +166,13 @@ impl<'c> Sim<'c> {
         snapshot
     }
 
+    /// The scheduler's `verify` and the CPU time it took (not counted as scheduling).
+    pub(crate) fn verify_timed(&mut self) -> (Vec<String>, u64) {
+        let t0 = self.clock.now_nanos();
+        let drift = self.sched.verify();
+        (drift, self.clock.now_nanos().saturating_sub(t0))
+    }
+
     /// Handles every decision kept so far, and those the script's reactions cause, in order.
     pub(crate) fn process<S: Script>(&mut self, script: &mut S) -> Result<(), S::Error> {
         while !self.decisions.is_empty() {

@@ -134,7 +134,8 @@ pub fn run_scale(
                 progress(at, end_for_progress);
                 if let Some(v) = next_verify {
                     if at >= v {
-                        run.recorder.drift(sim.sched.verify());
+                        let (drift, nanos) = sim.verify_timed();
+                        run.recorder.drift(drift, nanos);
                         next_verify = options.verify_every.map(|d| at + d);
                     }
                 }
@@ -158,7 +159,8 @@ pub fn run_scale(
     if run.recorder.last_sample_at() != Some(sim.now) {
         run.recorder.sample(sim.now, &sim.sched);
     }
-    run.recorder.drift(sim.sched.verify());
+    let (drift, nanos) = sim.verify_timed();
+    run.recorder.drift(drift, nanos);
     Ok(run.recorder.finish(sim.now))
 }
 

@@ -196,11 +196,18 @@ pub(crate) const ALLOCATIONS: &str = r#"<?xml version="1.0"?>
 </allocations>
 "#;
 
+/// What the RM logs when its periodic verification finds the scheduler's state drifted.
+const DRIFT_WARNING: &str = "differed from a recomputation from scratch";
+
 /// Small containers allowed (64 MB steps; the Fair Scheduler's default increment is 1 GB), so
-/// that tests can make memory limits and nodes small.
+/// that tests can make memory limits and nodes small. The scheduler's state is verified every
+/// 200 ms (production: every minute), so the verification runs throughout the integration
+/// tests: a cluster that logged drift fails its test when it is dropped, and `metrics.rs` checks
+/// the metrics.
 const RM_CONFIG: &str = r#"[properties]
 "yarn.scheduler.minimum-allocation-mb" = "64"
 "yarn.scheduler.increment-allocation-mb" = "64"
+"weft.scheduler.verify-interval-ms" = "200"
 "#;
 
 impl Cluster {
@@ -516,6 +523,20 @@ impl Drop for Cluster {
             if alive(pid) {
                 let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
             }
+        }
+        // Every test is also a check of the scheduler's periodic verification: no drift.
+        if !std::thread::panicking() {
+            let drifted: Vec<String> = self
+                .rm_logs()
+                .lines()
+                .filter(|l| l.contains(DRIFT_WARNING))
+                .map(str::to_string)
+                .collect();
+            assert!(
+                drifted.is_empty(),
+                "the scheduler's state drifted:\n{}",
+                drifted.join("\n")
+            );
         }
     }
 }

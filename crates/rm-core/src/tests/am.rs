@@ -351,3 +351,20 @@ fn a_finished_am_that_does_not_exit_is_stopped_after_the_am_expiry() {
         (AppState::Finished, FinalStatus::Failed)
     );
 }
+
+#[test]
+fn the_schedulers_state_verifies_clean_through_an_apps_life() {
+    let mut c = core();
+    register(&mut c, 0, "h1:1");
+    assert_eq!(c.verify_scheduler(), Vec::<String>::new());
+    let (_, attempt, token, _am) = running_app(&mut c, 1, "h1:1");
+    c.am_allocate(Time(2), attempt, &token, ask(3)).unwrap();
+    heartbeat(&mut c, 3, "h1:1");
+    heartbeat(&mut c, 4, "h1:1");
+    assert_eq!(c.verify_scheduler(), Vec::<String>::new());
+    assert_eq!(
+        c.scheduler().cluster_used(),
+        Resource::new(3 * 1024, 3),
+        "the AM and two containers; verifying changed nothing"
+    );
+}

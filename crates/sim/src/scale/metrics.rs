@@ -140,6 +140,12 @@ pub struct ScaleReport {
     pub drift: u64,
     /// The first few mismatches, if any.
     pub drift_examples: Vec<String>,
+    /// Verifications run (each recomputes every aggregate and order from scratch).
+    pub verifications: u64,
+    /// Seconds they took in all, as the injected clock measured them.
+    pub verify_seconds: f64,
+    /// Seconds the longest one took.
+    pub verify_max_seconds: f64,
     /// The samples.
     #[serde(skip)]
     pub samples: Vec<Sample>,
@@ -181,6 +187,9 @@ pub(crate) struct Recorder {
     completions: Vec<u64>,
     drift: u64,
     drift_examples: Vec<String>,
+    verifications: u64,
+    verify_nanos: u64,
+    verify_max_nanos: u64,
 }
 
 impl Recorder {
@@ -211,6 +220,9 @@ impl Recorder {
             completions: Vec::new(),
             drift: 0,
             drift_examples: Vec::new(),
+            verifications: 0,
+            verify_nanos: 0,
+            verify_max_nanos: 0,
         }
     }
 
@@ -357,7 +369,11 @@ impl Recorder {
         });
     }
 
-    pub(crate) fn drift(&mut self, problems: Vec<String>) {
+    /// One verification's findings and the CPU time it took.
+    pub(crate) fn drift(&mut self, problems: Vec<String>, nanos: u64) {
+        self.verifications += 1;
+        self.verify_nanos += nanos;
+        self.verify_max_nanos = self.verify_max_nanos.max(nanos);
         self.drift += problems.len() as u64;
         for p in problems {
             if self.drift_examples.len() < 5 {
@@ -429,6 +445,9 @@ impl Recorder {
             phases,
             drift: self.drift,
             drift_examples: self.drift_examples,
+            verifications: self.verifications,
+            verify_seconds: self.verify_nanos as f64 / 1e9,
+            verify_max_seconds: self.verify_max_nanos as f64 / 1e9,
             samples: self.samples,
             queue_series: self.queues,
             waits_ms: waits,
