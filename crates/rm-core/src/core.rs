@@ -37,6 +37,10 @@ pub struct RmConfig {
     /// Who administers the cluster (`yarn.admin.acl`, Hadoop's default `*`: everyone): may
     /// kill and move any application and reload the queues.
     pub admin_acl: weft_config::Acl,
+    /// After a restart, how long a recovered attempt's AM container may stay unreported by
+    /// every node before the attempt fails and the next one starts (its own node
+    /// re-registering without it fails it at once).
+    pub am_recovery_grace: Duration,
 }
 
 impl RmConfig {
@@ -53,6 +57,7 @@ impl RmConfig {
             container_token_expiry: Duration::from_secs(600),
             master_key_roll_interval: Duration::from_secs(86_400),
             admin_acl: weft_config::Acl::everyone(),
+            am_recovery_grace: Duration::from_secs(10),
         }
     }
 }
@@ -231,6 +236,9 @@ pub struct RmCore {
     pub(crate) latest: Time,
     /// The container-token master key and its roll-over.
     pub(crate) keys: crate::tokens::ContainerKeys,
+    /// Recovered attempts whose AM container no node has reported yet: app -> (AM
+    /// container, its node, when to give up on it).
+    pub(crate) unconfirmed_am: BTreeMap<ApplicationId, (ContainerId, String, Time)>,
 }
 
 impl RmCore {
@@ -247,6 +255,7 @@ impl RmCore {
         let keys = crate::tokens::ContainerKeys::new(config.token_secret, now);
         RmCore {
             keys,
+            unconfirmed_am: BTreeMap::new(),
             config,
             sched,
             cluster_ts,

@@ -57,6 +57,7 @@ struct TomlFile {
     max_attempts: Option<u32>,
     heartbeat_interval_ms: Option<u64>,
     allocations_poll_ms: Option<u64>,
+    am_recovery_grace_ms: Option<u64>,
     /// yarn-site property names and values, e.g. `"yarn.scheduler.maximum-allocation-mb" = "8192"`.
     #[serde(default)]
     properties: BTreeMap<String, toml::Value>,
@@ -89,6 +90,9 @@ pub struct Settings {
     pub allocations_poll_ms: u64,
     /// `yarn.admin.acl` (Hadoop's default `*`): cluster administrators.
     pub admin_acl: weft_config::Acl,
+    /// After a restart, how long a recovered AM may go unreported by every node before its
+    /// attempt fails (`am_recovery_grace_ms`, Weft's own; 10000).
+    pub am_recovery_grace_ms: u64,
 }
 
 fn read(path: &Path) -> Result<String, SettingsError> {
@@ -199,6 +203,7 @@ impl Settings {
             weft_config::Acl::parse(pairs.get("yarn.admin.acl").map_or("*", String::as_str));
         Ok(Settings {
             admin_acl,
+            am_recovery_grace_ms: toml_file.am_recovery_grace_ms.unwrap_or(10_000),
             scheduler_address: addr(
                 &args.scheduler_address,
                 &toml_file.scheduler_address,
