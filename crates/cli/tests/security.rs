@@ -101,3 +101,71 @@ fn an_nm_starts_and_stops_only_what_the_rm_granted() {
         .count();
     assert_eq!(ran, 2, "{}", d.output());
 }
+
+/// The pids the containers recorded as `<work>/*.pid`.
+fn wait_pids(c: &Cluster, n: usize) -> Vec<i32> {
+    let work = c.path("work");
+    harness::wait_for(MINUTE, &format!("{n} running containers"), || {
+        let pids = Cluster::recorded_pids(&work);
+        (pids.len() >= n && pids.iter().all(|p| harness::alive(*p))).then_some(pids)
+    })
+}
+
+#[test]
+fn after_an_rm_and_nm_restart_a_lost_am_is_retried_at_once_and_leftovers_die() {
+    // A 10-minute AM expiry, as YARN's default: the retry must not wait for it.
+    let opts = Options {
+        am_expiry_ms: 600_000,
+        ..Options::default()
+    };
+    let mut c = Cluster::start(1, 4096, &opts);
+    let work = c.path("work");
+    std::fs::create_dir_all(&work).expect("work dir");
+    let cmd = format!(
+        "echo $$ > {}/$CONTAINER_ID.pid; exec sleep 300",
+        work.display()
+    );
+    let mut d = c.dshell(
+        "long",
+        &[
+            "-num_containers",
+            "1",
+            "-container_memory",
+            "128",
+            "-shell_command",
+            &cmd,
+        ],
+    );
+    let id = c.submitted_app(&mut d);
+    let pids = wait_pids(&c, 1);
+    let first = c.wait_app_state(&id, &["RUNNING"], MINUTE)["currentAppAttemptId"].clone();
+
+    // Both daemons die; the containers (the AM and the task) run on, orphaned.
+    c.kill9_rm();
+    c.kill9_and_restart_nm(0);
+    // The restarted NM killed what its previous run left.
+    harness::wait_for(
+        Duration::from_secs(10),
+        "the leftover container to die",
+        || (!harness::alive(pids[0])).then_some(()),
+    );
+    c.restart_rm();
+    c.wait_nodes_running(1);
+    // The AM's node re-registered without the AM: attempt 2 starts within 30 s, not after
+    // the 10-minute expiry.
+    let next = harness::wait_for(Duration::from_secs(30), "a second attempt", || {
+        let app = c.app(&id);
+        (app["currentAppAttemptId"] != first).then_some(app)
+    });
+    assert!(
+        next["currentAppAttemptId"]
+            .as_str()
+            .is_some_and(|a| a.ends_with("_000002")),
+        "{next}"
+    );
+    let (_, attempts) = c.get(&format!("/ws/v1/cluster/apps/{id}/appattempts"));
+    assert_eq!(
+        attempts["appAttempts"]["appAttempt"][0]["appAttemptState"], "FAILED",
+        "{attempts}"
+    );
+}

@@ -261,6 +261,7 @@ impl Executor {
         };
         lock(&self.live).insert(spec.container_id.clone(), handle.clone());
         tracing::info!(container = %spec.container_id, pid, "container started");
+        crate::leftovers::record(&self.cfg.layout.local_dir, &spec.container_id, pid as i32);
         let supervisor = Supervisor {
             id: spec.container_id,
             child,
@@ -327,6 +328,7 @@ impl Supervisor {
             "container completed"
         );
         lock(&self.live).remove(&self.id);
+        crate::leftovers::forget(&self.cfg.layout.local_dir, &self.id);
         done_tx.send_replace(Some(completion));
     }
 

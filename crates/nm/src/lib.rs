@@ -13,6 +13,7 @@ mod daemon;
 pub mod executor;
 pub mod exit;
 pub mod launch;
+mod leftovers;
 mod node;
 mod procfs;
 mod security;

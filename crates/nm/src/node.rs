@@ -150,6 +150,11 @@ impl NodeManager {
         let mut exec_cfg = ExecutorConfig::new(layout, cfg.cgroups.clone());
         exec_cfg.kill_grace = cfg.kill_grace;
         exec_cfg.monitor_interval = cfg.monitor_interval;
+        // Before anything new starts: no container of a previous run may keep running.
+        let leftovers = crate::leftovers::kill_leftovers(&cfg.local_dir);
+        if !leftovers.is_empty() {
+            tracing::warn!(containers = ?leftovers, "killed containers left by a previous NodeManager run");
+        }
         let executor = Executor::new(exec_cfg);
         let table = Table::default();
         let (stop_tx, stop_rx) = watch::channel(false);

@@ -455,3 +455,104 @@ async fn container_calls_need_valid_tokens_and_touch_only_their_app() {
         .await
         .unwrap();
 }
+
+/// A process group standing in for a container a crashed NM left behind.
+fn orphan_group() -> std::process::Child {
+    use std::os::unix::process::CommandExt;
+    std::process::Command::new("sleep")
+        .arg("300")
+        .process_group(0)
+        .spawn()
+        .unwrap()
+}
+
+fn start_time(pid: u32) -> String {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let (_, rest) = stat.rsplit_once(')').unwrap();
+    rest.split_whitespace().nth(19).unwrap().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_starting_nm_kills_containers_a_previous_run_left_behind() {
+    let (nm, mut client, _events, dir) = started_nm(false).await;
+    let node = nm.node_id().to_string();
+    let records = dir.path().join("local/nm-containers");
+
+    // While a container runs its process group is on record; when it ends the record goes.
+    let c1 = "container_1700000000000_0001_01_000002";
+    client
+        .start_containers(as_am(one(start_request(c1, &node, "sleep 300")), &node))
+        .await
+        .unwrap();
+    let record = records.join(c1);
+    let text = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            if let Ok(t) = std::fs::read_to_string(&record) {
+                return t;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("a record of the running container");
+    let pgid: u32 = text.split_whitespace().next().unwrap().parse().unwrap();
+    assert_eq!(text.split_whitespace().nth(1).unwrap(), start_time(pgid));
+    tokio::time::timeout(Duration::from_secs(20), nm.shutdown())
+        .await
+        .unwrap();
+    assert!(!record.exists(), "the record outlived its container");
+
+    // Records left by a run that died: a live group is killed, a recycled pid is not.
+    let mut left = orphan_group();
+    let mut innocent = orphan_group();
+    std::fs::create_dir_all(&records).unwrap();
+    let c2 = "container_1700000000000_0001_01_000003";
+    std::fs::write(
+        records.join(c2),
+        format!("{} {}\n", left.id(), start_time(left.id())),
+    )
+    .unwrap();
+    std::fs::write(
+        records.join("container_1700000000000_0001_01_000004"),
+        format!("{} 1\n", innocent.id()),
+    )
+    .unwrap();
+    let (rm, _events2, _script) = fake_tracker().await;
+    let nm = NodeManager::start(NmConfig {
+        rm_tracker: rm.to_string(),
+        bind: "127.0.0.1:0".parse().unwrap(),
+        hostname: "testhost".into(),
+        memory_mb: 4096,
+        vcores: 4,
+        rack: "/rack-a".into(),
+        local_dir: dir.path().join("local"),
+        log_dir: dir.path().join("logs"),
+        cgroups: CgroupMode::disabled("test"),
+        kill_grace: Duration::from_millis(250),
+        monitor_interval: Duration::from_millis(100),
+        web_bind: None,
+    })
+    .await
+    .unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            if let Some(s) = left.try_wait().unwrap() {
+                return s;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the leftover was killed");
+    assert!(!status.success());
+    assert!(
+        innocent.try_wait().unwrap().is_none(),
+        "a recycled pid was killed"
+    );
+    assert!(std::fs::read_dir(&records).unwrap().next().is_none());
+    innocent.kill().unwrap();
+    let _ = innocent.wait();
+    tokio::time::timeout(Duration::from_secs(20), nm.shutdown())
+        .await
+        .unwrap();
+}

@@ -44,6 +44,7 @@ impl RmCore {
         tracking_url: Option<String>,
     ) -> Result<RegisterResponse, RmError> {
         self.authenticate(&attempt, token)?;
+        self.confirm_am(attempt.app);
         let maximum_capability = self.maximum_allocation();
         let running_containers = self.attempt_containers(&attempt);
         let nm_tokens = self.new_nm_tokens(

@@ -43,6 +43,10 @@ pub struct RmConfig {
     /// Completed apps kept in the store, at most `max_completed_apps`
     /// (`yarn.resourcemanager.state-store.max-completed-applications`, 1000).
     pub store_max_completed_apps: usize,
+    /// After a restart, how long a recovered attempt's AM container may stay unreported by
+    /// every node before the attempt fails and the next one starts (its own node
+    /// re-registering without it fails it at once).
+    pub am_recovery_grace: Duration,
 }
 
 impl RmConfig {
@@ -61,6 +65,7 @@ impl RmConfig {
             admin_acl: weft_config::Acl::everyone(),
             max_completed_apps: crate::retention::DEFAULT_MAX_COMPLETED_APPS,
             store_max_completed_apps: crate::retention::DEFAULT_MAX_COMPLETED_APPS,
+            am_recovery_grace: Duration::from_secs(10),
         }
     }
 }
@@ -249,6 +254,9 @@ pub struct RmCore {
     pub(crate) keys: crate::tokens::ContainerKeys,
     /// Completed apps, oldest first, for the retention limits.
     pub(crate) completed: crate::retention::Completed,
+    /// Recovered attempts whose AM container no node has reported yet: app -> (AM
+    /// container, its node, when to give up on it).
+    pub(crate) unconfirmed_am: BTreeMap<ApplicationId, (ContainerId, String, Time)>,
 }
 
 impl RmCore {
@@ -265,6 +273,7 @@ impl RmCore {
         let keys = crate::tokens::ContainerKeys::new(config.token_secret, now);
         RmCore {
             keys,
+            unconfirmed_am: BTreeMap::new(),
             config,
             sched,
             cluster_ts,

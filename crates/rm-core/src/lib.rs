@@ -8,6 +8,7 @@
 //! (`weft-rm`) and tests drive it.
 
 mod am;
+mod am_recovery;
 mod apps;
 mod core;
 mod error;

@@ -35,6 +35,7 @@ impl RmCore {
     pub fn tick(&mut self, now: Time) {
         self.latest = self.latest.max(now);
         self.roll_keys(now);
+        self.expire_unconfirmed_ams(now);
         if now >= self.next_update {
             let _ = self.sched.handle(now, weft_sched::Event::Update);
             self.drain(now);

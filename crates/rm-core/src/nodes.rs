@@ -87,6 +87,12 @@ impl RmCore {
                 );
             }
         }
+        let running: BTreeSet<ContainerId> = reg
+            .containers
+            .iter()
+            .filter(|c| c.state == NmContainerState::Running)
+            .map(|c| c.container)
+            .collect();
         let mut recovering = 0;
         for status in reg.containers {
             if status.state == NmContainerState::Running
@@ -106,6 +112,7 @@ impl RmCore {
         if recovering > 0 {
             self.rebind_node(now, &node_id, recovering);
         }
+        self.confirm_ams_on(now, &node_id, &running);
         self.drain(now);
         Ok(())
     }

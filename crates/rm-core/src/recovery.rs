@@ -105,6 +105,13 @@ impl RmCore {
         let am_running = current_live.is_some_and(|t| t.am_container.is_some());
         let needs_attempt = current_live.is_none();
         let am_resource = (!am_running).then_some(app.sub.am_resource);
+        if let Some(t) = current_live {
+            if let Some(am) = t.am_container {
+                let node = t.am_node.clone().unwrap_or_default();
+                let deadline = now + self.config.am_recovery_grace;
+                self.unconfirmed_am.insert(id, (am, node, deadline));
+            }
+        }
         let (user, queue) = (app.sub.user.clone(), app.queue.clone());
         let seq = AppId(id.seq);
         let _ = self.sched.handle(

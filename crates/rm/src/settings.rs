@@ -57,6 +57,7 @@ struct TomlFile {
     max_attempts: Option<u32>,
     heartbeat_interval_ms: Option<u64>,
     allocations_poll_ms: Option<u64>,
+    am_recovery_grace_ms: Option<u64>,
     /// yarn-site property names and values, e.g. `"yarn.scheduler.maximum-allocation-mb" = "8192"`.
     #[serde(default)]
     properties: BTreeMap<String, toml::Value>,
@@ -96,6 +97,9 @@ pub struct Settings {
     /// How often the scheduler's state is verified and repaired
     /// (`weft.scheduler.verify-interval-ms`, 60000; 0 = never).
     pub verify_interval_ms: u64,
+    /// After a restart, how long a recovered AM may go unreported by every node before its
+    /// attempt fails (`am_recovery_grace_ms`, Weft's own; 10000).
+    pub am_recovery_grace_ms: u64,
 }
 
 fn read(path: &Path) -> Result<String, SettingsError> {
@@ -214,6 +218,7 @@ impl Settings {
             admin_acl,
             max_completed_apps,
             store_max_completed_apps,
+            am_recovery_grace_ms: toml_file.am_recovery_grace_ms.unwrap_or(10_000),
             scheduler_address: addr(
                 &args.scheduler_address,
                 &toml_file.scheduler_address,

@@ -149,6 +149,11 @@ pub(crate) fn ready_json(proc: &mut Proc, path: &Path) -> Value {
 pub(crate) struct Nm {
     pub(crate) proc: Proc,
     pub(crate) node_id: String,
+    /// Its command line (to start it again on the same directories).
+    #[allow(dead_code)] // read by the tests that restart NMs only
+    args: Vec<String>,
+    #[allow(dead_code)]
+    starts: usize,
 }
 
 /// An RM and its NMs in a temporary directory.
@@ -347,8 +352,42 @@ impl Cluster {
         );
         let v = ready_json(&mut proc, &ready);
         let node_id = v["node_id"].as_str().expect("node_id").to_string();
-        self.nms.push(Nm { proc, node_id });
+        self.nms.push(Nm {
+            proc,
+            node_id,
+            args,
+            starts: 1,
+        });
         i
+    }
+
+    /// `kill -9` of NM `i` (its containers run on, orphaned), then the same NM again: same
+    /// directories and container-management port, so the same node id.
+    #[allow(dead_code)] // not every test binary restarts NMs
+    pub(crate) fn kill9_and_restart_nm(&mut self, i: usize) {
+        let nm = &mut self.nms[i];
+        nm.proc.kill9();
+        nm.starts += 1;
+        let port = nm
+            .node_id
+            .rsplit_once(':')
+            .expect("host:port")
+            .1
+            .to_string();
+        let ready = self.dir.path().join(format!("nm-{i}-{}.ready", nm.starts));
+        let mut args = nm.args.clone();
+        let at = |args: &[String], flag: &str| args.iter().position(|a| a == flag).map(|p| p + 1);
+        if let Some(p) = at(&args, "--address") {
+            args[p] = format!("127.0.0.1:{port}");
+        }
+        if let Some(p) = at(&args, "--ready-file") {
+            args[p] = ready.display().to_string();
+        }
+        let log = self.dir.path().join(format!("nm-{i}-{}.log", nm.starts));
+        let mut proc = Proc::spawn(&format!("NM {i} (restarted)"), &args, &log);
+        let v = ready_json(&mut proc, &ready);
+        assert_eq!(v["node_id"], nm.node_id.as_str(), "the same node id");
+        nm.proc = proc;
     }
 
     /// An HTTP agent that reports non-2xx statuses instead of failing.

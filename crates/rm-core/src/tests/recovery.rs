@@ -136,34 +136,89 @@ fn restart_keeps_apps_and_rebinds_running_work() {
     );
 }
 
-#[test]
-fn recovered_am_that_never_returns_expires() {
+fn current_attempt(c: &RmCore, a: ApplicationId) -> AttemptReport {
+    c.app_report(&a).unwrap().current_attempt.unwrap()
+}
+
+/// An app whose AM ran on h1:1, and a new RM recovered at `t` from the store.
+fn recovered_with_am_on_h1(t: u64) -> (RmCore, ApplicationId, ContainerId) {
     let mut c = RmCore::new(config("<allocations/>"), TS, Time(0));
     register(&mut c, 0, "h1:1");
-    let (a, _, _, _) = running_app(&mut c, 1, "h1:1");
+    let (a, _, _, am) = running_app(&mut c, 1, "h1:1");
     drain(&mut c);
-    let mut c = RmCore::recover(config("<allocations/>"), stored(), 0, Time(100_000)).unwrap();
+    let mut cfg = config("<allocations/>");
+    // Shorter than the tests' AM expiry, so the two rules can be told apart.
+    cfg.am_recovery_grace = Duration::from_millis(2_000);
+    let c = RmCore::recover(cfg, stored(), 0, Time(t)).unwrap();
+    (c, a, am)
+}
+
+#[test]
+fn a_recovered_am_its_node_does_not_report_fails_at_once() {
+    let (mut c, a, am) = recovered_with_am_on_h1(100_000);
     register(&mut c, 100_000, "h1:1");
-    c.tick(Time(100_000 + AM_EXPIRY));
-    assert_eq!(
-        c.app_report(&a)
-            .unwrap()
-            .current_attempt
-            .unwrap()
-            .id
-            .attempt,
-        1
+    let now = current_attempt(&c, a);
+    assert_eq!(now.id.attempt, 2, "the next attempt starts at once");
+    let first = c.app_report(&a).unwrap();
+    assert_eq!(first.state, AppState::Accepted);
+    heartbeat(&mut c, 100_001, "h1:1");
+    let l = launches(&drain(&mut c))
+        .pop()
+        .expect("the new AM is launched");
+    assert_eq!(l.attempt.attempt, 2);
+    let stored_first = stored()
+        .apps
+        .into_iter()
+        .find(|r| r.app.app_id == a.seq)
+        .unwrap()
+        .attempts
+        .into_iter()
+        .find(|t| t.attempt == 1)
+        .unwrap();
+    assert!(
+        stored_first
+            .diagnostics
+            .contains(&format!("AM container {am} was not running on h1:1")),
+        "{}",
+        stored_first.diagnostics
     );
+}
+
+#[test]
+fn a_recovered_am_no_node_reports_fails_after_the_grace_period() {
+    let (mut c, a, _) = recovered_with_am_on_h1(100_000);
+    // Another node comes back; the AM's node does not.
+    register(&mut c, 100_000, "h2:1");
+    c.tick(Time(101_999));
+    assert_eq!(current_attempt(&c, a).id.attempt, 1);
+    c.tick(Time(102_000));
+    assert_eq!(current_attempt(&c, a).id.attempt, 2);
+    assert_eq!(
+        RmConfig::new(Default::default()).am_recovery_grace,
+        Duration::from_secs(10)
+    );
+}
+
+#[test]
+fn a_recovered_am_that_is_reported_keeps_its_attempt() {
+    let (mut c, a, am) = recovered_with_am_on_h1(100_000);
+    c.node_register(
+        Time(100_000),
+        NodeRegistration {
+            address: String::new(),
+            http_address: String::new(),
+            node_id: "h1:1".into(),
+            capability: Resource::new(8192, 8),
+            rack: String::new(),
+            containers: vec![status(am, NmContainerState::Running, 0)],
+        },
+    )
+    .unwrap();
+    c.tick(Time(100_000 + 4_000));
+    assert_eq!(current_attempt(&c, a).id.attempt, 1, "past the grace");
+    // Without contact the AM expiry still applies.
     c.tick(Time(100_000 + AM_EXPIRY + 1));
-    assert_eq!(
-        c.app_report(&a)
-            .unwrap()
-            .current_attempt
-            .unwrap()
-            .id
-            .attempt,
-        2
-    );
+    assert_eq!(current_attempt(&c, a).id.attempt, 2);
 }
 
 #[test]
