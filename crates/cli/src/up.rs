@@ -68,6 +68,10 @@ pub(crate) struct UpArgs {
     /// A TOML configuration file for the RM (see `weft rm --help`).
     #[arg(long = "rm-config")]
     rm_config: Option<PathBuf>,
+    /// Hadoop's yarn-site.xml for the RM (the Fair Scheduler's yarn-site properties, e.g.
+    /// examples/yarn-site.xml); --allocations still names the allocation file.
+    #[arg(long = "yarn-site")]
+    yarn_site: Option<PathBuf>,
     /// The address every daemon listens on.
     #[arg(long, default_value = "0.0.0.0")]
     host: String,
@@ -437,6 +441,9 @@ async fn start(
     ];
     if let Some(c) = &args.rm_config {
         rm_args.extend(["--config".into(), absolute(c)?.display().to_string()]);
+    }
+    if let Some(y) = &args.yarn_site {
+        rm_args.extend(["--yarn-site".into(), absolute(y)?.display().to_string()]);
     }
     if let Some(ms) = args.nm_expiry_ms {
         rm_args.extend(["--nm-expiry-ms".into(), ms.to_string()]);
