@@ -15,7 +15,6 @@ use weft_types::{ContainerId, Duration, NodeId, Resource, Time};
 
 use crate::clock::CpuClock;
 use crate::queue::{Agenda, Due, UpdateOrder};
-use crate::scale::metrics::EventKind;
 
 /// The tag that carries a container's run time through the scheduler (`None`: it runs until
 /// something else ends it). The tag is the run time in milliseconds plus one, so that no run
@@ -27,6 +26,49 @@ pub(crate) fn duration_tag(run_time: Option<Duration>) -> AskTag {
 /// The run time a tag made by [`duration_tag`] carries.
 fn tagged_duration(tag: AskTag) -> Option<Duration> {
     tag.0.checked_sub(1).map(Duration::from_millis)
+}
+
+/// The scheduler's work, by the kind of event that caused it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum EventKind {
+    /// Node heartbeats (where containers are assigned).
+    Heartbeat,
+    /// Container completions reported by nodes.
+    Completion,
+    /// AM asks.
+    Ask,
+    /// Submissions (placement, ACLs, limits).
+    Submit,
+    /// App finishes.
+    Finish,
+    /// The periodic update (demand, fair shares, runnability).
+    Update,
+    /// Node joins and anything else.
+    Other,
+}
+
+impl EventKind {
+    pub(crate) const ALL: [EventKind; 7] = [
+        EventKind::Heartbeat,
+        EventKind::Completion,
+        EventKind::Ask,
+        EventKind::Submit,
+        EventKind::Finish,
+        EventKind::Update,
+        EventKind::Other,
+    ];
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            EventKind::Heartbeat => "heartbeat (matching apps and requests to the node)",
+            EventKind::Completion => "container completion (release, re-keying)",
+            EventKind::Ask => "ask (demand upkeep, re-keying)",
+            EventKind::Submit => "submission (placement, ACLs, limits)",
+            EventKind::Finish => "app finish",
+            EventKind::Update => "fair-share update",
+            EventKind::Other => "node join",
+        }
+    }
 }
 
 /// When the scheduler hears that a container's run time is up.

@@ -7,10 +7,9 @@
 
 use crate::clock::CpuClock;
 use crate::config::parse_reload;
-use crate::driver::{duration_tag, CompletionReport, Script, Sim, Step, Timing};
+use crate::driver::{duration_tag, CompletionReport, EventKind, Script, Sim, Step, Timing};
 use crate::output::{resource_json, snapshot_line, Names, Obj};
 use crate::queue::{Due, UpdateOrder};
-use crate::scale::metrics::EventKind;
 use crate::scenario::{Action, NodeSpec, Scenario, ScheduledEvent};
 use crate::Scheduler;
 use std::collections::BTreeMap;

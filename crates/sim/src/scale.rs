@@ -21,11 +21,11 @@ pub mod present;
 mod tests;
 
 use crate::clock::CpuClock;
-use crate::driver::{CompletionReport, Script, Sim, Step, Timing};
+use crate::driver::{CompletionReport, EventKind, Script, Sim, Step, Timing};
 use crate::queue::{Due, UpdateOrder};
 use crate::workload::{AppSource, Workload};
 use apps::{AppRun, AppStep};
-use metrics::{EventKind, Recorder, ScaleReport};
+use metrics::{Recorder, ScaleReport};
 use std::collections::BTreeMap;
 use thiserror::Error;
 use weft_sched::{

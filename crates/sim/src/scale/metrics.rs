@@ -9,48 +9,7 @@ use std::collections::BTreeMap;
 use weft_sched::Scheduler;
 use weft_types::{Resource, Time};
 
-/// The scheduler's work, by the kind of event that caused it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum EventKind {
-    /// Node heartbeats (where containers are assigned).
-    Heartbeat,
-    /// Container completions reported by nodes.
-    Completion,
-    /// AM asks.
-    Ask,
-    /// Submissions (placement, ACLs, limits).
-    Submit,
-    /// App finishes.
-    Finish,
-    /// The periodic update (demand, fair shares, runnability).
-    Update,
-    /// Node joins and anything else.
-    Other,
-}
-
-impl EventKind {
-    const ALL: [EventKind; 7] = [
-        EventKind::Heartbeat,
-        EventKind::Completion,
-        EventKind::Ask,
-        EventKind::Submit,
-        EventKind::Finish,
-        EventKind::Update,
-        EventKind::Other,
-    ];
-
-    fn name(self) -> &'static str {
-        match self {
-            EventKind::Heartbeat => "heartbeat (matching apps and requests to the node)",
-            EventKind::Completion => "container completion (release, re-keying)",
-            EventKind::Ask => "ask (demand upkeep, re-keying)",
-            EventKind::Submit => "submission (placement, ACLs, limits)",
-            EventKind::Finish => "app finish",
-            EventKind::Update => "fair-share update",
-            EventKind::Other => "node join",
-        }
-    }
-}
+pub use crate::driver::EventKind;
 
 /// One metrics sample.
 #[derive(Clone, Debug, PartialEq, Serialize)]
