@@ -14,6 +14,7 @@ mod core;
 mod error;
 mod liveness;
 mod model;
+mod node_identity;
 mod nodes;
 mod recovery;
 mod reports;

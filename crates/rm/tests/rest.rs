@@ -375,9 +375,12 @@ fn an_app_runs_end_to_end_through_the_protocols() {
     let mut rt_client = rt
         .block_on(ResourceTrackerClient::connect(tracker))
         .unwrap();
+    // The registration secret the RM returns; heartbeats must carry it.
+    let secret = std::cell::RefCell::new(String::new());
     let heartbeat = |c: &mut ResourceTrackerClient<_>, statuses: Vec<ContainerStatus>| {
         rt.block_on(c.node_heartbeat(NodeHeartbeatRequest {
             node_id: node_id.clone(),
+            node_secret: secret.borrow().clone(),
             container_statuses: statuses,
             node_health_status: Some(NodeHealthStatus {
                 is_node_healthy: true,
@@ -392,13 +395,17 @@ fn an_app_runs_end_to_end_through_the_protocols() {
         heartbeat(&mut rt_client, Vec::new()).node_action,
         NodeAction::Resync as i32
     );
-    rt.block_on(rt_client.register_node_manager(RegisterNodeManagerRequest {
-        node_id: node_id.clone(),
-        address: nm_addr.to_string(),
-        total_capability: Some(Resource::new(8192, 8)),
-        ..Default::default()
-    }))
-    .unwrap();
+    let registered = rt
+        .block_on(rt_client.register_node_manager(RegisterNodeManagerRequest {
+            node_id: node_id.clone(),
+            address: nm_addr.to_string(),
+            total_capability: Some(Resource::new(8192, 8)),
+            ..Default::default()
+        }))
+        .unwrap()
+        .into_inner();
+    assert!(!registered.node_secret.is_empty());
+    *secret.borrow_mut() = registered.node_secret;
     let (_, nodes, _) = http.call("GET", "/ws/v1/cluster/nodes", None);
     assert_eq!(nodes["nodes"]["node"][0]["id"], node_id.as_str());
     assert_eq!(nodes["nodes"]["node"][0]["state"], "RUNNING");
@@ -411,6 +418,7 @@ fn an_app_runs_end_to_end_through_the_protocols() {
     // A malformed heartbeat is refused.
     let bad = rt.block_on(rt_client.node_heartbeat(NodeHeartbeatRequest {
         node_id: node_id.clone(),
+        node_secret: secret.borrow().clone(),
         container_statuses: vec![ContainerStatus {
             container_id: "bogus".into(),
             ..Default::default()
