@@ -169,3 +169,94 @@ fn after_an_rm_and_nm_restart_a_lost_am_is_retried_at_once_and_leftovers_die() {
         "{attempts}"
     );
 }
+
+#[test]
+fn a_fake_nm_cannot_take_over_redirect_or_remove_a_live_node() {
+    use weft_proto::v1::resource_tracker_client::ResourceTrackerClient;
+    use weft_proto::v1::{
+        NodeHeartbeatRequest, RegisterNodeManagerRequest, UnRegisterNodeManagerRequest,
+    };
+    let mut c = Cluster::start(1, 4096, &Options::default());
+    let node = c.nms[0].node_id.clone();
+    let rt = runtime();
+    rt.block_on(async {
+        let mut rm = tokio::time::timeout(
+            MINUTE,
+            ResourceTrackerClient::connect(format!("http://{}", c.tracker)),
+        )
+        .await
+        .expect("connect in time")
+        .expect("connect");
+        let err = rm
+            .register_node_manager(RegisterNodeManagerRequest {
+                node_id: node.clone(),
+                address: "127.0.0.1:1".into(),
+                total_capability: Some(Resource::new(1 << 30, 10_000)),
+                ..Default::default()
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err.code(),
+            tonic::Code::PermissionDenied,
+            "{}",
+            err.message()
+        );
+        let err = rm
+            .node_heartbeat(NodeHeartbeatRequest {
+                node_id: node.clone(),
+                ..Default::default()
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err.code(),
+            tonic::Code::PermissionDenied,
+            "{}",
+            err.message()
+        );
+        let err = rm
+            .un_register_node_manager(UnRegisterNodeManagerRequest {
+                node_id: node.clone(),
+                node_secret: "guess".into(),
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err.code(),
+            tonic::Code::PermissionDenied,
+            "{}",
+            err.message()
+        );
+    });
+    let n = c.node(&node).expect("the node");
+    assert_eq!(n["state"], "RUNNING", "{n}");
+    assert_eq!(n["totalResource"]["memory"], 4096, "{n}");
+    // The real NM still heartbeats, and runs what it is given.
+    let mut d = c.dshell(
+        "after",
+        &[
+            "-num_containers",
+            "1",
+            "-container_memory",
+            "128",
+            "-shell_command",
+            "true",
+        ],
+    );
+    assert!(d.wait(MINUTE).success(), "{}", d.output());
+    // The NM itself, restarted while the RM still holds its node, takes the id back with the
+    // secret it kept.
+    c.kill9_and_restart_nm(0);
+    harness::wait_for(
+        Duration::from_secs(20),
+        "the restarted NM to register",
+        || {
+            c.nms[0]
+                .proc
+                .output()
+                .contains("registered with the RM")
+                .then_some(())
+        },
+    );
+}

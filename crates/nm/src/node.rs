@@ -192,6 +192,7 @@ impl NodeManager {
         });
 
         let (rm_shutdown_tx, rm_shutdown) = watch::channel(false);
+        let secret_file = cfg.local_dir.join("nm-node-secret");
         let tracker = Tracker {
             rm: cfg.rm_tracker.clone(),
             registration: Registration {
@@ -205,6 +206,8 @@ impl NodeManager {
             executor: executor.clone(),
             security,
             stop: stop_rx,
+            secret: std::sync::Mutex::new(crate::tracker::kept_secret(&secret_file)),
+            secret_file,
         };
         let tracker = tokio::spawn(async move {
             let exit = tracker.run().await;

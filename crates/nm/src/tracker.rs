@@ -55,6 +55,52 @@ pub(crate) struct Tracker {
     pub(crate) executor: Executor,
     pub(crate) security: Security,
     pub(crate) stop: watch::Receiver<bool>,
+    /// Where the node's registration secret is kept across NM restarts (so a restarted NM
+    /// can take its node id back while the RM still holds it as live).
+    pub(crate) secret_file: std::path::PathBuf,
+    pub(crate) secret: std::sync::Mutex<String>,
+}
+
+impl Tracker {
+    fn secret(&self) -> String {
+        self.secret
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Keeps the secret the RM returned, in memory and on disk (owner-only).
+    fn keep_secret(&self, secret: &str) {
+        if secret.is_empty() || self.secret() == secret {
+            return;
+        }
+        *self
+            .secret
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = secret.to_string();
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&self.secret_file)
+            .and_then(|mut f| f.write_all(secret.as_bytes()));
+        if let Err(e) = written {
+            tracing::warn!(
+                "cannot keep the node secret in {}: {e}",
+                self.secret_file.display()
+            );
+        }
+    }
+}
+
+/// The secret an earlier run of this NM kept, if any.
+pub(crate) fn kept_secret(path: &std::path::Path) -> String {
+    std::fs::read_to_string(path)
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
 }
 
 impl Tracker {
@@ -88,6 +134,7 @@ impl Tracker {
                     }),
                     keep_alive_applications: Vec::new(),
                     last_known_master_key_id: self.security.current_key_id(),
+                    node_secret: self.secret(),
                 };
                 let reply = match client.node_heartbeat(request).await {
                     Ok(r) => r.into_inner(),
@@ -160,6 +207,7 @@ impl Tracker {
             nm_version: env!("CARGO_PKG_VERSION").to_string(),
             container_statuses: self.table.for_registration(),
             running_applications: self.table.running_apps(),
+            node_secret: self.secret(),
         };
         let reply = client
             .register_node_manager(request)
@@ -173,6 +221,7 @@ impl Tracker {
         }
         self.security
             .learn(reply.container_token_master_key.as_ref());
+        self.keep_secret(&reply.node_secret);
         let interval = if reply.heartbeat_interval_ms > 0 {
             Duration::from_millis(reply.heartbeat_interval_ms as u64)
         } else {
@@ -241,6 +290,7 @@ impl Tracker {
             client
                 .un_register_node_manager(UnRegisterNodeManagerRequest {
                     node_id: self.registration.node_id.clone(),
+                    node_secret: self.secret(),
                 })
                 .await
                 .map_err(|e| e.message().to_string())

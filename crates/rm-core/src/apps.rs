@@ -50,8 +50,11 @@ impl RmCore {
         id
     }
 
-    /// Submits an application under an id from [`RmCore::new_application`]. The scheduler's
-    /// placement rules, ACLs and limits decide; a rejection is an error and records nothing.
+    /// Submits an application under an id from [`RmCore::new_application`]. A submission that
+    /// is invalid in itself (no user, no command, an AM above the maximum) is an error and
+    /// records nothing. One the scheduler refuses (placement rules, queue ACLs) is accepted and
+    /// ends FAILED at once with the scheduler's reason, as Hadoop's Fair Scheduler rejects an
+    /// application after submission (`APP_REJECTED`).
     pub fn submit(&mut self, now: Time, id: ApplicationId, sub: Submission) -> Result<(), RmError> {
         if id.cluster_ts != self.cluster_ts || id.seq == 0 || id.seq >= self.next_seq {
             return Err(RmError::NotIssued(id.to_string()));
@@ -91,7 +94,10 @@ impl RmCore {
         self.drain(now);
         let queue = match self.placements.remove(&seq) {
             Some(Ok(q)) => q,
-            Some(Err(reason)) => return Err(RmError::Rejected(reason)),
+            Some(Err(reason)) => {
+                self.record_rejected(now, id, sub, max_attempts, reason);
+                return Ok(());
+            }
             None => {
                 return Err(RmError::Rejected(
                     "the scheduler neither accepted nor rejected the application".into(),
@@ -128,6 +134,43 @@ impl RmCore {
         self.apps.insert(id, app);
         self.persist(writes);
         Ok(())
+    }
+
+    /// Records an application the scheduler refused: FAILED, with the reason, no attempt.
+    fn record_rejected(
+        &mut self,
+        now: Time,
+        id: ApplicationId,
+        sub: Submission,
+        max_attempts: u32,
+        reason: String,
+    ) {
+        let queue = sub.queue.clone().unwrap_or_default();
+        let app = App {
+            id,
+            sub,
+            queue,
+            state: AppState::Failed,
+            final_status: FinalStatus::Failed,
+            diagnostics: format!("Application {id} was rejected by the scheduler: {reason}"),
+            submit_time: now,
+            launch_time: None,
+            finish_time: Some(now),
+            max_attempts,
+            attempts: Vec::new(),
+            progress: 0.0,
+            in_sched: false,
+            allocated: Resource::ZERO,
+            running: 0,
+            nodes_used: BTreeSet::new(),
+            ended_usage: Default::default(),
+            ended: Default::default(),
+        };
+        let writes = vec![Write::Meta(self.meta()), Write::PutApp(app_record(&app))];
+        self.apps.insert(id, app);
+        self.persist(writes);
+        // A refused app is a completed one: it counts against the retention limits.
+        self.app_completed(id);
     }
 
     /// Refuses sizes that are not positive or above the maximum allocation.

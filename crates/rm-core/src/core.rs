@@ -208,6 +208,8 @@ pub(crate) struct Node {
     pub(crate) containers: BTreeSet<ContainerId>,
     pub(crate) to_stop: BTreeSet<ContainerId>,
     pub(crate) to_cleanup: BTreeSet<ApplicationId>,
+    /// The secret its current registration was given (`node_identity`).
+    pub(crate) secret: String,
 }
 
 /// The ResourceManager as a deterministic state machine.
@@ -257,6 +259,8 @@ pub struct RmCore {
     /// Recovered attempts whose AM container no node has reported yet: app -> (AM
     /// container, its node, when to give up on it).
     pub(crate) unconfirmed_am: BTreeMap<ApplicationId, (ContainerId, String, Time)>,
+    /// Registrations that were given a secret (numbers each secret).
+    pub(crate) registrations: u64,
 }
 
 impl RmCore {
@@ -274,6 +278,7 @@ impl RmCore {
         RmCore {
             keys,
             unconfirmed_am: BTreeMap::new(),
+            registrations: 0,
             config,
             sched,
             cluster_ts,

@@ -15,6 +15,7 @@ mod error;
 mod limits;
 mod liveness;
 mod model;
+mod node_identity;
 mod nodes;
 mod recovery;
 mod reports;

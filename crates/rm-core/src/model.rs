@@ -89,6 +89,8 @@ pub struct NodeRegistration {
     pub rack: String,
     /// Containers the NM still runs (after an RM or NM restart).
     pub containers: Vec<NmContainerStatus>,
+    /// The secret an earlier registration of this node id returned (empty on a first start).
+    pub secret: String,
 }
 
 /// What the RM tells a NodeManager to do after a heartbeat.
@@ -133,6 +135,8 @@ pub struct NodeStatus {
     pub containers: Vec<NmContainerStatus>,
     /// The id of the latest master key the NM holds.
     pub last_key_id: Option<u32>,
+    /// The node's registration secret.
+    pub secret: String,
 }
 
 /// A node's lifecycle state (YARN's `NodeState`).

@@ -33,7 +33,16 @@ impl RmCore {
     /// finished applications are stopped in its next heartbeat reply.
     pub fn node_register(&mut self, now: Time, reg: NodeRegistration) -> Result<(), RmError> {
         check_node_id(&reg.node_id)?;
+        self.check_node_secret(&reg.node_id, &reg.secret, "registration")?;
+        let rebinding = !self.node_is_bound(&reg.node_id);
         crate::limits::check_node_capability(&reg.node_id, reg.capability)?;
+        if reg.capability.memory_mb() <= 0 || reg.capability.vcores() <= 0 {
+            return Err(RmError::InvalidNode(format!(
+                "node {} offers {}; memory and vcores must be positive",
+                reg.node_id,
+                show(reg.capability)
+            )));
+        }
         let rack = if reg.rack.trim().is_empty() {
             DEFAULT_RACK.to_string()
         } else {
@@ -70,6 +79,15 @@ impl RmCore {
         node.state = NodeState::Running;
         node.last_heartbeat = now;
         node.health_report.clear();
+        if rebinding {
+            let secret = self.issue_node_secret(&node_id);
+            if let Some(node) = self.nodes.get_mut(&node_id) {
+                node.secret = secret;
+            }
+        }
+        let Some(node) = self.nodes.get_mut(&node_id) else {
+            return Err(RmError::UnknownNode(node_id));
+        };
         let known: Vec<ContainerId> = node.containers.iter().copied().collect();
         self.node_changed(&node_id, NodeState::Running);
 
@@ -304,6 +322,7 @@ impl RmCore {
                 containers: BTreeSet::new(),
                 to_stop: BTreeSet::new(),
                 to_cleanup: BTreeSet::new(),
+                secret: String::new(),
             });
         node.sched = sched;
         node.sched_host = sched_host;
@@ -364,6 +383,7 @@ impl RmCore {
             action: Some(NodeAction::Resync),
             ..HeartbeatReply::default()
         };
+        self.check_node_secret(node_id, &status.secret, "heartbeat")?;
         let Some(node) = self.nodes.get_mut(node_id) else {
             return Ok(resync);
         };
@@ -449,7 +469,13 @@ impl RmCore {
     }
 
     /// A NodeManager unregistered (clean stop): SHUTDOWN, its containers end.
-    pub fn node_unregister(&mut self, now: Time, node_id: &str) -> Result<(), RmError> {
+    pub fn node_unregister(
+        &mut self,
+        now: Time,
+        node_id: &str,
+        secret: &str,
+    ) -> Result<(), RmError> {
+        self.check_node_secret(node_id, secret, "unregistration")?;
         self.end_node(now, node_id, NodeState::Shutdown, "node shut down")
     }
 

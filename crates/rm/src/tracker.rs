@@ -104,24 +104,29 @@ impl ResourceTracker for Tracker {
             capability,
             rack: req.rack.clone(),
             containers,
+            secret: req.node_secret.clone(),
         };
         let node = req.node_id.clone();
         let result = self
             .driver
             .call(move |core, now| {
-                core.node_register(now, reg)
-                    .map(|()| core.current_master_key())
+                let id = reg.node_id.clone();
+                core.node_register(now, reg).map(|()| {
+                    let secret = core.node_secret(&id).unwrap_or_default();
+                    (core.current_master_key(), secret)
+                })
             })
             .await
             .map_err(driver_status)?;
         match result {
-            Ok(key) => {
+            Ok((key, node_secret)) => {
                 tracing::info!(%node, address = %req.address, "node registered");
                 Ok(Response::new(RegisterNodeManagerResponse {
                     node_action: WireAction::Normal as i32,
                     rm_identifier: self.rm_identifier,
                     heartbeat_interval_ms: self.heartbeat_interval_ms,
                     container_token_master_key: Some(WireKey::from_key(&key)),
+                    node_secret,
                     ..Default::default()
                 }))
             }
@@ -164,6 +169,7 @@ impl ResourceTracker for Tracker {
             health_report,
             containers,
             last_key_id: req.last_known_master_key_id,
+            secret: req.node_secret,
         };
         let node = req.node_id;
         let reply = self
@@ -196,10 +202,10 @@ impl ResourceTracker for Tracker {
         &self,
         request: Request<UnRegisterNodeManagerRequest>,
     ) -> Result<Response<UnRegisterNodeManagerResponse>, Status> {
-        let node = request.into_inner().node_id;
-        let n = node.clone();
+        let req = request.into_inner();
+        let node = req.node_id.clone();
         self.driver
-            .call(move |core, now| core.node_unregister(now, &n))
+            .call(move |core, now| core.node_unregister(now, &req.node_id, &req.node_secret))
             .await
             .map_err(driver_status)?
             .map_err(|e| rm_status(&e))?;

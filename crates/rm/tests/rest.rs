@@ -101,6 +101,31 @@ impl Http {
     }
 }
 
+/// POSTs `len` bytes of JSON-looking padding, ignoring a refusal mid-send; (status, JSON body).
+fn oversized_post(addr: &str, path: &str, len: usize) -> (u16, Value) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {len}\r\nConnection: close\r\n\r\n"
+    );
+    s.write_all(head.as_bytes()).unwrap();
+    let _ = s.write_all(&vec![b' '; len]);
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw);
+    let text = String::from_utf8_lossy(&raw);
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    (
+        status,
+        serde_json::from_str(body).unwrap_or(Value::String(body.to_string())),
+    )
+}
+
 fn remote_exception(body: &Value) -> (&str, &str) {
     let e = &body["RemoteException"];
     (
@@ -150,16 +175,37 @@ fn rest_error_paths_change_nothing() {
     let (status, body, _) = http.call("POST", "/ws/v1/cluster/apps", Some("{not json"));
     assert_eq!(status, 400, "{body}");
     assert!(remote_exception(&body).1.contains("malformed JSON"));
+    // Hadoop's Fair Scheduler takes a submission its placement rules (or a queue ACL) refuse
+    // and fails the app with the reason.
+    let refused = http.new_app();
     let (status, body, _) = http.call(
         "POST",
         "/ws/v1/cluster/apps",
-        Some(&Http::submission(&id, "root.forbidden")),
+        Some(&Http::submission(&refused, "root.forbidden")),
     );
+    assert_eq!(status, 202, "{body}");
+    let (_, body, _) = http.call("GET", &format!("/ws/v1/cluster/apps/{refused}"), None);
     assert_eq!(
-        (status, remote_exception(&body).0),
-        (400, "BadRequestException"),
+        (&body["app"]["state"], &body["app"]["finalStatus"]),
+        (&json!("FAILED"), &json!("FAILED")),
         "{body}"
     );
+    assert!(
+        body["app"]["diagnostics"]
+            .as_str()
+            .is_some_and(|d| d.contains("rejected by the scheduler")),
+        "{body}"
+    );
+    // A body over the size limit gets a RemoteException like every other error (the RM may
+    // answer before the body is sent, so the request goes over a raw socket).
+    let (status, body) = oversized_post(&rm.web.to_string(), "/ws/v1/cluster/apps", 3 << 20);
+    assert_eq!(status, 413, "{body}");
+    assert_eq!(
+        remote_exception(&body).0,
+        "WebApplicationException",
+        "{body}"
+    );
+    assert!(!remote_exception(&body).1.is_empty(), "{body}");
     let big = json!({"application-id": id, "am-container-spec": {"commands": {"command": "x"}}, "resource": {"memory": 1 << 30, "vCores": 1}});
     let (status, body, _) = http.call("POST", "/ws/v1/cluster/apps", Some(&big.to_string()));
     assert_eq!(status, 400, "{body}");
@@ -168,9 +214,13 @@ fn rest_error_paths_change_nothing() {
         "{body}"
     );
     let (status, _, _) = http.call("GET", &format!("/ws/v1/cluster/apps/{id}"), None);
-    assert_eq!(status, 404, "refused submissions leave no app");
+    assert_eq!(status, 404, "invalid submissions leave no app");
     let (_, body, _) = http.call("GET", "/ws/v1/cluster/apps", None);
-    assert_eq!(body, json!({"apps": {"app": []}}));
+    assert_eq!(
+        body["apps"]["app"].as_array().map(Vec::len),
+        Some(1),
+        "{body}"
+    );
 
     // The same id still works for a good submission.
     let (status, _, location) = http.call(
@@ -375,9 +425,12 @@ fn an_app_runs_end_to_end_through_the_protocols() {
     let mut rt_client = rt
         .block_on(ResourceTrackerClient::connect(tracker))
         .unwrap();
+    // The registration secret the RM returns; heartbeats must carry it.
+    let secret = std::cell::RefCell::new(String::new());
     let heartbeat = |c: &mut ResourceTrackerClient<_>, statuses: Vec<ContainerStatus>| {
         rt.block_on(c.node_heartbeat(NodeHeartbeatRequest {
             node_id: node_id.clone(),
+            node_secret: secret.borrow().clone(),
             container_statuses: statuses,
             node_health_status: Some(NodeHealthStatus {
                 is_node_healthy: true,
@@ -392,13 +445,17 @@ fn an_app_runs_end_to_end_through_the_protocols() {
         heartbeat(&mut rt_client, Vec::new()).node_action,
         NodeAction::Resync as i32
     );
-    rt.block_on(rt_client.register_node_manager(RegisterNodeManagerRequest {
-        node_id: node_id.clone(),
-        address: nm_addr.to_string(),
-        total_capability: Some(Resource::new(8192, 8)),
-        ..Default::default()
-    }))
-    .unwrap();
+    let registered = rt
+        .block_on(rt_client.register_node_manager(RegisterNodeManagerRequest {
+            node_id: node_id.clone(),
+            address: nm_addr.to_string(),
+            total_capability: Some(Resource::new(8192, 8)),
+            ..Default::default()
+        }))
+        .unwrap()
+        .into_inner();
+    assert!(!registered.node_secret.is_empty());
+    *secret.borrow_mut() = registered.node_secret;
     let (_, nodes, _) = http.call("GET", "/ws/v1/cluster/nodes", None);
     assert_eq!(nodes["nodes"]["node"][0]["id"], node_id.as_str());
     assert_eq!(nodes["nodes"]["node"][0]["state"], "RUNNING");
@@ -411,6 +468,7 @@ fn an_app_runs_end_to_end_through_the_protocols() {
     // A malformed heartbeat is refused.
     let bad = rt.block_on(rt_client.node_heartbeat(NodeHeartbeatRequest {
         node_id: node_id.clone(),
+        node_secret: secret.borrow().clone(),
         container_statuses: vec![ContainerStatus {
             container_id: "bogus".into(),
             ..Default::default()

@@ -77,6 +77,8 @@ struct Node {
     /// The id of the latest container-token master key the RM sent (reported back, as an NM
     /// does, so the RM sends a key only when it changes).
     master_key_id: Option<u32>,
+    /// The registration secret the RM returned: heartbeats carry it.
+    secret: String,
 }
 
 impl Node {
@@ -101,6 +103,7 @@ impl Node {
                 })
                 .collect(),
             running_applications: Vec::new(),
+            node_secret: self.secret.clone(),
         }
     }
 
@@ -128,6 +131,7 @@ impl Node {
                     self.interval = self.spec.heartbeat.unwrap_or(Duration::from_millis(asked));
                     self.response_id = 0;
                     self.master_key_id = r.container_token_master_key.map(|k| k.key_id);
+                    self.secret = r.node_secret;
                     return true;
                 }
                 // Once the run is over, connections torn down by its end are not errors.
@@ -210,6 +214,7 @@ impl Node {
             }),
             keep_alive_applications: Vec::new(),
             last_known_master_key_id: self.master_key_id,
+            node_secret: self.secret.clone(),
         };
         let at_ms = self.shared.now_ms();
         let result = tokio::select! {
@@ -285,6 +290,7 @@ pub(crate) async fn run(
         unacked: Vec::new(),
         response_id: 0,
         master_key_id: None,
+        secret: String::new(),
         interval: Duration::from_secs(1),
         result: NodeResult::default(),
     };
@@ -346,6 +352,7 @@ mod tests {
             unacked: Vec::new(),
             response_id: 0,
             master_key_id: None,
+            secret: String::new(),
             interval: Duration::from_secs(1),
             result: NodeResult::default(),
         }

@@ -134,6 +134,24 @@ impl MasterKey {
     }
 }
 
+/// A secret only the holder of `seed` can compute, for `purpose` and `serial` (64 hex digits):
+/// how the RM makes per-registration node secrets without an RNG.
+pub fn derive_secret(seed: u128, purpose: &str, serial: u64) -> String {
+    codec::hex(&hmac(
+        &seed.to_be_bytes(),
+        &[purpose.as_bytes(), b"\0", &serial.to_be_bytes()],
+    ))
+}
+
+/// Whether two secrets are equal, in time that does not depend on where they differ.
+pub fn same_secret(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
+}
+
 /// What a container token grants (YARN's `ContainerTokenIdentifier`, the fields Weft uses).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ContainerTokenIdentifier {

@@ -107,9 +107,14 @@ fn bad_submissions_change_nothing() {
 }
 
 #[test]
-fn placement_rejection_is_an_error_and_records_nothing() {
+fn a_submission_the_scheduler_refuses_is_accepted_and_ends_failed() {
     let xml = r#"<allocations>
-        <queue name="known"/>
+        <queue name="root">
+          <aclSubmitApps> </aclSubmitApps>
+          <aclAdministerApps> </aclAdministerApps>
+          <queue name="known"/>
+          <queue name="bobs"><aclSubmitApps>bob</aclSubmitApps></queue>
+        </queue>
         <queuePlacementPolicy>
           <rule name="specified" create="false"/>
           <rule name="reject"/>
@@ -117,17 +122,38 @@ fn placement_rejection_is_an_error_and_records_nothing() {
       </allocations>"#;
     let mut c = RmCore::new(config(xml), TS, Time(0));
     drain(&mut c);
-    let id = c.new_application(Time(1));
-    drain(&mut c);
-    let e = c
-        .submit(Time(1), id, submission("alice", Some("root.nope")))
-        .unwrap_err();
-    assert!(matches!(e, RmError::Rejected(_)), "{e}");
-    assert!(c.app_report(&id).is_none());
-    assert!(writes(&drain(&mut c)).is_empty());
-    c.submit(Time(2), id, submission("alice", Some("root.known")))
+    // Refused by the placement rules, and by a queue's submit ACL: both recorded as FAILED,
+    // with the reason, persisted, and never given to the scheduler.
+    for (queue, says) in [("root.nope", "reject"), ("root.bobs", "cannot submit")] {
+        let id = c.new_application(Time(1));
+        c.submit(Time(1), id, submission("alice", Some(queue)))
+            .unwrap();
+        let r = c.app_report(&id).unwrap();
+        assert_eq!(
+            (r.state, r.final_status),
+            (AppState::Failed, FinalStatus::Failed)
+        );
+        assert!(
+            r.diagnostics.contains("rejected by the scheduler"),
+            "{}",
+            r.diagnostics
+        );
+        assert!(r.diagnostics.contains(says), "{}", r.diagnostics);
+        assert!(r.current_attempt.is_none());
+        assert!(launches(&drain(&mut c)).is_empty());
+        assert!(stored()
+            .apps
+            .iter()
+            .any(|a| a.app.app_id == id.seq && a.app.state == AppState::Failed));
+        assert!(matches!(
+            c.submit(Time(2), id, submission("alice", Some("root.known"))),
+            Err(RmError::AlreadySubmitted(_))
+        ));
+    }
+    let ok = c.new_application(Time(3));
+    c.submit(Time(3), ok, submission("alice", Some("root.known")))
         .unwrap();
-    assert_eq!(c.app_report(&id).unwrap().queue, "root.known");
+    assert_eq!(c.app_report(&ok).unwrap().queue, "root.known");
 }
 
 #[test]

@@ -114,7 +114,9 @@ pub(crate) fn submit(c: &mut RmCore, t: u64) -> ApplicationId {
     id
 }
 
+/// Registers `node` (again, as its own NM: with its secret if it holds one).
 pub(crate) fn register(c: &mut RmCore, t: u64, node: &str) {
+    let secret = c.node_secret(node).unwrap_or_default();
     c.node_register(
         Time(t),
         NodeRegistration {
@@ -124,6 +126,7 @@ pub(crate) fn register(c: &mut RmCore, t: u64, node: &str) {
             capability: Resource::new(8192, 8),
             rack: String::new(),
             containers: Vec::new(),
+            secret,
         },
     )
     .expect("registered");
@@ -132,11 +135,13 @@ pub(crate) fn register(c: &mut RmCore, t: u64, node: &str) {
 /// A node heartbeat after a tick (so the scheduler's update has seen every ask).
 pub(crate) fn heartbeat(c: &mut RmCore, t: u64, node: &str) -> HeartbeatReply {
     c.tick(Time(t));
+    let secret = c.node_secret(node).unwrap_or_default();
     c.node_heartbeat(
         Time(t),
         node,
         NodeStatus {
             healthy: true,
+            secret,
             ..NodeStatus::default()
         },
     )
@@ -164,6 +169,7 @@ pub(crate) fn report(
     s: Vec<NmContainerStatus>,
 ) -> HeartbeatReply {
     c.tick(Time(t));
+    let secret = c.node_secret(node).unwrap_or_default();
     c.node_heartbeat(
         Time(t),
         node,
@@ -172,6 +178,7 @@ pub(crate) fn report(
             health_report: String::new(),
             containers: s,
             last_key_id: None,
+            secret,
         },
     )
     .expect("heartbeat")

@@ -12,6 +12,7 @@ fn registration_is_validated() {
         capability: Resource::new(mem, 4),
         rack: String::new(),
         containers: Vec::new(),
+        secret: String::new(),
     };
     for bad in ["nohost", "h:", ":1", "h:x", "h:70000"] {
         assert!(
@@ -100,6 +101,7 @@ fn unhealthy_node_loses_its_containers_and_gets_none_until_healthy() {
         health_report: "disk full".into(),
         containers: Vec::new(),
         last_key_id: None,
+        secret: c.node_secret("h2:1").unwrap(),
     };
     let reply = c.node_heartbeat(Time(5), "h2:1", sick.clone()).unwrap();
     assert_eq!(reply.action(), NodeAction::Normal);
@@ -134,7 +136,8 @@ fn unregister_and_decommission() {
     let mut c = core();
     register(&mut c, 0, "h1:1");
     register(&mut c, 0, "h2:1");
-    c.node_unregister(Time(1), "h1:1").unwrap();
+    c.node_unregister(Time(1), "h1:1", &c.node_secret("h1:1").unwrap_or_default())
+        .unwrap();
     assert_eq!(c.node_infos()[0].state, NodeState::Shutdown);
     assert_eq!(heartbeat(&mut c, 2, "h1:1").action(), NodeAction::Resync);
     c.decommission(Time(3), "h2:1").unwrap();
@@ -147,6 +150,7 @@ fn unregister_and_decommission() {
         capability: Resource::new(1024, 1),
         rack: String::new(),
         containers: Vec::new(),
+        secret: String::new(),
     };
     assert!(matches!(
         c.node_register(Time(5), reg),
@@ -182,6 +186,7 @@ fn nm_restart_keeps_reported_containers_and_ends_the_others() {
                 status(am, NmContainerState::Running, 0),
                 status(kept, NmContainerState::Running, 0),
             ],
+            secret: c.node_secret("h1:1").unwrap(),
         },
     )
     .unwrap();
@@ -199,19 +204,22 @@ fn nm_restart_keeps_reported_containers_and_ends_the_others() {
 #[test]
 fn web_address_is_reported_and_survives_a_reregistration_without_one() {
     let mut c = core();
-    let reg = |http: &str| NodeRegistration {
+    let reg = |http: &str, secret: Option<String>| NodeRegistration {
         address: String::new(),
         http_address: http.into(),
         node_id: "h:1".into(),
         capability: Resource::new(1024, 4),
         rack: String::new(),
         containers: Vec::new(),
+        secret: secret.unwrap_or_default(),
     };
-    c.node_register(Time(0), reg("h:8042")).unwrap();
+    c.node_register(Time(0), reg("h:8042", None)).unwrap();
     assert_eq!(c.node_infos()[0].http_address, "h:8042");
-    c.node_register(Time(1), reg("")).unwrap();
+    c.node_register(Time(1), reg("", c.node_secret("h:1")))
+        .unwrap();
     assert_eq!(c.node_infos()[0].http_address, "h:8042");
-    c.node_register(Time(2), reg("h:9042")).unwrap();
+    c.node_register(Time(2), reg("h:9042", c.node_secret("h:1")))
+        .unwrap();
     assert_eq!(c.node_infos()[0].http_address, "h:9042");
 }
 
@@ -223,6 +231,7 @@ fn node_offering(id: &str, capability: Resource) -> NodeRegistration {
         capability,
         rack: String::new(),
         containers: Vec::new(),
+        secret: String::new(),
     }
 }
 
@@ -259,8 +268,10 @@ fn huge_nodes_joining_and_leaving_leave_the_cluster_total_exact_and_scheduling_w
         c.node_register(Time(0), node_offering(id, huge)).unwrap();
     }
     assert_eq!(c.cluster_resources().0, huge.saturating_mul(2));
-    c.node_unregister(Time(1), "huge:1").unwrap();
-    c.node_unregister(Time(1), "huge:2").unwrap();
+    let secret = c.node_secret("huge:1").unwrap();
+    c.node_unregister(Time(1), "huge:1", &secret).unwrap();
+    let secret = c.node_secret("huge:2").unwrap();
+    c.node_unregister(Time(1), "huge:2", &secret).unwrap();
     assert_eq!(c.cluster_resources().0, Resource::ZERO);
     register(&mut c, 2, "small:1");
     let small = c
@@ -280,4 +291,54 @@ fn huge_nodes_joining_and_leaving_leave_the_cluster_total_exact_and_scheduling_w
         .am_allocate(Time(6), attempt, &token, AllocateRequest::default())
         .unwrap();
     assert_eq!(got.allocated.len(), 1);
+}
+
+#[test]
+fn a_live_node_id_stays_with_the_nm_that_registered_it() {
+    let mut c = core();
+    register(&mut c, 0, "h1:1");
+    let secret = c.node_secret("h1:1").unwrap();
+    assert_eq!(secret.len(), 64);
+    let fake = |address: &str, secret: &str| NodeRegistration {
+        address: address.into(),
+        http_address: String::new(),
+        node_id: "h1:1".into(),
+        capability: Resource::new(1 << 20, 1000),
+        rack: String::new(),
+        containers: Vec::new(),
+        secret: secret.into(),
+    };
+    // Another NM cannot take over the id, redirect it, heartbeat for it or remove it.
+    for wrong in ["", "guess"] {
+        assert!(matches!(
+            c.node_register(Time(1), fake("10.0.0.66:1", wrong)),
+            Err(RmError::Forbidden(_))
+        ));
+        let status = NodeStatus {
+            healthy: false,
+            secret: wrong.into(),
+            ..NodeStatus::default()
+        };
+        assert!(matches!(
+            c.node_heartbeat(Time(1), "h1:1", status),
+            Err(RmError::Forbidden(_))
+        ));
+        assert!(matches!(
+            c.node_unregister(Time(1), "h1:1", wrong),
+            Err(RmError::Forbidden(_))
+        ));
+    }
+    let n = &c.node_infos()[0];
+    assert_eq!((n.state, n.address.as_str()), (NodeState::Running, "h1:1"));
+    assert_eq!(n.capability, Resource::new(8192, 8));
+    // Its own NM re-registers with the secret and keeps it.
+    c.node_register(Time(2), fake("127.0.0.1:1", &secret))
+        .unwrap();
+    assert_eq!(c.node_secret("h1:1").unwrap(), secret);
+    // Once the node is lost the id is free, and a new registration gets a new secret.
+    c.tick(Time(2 + NM_EXPIRY + 1));
+    assert_eq!(c.node_infos()[0].state, NodeState::Lost);
+    c.node_register(Time(NM_EXPIRY + 4), fake("127.0.0.1:2", ""))
+        .unwrap();
+    assert_ne!(c.node_secret("h1:1").unwrap(), secret);
 }

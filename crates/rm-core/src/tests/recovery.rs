@@ -72,6 +72,7 @@ fn restart_keeps_apps_and_rebinds_running_work() {
                 status(w, NmContainerState::Running, 0),
                 status(stray, NmContainerState::Running, 0),
             ],
+            secret: String::new(),
         },
     )
     .unwrap();
@@ -211,6 +212,7 @@ fn a_recovered_am_that_is_reported_keeps_its_attempt() {
             capability: Resource::new(8192, 8),
             rack: String::new(),
             containers: vec![status(am, NmContainerState::Running, 0)],
+            secret: String::new(),
         },
     )
     .unwrap();

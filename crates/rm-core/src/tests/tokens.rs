@@ -101,9 +101,11 @@ fn nodes_learn_the_next_key_before_it_signs_and_keep_old_tokens_valid() {
     let first = c.current_master_key();
     let mut ring = KeyRing::default();
     ring.learn(first.clone());
+    let secret = c.node_secret("h1:1").unwrap();
     let status = |known: Option<u32>| NodeStatus {
         healthy: true,
         last_key_id: known,
+        secret: secret.clone(),
         ..NodeStatus::default()
     };
     let reply = c

@@ -65,6 +65,37 @@ impl RestError {
     }
 }
 
+/// Middleware: an error answer that did not come from a handler (axum's own rejections, such
+/// as 413 for a body over the size limit, which are plain text) becomes a `RemoteException`
+/// like every other error, with the same status.
+pub(crate) async fn remote_exception_for_plain_errors(resp: Response) -> Response {
+    let status = resp.status();
+    let is_json = resp
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return resp;
+    }
+    let text = axum::body::to_bytes(resp.into_body(), 64 << 10)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+        .unwrap_or_default();
+    let message = if text.is_empty() {
+        status.canonical_reason().unwrap_or("error").to_string()
+    } else {
+        text
+    };
+    RestError {
+        status,
+        exception: "WebApplicationException",
+        java: "javax.ws.rs.WebApplicationException",
+        message,
+    }
+    .into_response()
+}
+
 impl From<DriverError> for RestError {
     fn from(e: DriverError) -> RestError {
         RestError::unavailable(e.to_string())

@@ -99,6 +99,9 @@ pub(crate) fn router(state: Rest) -> Router {
         .fallback(|| async { RestError::not_found("no such resource") })
         .method_not_allowed_fallback(|| async { RestError::method_not_allowed() })
         .layer(axum::middleware::from_fn(auth::set_cookie))
+        .layer(axum::middleware::map_response(
+            error::remote_exception_for_plain_errors,
+        ))
         .with_state(state)
 }
 
