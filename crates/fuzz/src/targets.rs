@@ -262,6 +262,7 @@ fn grpc(budget: Duration, rng_seed: u64) -> Report {
             2,
             UnRegisterNodeManagerRequest {
                 node_id: "h:1".into(),
+                ..Default::default()
             },
         ),
         grpc_seed(
