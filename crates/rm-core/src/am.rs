@@ -127,6 +127,7 @@ impl RmCore {
                 )));
             }
         }
+        crate::blacklist::check_update(&req)?;
         for c in &req.releases {
             if c.app != attempt.app || c.attempt != attempt.attempt {
                 return Err(RmError::UnknownContainer(c.to_string()));
@@ -143,13 +144,13 @@ impl RmCore {
             a.current_mut()
         }) {
             t.last_contact = now;
-            for n in &req.blacklist_additions {
-                t.blacklist.insert(n.clone());
-            }
-            for n in &req.blacklist_removals {
-                t.blacklist.remove(n);
-            }
         }
+        self.update_blacklist(
+            now,
+            attempt,
+            &req.blacklist_additions,
+            &req.blacklist_removals,
+        )?;
         for c in &req.releases {
             let Some(s) = self.containers.get(c).map(|k| k.sched) else {
                 continue;

@@ -606,12 +606,6 @@ impl RmCore {
         let Some(attempt) = app.attempts.last_mut() else {
             return;
         };
-        let blacklisted = !am
-            && (attempt.blacklist.contains(&node_id)
-                || node_id
-                    .split(':')
-                    .next()
-                    .is_some_and(|h| attempt.blacklist.contains(h)));
         let id = ContainerId {
             app: app_key,
             attempt: attempt.id.attempt,
@@ -638,27 +632,6 @@ impl RmCore {
             },
         );
         self.by_sched.insert(sched_id, id);
-        if blacklisted {
-            // The scheduler has no blacklist: give the container back and ask again.
-            let ask = weft_sched::ContainerAsk {
-                priority,
-                resources: resource,
-                count: 1,
-                hosts: Vec::new(),
-                racks: Vec::new(),
-                relax_locality: true,
-                tag: weft_sched::AskTag::NONE,
-            };
-            self.exit_override.insert(
-                sched_id,
-                (exit::ABORTED, "node is blacklisted".to_string(), false),
-            );
-            let _ = self.release_to_sched(now, app_id, sched_id);
-            let _ = self
-                .sched
-                .handle(now, weft_sched::Event::Ask { app: app_id, ask });
-            return;
-        }
         if am {
             self.am_allocated(now, id, node_id, resource);
         } else {

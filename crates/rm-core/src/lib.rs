@@ -10,6 +10,7 @@
 mod am;
 mod am_recovery;
 mod apps;
+mod blacklist;
 mod core;
 mod error;
 mod limits;

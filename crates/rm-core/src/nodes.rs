@@ -330,6 +330,9 @@ impl RmCore {
         node.capability = capability;
         node.in_sched = true;
         self.recompute_cluster_capacity();
+        if host_taken {
+            self.blacklist_new_node_of_host(now, node_id);
+        }
         Ok(())
     }
 

@@ -319,6 +319,22 @@ pub enum Event {
     /// The driver's wake-up at (or after) the time `Scheduler::poll_timeout` gave: whatever
     /// is due by `now` happens. Harmless at any other time (nothing is due early).
     Timeout,
+
+    // Per-application blacklists.
+    /// The application's blacklist changes (Hadoop's `updateBlacklist` on allocate): the walk
+    /// gives it no container, and no reservation, on a listed host or on any node of a listed
+    /// rack. Names are host names or rack names; additions apply before removals. While the
+    /// application waits for its AM container the change goes to the system's list (the AM
+    /// blacklist the RM keeps) and only that list applies; once the AM runs, the application's
+    /// own list. Refused (nothing applied) if an addition is `*`.
+    BlacklistUpdated {
+        /// The application.
+        app: AppId,
+        /// Host or rack names to list.
+        additions: Vec<String>,
+        /// Host or rack names to take off the list.
+        removals: Vec<String>,
+    },
 }
 
 /// One output of the scheduler, drained with `Scheduler::poll_decision`.
@@ -428,6 +444,15 @@ pub enum SchedError {
     /// An ask is invalid (e.g. it asks for a type the queue may never have).
     #[error("invalid ask for {app}: {reason}")]
     InvalidAsk {
+        /// The application.
+        app: AppId,
+        /// Why.
+        reason: String,
+    },
+    /// A blacklist update is invalid (it lists `*`, Hadoop's
+    /// InvalidResourceBlacklistRequestException).
+    #[error("invalid blacklist update for {app}: {reason}")]
+    InvalidBlacklist {
         /// The application.
         app: AppId,
         /// Why.

@@ -169,6 +169,12 @@ impl<R: Rules> Engine<R> {
             }
             // Due timers fired above.
             Event::Timeout => Ok(()),
+
+            Event::BlacklistUpdated {
+                app,
+                additions,
+                removals,
+            } => self.update_blacklist(app, &additions, &removals),
         }
     }
 

@@ -85,6 +85,12 @@ impl<R: Rules> Engine<R> {
                 ("usage", a.usage),
                 &mut drift,
             );
+            if a.has_blacklist != a.blacklists.as_ref().is_some_and(|b| !b.is_empty()) {
+                drift.push(format!(
+                    "app {}: blacklist flag {} disagrees with its lists",
+                    a.id, a.has_blacklist
+                ));
+            }
             if a.asks_outstanding != a.any_outstanding() {
                 drift.push(format!(
                     "app {} has outstanding asks: {}, recomputed {}",

@@ -18,6 +18,7 @@ const TYPES: &[&str] = &[
     "remove_node",
     "reload",
     "snapshot",
+    "blacklist",
 ];
 
 /// The fields each event type allows (besides `at` and `type`).
@@ -42,6 +43,7 @@ fn fields(kind: &str) -> &'static [&'static str] {
         "add_node" => &["host", "rack", "resources"],
         "remove_node" => &["host"],
         "reload" => &["allocations", "capacity"],
+        "blacklist" => &["app", "add", "remove"],
         _ => &[],
     }
 }
@@ -216,6 +218,36 @@ fn action(
             }
             Action::Reload {
                 allocations: embedded(ctx, t, "allocations", source)?,
+            }
+        }
+        "blacklist" => {
+            let app = app(ctx);
+            let add = t.str_list(ctx, "add").map(|(l, _)| l).unwrap_or_default();
+            let remove = t
+                .str_list(ctx, "remove")
+                .map(|(l, _)| l)
+                .unwrap_or_default();
+            if add.is_empty() && remove.is_empty() {
+                ctx.problem(
+                    t.line,
+                    &t.path_of("add"),
+                    "a blacklist event lists hosts or racks to `add`, to `remove`, or both",
+                );
+                return None;
+            }
+            if let Some(bad) = add.iter().find(|n| *n == "*" || n.trim().is_empty()) {
+                let line = t.raw("add").map_or(t.line, |v| ctx.line(v.span().start));
+                ctx.problem(
+                    line,
+                    &t.path_of("add"),
+                    format!("'{bad}' cannot be blacklisted: name a host or a rack"),
+                );
+                return None;
+            }
+            Action::Blacklist {
+                app: app?,
+                add,
+                remove,
             }
         }
         _ => Action::Snapshot,

@@ -503,6 +503,7 @@ fn check_apps(ctx: &mut Ctx, events: &[crate::scenario::ScheduledEvent]) {
             | Action::Finish { app }
             | Action::Kill { app, .. }
             | Action::Move { app, .. }
+            | Action::Blacklist { app, .. }
                 if !submitted.contains_key(app.as_str()) =>
             {
                 let later = events.iter().find_map(|o| match &o.action {

@@ -556,6 +556,19 @@ impl Runner<'_> {
                 let line = snapshot_line(at, &snapshot, sim.sched.resource_types(), &self.names());
                 self.emit(line);
             }
+            Action::Blacklist { app, add, remove } => {
+                let Some(id) = self.live_app(sim, app, kind) else {
+                    return Ok(());
+                };
+                self.must(
+                    sim,
+                    Event::BlacklistUpdated {
+                        app: id,
+                        additions: add.clone(),
+                        removals: remove.clone(),
+                    },
+                )?;
+            }
         }
         Ok(())
     }

@@ -209,6 +209,15 @@ pub enum Action {
     },
     /// Recompute and print the state.
     Snapshot,
+    /// Change the application's blacklist (hosts or racks the scheduler gives it nothing on).
+    Blacklist {
+        /// The application.
+        app: String,
+        /// Places to list.
+        add: Vec<String>,
+        /// Places to take off the list.
+        remove: Vec<String>,
+    },
 }
 
 impl Action {
@@ -226,6 +235,7 @@ impl Action {
             Action::RemoveNode { .. } => "remove_node",
             Action::Reload { .. } => "reload",
             Action::Snapshot => "snapshot",
+            Action::Blacklist { .. } => "blacklist",
         }
     }
 }

@@ -390,3 +390,29 @@ fn unknown_property_names_are_warnings_naming_their_line() {
     // A well-formed file says nothing.
     assert_eq!(warnings(NODE), Vec::<String>::new());
 }
+
+#[test]
+fn a_blacklist_event_needs_places_and_cannot_list_every_place() {
+    let submit = "[[events]]\nat = \"0s\"\ntype = \"submit\"\napp = \"a\"\nuser = \"u\"\n";
+    let e = error(&format!(
+        "{NODE}{submit}[[events]]\nat = \"1s\"\ntype = \"blacklist\"\napp = \"a\"\nadd = [\"n\", \"*\"]\n"
+    ));
+    assert!(
+        e.contains("line 13, field events[1].add: '*' cannot be blacklisted"),
+        "{e}"
+    );
+    let e = error(&format!(
+        "{NODE}{submit}[[events]]\nat = \"1s\"\ntype = \"blacklist\"\napp = \"a\"\n"
+    ));
+    assert!(
+        e.contains("field events[1].add: a blacklist event lists"),
+        "{e}"
+    );
+    let s = parse(&format!(
+        "{NODE}{submit}[[events]]\nat = \"1s\"\ntype = \"blacklist\"\napp = \"a\"\nadd = [\"n\"]\nremove = [\"/r\"]\n"
+    ));
+    assert!(matches!(
+        &s.events[1].action,
+        Action::Blacklist { app, add, remove } if app == "a" && add == &["n"] && remove == &["/r"]
+    ));
+}

@@ -148,6 +148,7 @@ scenarios! {
     acl_defaults => "acl-defaults",
     alloc_resource_syntax => "alloc-resource-syntax",
     am_usage_sticky => "am-usage-sticky",
+    blacklist => "blacklist",
     cancel_keeps_durations => "cancel-keeps-durations",
     fair_shares => "fair-shares",
     fair_shares_drf => "fair-shares-drf",

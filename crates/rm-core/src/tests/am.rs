@@ -260,6 +260,67 @@ fn blacklisted_nodes_get_no_containers() {
 }
 
 #[test]
+fn a_blacklisted_host_covers_its_other_nms_even_those_registering_later() {
+    let mut c = core();
+    register(&mut c, 0, "h1:1");
+    register(&mut c, 0, "h2:1");
+    let (_, attempt, token, _) = running_app(&mut c, 1, "h1:1");
+    let mut req = ask(2);
+    req.blacklist_additions = vec!["h2".into()];
+    c.am_allocate(Time(2), attempt, &token, req).unwrap();
+    // A second NM on h2 joins after the update: the scheduler knows it by its node id.
+    register(&mut c, 3, "h2:2");
+    heartbeat(&mut c, 4, "h2:1");
+    heartbeat(&mut c, 4, "h2:2");
+    let got = c
+        .am_allocate(Time(5), attempt, &token, AllocateRequest::default())
+        .unwrap();
+    assert!(got.allocated.is_empty(), "nothing on host h2: {got:?}");
+    heartbeat(&mut c, 6, "h1:1");
+    let got = c
+        .am_allocate(Time(7), attempt, &token, AllocateRequest::default())
+        .unwrap();
+    assert!(
+        !got.allocated.is_empty() && got.allocated.iter().all(|a| a.node_id == "h1:1"),
+        "{got:?}"
+    );
+    // Taking the host off the list frees both of its NMs.
+    let mut req = ask(2);
+    req.blacklist_removals = vec!["h2".into()];
+    c.am_allocate(Time(8), attempt, &token, req).unwrap();
+    heartbeat(&mut c, 9, "h2:2");
+    let got = c
+        .am_allocate(Time(10), attempt, &token, AllocateRequest::default())
+        .unwrap();
+    assert!(
+        got.allocated.iter().any(|a| a.node_id == "h2:2"),
+        "h2:2 serves the app again: {got:?}"
+    );
+}
+
+#[test]
+fn listing_every_place_is_refused_before_anything_of_the_request_applies() {
+    let mut c = core();
+    register(&mut c, 0, "h1:1");
+    let (_, attempt, token, _) = running_app(&mut c, 1, "h1:1");
+    let mut req = ask(1);
+    req.blacklist_additions = vec!["*".into()];
+    let refused = c.am_allocate(Time(2), attempt, &token, req);
+    assert!(
+        matches!(&refused, Err(RmError::InvalidRequest(m)) if m.contains("'*'")),
+        "{refused:?}"
+    );
+    heartbeat(&mut c, 3, "h1:1");
+    let got = c
+        .am_allocate(Time(4), attempt, &token, AllocateRequest::default())
+        .unwrap();
+    assert!(
+        got.allocated.is_empty(),
+        "the refused ask was not applied: {got:?}"
+    );
+}
+
+#[test]
 fn finish_ends_the_app_and_the_am_exits_by_itself() {
     let mut c = core();
     register(&mut c, 0, "h1:1");

@@ -5,6 +5,7 @@ use weft_types::{AppId, Locality, Resource};
 
 use crate::api::AskTag;
 use crate::objects::ask_tags::AskTags;
+use crate::objects::blacklist::Blacklists;
 use crate::objects::requests::Requests;
 use crate::queues::QueueId;
 
@@ -128,6 +129,8 @@ pub(crate) struct App<X> {
     /// its leaf's policy, as of the last re-key that saw its asks change (`None`: not known;
     /// a move or a rebuild forgets it).
     pub(crate) threshold_ask: Option<bool>,
+    /// Whether `blacklists` is set: the walk's one test for an app that lists no place.
+    pub(crate) has_blacklist: bool,
     pub(crate) usage: Resource,
     /// Demand as of the last update (spec §3).
     pub(crate) demand: Resource,
@@ -146,6 +149,8 @@ pub(crate) struct App<X> {
     /// Fast path: the distinct sizes of its outstanding asks, as entered in the scheduler's
     /// pending-size index (sorted; empty when the app is not a candidate).
     pub(crate) indexed_sizes: Vec<[i64; weft_types::MAX_RESOURCE_TYPES]>,
+    /// Places the walk gives the app nothing on (`None` while both lists are empty).
+    pub(crate) blacklists: Option<Box<Blacklists>>,
 }
 
 impl<X> App<X> {
@@ -177,7 +182,17 @@ impl<X> App<X> {
             reservable_in_leaf: false,
             threshold_ask: None,
             indexed_sizes: Vec::new(),
+            has_blacklist: false,
+            blacklists: None,
         }
+    }
+
+    /// Whether the blacklist of the app's phase names `host` or `rack` (spec §6.3).
+    #[inline]
+    pub(crate) fn blacklists_place(&self, host: &str, rack: &str) -> bool {
+        self.blacklists
+            .as_ref()
+            .is_some_and(|b| b.lists(self.waiting_for_am(), host, rack))
     }
 
     /// Whether the app has a managed AM that is not running yet.

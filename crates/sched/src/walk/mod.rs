@@ -149,9 +149,13 @@ impl<R: Rules> Engine<R> {
                         // A leaf's members are app slots: the app is read there, and noted so
                         // that the visit's look-ups by id skip the index.
                         let slot = member as u32;
-                        let Some(app) = self.apps.at(slot).map(|a| a.id) else {
+                        let Some(a) = self.apps.at(slot) else {
                             continue;
                         };
+                        let app = a.id;
+                        if a.has_blacklist && self.blacklists_node(a, node) {
+                            continue;
+                        }
                         self.apps.remember(app, slot);
                         R::serve_app(self, app, node)
                     } else {
@@ -166,7 +170,15 @@ impl<R: Rules> Engine<R> {
                 let order = self.reference_order(q);
                 for member in order {
                     let a = if is_leaf {
-                        R::serve_app(self, AppId(member), node)
+                        let app = AppId(member);
+                        if self
+                            .apps
+                            .get(&app)
+                            .is_some_and(|a| self.blacklists_node(a, node))
+                        {
+                            continue;
+                        }
+                        R::serve_app(self, app, node)
                     } else {
                         self.assign_queue(QueueId(member as u32), node, false)
                     };
@@ -446,9 +458,13 @@ impl<R: Rules> Engine<R> {
     }
 
     /// Serves an existing reservation (spec §6.5). True when it is still valid, in which case
-    /// nothing else is scheduled on this heartbeat.
+    /// nothing else is scheduled on this heartbeat. A reservation on a node the app has since
+    /// blacklisted is not (Hadoop keeps serving it; Weft never allocates on a listed node).
     fn assign_reserved(&mut self, node: NodeId, res: &Reservation) -> bool {
-        let valid = self.apps.contains_key(&res.app)
+        let valid = self
+            .apps
+            .get(&res.app)
+            .is_some_and(|a| !a.has_blacklist || !self.blacklists_node(a, node))
             && self.has_container_for_node(res.app, res.key, node)
             && !self.am_blocked(res.app);
         if !valid {

@@ -6,6 +6,7 @@
 //! The harness (`run`) and the event generator (`ops`) are shared; each kind only supplies its
 //! configurations (`fair`, `fifo`). `PROPTEST_CASES` raises the number of cases (default 96 each).
 
+mod blacklists;
 mod fair;
 mod fifo;
 mod ops;
@@ -14,6 +15,7 @@ use proptest::prelude::*;
 use weft_sched::{Decision, Scheduler, SchedulerConfig, WalkMode};
 use weft_types::{ContainerId, Time};
 
+use blacklists::Oracle;
 use ops::{node_event, to_event, Op, NODES};
 
 /// Cases per property: `PROPTEST_CASES` when set, else `default`.
@@ -36,6 +38,7 @@ fn run(ops: &[Op], config: &SchedulerConfig) -> Result<(), TestCaseError> {
     }
     let mut submitted = 0u64;
     let mut running: Vec<ContainerId> = Vec::new();
+    let mut blacklists = Oracle::default();
     for (step, op) in ops.iter().enumerate() {
         let Some(event) = to_event(op, submitted, &running) else {
             continue;
@@ -44,12 +47,21 @@ fn run(ops: &[Op], config: &SchedulerConfig) -> Result<(), TestCaseError> {
             submitted += 1;
         }
         let now = Time(step as u64 * 100);
+        let before = event.clone();
         let a = fast.handle(now, event.clone());
         let b = reference.handle(now, event);
         prop_assert_eq!(&a, &b, "step {}: {:?}", step, op);
         let da: Vec<Decision> = std::iter::from_fn(|| fast.poll_decision()).collect();
         let db: Vec<Decision> = std::iter::from_fn(|| reference.poll_decision()).collect();
         prop_assert_eq!(&da, &db, "step {}: {:?}", step, op);
+        if a.is_ok() {
+            blacklists.apply(&before);
+        }
+        for d in &da {
+            if let Some(why) = blacklists.check(d) {
+                return Err(TestCaseError::fail(format!("step {step} ({op:?}): {why}")));
+            }
+        }
         for d in &da {
             match d {
                 Decision::Allocated { container, .. } => running.push(*container),

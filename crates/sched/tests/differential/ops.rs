@@ -43,7 +43,17 @@ pub(crate) enum Op {
     },
     RemoveNode(u32),
     AddNode(u32),
+    /// Lists (`add`) or unlists (`remove`) a place: `PLACES[i]`.
+    Blacklist {
+        app: u8,
+        add: Option<usize>,
+        remove: Option<usize>,
+    },
 }
+
+/// The places a blacklist names: every host, both racks (see `node_event`), and a name no
+/// node has.
+pub(crate) const PLACES: &[&str] = &["h0", "h1", "h2", "h3", "/r0", "/r1", "elsewhere"];
 
 pub(crate) fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
@@ -56,6 +66,7 @@ pub(crate) fn op() -> impl Strategy<Value = Op> {
         1 => (0u8..12, 0..QUEUES.len()).prop_map(|(app, queue)| Op::Move { app, queue }),
         1 => (0..NODES).prop_map(Op::RemoveNode),
         1 => (0..NODES).prop_map(Op::AddNode),
+        2 => (0u8..12, prop::option::of(0..PLACES.len()), prop::option::of(0..PLACES.len())).prop_map(|(app, add, remove)| Op::Blacklist { app, add, remove }),
     ]
 }
 
@@ -116,5 +127,10 @@ pub(crate) fn to_event(op: &Op, submitted: u64, running: &[ContainerId]) -> Opti
         },
         Op::RemoveNode(n) => Event::NodeRemoved { node: NodeId(*n) },
         Op::AddNode(n) => node_event(*n),
+        Op::Blacklist { app, add, remove } => Event::BlacklistUpdated {
+            app: AppId(u64::from(*app) % submitted.max(1)),
+            additions: add.iter().map(|i| PLACES[*i].to_string()).collect(),
+            removals: remove.iter().map(|i| PLACES[*i].to_string()).collect(),
+        },
     })
 }
