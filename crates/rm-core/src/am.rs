@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use weft_sched::{ContainerAsk, Event};
 use weft_store::{AppState, AttemptState, FinalStatus};
 use weft_types::yarn_id::{AttemptId, ContainerId};
-use weft_types::{AppId, Time};
+use weft_types::{AppId, Resource, Time};
 
 use crate::core::{ContainerState, RmCore};
 use crate::model::*;
@@ -189,7 +189,9 @@ impl RmCore {
             self.sched.handle(now, Event::Ask { app: seq, ask })?;
         }
         self.drain(now);
-        let headroom = self.cluster_capacity.saturating_sub(self.cluster_used);
+        // The scheduler holds every app with a running attempt; one it no longer holds can
+        // get nothing.
+        let headroom = self.sched.headroom(seq).unwrap_or(Resource::ZERO);
         let cluster_nodes = self.usable_nodes();
         let changes_len = self.node_changes.len();
         let Some(t) = self

@@ -13,6 +13,7 @@ mod fair;
 mod fifo;
 mod objects;
 mod order;
+mod queries;
 mod queues;
 mod rules;
 mod scheduler;

@@ -19,7 +19,7 @@
 //! * limits on asks: [`Rules::max_container_allocation`];
 //! * periodic, timed and global work: [`Rules::update`], [`Rules::timer_due`], [`Rules::reload`],
 //!   [`Rules::cluster_changed`], [`Rules::refresh_reports`];
-//! * reports and checks: [`Rules::queue_report`], [`Rules::verify`].
+//! * reports and checks: [`Rules::queue_report`], [`Rules::headroom`], [`Rules::verify`].
 
 use std::cmp::Ordering;
 
@@ -158,6 +158,8 @@ pub(crate) trait Rules: Sized {
 
     /// An app's fair share in the rules' terms (zero where the rules have none).
     fn app_fair_share(app: &AppOf<Self>) -> Resource;
+    /// What the app's AM is told it could still get (Hadoop's headroom).
+    fn headroom(e: &Engine<Self>, app: &AppOf<Self>) -> Resource;
     /// A queue's figures in the rules' terms.
     fn queue_report(e: &Engine<Self>, q: &QueueOf<Self>) -> QueueReport;
     /// The rules' own consistency checks, in words.

@@ -144,4 +144,14 @@ impl Scheduler {
     pub fn verify(&self) -> Vec<String> {
         with_engine!(&self.kind, e => e.verify())
     }
+
+    // Per-application answers for the RM's Allocate reply.
+
+    /// The application's headroom, as Hadoop's scheduler of this kind tells an AM: under Fair,
+    /// min(cluster free less the free resources of the nodes its blacklist names, its queue's
+    /// max share minus usage), with memory (and vcores under drf) capped by the queue's fair
+    /// share minus usage; under FIFO, the cluster's free resources. `None` for an unknown app.
+    pub fn headroom(&self, app: AppId) -> Option<Resource> {
+        with_engine!(&self.kind, e => e.app_headroom(app))
+    }
 }

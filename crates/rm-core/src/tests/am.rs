@@ -260,6 +260,26 @@ fn blacklisted_nodes_get_no_containers() {
 }
 
 #[test]
+fn the_headroom_is_the_schedulers_for_the_apps_queue_not_the_clusters_free() {
+    let mut c = RmCore::new(
+        config(
+            r#"<allocations><queue name="alice"><maxResources>4096 mb, 4 vcores</maxResources></queue></allocations>"#,
+        ),
+        TS,
+        Time(0),
+    );
+    drain(&mut c);
+    register(&mut c, 0, "h1:1");
+    let (_, attempt, token, _) = running_app(&mut c, 1, "h1:1");
+    let got = c
+        .am_allocate(Time(2), attempt, &token, AllocateRequest::default())
+        .unwrap();
+    // root.alice runs the 1024 MB / 1 vcore AM; its max share (and so its fair share) is
+    // 4096 MB / 4 vcores: 3072 MB / 3 vcores more, though the cluster has 7168 / 7 free.
+    assert_eq!(got.headroom, Resource::new(3072, 3));
+}
+
+#[test]
 fn a_blacklisted_host_covers_its_other_nms_even_those_registering_later() {
     let mut c = core();
     register(&mut c, 0, "h1:1");

@@ -2,6 +2,7 @@
 //! shares, the periodic update, maxRunningApps, moves, placement, the AM share, the
 //! reservation gate and threshold.
 
+mod headroom;
 mod limits;
 mod moves;
 pub(crate) mod placement;
@@ -325,6 +326,10 @@ impl Rules for Fair {
 
     fn app_fair_share(app: &AppOf<Fair>) -> Resource {
         app.rules.fair_share
+    }
+
+    fn headroom(e: &FairEngine, app: &AppOf<Fair>) -> Resource {
+        e.headroom(app)
     }
 
     fn queue_report(_: &FairEngine, q: &QueueOf<Fair>) -> QueueReport {

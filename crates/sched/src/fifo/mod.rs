@@ -289,6 +289,13 @@ impl Rules for Fifo {
         Resource::ZERO
     }
 
+    /// Hadoop's FifoScheduler: the cluster less what every app uses, for every app alike (no
+    /// blacklist or queue limit enters it); memory floored at zero, as the app attempt reports it.
+    fn headroom(e: &FifoEngine, _: &AppOf<Fifo>) -> Resource {
+        let free = e.cluster.saturating_sub(e.cluster_used);
+        free.with(MEMORY, free.memory_mb().max(0))
+    }
+
     fn queue_report(_: &FifoEngine, _: &QueueOf<Fifo>) -> QueueReport {
         QueueReport {
             policy: "fifo",

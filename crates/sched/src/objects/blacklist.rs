@@ -7,7 +7,7 @@
 
 use std::collections::BTreeSet;
 
-use weft_types::{AppId, NodeId};
+use weft_types::{AppId, NodeId, Resource};
 
 use crate::api::SchedError;
 use crate::engine::Engine;
@@ -93,6 +93,18 @@ impl<R: Rules> Engine<R> {
         self.nodes
             .get(&node)
             .is_some_and(|n| app.blacklists_place(&n.host, &n.rack))
+    }
+
+    /// The free resources of the nodes the app's blacklist of its phase names (Hadoop's
+    /// headroom subtracts them from the cluster's free resources).
+    pub(crate) fn free_on_blacklisted_nodes(&self, app: &AppOf<R>) -> Resource {
+        if !app.has_blacklist {
+            return Resource::ZERO;
+        }
+        self.nodes
+            .values()
+            .filter(|n| app.blacklists_place(&n.host, &n.rack))
+            .fold(Resource::ZERO, |sum, n| sum.saturating_add(n.unallocated()))
     }
 }
 
