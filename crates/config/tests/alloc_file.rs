@@ -536,3 +536,34 @@ fn xml_errors_say_what_was_expected() {
         ["line 3, column 17: queue root.a: weight: the value is empty; a number is needed"]
     );
 }
+
+#[test]
+fn a_percentage_max_container_allocation_is_ignored_with_a_warning_as_hadoop_ignores_it() {
+    let text = r#"<allocations>
+  <queue name="a">
+    <maxContainerAllocation>50%</maxContainerAllocation>
+  </queue>
+  <queue name="b">
+    <maxContainerAllocation>2048 mb, -1 vcores</maxContainerAllocation>
+  </queue>
+</allocations>"#;
+    let e = errors(text);
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(
+        e[0].starts_with("line 6, column 5: queue root.b: maxContainerAllocation:"),
+        "{e:?}"
+    );
+    let text = r#"<allocations>
+  <queue name="a">
+    <maxContainerAllocation>50%</maxContainerAllocation>
+  </queue>
+</allocations>"#;
+    let (config, warnings) = parse(text);
+    assert_eq!(config.queues["root.a"].max_container_allocation, None);
+    let shown: Vec<String> = warnings.iter().map(|d| d.to_string()).collect();
+    assert_eq!(shown.len(), 1, "{shown:?}");
+    assert!(
+        shown[0].starts_with("line 3, column 5: queue root.a: maxContainerAllocation '50%' is a percentage, which Hadoop ignores"),
+        "{shown:?}"
+    );
+}

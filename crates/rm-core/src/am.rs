@@ -127,6 +127,7 @@ impl RmCore {
                 )));
             }
         }
+        self.check_queue_maximum(attempt, &req)?;
         crate::blacklist::check_update(&req)?;
         for c in &req.releases {
             if c.app != attempt.app || c.attempt != attempt.attempt {
@@ -228,6 +229,32 @@ impl RmCore {
                 .collect(),
             cluster_nodes,
         })
+    }
+
+    /// Refuses an ask larger than the app's queue allows (its `maxContainerAllocation`, own or
+    /// inherited, capped by the scheduler's maximum), as Hadoop's ApplicationMasterService
+    /// does with an InvalidResourceRequestException.
+    fn check_queue_maximum(
+        &self,
+        attempt: AttemptId,
+        req: &AllocateRequest,
+    ) -> Result<(), RmError> {
+        let app = AppId(attempt.app.seq);
+        let Some(max) = self.sched.max_container_allocation(app) else {
+            return Ok(());
+        };
+        match req.asks.iter().find(|a| !a.resource.fits_in(&max)) {
+            None => Ok(()),
+            Some(ask) => Err(RmError::AboveMaximum {
+                what: format!("ask at priority {}", ask.priority),
+                asked: show(ask.resource),
+                max: format!(
+                    "{} of queue {}",
+                    show(max),
+                    self.sched.queue_name(app).unwrap_or("(unknown)")
+                ),
+            }),
+        }
     }
 
     /// The AM unregisters with its final status: the app is FINISHED (whatever the status),

@@ -508,6 +508,9 @@ pub struct QueueSnapshot {
     pub pending_apps: usize,
     /// Whether the queue was declared in the allocation file.
     pub configured: bool,
+    /// The largest container an app of the queue may ask for: `maxContainerAllocation`, own
+    /// or inherited, capped by the scheduler's maximum allocation.
+    pub max_container_allocation: Resource,
 }
 
 /// One application in a [`Snapshot`].

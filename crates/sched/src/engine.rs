@@ -543,6 +543,7 @@ impl<R: Rules> Engine<R> {
             running_apps: running,
             pending_apps: pending,
             configured: q.configured,
+            max_container_allocation: R::max_container_allocation(self, id),
         });
         let mut children: Vec<QueueId> = q.children.iter().copied().collect();
         children.sort_by(|a, b| self.queues.get(*a).name.cmp(&self.queues.get(*b).name));

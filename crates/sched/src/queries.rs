@@ -11,4 +11,12 @@ impl<R: Rules> Engine<R> {
     pub(crate) fn app_headroom(&self, app: AppId) -> Option<Resource> {
         self.apps.get(&app).map(|a| R::headroom(self, a))
     }
+
+    /// The largest container the app may ask for (`R::max_container_allocation` of its
+    /// queue), or `None` for an unknown app.
+    pub(crate) fn app_max_container_allocation(&self, app: AppId) -> Option<Resource> {
+        self.apps
+            .get(&app)
+            .map(|a| R::max_container_allocation(self, a.queue))
+    }
 }

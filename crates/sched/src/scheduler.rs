@@ -154,4 +154,14 @@ impl Scheduler {
     pub fn headroom(&self, app: AppId) -> Option<Resource> {
         with_engine!(&self.kind, e => e.app_headroom(app))
     }
+
+    /// The largest container the application may ask for (Hadoop's
+    /// `getMaximumResourceCapability(queue)`): under Fair its queue's `maxContainerAllocation`,
+    /// own or the nearest ancestor's, capped by the scheduler's maximum allocation; under FIFO
+    /// the scheduler's maximum. The RM refuses a larger ask (Hadoop's
+    /// InvalidResourceRequestException); the scheduler itself caps asks at it (spec §9.4).
+    /// `None` for an unknown app.
+    pub fn max_container_allocation(&self, app: AppId) -> Option<Resource> {
+        with_engine!(&self.kind, e => e.app_max_container_allocation(app))
+    }
 }

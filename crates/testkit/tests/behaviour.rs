@@ -157,6 +157,7 @@ scenarios! {
     max_am_share => "max-am-share",
     max_child_resources => "max-child-resources",
     max_container_allocation => "max-container-allocation",
+    max_container_allocation_inherit => "max-container-allocation-inherit",
     max_resources_parent => "max-resources-parent",
     max_running_apps => "max-running-apps",
     min_resources => "min-resources",

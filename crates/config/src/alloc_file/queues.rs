@@ -163,10 +163,19 @@ impl<'t> Queues<'t> {
             "maxChildResources" => {
                 report(sink, max(&text).map(|r| q.max_child_resources = Some(r)))
             }
-            "maxContainerAllocation" => report(
-                sink,
-                max(&text).map(|r| q.max_container_allocation = Some(r)),
-            ),
+            // Hadoop keeps only an absolute value here (`ConfigurableResource.getResource()`
+            // is null for a percentage), so a percentage leaves the queue inheriting.
+            "maxContainerAllocation" => match max(&text) {
+                Ok(ConfiguredResource::Percent(_)) => sink.warn(
+                    field,
+                    path,
+                    format!(
+                        "maxContainerAllocation '{}' is a percentage, which Hadoop ignores here: give an absolute amount; the queue inherits its parent's maximum",
+                        text.trim()
+                    ),
+                ),
+                r => report(sink, r.map(|r| q.max_container_allocation = Some(r))),
+            },
             "maxRunningApps" => report(
                 sink,
                 values::int(&text).map(|v| q.max_running_apps = Some(v)),

@@ -280,6 +280,50 @@ fn the_headroom_is_the_schedulers_for_the_apps_queue_not_the_clusters_free() {
 }
 
 #[test]
+fn an_ask_above_the_queues_max_container_allocation_is_refused_whole() {
+    let xml = r#"<allocations><queue name="alice">
+        <maxContainerAllocation>2048 mb, 2 vcores</maxContainerAllocation>
+      </queue></allocations>"#;
+    let mut c = RmCore::new(config(xml), TS, Time(0));
+    drain(&mut c);
+    register(&mut c, 0, "h1:1");
+    let (_, attempt, token, _) = running_app(&mut c, 1, "h1:1");
+    let mut req = ask(1);
+    req.asks.push(ResourceAsk {
+        priority: 2,
+        resource: Resource::new(4096, 1),
+        ..req.asks[0].clone()
+    });
+    let refused = c.am_allocate(Time(2), attempt, &token, req);
+    let Err(e @ RmError::AboveMaximum { .. }) = &refused else {
+        panic!("{refused:?}");
+    };
+    let m = e.to_string();
+    assert!(
+        m.contains("ask at priority 2") && m.contains("of queue root.alice"),
+        "{m}"
+    );
+    heartbeat(&mut c, 3, "h1:1");
+    let got = c
+        .am_allocate(Time(4), attempt, &token, AllocateRequest::default())
+        .unwrap();
+    assert!(
+        got.allocated.is_empty(),
+        "nothing of the refused request applied: {got:?}"
+    );
+    // At the queue's maximum exactly, the ask is taken.
+    let mut req = ask(1);
+    req.asks[0].resource = Resource::new(2048, 2);
+    c.am_allocate(Time(5), attempt, &token, req).unwrap();
+    heartbeat(&mut c, 6, "h1:1");
+    let got = c
+        .am_allocate(Time(7), attempt, &token, AllocateRequest::default())
+        .unwrap();
+    assert_eq!(got.allocated.len(), 1, "{got:?}");
+    assert_eq!(got.allocated[0].resource, Resource::new(2048, 2));
+}
+
+#[test]
 fn a_blacklisted_host_covers_its_other_nms_even_those_registering_later() {
     let mut c = core();
     register(&mut c, 0, "h1:1");

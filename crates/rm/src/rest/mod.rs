@@ -125,7 +125,6 @@ async fn scheduler(State(s): State<Rest>) -> Result<Json<Value>, RestError> {
                 .allocations()
                 .cloned()
                 .unwrap_or_default(),
-            max_allocation: core.maximum_allocation(),
         })
         .await?;
     Ok(Json(view.to_json()))

@@ -1,6 +1,6 @@
 //! `GET /ws/v1/cluster/scheduler` in the Fair Scheduler's shape: the queue tree from a
 //! scheduler snapshot, with the per-queue limits the snapshot does not carry (maxApps,
-//! maxAMShare, maxContainerAllocation, preemptability) taken from the allocation config.
+//! maxAMShare, preemptability) taken from the allocation config.
 
 use std::collections::BTreeMap;
 
@@ -21,8 +21,6 @@ pub(crate) struct SchedulerView {
     pub(crate) snap: Snapshot,
     /// The allocation file in force.
     pub(crate) allocations: AllocationConfig,
-    /// `yarn.scheduler.maximum-allocation-*`.
-    pub(crate) max_allocation: Resource,
 }
 
 /// Container and reservation figures of one queue's subtree.
@@ -122,12 +120,6 @@ impl SchedulerView {
         let max_apps = cfg
             .and_then(|c| c.max_running_apps)
             .unwrap_or(self.allocations.queue_max_apps_default);
-        let max_container = lineage(&self.allocations, &q.name)
-            .find_map(|c| c.max_container_allocation)
-            .map_or(self.max_allocation, |m| {
-                m.resolve(self.snap.cluster_capacity)
-                    .cw_min(self.max_allocation)
-            });
         // Whether the scheduler may take containers back from this queue: never while it
         // does not preempt (docs/TODO.md), whatever allowPreemptionFrom says; clients such as
         // `queue -status` would otherwise report preemption that never happens.
@@ -150,7 +142,10 @@ impl SchedulerView {
             ("fairResources", resource(q.fair_share)),
             ("clusterResources", resource(self.snap.cluster_capacity)),
             ("reservedResources", resource(counts.reserved_res)),
-            ("maxContainerAllocation", resource(max_container)),
+            (
+                "maxContainerAllocation",
+                resource(q.max_container_allocation),
+            ),
             ("pendingContainers", json!(counts.pending)),
             ("allocatedContainers", json!(counts.allocated)),
             ("reservedContainers", json!(counts.reserved)),
@@ -221,6 +216,7 @@ mod tests {
             running_apps: 1,
             pending_apps: 0,
             configured: true,
+            max_container_allocation: Resource::new(8192, 4),
         }
     }
 
@@ -266,7 +262,6 @@ mod tests {
                 }],
             },
             allocations,
-            max_allocation: Resource::new(8192, 4),
         };
         let v = view.to_json();
         let root = &v["scheduler"]["schedulerInfo"]["rootQueue"];

@@ -263,6 +263,7 @@ mod tests {
             running_apps: 1,
             pending_apps: 0,
             configured: true,
+            max_container_allocation: Resource::new(8192, 4),
         }
     }
 

@@ -349,8 +349,10 @@ impl FairTree {
         Ok(parent)
     }
 
-    /// The effective per-container maximum of a queue (spec §9.3): own or nearest ancestor's
-    /// `maxContainerAllocation`, capped by the scheduler's maximum allocation.
+    /// The effective per-container maximum of a queue (spec §9.3, Hadoop's
+    /// `getMaximumResourceCapability(queue)`): own or nearest ancestor's
+    /// `maxContainerAllocation` (a value unbounded in every type counts as unset, as Hadoop
+    /// compares it with `unbounded()`), capped by the scheduler's maximum allocation.
     pub(crate) fn max_container_allocation(
         &self,
         id: QueueId,
@@ -358,7 +360,8 @@ impl FairTree {
         cluster: Resource,
     ) -> Resource {
         for q in self.path_to_root(id) {
-            if let Some(cfg) = self.get(q).rules_cold.max_container_cfg {
+            let own = self.get(q).rules_cold.max_container_cfg;
+            if let Some(cfg) = own.filter(|c| *c != ConfiguredResource::UNBOUNDED) {
                 return cfg.resolve(cluster).cw_min(scheduler_max);
             }
         }
