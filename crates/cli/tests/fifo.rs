@@ -10,9 +10,9 @@ mod harness;
 use std::path::Path;
 use std::time::Duration;
 
-use harness::{alive, Proc};
+use harness::{alive, wait_for, Proc};
 use nix::sys::signal::Signal;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 const MINUTE: Duration = Duration::from_secs(60);
 
@@ -60,8 +60,25 @@ fn get(web: &str, path: &str) -> (u16, Value) {
     (status, serde_json::from_str(&text).unwrap_or(Value::Null))
 }
 
-/// Runs `weft dshell` against `web` to its end; returns it (finished).
-fn dshell(dir: &Path, web: &str, name: &str, args: &[&str]) -> Proc {
+/// PUT JSON to a path of the RM at `web`: (status, JSON body or Null).
+fn put(web: &str, path: &str, body: &Value) -> (u16, Value) {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(10)))
+        .build()
+        .into();
+    let url = format!("http://{web}{path}");
+    let mut r = agent
+        .put(&url)
+        .send_json(body)
+        .unwrap_or_else(|e| panic!("PUT {url}: {e}"));
+    let status = r.status().as_u16();
+    let text = r.body_mut().read_to_string().unwrap_or_default();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+/// Starts `weft dshell` against `web` in the background.
+fn start_dshell(dir: &Path, web: &str, name: &str, args: &[&str]) -> Proc {
     let mut all: Vec<String> = vec![
         "dshell".into(),
         "-rm".into(),
@@ -70,20 +87,33 @@ fn dshell(dir: &Path, web: &str, name: &str, args: &[&str]) -> Proc {
         "120000".into(),
     ];
     all.extend(args.iter().map(|s| s.to_string()));
-    let mut d = Proc::spawn(
+    Proc::spawn(
         &format!("dshell {name}"),
         &all,
         &dir.join(format!("dshell-{name}.out")),
-    );
-    d.wait(MINUTE);
-    d
+    )
+}
+
+/// The application id a dshell printed once it submitted.
+fn submitted_app(dshell: &mut Proc) -> String {
+    wait_for(MINUTE, "the dshell to submit", || {
+        if let Some(status) = dshell.try_status() {
+            panic!("dshell exited ({status}) early:\n{}", dshell.output());
+        }
+        dshell
+            .output()
+            .lines()
+            .find_map(|l| l.strip_prefix("Submitted application "))
+            .and_then(|rest| rest.split_whitespace().next())
+            .map(str::to_string)
+    })
 }
 
 #[test]
 fn weft_up_runs_the_fifo_scheduler_end_to_end() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (mut up, v) = fifo_up(dir.path());
-    let web = v["web"].as_str().expect("web").to_string();
+    let (mut up, ready) = fifo_up(dir.path());
+    let web = ready["web"].as_str().expect("web").to_string();
 
     // The summary says which scheduler runs and that there is no allocation file; none is
     // written (the FIFO scheduler would refuse its reloads).
@@ -98,7 +128,7 @@ fn weft_up_runs_the_fifo_scheduler_end_to_end() {
     // A dshell job succeeds. It names a queue FIFO does not have: as Hadoop's FIFO
     // scheduler (capacity-scheduler spec §10.1), the submission is accepted and runs in
     // `default`.
-    let mut ok = dshell(
+    let mut ok = start_dshell(
         dir.path(),
         &web,
         "ok",
@@ -118,9 +148,52 @@ fn weft_up_runs_the_fifo_scheduler_end_to_end() {
     assert_eq!(app["finalStatus"], "SUCCEEDED", "{app}");
     assert_eq!(app["queue"], "root.default", "{app}");
 
-    let pids: Vec<i32> = std::iter::once(&v["rm_pid"])
+    // A job that keeps its AM and one container running.
+    let mut sleeper = start_dshell(
+        dir.path(),
+        &web,
+        "sleeper",
+        &["-num_containers", "1", "-shell_command", "sleep 300"],
+    );
+    let id = submitted_app(&mut sleeper);
+    let running = wait_for(MINUTE, "the AM and its container to run", || {
+        let (_, v) = get(&web, &format!("/ws/v1/cluster/apps/{id}"));
+        (v["app"]["runningContainers"] == 2).then(|| v["app"].clone())
+    });
+    let used_mb = running["allocatedMB"].as_i64().expect("allocatedMB");
+
+    // REST: Hadoop's flat fifoScheduler object, its figures those of the two 2 GB nodes.
+    let (status, v) = get(&web, "/ws/v1/cluster/scheduler");
+    assert_eq!(status, 200, "{v}");
+    let info = &v["scheduler"]["schedulerInfo"];
+    assert_eq!(info["type"], "fifoScheduler", "{v}");
+    assert_eq!(info["capacity"], 1.0, "{v}");
+    assert_eq!(info["qstate"], "RUNNING", "{v}");
+    assert_eq!(info["numNodes"], 2, "{v}");
+    assert_eq!(info["totalNodeCapacity"], 4096, "{v}");
+    assert_eq!(info["usedNodeCapacity"], used_mb, "{v}");
+    assert_eq!(info["availNodeCapacity"], 4096 - used_mb, "{v}");
+    assert_eq!(info["numContainers"], 2, "{v}");
+    assert_eq!(info["usedCapacity"], used_mb as f64 / 4096.0, "{v}");
+    assert_eq!(info["minQueueMemoryCapacity"], 1024, "{v}");
+    assert_eq!(info["maxQueueMemoryCapacity"], 8192, "{v}");
+    let (_, doc) = get(&web, "/openapi.json");
+    assert!(
+        doc["components"]["schemas"]["FifoSchedulerInfo"].is_object(),
+        "/openapi.json describes the FIFO shape"
+    );
+
+    let (status, v) = put(
+        &web,
+        &format!("/ws/v1/cluster/apps/{id}/state"),
+        &json!({"state": "KILLED"}),
+    );
+    assert!(status == 200 || status == 202, "{status} {v}");
+    assert!(!sleeper.wait(MINUTE).success(), "{}", sleeper.output());
+
+    let pids: Vec<i32> = std::iter::once(&ready["rm_pid"])
         .chain(
-            v["nodes"]
+            ready["nodes"]
                 .as_array()
                 .expect("nodes")
                 .iter()
