@@ -94,6 +94,17 @@ fn start_dshell(dir: &Path, web: &str, name: &str, args: &[&str]) -> Proc {
     )
 }
 
+/// Runs a client verb against the RM at `web` to its end.
+fn weft(web: &str, args: &[&str]) -> std::process::Output {
+    let rm = format!("http://{web}");
+    std::process::Command::new(harness::WEFT)
+        .args(args)
+        .args(["--rm", rm.as_str()])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run weft")
+}
+
 /// The application id a dshell printed once it submitted.
 fn submitted_app(dshell: &mut Proc) -> String {
     wait_for(MINUTE, "the dshell to submit", || {
@@ -182,6 +193,22 @@ fn weft_up_runs_the_fifo_scheduler_end_to_end() {
         doc["components"]["schemas"]["FifoSchedulerInfo"].is_object(),
         "/openapi.json describes the FIFO shape"
     );
+
+    // A move, a Fair-only feature: `-movetoqueue` fails with the RM's reason.
+    let moved = weft(
+        &web,
+        &["application", "-movetoqueue", &id, "-queue", "prod"],
+    );
+    assert_ne!(moved.status.code(), Some(0), "{moved:?}");
+    let stderr = String::from_utf8_lossy(&moved.stderr);
+    assert!(
+        stderr.contains(
+            "the FIFO scheduler (FifoScheduler) does not support moving apps between queues"
+        ),
+        "{stderr}"
+    );
+    let (_, v) = get(&web, &format!("/ws/v1/cluster/apps/{id}"));
+    assert_eq!(v["app"]["queue"], "root.default", "{v}");
 
     let (status, v) = put(
         &web,
