@@ -45,6 +45,12 @@ fn fifo_up(dir: &Path) -> (Proc, Value) {
 
 /// GET a path of the RM at `web`: (status, JSON body or Null).
 fn get(web: &str, path: &str) -> (u16, Value) {
+    let (status, text) = get_text(web, path);
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+/// GET a path of the RM at `web`: (status, body).
+fn get_text(web: &str, path: &str) -> (u16, String) {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .timeout_global(Some(Duration::from_secs(10)))
@@ -56,8 +62,7 @@ fn get(web: &str, path: &str) -> (u16, Value) {
         .call()
         .unwrap_or_else(|e| panic!("GET {url}: {e}"));
     let status = r.status().as_u16();
-    let text = r.body_mut().read_to_string().unwrap_or_default();
-    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+    (status, r.body_mut().read_to_string().unwrap_or_default())
 }
 
 /// PUT JSON to a path of the RM at `web`: (status, JSON body or Null).
@@ -193,6 +198,47 @@ fn weft_up_runs_the_fifo_scheduler_end_to_end() {
         doc["components"]["schemas"]["FifoSchedulerInfo"].is_object(),
         "/openapi.json describes the FIFO shape"
     );
+
+    // The CLI: `queue -status` reports the one queue, and knows no other.
+    let status = weft(&web, &["queue", "-status", "default"]);
+    let report = String::from_utf8_lossy(&status.stdout);
+    assert_eq!(status.status.code(), Some(0), "{status:?}");
+    let current = used_mb as f64 / 4096.0 * 100.0;
+    assert!(
+        report.contains(&format!(
+            "Queue Name : default\n\tQueue Path : root.default\n\tState : RUNNING\n\tCapacity : 100.00%\n\tCurrent Capacity : {current:.2}%\n\tMaximum Capacity : 100.00%\n"
+        )),
+        "{report}"
+    );
+    let other = weft(&web, &["queue", "-status", "prod"]);
+    assert_ne!(other.status.code(), Some(0), "{other:?}");
+    let listed = weft(&web, &["queue", "-list", "all"]);
+    let table = String::from_utf8_lossy(&listed.stdout);
+    assert!(table.starts_with("1 queues were found\n"), "{table}");
+
+    // The web UI's scheduler page: the one queue, no share columns.
+    let (status, page) = get_text(&web, "/cluster/scheduler?fragment=1");
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("<b>FIFO Scheduler</b>"), "{page}");
+    assert_eq!(page.matches("<tr class=\"queue").count(), 1, "{page}");
+    assert!(page.contains("data-queue=\"root.default\""), "{page}");
+    assert!(page.contains(&id), "the running app is listed: {page}");
+    assert!(!page.contains("fair share"), "{page}");
+
+    // /metrics says which scheduler runs, and exports no fair shares.
+    let (status, metrics) = get_text(&web, "/metrics");
+    assert_eq!(status, 200, "{metrics}");
+    assert!(
+        metrics.contains("weft_scheduler_info{kind=\"fifo\",class=\"org.apache.hadoop.yarn.server.resourcemanager.scheduler.fifo.FifoScheduler\"} 1\n"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(&format!(
+            "weft_queue_usage{{queue=\"root.default\",resource=\"memory-mb\"}} {used_mb}\n"
+        )),
+        "{metrics}"
+    );
+    assert!(!metrics.contains("weft_queue_fair_share"), "{metrics}");
 
     // A move, a Fair-only feature: `-movetoqueue` fails with the RM's reason.
     let moved = weft(
