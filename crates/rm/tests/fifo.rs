@@ -1,6 +1,6 @@
 //! An in-process RM running the FIFO scheduler (`--scheduler fifo`), driven over REST on
 //! 127.0.0.1 with ephemeral ports: where a submission naming another queue goes, how a move
-//! (a Fair-only feature) is refused, and the `fifoScheduler` answer of an empty cluster.
+//! (a Fair-only feature) and a priority change are refused, and the `fifoScheduler` answer of an empty cluster.
 
 use std::path::Path;
 use std::time::Duration;
@@ -109,6 +109,17 @@ fn fifo_places_every_submission_in_default_and_refuses_moves() {
     }
     let (_, v) = call(&rm, "GET", &format!("{app_path}/queue"), None);
     assert_eq!(v, json!({"queue": "root.default"}));
+
+    // Application priorities are not FIFO's either: a change is refused, naming it.
+    let (status, v) = call(
+        &rm,
+        "PUT",
+        &format!("{app_path}/priority"),
+        Some(json!({"priority": 5})),
+    );
+    assert_eq!(status, 400, "{v}");
+    let message = v["RemoteException"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("Weft's FIFO scheduler"), "{message}");
 
     rt.block_on(rm.stop());
 }
