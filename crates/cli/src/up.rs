@@ -19,6 +19,7 @@ use nix::unistd::Pid;
 use serde_json::{json, Value};
 use tokio::process::{Child, Command};
 use tokio::signal::unix::{signal, SignalKind};
+use weft_sched::SchedulerKind;
 
 /// How often the children's liveness and ready files are checked.
 const POLL: Duration = Duration::from_millis(100);
@@ -50,6 +51,24 @@ const DEFAULT_ALLOCATIONS: &str = r#"<?xml version="1.0"?>
 </allocations>
 "#;
 
+/// The schedulers `weft up` can run.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SchedulerChoice {
+    /// Hadoop's Fair Scheduler, with an allocation file the RM reloads when it changes.
+    Fair,
+    /// Hadoop's FIFO scheduler: one queue (`default`), no allocation file.
+    Fifo,
+}
+
+impl SchedulerChoice {
+    fn kind(self) -> SchedulerKind {
+        match self {
+            SchedulerChoice::Fair => SchedulerKind::Fair,
+            SchedulerChoice::Fifo => SchedulerKind::Fifo,
+        }
+    }
+}
+
 /// `weft up` flags.
 #[derive(clap::Args, Debug, Clone)]
 pub(crate) struct UpArgs {
@@ -65,6 +84,10 @@ pub(crate) struct UpArgs {
     /// with a few example queues when missing].
     #[arg(long)]
     allocations: Option<PathBuf>,
+    /// The RM's scheduler [default: the one --rm-config or --yarn-site names, else fair].
+    /// Under fifo no allocation file is written, handed over or watched.
+    #[arg(long, value_enum)]
+    scheduler: Option<SchedulerChoice>,
     /// A TOML configuration file for the RM (see `weft rm --help`).
     #[arg(long = "rm-config")]
     rm_config: Option<PathBuf>,
@@ -418,7 +441,7 @@ fn nm_port(args: &UpArgs, base: u16, flag: &str, i: u32) -> anyhow::Result<u16> 
 async fn start(
     args: &UpArgs,
     layout: &Layout,
-    allocations: &Path,
+    scheduler: &Scheduler,
     cluster: &mut Cluster,
 ) -> anyhow::Result<Addresses> {
     let rm_ready = layout.fresh_ready_file("rm")?;
@@ -426,8 +449,6 @@ async fn start(
         "rm".into(),
         "--data-dir".into(),
         layout.root.join("rm").display().to_string(),
-        "--allocations".into(),
-        allocations.display().to_string(),
         "--scheduler-address".into(),
         port(args, args.scheduler_port),
         "--tracker-address".into(),
@@ -439,6 +460,12 @@ async fn start(
         "--allocations-poll-ms".into(),
         "1000".into(),
     ];
+    if let Some(path) = &scheduler.allocations {
+        rm_args.extend(["--allocations".into(), path.display().to_string()]);
+    }
+    if args.scheduler.is_some() {
+        rm_args.extend(["--scheduler".into(), scheduler.kind.short_name().into()]);
+    }
     if let Some(c) = &args.rm_config {
         rm_args.extend(["--config".into(), absolute(c)?.display().to_string()]);
     }
@@ -539,7 +566,7 @@ pub(crate) fn command_name(
     (shown, Some(hint))
 }
 
-fn print_banner(args: &UpArgs, layout: &Layout, allocations: &Path, a: &Addresses) {
+fn print_banner(args: &UpArgs, layout: &Layout, scheduler: &Scheduler, a: &Addresses) {
     let web = advertised(args, &a.web);
     println!("Weft cluster is up (data in {})", layout.root.display());
     println!("  ResourceManager");
@@ -556,10 +583,21 @@ fn print_banner(args: &UpArgs, layout: &Layout, allocations: &Path, a: &Addresse
             advertised(args, &n.web)
         );
     }
-    println!(
-        "  allocations  {}  (reloaded when it changes)",
-        allocations.display()
-    );
+    match (&scheduler.allocations, scheduler.kind) {
+        (Some(path), _) => {
+            println!("  scheduler    Fair");
+            println!(
+                "  allocations  {}  (reloaded when it changes)",
+                path.display()
+            );
+        }
+        (None, SchedulerKind::Fifo) => {
+            println!(
+                "  scheduler    FIFO  (one queue, default; no allocation file to write or watch)"
+            )
+        }
+        (None, kind) => println!("  scheduler    {}  (no allocation file)", kind.short_name()),
+    }
     println!("  logs         {}", layout.logs.display());
     // The verbs find the RM at 127.0.0.1:8088 by default; anywhere else they need -rm.
     let rm = if web == "127.0.0.1:8088" {
@@ -605,10 +643,45 @@ enum End {
     Died(usize, ExitStatus),
 }
 
-async fn up(args: UpArgs) -> anyhow::Result<()> {
-    let mut signals = Signals::new()?;
-    let layout = Layout::new(data_dir(args.data_dir.as_deref())?)?;
-    let allocations = match &args.allocations {
+/// The scheduler the RM runs and the allocation file `up` hands it.
+struct Scheduler {
+    kind: SchedulerKind,
+    /// Only the Fair Scheduler has one.
+    allocations: Option<PathBuf>,
+}
+
+/// The scheduler kind: the flag, else what the RM's configuration files name (so a yarn-site
+/// naming FifoScheduler gets no allocation file either), else fair.
+fn scheduler_kind(args: &UpArgs) -> anyhow::Result<SchedulerKind> {
+    if let Some(choice) = args.scheduler {
+        return Ok(choice.kind());
+    }
+    let rm = weft_rm::RmArgs {
+        config: args.rm_config.clone(),
+        yarn_site: args.yarn_site.clone(),
+        ..weft_rm::RmArgs::default()
+    };
+    let settings = weft_rm::Settings::load(&rm).context("the RM's configuration")?;
+    Ok(settings.properties.scheduler_kind)
+}
+
+/// Decides the scheduler; under fair, writes the default allocation file when there is none.
+fn scheduler(args: &UpArgs, layout: &Layout) -> anyhow::Result<Scheduler> {
+    let kind = scheduler_kind(args)?;
+    if kind != SchedulerKind::Fair {
+        if let Some(path) = &args.allocations {
+            bail!(
+                "--allocations {} names a Fair Scheduler allocation file, but the scheduler is {}, which takes none",
+                path.display(),
+                kind.short_name()
+            );
+        }
+        return Ok(Scheduler {
+            kind,
+            allocations: None,
+        });
+    }
+    let path = match &args.allocations {
         Some(path) => absolute(path)?,
         None => {
             let path = layout.root.join("fair-scheduler.xml");
@@ -620,11 +693,21 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
             path
         }
     };
+    Ok(Scheduler {
+        kind,
+        allocations: Some(path),
+    })
+}
+
+async fn up(args: UpArgs) -> anyhow::Result<()> {
+    let mut signals = Signals::new()?;
+    let layout = Layout::new(data_dir(args.data_dir.as_deref())?)?;
+    let scheduler = scheduler(&args, &layout)?;
 
     let mut cluster = Cluster::default();
     let startup = tokio::time::timeout(
         Duration::from_secs(args.startup_timeout),
-        start(&args, &layout, &allocations, &mut cluster),
+        start(&args, &layout, &scheduler, &mut cluster),
     );
     let started = tokio::select! {
         r = startup => match r {
@@ -644,7 +727,7 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
             return Err(e);
         }
     };
-    print_banner(&args, &layout, &allocations, &addresses);
+    print_banner(&args, &layout, &scheduler, &addresses);
     if let Some(path) = &args.ready_file {
         if let Err(e) = write_ready(path, &addresses, &cluster) {
             cluster.stop().await;
@@ -652,11 +735,14 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         }
     }
 
+    // Only an allocation file has reloads to tell of.
     let stop_watching = Arc::new(AtomicBool::new(false));
-    let watcher = tokio::task::spawn_blocking({
-        let web = addresses.web.clone();
-        let stop = Arc::clone(&stop_watching);
-        move || crate::up_reloads::watch(web, stop)
+    let watcher = scheduler.allocations.is_some().then(|| {
+        tokio::task::spawn_blocking({
+            let web = addresses.web.clone();
+            let stop = Arc::clone(&stop_watching);
+            move || crate::up_reloads::watch(web, stop)
+        })
     });
     let end = loop {
         tokio::select! {
@@ -669,7 +755,9 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         }
     };
     stop_watching.store(true, Ordering::Relaxed);
-    let _ = watcher.await;
+    if let Some(watcher) = watcher {
+        let _ = watcher.await;
+    }
     match end {
         End::Signal(sig) => {
             println!("{sig} received: stopping the cluster");
@@ -750,5 +838,64 @@ mod tests {
         assert_eq!(advertised_host(&args), "10.0.0.5");
         let args = parse(&["--advertise-host", "gw.example", "--host", "0.0.0.0"]);
         assert_eq!(advertised(&args, "127.0.0.1:8088"), "gw.example:8088");
+    }
+
+    #[test]
+    fn only_the_fair_scheduler_gets_an_allocation_file() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            up: UpArgs,
+        }
+        let parse = |argv: &[&str]| {
+            Cli::try_parse_from(std::iter::once("up").chain(argv.iter().copied()))
+                .unwrap()
+                .up
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let layout = Layout::new(dir.path().to_path_buf()).unwrap();
+        let written = dir.path().join("fair-scheduler.xml");
+
+        let fifo = scheduler(&parse(&["--scheduler", "fifo"]), &layout).unwrap();
+        assert_eq!(fifo.kind, SchedulerKind::Fifo);
+        assert_eq!(fifo.allocations, None);
+        assert!(!written.exists(), "no file is written for FIFO");
+
+        let e = scheduler(
+            &parse(&["--scheduler", "fifo", "--allocations", "mine.xml"]),
+            &layout,
+        )
+        .err()
+        .expect("an allocation file for FIFO is refused");
+        assert!(
+            e.to_string().contains(
+                "--allocations mine.xml names a Fair Scheduler allocation file, but the scheduler is fifo"
+            ),
+            "{e}"
+        );
+
+        // By default: fair, with the example file written once.
+        let fair = scheduler(&parse(&[]), &layout).unwrap();
+        assert_eq!(fair.kind, SchedulerKind::Fair);
+        assert_eq!(fair.allocations.as_deref(), Some(written.as_path()));
+        assert_eq!(
+            std::fs::read_to_string(&written).unwrap(),
+            DEFAULT_ALLOCATIONS
+        );
+
+        // A yarn-site.xml naming FifoScheduler is followed when no flag is given.
+        let site = dir.path().join("yarn-site.xml");
+        std::fs::write(
+            &site,
+            "<configuration><property><name>yarn.resourcemanager.scheduler.class</name>\
+             <value>org.apache.hadoop.yarn.server.resourcemanager.scheduler.fifo.FifoScheduler</value>\
+             </property></configuration>",
+        )
+        .unwrap();
+        let from_site =
+            scheduler(&parse(&["--yarn-site", site.to_str().unwrap()]), &layout).unwrap();
+        assert_eq!(from_site.kind, SchedulerKind::Fifo);
+        assert_eq!(from_site.allocations, None);
     }
 }

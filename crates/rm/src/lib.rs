@@ -55,6 +55,10 @@ pub struct RmArgs {
     /// The Fair Scheduler allocation file (fair-scheduler.xml), reloaded when it changes.
     #[arg(long)]
     pub allocations: Option<PathBuf>,
+    /// The scheduler: fair, fifo, or one of Hadoop's class names (sets
+    /// yarn.resourcemanager.scheduler.class over the TOML and yarn-site.xml; default fair).
+    #[arg(long)]
+    pub scheduler: Option<String>,
     /// Where the state store lives (default ./weft-rm-data).
     #[arg(long = "data-dir")]
     pub data_dir: Option<PathBuf>,
@@ -173,6 +177,9 @@ async fn bind(what: &str, address: &str) -> anyhow::Result<TcpListener> {
 /// driver, the servers and the allocation-file watcher. Needs a multi-thread tokio runtime.
 pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
     let settings = Settings::load(&args)?;
+    for note in &settings.notes {
+        tracing::warn!("{note}");
+    }
     std::fs::create_dir_all(&settings.data_dir)
         .with_context(|| format!("cannot create {}", settings.data_dir.display()))?;
     let store: Arc<dyn StateStore> = Arc::new(RedbStore::open(&settings.data_dir)?);

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use weft_sched::SchedulerKind;
 use weft_types::Resource;
 
 use crate::driver::DriverStats;
@@ -175,6 +176,7 @@ pub(crate) fn render(
         o.sample("weft_cluster_apps", &[("state", &name)], n as f64);
     }
 
+    scheduler_info(&mut o, v.kind);
     queue_families(&mut o, v);
     timing_families(&mut o, v, stats);
     reload_families(&mut o, reloads);
@@ -221,7 +223,35 @@ fn reload_families(o: &mut Out, r: &ReloadStatus) {
     );
 }
 
+/// Which scheduler runs, as an info gauge (always 1; the labels carry the value), so dashboards
+/// can tell a FIFO cluster's figures from a Fair one's.
+fn scheduler_info(o: &mut Out, kind: SchedulerKind) {
+    o.family(
+        "weft_scheduler_info",
+        "gauge",
+        "The scheduler this ResourceManager runs: kind (fair or fifo) and Hadoop's class name; always 1.",
+    );
+    o.sample(
+        "weft_scheduler_info",
+        &[("kind", kind.short_name()), ("class", kind.class_name())],
+        1.0,
+    );
+}
+
+/// Queue families only the Fair Scheduler has figures for (shares, configured limits,
+/// weights, maxRunningApps): left out under FIFO rather than exported as zeros.
+const FAIR_ONLY_QUEUE_FAMILIES: [&str; 6] = [
+    "weft_queue_fair_share",
+    "weft_queue_steady_fair_share",
+    "weft_queue_min_resources",
+    "weft_queue_max_resources",
+    "weft_queue_apps_pending",
+    "weft_queue_weight",
+];
+
 fn queue_families(o: &mut Out, v: &View) {
+    let exported =
+        |name: &str| v.kind == SchedulerKind::Fair || !FAIR_ONLY_QUEUE_FAMILIES.contains(&name);
     type Field = fn(&weft_sched::QueueSnapshot) -> Resource;
     let resources: [(&str, &str, Field); 7] = [
         (
@@ -260,7 +290,7 @@ fn queue_families(o: &mut Out, v: &View) {
             |q| q.am_usage,
         ),
     ];
-    for (name, help, field) in resources {
+    for (name, help, field) in resources.into_iter().filter(|f| exported(f.0)) {
         o.family(name, "gauge", help);
         for q in &v.snapshot.queues {
             o.resource(name, &[("queue", &q.name)], field(q), v);
@@ -280,7 +310,7 @@ fn queue_families(o: &mut Out, v: &View) {
         ),
         ("weft_queue_weight", "The queue's weight.", |q| q.weight),
     ];
-    for (name, help, field) in counts {
+    for (name, help, field) in counts.into_iter().filter(|f| exported(f.0)) {
         o.family(name, "gauge", help);
         for q in &v.snapshot.queues {
             o.sample(name, &[("queue", &q.name)], field(q));
@@ -433,5 +463,78 @@ mod tests {
             "{}",
             o.text
         );
+    }
+
+    fn view(kind: SchedulerKind) -> View {
+        let queue = |name: &str, leaf: bool| weft_sched::QueueSnapshot {
+            name: name.into(),
+            leaf,
+            policy: "fifo",
+            weight: 1.0,
+            fair_share: Resource::ZERO,
+            steady_fair_share: Resource::ZERO,
+            usage: Resource::new(2048, 2),
+            demand: Resource::new(3072, 3),
+            min_resources: Resource::ZERO,
+            max_resources: Resource::UNBOUNDED,
+            am_usage: Resource::new(1024, 1),
+            running_apps: 1,
+            pending_apps: 0,
+            configured: true,
+            max_container_allocation: Resource::new(8192, 8),
+        };
+        View {
+            kind,
+            snapshot: weft_sched::Snapshot {
+                cluster_capacity: Resource::new(8192, 8),
+                cluster_used: Resource::new(2048, 2),
+                cluster_pending: Resource::ZERO,
+                queues: vec![queue("root", false), queue("root.default", true)],
+                apps: Vec::new(),
+                nodes: Vec::new(),
+            },
+            apps: Vec::new(),
+            nodes: Vec::new(),
+            types: weft_types::ResourceTypes::default(),
+            allocations: 0,
+        }
+    }
+
+    fn families(kind: SchedulerKind) -> String {
+        let mut o = Out {
+            text: String::new(),
+        };
+        let v = view(kind);
+        scheduler_info(&mut o, v.kind);
+        queue_families(&mut o, &v);
+        o.text
+    }
+
+    #[test]
+    fn the_scheduler_kind_is_an_info_gauge_and_fifo_exports_no_shares() {
+        let fifo = families(SchedulerKind::Fifo);
+        assert!(
+            fifo.contains("weft_scheduler_info{kind=\"fifo\",class=\"org.apache.hadoop.yarn.server.resourcemanager.scheduler.fifo.FifoScheduler\"} 1\n"),
+            "{fifo}"
+        );
+        assert!(
+            fifo.contains("weft_queue_usage{queue=\"root.default\",resource=\"memory-mb\"} 2048\n"),
+            "{fifo}"
+        );
+        assert!(fifo.contains("weft_queue_apps_running{queue=\"root.default\"} 1\n"));
+        for name in FAIR_ONLY_QUEUE_FAMILIES {
+            assert!(!fifo.contains(name), "{name} under FIFO:\n{fifo}");
+        }
+        let fair = families(SchedulerKind::Fair);
+        assert!(
+            fair.contains("weft_scheduler_info{kind=\"fair\","),
+            "{fair}"
+        );
+        for name in FAIR_ONLY_QUEUE_FAMILIES {
+            assert!(
+                fair.contains(&format!("# TYPE {name} gauge\n")),
+                "{name}:\n{fair}"
+            );
+        }
     }
 }

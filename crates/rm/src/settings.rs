@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use thiserror::Error;
-use weft_config::SchedulerProperties;
+use weft_config::{SchedulerKind, SchedulerProperties};
 
 use crate::RmArgs;
 
@@ -100,6 +100,9 @@ pub struct Settings {
     /// After a restart, how long a recovered AM may go unreported by every node before its
     /// attempt fails (`am_recovery_grace_ms`, Weft's own; 10000).
     pub am_recovery_grace_ms: u64,
+    /// What the configuration asked for and the RM does not do, for the log (e.g. an
+    /// allocation file named in yarn-site.xml while the FIFO scheduler runs).
+    pub notes: Vec<String>,
 }
 
 fn read(path: &Path) -> Result<String, SettingsError> {
@@ -139,6 +142,41 @@ fn site_pairs(path: &Path) -> Result<Vec<(String, String)>, SettingsError> {
     Ok(pairs)
 }
 
+/// The yarn-site property naming the scheduler.
+const SCHEDULER_CLASS: &str = "yarn.resourcemanager.scheduler.class";
+/// The yarn-site property naming the Fair Scheduler's allocation file.
+const ALLOCATION_FILE: &str = "yarn.scheduler.fair.allocation.file";
+
+/// The allocation file the RM loads: the one named by a flag or the TOML (`given`), else by
+/// yarn-site.xml (`site`). Only the Fair Scheduler has one: the FIFO scheduler refuses a file
+/// given to Weft, and ignores (with a note) one yarn-site.xml names, as Hadoop's FIFO
+/// scheduler never reads it.
+fn allocations(
+    kind: SchedulerKind,
+    given: Option<PathBuf>,
+    site: Option<PathBuf>,
+    notes: &mut Vec<String>,
+) -> Result<Option<PathBuf>, SettingsError> {
+    if kind == SchedulerKind::Fair {
+        return Ok(given.or(site));
+    }
+    if let Some(path) = given {
+        return Err(SettingsError::Invalid(format!(
+            "the allocation file {} is the Fair Scheduler's; the {} scheduler takes none (drop --allocations / allocations, or run the fair scheduler)",
+            path.display(),
+            kind.short_name()
+        )));
+    }
+    if let Some(path) = site {
+        notes.push(format!(
+            "{ALLOCATION_FILE} ({}) is ignored: the {} scheduler has no allocation file",
+            path.display(),
+            kind.short_name()
+        ));
+    }
+    Ok(None)
+}
+
 impl Settings {
     /// Builds the settings from the flags and the files they name.
     pub fn load(args: &RmArgs) -> Result<Settings, SettingsError> {
@@ -169,6 +207,9 @@ impl Settings {
             };
             pairs.insert(k.clone(), v);
         }
+        if let Some(kind) = &args.scheduler {
+            pairs.insert(SCHEDULER_CLASS.to_string(), kind.clone());
+        }
         let (properties, _warnings) =
             weft_config::site::from_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
                 .map_err(|d| SettingsError::Invalid(d.to_string()))?;
@@ -188,15 +229,13 @@ impl Settings {
                 .or_else(|| pairs.get(key).cloned())
                 .unwrap_or_else(|| format!("0.0.0.0:{port}"))
         };
-        let allocations = args
-            .allocations
-            .clone()
-            .or(toml_file.allocations)
-            .or_else(|| {
-                pairs
-                    .get("yarn.scheduler.fair.allocation.file")
-                    .map(PathBuf::from)
-            });
+        let mut notes = Vec::new();
+        let allocations = allocations(
+            properties.scheduler_kind,
+            args.allocations.clone().or(toml_file.allocations),
+            pairs.get(ALLOCATION_FILE).map(PathBuf::from),
+            &mut notes,
+        )?;
         let max_attempts = match toml_file.max_attempts {
             Some(n) => n,
             None => num("yarn.resourcemanager.am.max-attempts")?.map_or(2, |n| n as u32),
@@ -215,6 +254,7 @@ impl Settings {
             num("yarn.resourcemanager.state-store.max-completed-applications")?
                 .map_or(max_completed_apps, count);
         Ok(Settings {
+            notes,
             admin_acl,
             max_completed_apps,
             store_max_completed_apps,
@@ -359,5 +399,44 @@ mod tests {
         );
         let e = Settings::load(&args(&["--yarn-site", "/nonexistent/yarn-site.xml"])).unwrap_err();
         assert!(matches!(e, SettingsError::Read { .. }), "{e}");
+    }
+
+    #[test]
+    fn the_scheduler_flag_wins_and_fifo_takes_no_allocation_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let site = dir.path().join("yarn-site.xml");
+        std::fs::write(
+            &site,
+            r#"<configuration>
+              <property><name>yarn.resourcemanager.scheduler.class</name><value>org.apache.hadoop.yarn.server.resourcemanager.scheduler.fifo.FifoScheduler</value></property>
+              <property><name>yarn.scheduler.fair.allocation.file</name><value>/etc/fair.xml</value></property>
+            </configuration>"#,
+        )
+        .unwrap();
+        let site = site.to_str().unwrap();
+        // yarn-site.xml's FIFO ignores the allocation file it also names, and says so.
+        let s = Settings::load(&args(&["--yarn-site", site])).unwrap();
+        assert_eq!(s.properties.scheduler_kind, SchedulerKind::Fifo);
+        assert_eq!(s.allocations, None);
+        assert_eq!(s.notes.len(), 1, "{:?}", s.notes);
+        assert!(s.notes[0].contains("/etc/fair.xml"), "{:?}", s.notes);
+        // The flag is over yarn-site.xml; under fair the file is loaded.
+        let s = Settings::load(&args(&["--yarn-site", site, "--scheduler", "fair"])).unwrap();
+        assert_eq!(s.properties.scheduler_kind, SchedulerKind::Fair);
+        assert_eq!(s.allocations, Some(PathBuf::from("/etc/fair.xml")));
+        assert!(s.notes.is_empty());
+        let s = Settings::load(&args(&["--scheduler", "fifo"])).unwrap();
+        assert_eq!(s.properties.scheduler_kind, SchedulerKind::Fifo);
+        // An allocation file given to the FIFO scheduler is a mistake, refused.
+        let e =
+            Settings::load(&args(&["--scheduler", "fifo", "--allocations", "a.xml"])).unwrap_err();
+        assert!(
+            e.to_string().contains(
+                "the allocation file a.xml is the Fair Scheduler's; the fifo scheduler takes none"
+            ),
+            "{e}"
+        );
+        let e = Settings::load(&args(&["--scheduler", "lottery"])).unwrap_err();
+        assert!(e.to_string().contains("unknown scheduler 'lottery'"), "{e}");
     }
 }

@@ -11,6 +11,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Value};
 use weft_rm_core::{AppReport, AppState, RmCore};
+use weft_sched::SchedulerKind;
 use weft_types::yarn_id::{ApplicationId, AttemptId, ContainerId};
 use weft_types::Time;
 
@@ -197,8 +198,9 @@ pub(crate) async fn get_priority(
     Ok(Json(json!({"priority": r.priority})))
 }
 
-/// `PUT /apps/{id}/priority`: the Fair Scheduler orders apps by fairness, not priority, and
-/// the core cannot change a priority after submission, so a valid request is a clear 400.
+/// `PUT /apps/{id}/priority`: the Fair Scheduler orders apps by fairness, the FIFO scheduler
+/// by submission (neither by priority, as in Hadoop), and the core cannot change a priority
+/// after submission, so a valid request is a clear 400 naming the scheduler.
 pub(crate) async fn put_priority(
     State(s): State<Rest>,
     Path(id): Path<String>,
@@ -214,8 +216,12 @@ pub(crate) async fn put_priority(
     if i64::from(r.priority) == wanted {
         return Ok(Json(json!({"priority": r.priority})));
     }
+    let scheduler = match s.driver.call(|core, _| core.scheduler().kind()).await? {
+        SchedulerKind::Fifo => "FIFO scheduler (which serves applications in submission order)",
+        SchedulerKind::Fair | SchedulerKind::Capacity => "Fair Scheduler",
+    };
     Err(RestError::bad_request(format!(
-        "Changing the priority of {} is not supported: Weft's Fair Scheduler keeps the \
+        "Changing the priority of {} is not supported: Weft's {scheduler} keeps the \
          priority given at submission ({})",
         r.id, r.priority
     )))

@@ -118,6 +118,9 @@ async fn scheduler(State(s): State<Rest>) -> Result<Json<Value>, RestError> {
     let view = s
         .driver
         .call(|core, _| scheduler::SchedulerView {
+            kind: core.scheduler().kind(),
+            min_allocation: core.scheduler().config().properties().minimum_allocation,
+            max_allocation: core.maximum_allocation(),
             snap: core.scheduler_snapshot(),
             allocations: core
                 .scheduler()

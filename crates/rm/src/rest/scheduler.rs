@@ -1,12 +1,13 @@
-//! `GET /ws/v1/cluster/scheduler` in the Fair Scheduler's shape: the queue tree from a
-//! scheduler snapshot, with the per-queue limits the snapshot does not carry (maxApps,
-//! maxAMShare, preemptability) taken from the allocation config.
+//! `GET /ws/v1/cluster/scheduler` in the shape of the scheduler that runs. Fair: the queue
+//! tree from a scheduler snapshot, with the per-queue limits the snapshot does not carry
+//! (maxApps, maxAMShare, preemptability) taken from the allocation
+//! config. FIFO: Hadoop's flat `fifoScheduler` object (its one queue and the nodes' memory).
 
 use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 use weft_config::{AllocationConfig, QueueConfig};
-use weft_sched::{QueueSnapshot, Snapshot};
+use weft_sched::{QueueSnapshot, SchedulerKind, Snapshot};
 use weft_types::Resource;
 
 use super::json::resource;
@@ -17,10 +18,16 @@ const SCHEDULER_PREEMPTS: bool = false;
 
 /// Everything the scheduler answer is built from, taken in one driver call.
 pub(crate) struct SchedulerView {
+    /// Which scheduler runs (the answer's shape).
+    pub(crate) kind: SchedulerKind,
     /// The snapshot.
     pub(crate) snap: Snapshot,
     /// The allocation file in force.
     pub(crate) allocations: AllocationConfig,
+    /// `yarn.scheduler.minimum-allocation-*`.
+    pub(crate) min_allocation: Resource,
+    /// `yarn.scheduler.maximum-allocation-*`.
+    pub(crate) max_allocation: Resource,
 }
 
 /// Container and reservation figures of one queue's subtree.
@@ -181,8 +188,50 @@ impl SchedulerView {
         Value::Object(o)
     }
 
-    /// `{"scheduler": {"schedulerInfo": {"type": "fairScheduler", "rootQueue": ...}}}`.
+    /// `{"scheduler": {"schedulerInfo": ...}}` in the running scheduler's shape.
     pub(crate) fn to_json(&self) -> Value {
+        match self.kind {
+            SchedulerKind::Fifo => self.fifo_json(),
+            SchedulerKind::Fair | SchedulerKind::Capacity => self.fair_json(),
+        }
+    }
+
+    /// Hadoop's `FifoSchedulerInfo` (capacity-scheduler spec §10.4): the one queue's capacity
+    /// (1.0) and used fraction of the cluster's memory (0.0 on an empty cluster, where old
+    /// Hadoop versions emit NaN), the allocation bounds and the nodes' memory in MB.
+    fn fifo_json(&self) -> Value {
+        let snap = &self.snap;
+        let memory = |r: Resource| r.memory_mb();
+        let total: i64 = snap.nodes.iter().map(|n| memory(n.capacity)).sum();
+        let used: i64 = snap.nodes.iter().map(|n| memory(n.used)).sum();
+        let available: i64 = snap
+            .nodes
+            .iter()
+            .map(|n| memory(n.capacity.saturating_sub(n.used)))
+            .sum();
+        let containers: usize = snap.apps.iter().map(|a| a.running_containers).sum();
+        let used_capacity = if total > 0 {
+            used as f64 / total as f64
+        } else {
+            0.0
+        };
+        json!({"scheduler": {"schedulerInfo": {
+            "type": "fifoScheduler",
+            "capacity": 1.0,
+            "usedCapacity": used_capacity,
+            "qstate": "RUNNING",
+            "minQueueMemoryCapacity": self.min_allocation.memory_mb(),
+            "maxQueueMemoryCapacity": self.max_allocation.memory_mb(),
+            "numNodes": snap.nodes.len(),
+            "usedNodeCapacity": used,
+            "availNodeCapacity": available,
+            "totalNodeCapacity": total,
+            "numContainers": containers,
+        }}})
+    }
+
+    /// `{"scheduler": {"schedulerInfo": {"type": "fairScheduler", "rootQueue": ...}}}`.
+    fn fair_json(&self) -> Value {
         let root = self
             .snap
             .queues
@@ -262,6 +311,9 @@ mod tests {
                 }],
             },
             allocations,
+            kind: SchedulerKind::Fair,
+            min_allocation: Resource::new(1024, 1),
+            max_allocation: Resource::new(8192, 4),
         };
         let v = view.to_json();
         let root = &v["scheduler"]["schedulerInfo"]["rootQueue"];
@@ -293,5 +345,120 @@ mod tests {
         assert_eq!(c["reservedContainers"], 0);
         // Idle queue: the AM limit falls back to what is available (6144/6) times 0.5.
         assert_eq!(c["amMaxResources"], json!({"memory": 3072, "vCores": 3}));
+    }
+
+    fn fifo_view(nodes: Vec<NodeSnapshot>, apps: Vec<AppSnapshot>) -> SchedulerView {
+        let capacity = nodes
+            .iter()
+            .fold(Resource::ZERO, |t, n| t.saturating_add(n.capacity));
+        let used = nodes
+            .iter()
+            .fold(Resource::ZERO, |t, n| t.saturating_add(n.used));
+        SchedulerView {
+            kind: SchedulerKind::Fifo,
+            snap: Snapshot {
+                cluster_capacity: capacity,
+                cluster_used: used,
+                cluster_pending: Resource::ZERO,
+                queues: vec![
+                    queue("root", false, Resource::ZERO),
+                    queue("root.default", true, Resource::ZERO),
+                ],
+                apps,
+                nodes,
+            },
+            allocations: AllocationConfig::default(),
+            min_allocation: Resource::new(512, 1),
+            max_allocation: Resource::new(8192, 4),
+        }
+    }
+
+    fn node(id: u32, capacity_mb: i64, used_mb: i64) -> NodeSnapshot {
+        NodeSnapshot {
+            node: NodeId(id),
+            host: format!("h{id}"),
+            rack: "/r".into(),
+            capacity: Resource::new(capacity_mb, 8),
+            // FIFO checks memory only: a node's vcores may be over its capacity.
+            used: Resource::new(used_mb, 12),
+            reserved: None,
+        }
+    }
+
+    fn app(id: u64, running: usize) -> AppSnapshot {
+        AppSnapshot {
+            app: AppId(id),
+            queue: "root.default".into(),
+            user: "u".into(),
+            runnable: true,
+            usage: Resource::new(1024 * running as i64, running as i64),
+            demand: Resource::ZERO,
+            fair_share: Resource::ZERO,
+            running_containers: running,
+            pending_containers: 0,
+            am_running: true,
+        }
+    }
+
+    #[test]
+    fn fifo_has_hadoops_flat_shape() {
+        // Two 16 GB nodes with 3 GB and 1 GB used by three containers of two apps.
+        let view = fifo_view(
+            vec![node(0, 16_384, 3072), node(1, 16_384, 1024)],
+            vec![app(1, 1), app(2, 2)],
+        );
+        assert_eq!(
+            view.to_json(),
+            json!({"scheduler": {"schedulerInfo": {
+                "type": "fifoScheduler",
+                "capacity": 1.0,
+                "usedCapacity": 0.125,
+                "qstate": "RUNNING",
+                "minQueueMemoryCapacity": 512,
+                "maxQueueMemoryCapacity": 8192,
+                "numNodes": 2,
+                "usedNodeCapacity": 4096,
+                "availNodeCapacity": 28_672,
+                "totalNodeCapacity": 32_768,
+                "numContainers": 3,
+            }}})
+        );
+    }
+
+    #[test]
+    fn an_empty_fifo_cluster_is_zero_used_not_nan() {
+        let v = fifo_view(Vec::new(), Vec::new()).to_json();
+        let info = &v["scheduler"]["schedulerInfo"];
+        assert_eq!(info["usedCapacity"], 0.0);
+        assert_eq!(info["numNodes"], 0);
+        assert_eq!(info["totalNodeCapacity"], 0);
+        assert!(info.get("queueName").is_none() && info.get("rootQueue").is_none());
+    }
+
+    #[test]
+    fn the_openapi_document_knows_every_fifo_field() {
+        let doc: Value = serde_json::from_str(crate::rest::OPENAPI).expect("valid JSON");
+        let schemas = &doc["components"]["schemas"];
+        let documented: Vec<&String> = schemas["FifoSchedulerInfo"]["properties"]
+            .as_object()
+            .expect("FifoSchedulerInfo")
+            .keys()
+            .collect();
+        let v = fifo_view(vec![node(0, 1024, 0)], Vec::new()).to_json();
+        let emitted: Vec<&String> = v["scheduler"]["schedulerInfo"]
+            .as_object()
+            .expect("schedulerInfo")
+            .keys()
+            .collect();
+        let (mut documented, mut emitted) = (documented, emitted);
+        documented.sort();
+        emitted.sort();
+        assert_eq!(documented, emitted);
+        let mapping = &schemas["Scheduler"]["properties"]["scheduler"]["properties"]
+            ["schedulerInfo"]["discriminator"]["mapping"];
+        assert_eq!(
+            mapping["fifoScheduler"],
+            "#/components/schemas/FifoSchedulerInfo"
+        );
     }
 }

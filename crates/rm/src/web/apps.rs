@@ -406,7 +406,8 @@ pub(crate) fn detail_page(d: &Detail, now: Time) -> Page {
 
 /// Kill and move buttons for a live application. `weft.js` asks for confirmation and then
 /// calls the REST API (`PUT .../state`, `PUT .../queue`) as the browser's user, so the same
-/// ACL checks apply as to any REST client; a refusal is shown beside the buttons.
+/// ACL checks apply as to any REST client; a refusal is shown beside the buttons. With no
+/// other leaf to go to (the FIFO scheduler's one queue) there is no move control.
 fn actions(d: &Detail) -> String {
     let a = &d.report;
     if a.state.is_final() {
@@ -417,12 +418,18 @@ fn actions(d: &Detail) -> String {
         let _ = write!(options, "<option value=\"{0}\">{0}</option>", esc(q));
     }
     let app = esc(&a.id.to_string());
+    let move_control = if options.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "<label>Move to <select name=\"queue\"><option value=\"\">queue…</option>{options}</select></label>\
+<button type=\"button\" data-action=\"move\">Move</button>"
+        )
+    };
     format!(
         "<div class=\"actions\" id=\"app-actions\" data-app=\"{app}\">\
 <button type=\"button\" class=\"danger\" data-action=\"kill\">Kill application</button>\
-<label>Move to <select name=\"queue\"><option value=\"\">queue…</option>{options}</select></label>\
-<button type=\"button\" data-action=\"move\">Move</button>\
-<span class=\"action-status\" role=\"status\"></span></div>"
+{move_control}<span class=\"action-status\" role=\"status\"></span></div>"
     )
 }
 
@@ -521,6 +528,13 @@ mod tests {
         assert!(!head.contains("<option value=\"root.prod\">"), "{head}");
         let done = detail_page(&detail(AppState::Finished), Time(1_700_000_100_000));
         assert!(done.head.is_empty(), "{}", done.head);
+        // The app's queue is the only leaf (FIFO's `default`): a kill, but nothing to move to.
+        let mut alone = detail(AppState::Running);
+        alone.leaves = vec!["root.prod".into()];
+        let head = detail_page(&alone, Time(1_700_000_100_000)).head;
+        assert!(head.contains("data-action=\"kill\""), "{head}");
+        assert!(!head.contains("data-action=\"move\""), "{head}");
+        assert!(!head.contains("<select"), "{head}");
     }
 
     #[test]

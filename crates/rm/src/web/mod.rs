@@ -6,6 +6,7 @@
 //! and without any script build step.
 
 mod apps;
+mod fifo;
 mod html;
 mod nodes;
 mod overview;
@@ -20,7 +21,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 use axum::Router;
 use weft_rm_core::{AppReport, NodeInfo};
-use weft_sched::Snapshot;
+use weft_sched::{SchedulerKind, Snapshot};
 use weft_types::{ResourceTypes, Time};
 
 use crate::clock;
@@ -60,6 +61,8 @@ pub(crate) fn router(state: Rest) -> Router {
 
 /// Everything the pages and the metrics read, taken in one driver job (one consistent view).
 pub(crate) struct View {
+    /// Which scheduler runs (the scheduler page's shape, `weft_scheduler_info`).
+    pub(crate) kind: SchedulerKind,
     /// Queues, scheduler apps, cluster totals.
     pub(crate) snapshot: Snapshot,
     /// Every application the RM knows.
@@ -76,6 +79,7 @@ pub(crate) struct View {
 pub(crate) async fn view(driver: &Driver) -> Result<View, DriverError> {
     driver
         .call(|core, _| View {
+            kind: core.scheduler().kind(),
             snapshot: core.scheduler_snapshot(),
             apps: core.app_reports(),
             nodes: core.node_infos(),

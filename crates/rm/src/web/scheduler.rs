@@ -1,19 +1,28 @@
 //! `/cluster/scheduler`: the Fair Scheduler's queue tree, each queue's usage against its
 //! instantaneous and steady fair shares, its limits and apps; then the apps the scheduler holds.
+//! Under the FIFO scheduler, its own page (`web/fifo`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use weft_rm_core::AppReport;
-use weft_sched::QueueSnapshot;
+use weft_sched::{QueueSnapshot, SchedulerKind};
 use weft_types::{Resource, Time};
 
 use super::apps::MAX_ROWS;
 use super::html::{self, esc, url_encode, Bar, Page};
 use super::View;
 
-/// The scheduler page.
+/// The scheduler page of the scheduler that runs.
 pub(crate) fn page(v: &View, _now: Time) -> Page {
+    match v.kind {
+        SchedulerKind::Fifo => super::fifo::page(v),
+        SchedulerKind::Fair | SchedulerKind::Capacity => fair_page(v),
+    }
+}
+
+/// The Fair Scheduler's page.
+fn fair_page(v: &View) -> Page {
     let snap = &v.snapshot;
     let cap = snap.cluster_capacity;
     let mut live = format!(
@@ -285,6 +294,7 @@ mod tests {
     #[test]
     fn vcores_are_said_unshared_once_and_fair_apps_show_no_vcore_share() {
         let view = View {
+            kind: SchedulerKind::Fair,
             snapshot: Snapshot {
                 cluster_capacity: Resource::new(16_384, 16),
                 cluster_used: Resource::new(4096, 4),

@@ -179,7 +179,10 @@ impl Rules for Fifo {
         Err(SchedError::MoveRefused {
             app,
             queue: target.to_string(),
-            reason: "the FIFO scheduler does not move applications (it has one queue)".to_string(),
+            // Hadoop's wording (FifoScheduler's moveApplication), which clients may match.
+            reason:
+                "the FIFO scheduler (FifoScheduler) does not support moving apps between queues"
+                    .to_string(),
         })
     }
 
