@@ -474,34 +474,47 @@ mod tests {
     fn a_file_swapped_for_a_symlink_while_read_never_serves_the_target() {
         let (tmp, logs) = fixture();
         let dir = tmp.path().join("logs").join(APP).join(CID);
-        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let swaps = std::sync::Arc::new(AtomicU64::new(0));
         let swapper = {
-            let (dir, stop, secret) = (dir.clone(), stop.clone(), tmp.path().join("secret"));
+            let (dir, stop, swaps, secret) = (
+                dir.clone(),
+                stop.clone(),
+                swaps.clone(),
+                tmp.path().join("secret"),
+            );
             std::thread::spawn(move || {
-                let mut n = 0u64;
-                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                while !stop.load(Ordering::Relaxed) {
                     let (plain, link) = (dir.join(".plain"), dir.join(".link"));
                     let _ = fs::write(&plain, "log line\n");
                     let _ = fs::rename(&plain, dir.join("swap"));
                     let _ = symlink(&secret, &link);
                     let _ = fs::rename(&link, dir.join("swap"));
-                    n += 1;
+                    swaps.fetch_add(1, Ordering::Relaxed);
                 }
-                n
             })
         };
-        let mut served = 0;
-        for _ in 0..20_000 {
+        // Read until the swapper has raced us often enough: on a loaded machine it may get
+        // little CPU, so a fixed number of reads could finish before it swapped at all. The
+        // read count and the time bound keep the test finite either way.
+        let started = std::time::Instant::now();
+        let (mut reads, mut served) = (0u64, 0u64);
+        while (reads < 20_000 || swaps.load(Ordering::Relaxed) < 1_000)
+            && started.elapsed() < std::time::Duration::from_secs(30)
+        {
             if let Ok(bytes) = logs.read(CID, "swap", None) {
                 assert_ne!(bytes, b"top secret", "the symlink's target was served");
                 served += 1;
             }
+            reads += 1;
         }
-        stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        let swaps = swapper.join().unwrap();
+        stop.store(true, Ordering::Relaxed);
+        swapper.join().unwrap();
+        let swaps = swaps.load(Ordering::Relaxed);
         assert!(
             swaps > 100 && served > 0,
-            "{swaps} swaps, {served} reads served"
+            "{swaps} swaps, {served} of {reads} reads served"
         );
     }
 
