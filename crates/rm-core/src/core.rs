@@ -70,10 +70,6 @@ impl RmConfig {
     }
 }
 
-/// Priority of the asks that re-bind running containers after a restart: served before any
-/// other ask of the same app.
-pub(crate) const RECOVERY_PRIORITY: i32 = i32::MIN;
-
 /// Container numbers of attempts recovered in epoch `e` start at `e * EPOCH_STRIDE`, so they
 /// never collide with numbers issued before the restart.
 pub(crate) const EPOCH_STRIDE: u64 = 1_000_000;
@@ -236,9 +232,6 @@ pub struct RmCore {
     pub(crate) node_changes: Vec<(String, NodeState)>,
     /// Running nodes, as counted when `node_changes` had the given length.
     pub(crate) usable: (usize, u32),
-    /// Containers reported by NMs after a restart, waiting for the scheduler to re-bind them:
-    /// (app, node) -> containers.
-    pub(crate) recovering: BTreeMap<(AppId, String), Vec<(ContainerId, Resource)>>,
     /// AM containers of finished apps, left to exit on their own: container -> (node, deadline).
     pub(crate) lingering_am: BTreeMap<ContainerId, (String, Time)>,
     /// How the next scheduler `Completed` decision for a container should be reported.
@@ -292,7 +285,6 @@ impl RmCore {
             next_node: 0,
             node_changes: Vec::new(),
             usable: (0, 0),
-            recovering: BTreeMap::new(),
             lingering_am: BTreeMap::new(),
             exit_override: BTreeMap::new(),
             placements: BTreeMap::new(),
@@ -596,9 +588,6 @@ impl RmCore {
             cluster_ts: self.cluster_ts,
             seq: app_id.0,
         };
-        if priority == RECOVERY_PRIORITY && self.rebind(app_key, &node_id, sched_id, resource) {
-            return;
-        }
         let Some(app) = self.apps.get_mut(&app_key) else {
             let _ = self.release_to_sched(now, app_id, sched_id);
             return;

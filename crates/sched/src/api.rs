@@ -319,6 +319,27 @@ pub enum Event {
     /// The driver's wake-up at (or after) the time `Scheduler::poll_timeout` gave: whatever
     /// is due by `now` happens. Harmless at any other time (nothing is due early).
     Timeout,
+
+    // Lifecycle events of a driver that restarts and retries (the RM).
+    /// A container found running on a node after the driver restarted (Hadoop's
+    /// `recoverContainersOnNode`): it joins its app and node as it was, charged like any
+    /// allocation, and no decision is emitted. Refused when the id is taken, the app or node is
+    /// unknown, or it does not fit in the node's unallocated resources. Later allocations get
+    /// ids above it ([`Scheduler::next_container_id`](crate::Scheduler::next_container_id)).
+    ContainerRecovered {
+        /// Its id (must be new).
+        container: ContainerId,
+        /// The application it runs for.
+        app: AppId,
+        /// Where it runs.
+        node: NodeId,
+        /// Its size, taken as it is (it was normalized when first allocated).
+        resources: Resource,
+        /// The request priority it was allocated at.
+        priority: i32,
+        /// Whether it is the application's AM container.
+        am: bool,
+    },
 }
 
 /// One output of the scheduler, drained with `Scheduler::poll_decision`.
@@ -429,6 +450,18 @@ pub enum SchedError {
     #[error("invalid ask for {app}: {reason}")]
     InvalidAsk {
         /// The application.
+        app: AppId,
+        /// Why.
+        reason: String,
+    },
+
+    /// A recovered container was refused (it does not fit its node, or its app already has
+    /// its AM).
+    #[error("cannot recover {container} of {app}: {reason}")]
+    RecoveryRefused {
+        /// The container.
+        container: ContainerId,
+        /// Its application.
         app: AppId,
         /// Why.
         reason: String,

@@ -169,6 +169,16 @@ impl<R: Rules> Engine<R> {
             }
             // Due timers fired above.
             Event::Timeout => Ok(()),
+
+            Event::ContainerRecovered {
+                container,
+                app,
+                node,
+                resources,
+                // The scheduler's containers keep no priority (only their allocation did).
+                priority: _,
+                am,
+            } => self.recover_container(container, app, node, resources, am),
         }
     }
 

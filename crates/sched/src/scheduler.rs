@@ -144,4 +144,12 @@ impl Scheduler {
     pub fn verify(&self) -> Vec<String> {
         with_engine!(&self.kind, e => e.verify())
     }
+
+    // Queries of a driver that restarts (the RM).
+
+    /// The id the next allocation gets: a driver recovering containers after a restart names
+    /// them from here ([`Event::ContainerRecovered`] moves it past each one).
+    pub fn next_container_id(&self) -> weft_types::ContainerId {
+        with_engine!(&self.kind, e => weft_types::ContainerId(e.next_container))
+    }
 }

@@ -90,18 +90,24 @@ fn restart_keeps_apps_and_rebinds_running_work() {
     );
     assert_eq!(
         snap.cluster_used.memory_mb(),
-        2048 + 1024,
-        "and the waiting app's new AM"
+        2048,
+        "recovery charges the running containers and allocates nothing"
     );
-    let out = drain(&mut c);
-    let l = launches(&out)
-        .pop()
-        .expect("the waiting app's AM is launched");
-    assert_eq!(l.attempt.app, waiting);
+    assert!(
+        launches(&drain(&mut c)).is_empty(),
+        "no heartbeat is forced by a registration"
+    );
     assert_eq!(
         heartbeat(&mut c, 50_005, "h1:1").containers_to_stop,
         vec![stray]
     );
+    let out = drain(&mut c);
+    let l = launches(&out)
+        .pop()
+        .expect("the waiting app's AM is launched on the next heartbeat");
+    assert_eq!(l.attempt.app, waiting);
+    assert_eq!(c.scheduler().cluster_used().memory_mb(), 2048 + 1024);
+    assert_eq!(c.verify_scheduler(), Vec::<String>::new());
 
     // New containers of the recovered attempt do not collide with those from before.
     c.am_allocate(Time(50_006), attempt, &token, ask(1))
