@@ -463,32 +463,27 @@ impl RmCore {
             self.finish_app(now, id, AppState::Failed, FinalStatus::Failed, msg, true);
             return;
         }
-        // A new attempt: the scheduler forgets the old one (its containers end) and places the
-        // app again in its current queue with a new AM ask.
+        // A new attempt: the scheduler releases the old one's containers and asks for the new
+        // AM; the app keeps its queue, start time and place in the order.
         self.mark_app_containers(
             id,
             exit::KILLED_BY_RESOURCEMANAGER,
             "Container of a failed attempt killed by the ResourceManager",
         );
         let seq = AppId(id.seq);
-        let _ = self.sched.handle(now, Event::AppFinished { app: seq });
-        self.drain(now);
-        let (user, queue, am_resource) = match self.apps.get(&id) {
-            Some(a) => (a.sub.user.clone(), a.queue.clone(), a.sub.am_resource),
-            None => return,
+        let Some(am_resource) = self.apps.get(&id).map(|a| a.sub.am_resource) else {
+            return;
         };
-        let _ = self.sched.handle(
+        let restarted = self.sched.handle(
             now,
-            Event::AppSubmitted {
+            Event::AttemptRestarted {
                 app: seq,
-                user,
-                queue: Some(queue),
                 am_resource: Some(am_resource),
             },
         );
         self.drain(now);
-        match self.placements.remove(&seq) {
-            Some(Ok(queue)) => {
+        match restarted {
+            Ok(()) => {
                 let Some(app) = self.apps.get(&id) else {
                     return;
                 };
@@ -496,7 +491,6 @@ impl RmCore {
                 let Some(app) = self.apps.get_mut(&id) else {
                     return;
                 };
-                app.queue = queue;
                 app.attempts.push(attempt);
                 writes.push(Write::PutApp(app_record(app)));
                 writes.push(Write::PutAttempt(attempt_record(
@@ -505,17 +499,15 @@ impl RmCore {
                 )));
                 self.persist(writes);
             }
-            other => {
-                if let Some(app) = self.apps.get_mut(&id) {
-                    app.in_sched = false;
-                }
+            Err(e) => {
+                self.exit_override.clear();
                 self.persist(writes);
-                let reason = match other {
-                    Some(Err(r)) => r,
-                    _ => "no placement".to_string(),
-                };
-                let msg = format!("Application {id} could not start attempt {} after {attempt_id} failed ({diag}): {reason}", attempt_id.attempt + 1);
-                self.finish_app(now, id, AppState::Failed, FinalStatus::Failed, msg, false);
+                let msg = format!(
+                    "Application {id} could not start attempt {} after {attempt_id} failed ({diag}): {}",
+                    attempt_id.attempt + 1,
+                    with_full_id(&e, id)
+                );
+                self.finish_app(now, id, AppState::Failed, FinalStatus::Failed, msg, true);
             }
         }
     }

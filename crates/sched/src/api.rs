@@ -340,6 +340,17 @@ pub enum Event {
         /// Whether it is the application's AM container.
         am: bool,
     },
+    /// The application starts a new attempt after its previous AM ended (Hadoop's attempt
+    /// removal then `addApplicationAttempt` without keeping containers across attempts): the
+    /// previous attempt's containers are released (`ContainerExit::Killed`), its asks and
+    /// reservations dropped and its AM usage returned; the app keeps its queue, its start time
+    /// and its place in the order (runnable stays runnable), and asks for the new AM.
+    AttemptRestarted {
+        /// The application.
+        app: AppId,
+        /// The new AM container's size; `None` for an unmanaged AM.
+        am_resource: Option<Resource>,
+    },
 }
 
 /// One output of the scheduler, drained with `Scheduler::poll_decision`.

@@ -179,6 +179,7 @@ impl<R: Rules> Engine<R> {
                 priority: _,
                 am,
             } => self.recover_container(container, app, node, resources, am),
+            Event::AttemptRestarted { app, am_resource } => self.restart_attempt(app, am_resource),
         }
     }
 

@@ -146,6 +146,21 @@ impl<R: Rules> Engine<R> {
         self.charge_path(app_slot, leaf, size, true, asks_changed);
     }
 
+    /// The app's AM stops counting against its leaf's AM usage (its attempt ended; the app
+    /// stays): the inverse of what `allocate` and `charge_recovered` charged for it.
+    pub(crate) fn release_am_usage(&mut self, app: AppId) {
+        let Some(a) = self.apps.get_mut(&app) else {
+            return;
+        };
+        let am = a.am_resource.filter(|_| a.am_running && a.runnable);
+        a.am_running = false;
+        let leaf = a.queue;
+        if let Some(am) = am {
+            let q = self.queues.get_mut(leaf);
+            q.am_usage = q.am_usage.saturating_sub(am);
+        }
+    }
+
     /// A container ends: usage drops on its node, the cluster, its app and the app's path.
     pub(crate) fn complete_container(&mut self, id: ContainerId, exit: ContainerExit) {
         let Some(c) = self.take_container(id) else {

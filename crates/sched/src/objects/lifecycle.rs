@@ -1,11 +1,14 @@
 //! Lifecycle events of a driver that restarts and retries (the RM): containers recovered on
-//! their nodes after a restart. Each checks everything before it changes anything, so a
+//! their nodes after a restart, and new attempts of an application. Each checks everything before it changes anything, so a
 //! refusal leaves the state as it was; the usage itself is written by the ledger.
 
 use weft_types::{AppId, ContainerId, NodeId, Resource};
 
-use crate::api::SchedError;
+use crate::api::{ContainerExit, SchedError};
 use crate::engine::Engine;
+use crate::objects::app::Request;
+use crate::objects::containers::Owner;
+use crate::objects::requests::Requests;
 use crate::rules::Rules;
 
 impl<R: Rules> Engine<R> {
@@ -49,6 +52,52 @@ impl<R: Rules> Engine<R> {
             )));
         }
         self.charge_recovered(container, app_slot, node_slot, size, am);
+        Ok(())
+    }
+}
+
+impl<R: Rules> Engine<R> {
+    /// A new attempt of `app`: the previous one's containers, asks, reservations and AM usage
+    /// go; the app itself (queue, start time, runnability, place in the order) stays.
+    pub(crate) fn restart_attempt(
+        &mut self,
+        id: AppId,
+        am_resource: Option<Resource>,
+    ) -> Result<(), SchedError> {
+        let Some(app) = self.apps.get(&id) else {
+            return Err(SchedError::UnknownApp(id));
+        };
+        let am = match am_resource {
+            Some(r) => Some(
+                self.normalize(app.queue, r)
+                    .map_err(|e| SchedError::InvalidAsk {
+                        app: id,
+                        reason: format!("AM container {e}"),
+                    })?,
+            ),
+            None => None,
+        };
+        let containers = self.container_ids(app.running, Owner::App);
+        let reserved: Vec<NodeId> = app.reservations.iter().copied().collect();
+        for c in containers {
+            self.complete_container(c, ContainerExit::Killed);
+        }
+        for n in reserved {
+            self.unreserve_node(n);
+        }
+        self.release_am_usage(id);
+        let Some(app) = self.apps.get_mut(&id) else {
+            return Err(SchedError::UnknownApp(id));
+        };
+        app.requests = Requests::default();
+        app.am_resource = am;
+        if let Some(am) = am {
+            let key = app.key_for(0, am);
+            let mut req = Request::new(am);
+            req.any.count = 1;
+            app.requests.insert(key, req);
+        }
+        self.refresh_app(id);
         Ok(())
     }
 }
@@ -255,6 +304,180 @@ mod tests {
                 panic!("an oversized container is refused as a recovery");
             };
             assert!(reason.contains("does not fit"), "{reason}");
+        }
+    }
+
+    fn ask(app: u64, mb: i64, count: u32) -> Event {
+        Event::Ask {
+            app: AppId(app),
+            ask: ContainerAsk {
+                priority: 1,
+                resources: Resource::new(mb, 1),
+                count,
+                hosts: vec![],
+                racks: vec![],
+                relax_locality: true,
+                tag: AskTag::NONE,
+            },
+        }
+    }
+
+    fn submit(s: &mut Scheduler, at: u64, app: u64) {
+        s.handle(
+            Time(at),
+            Event::AppSubmitted {
+                app: AppId(app),
+                user: "u".into(),
+                queue: None,
+                am_resource: Some(Resource::new(1024, 1)),
+            },
+        )
+        .expect("submitted");
+    }
+
+    /// What a drain gave: (app, AM?) per allocation, (container, exit) per completion.
+    type Drained = (Vec<(u64, bool)>, Vec<(u64, ContainerExit)>);
+
+    /// Heartbeats node 1 once (after an update) and returns what was allocated and completed.
+    fn heartbeat(s: &mut Scheduler, at: u64) -> Drained {
+        s.handle(Time(at), Event::Update).expect("update");
+        s.handle(Time(at), Event::NodeHeartbeat { node: NodeId(1) })
+            .expect("heartbeat");
+        drain(s)
+    }
+
+    fn drain(s: &mut Scheduler) -> Drained {
+        let (mut allocated, mut completed) = (Vec::new(), Vec::new());
+        while let Some(d) = s.poll_decision() {
+            match d {
+                Decision::Allocated { app, am, .. } => allocated.push((app.0, am)),
+                Decision::Completed {
+                    container, exit, ..
+                } => completed.push((container.0, exit)),
+                _ => {}
+            }
+        }
+        (allocated, completed)
+    }
+
+    #[test]
+    fn a_new_attempt_releases_the_previous_one_and_asks_for_its_am() {
+        for config in [SchedulerConfig::default(), fifo()] {
+            let mut s = Scheduler::new(config, GroupMapping::new());
+            s.handle(
+                Time(0),
+                Event::NodeAdded {
+                    node: NodeId(1),
+                    host: "n1".into(),
+                    rack: "/r".into(),
+                    capability: Resource::new(4096, 4),
+                },
+            )
+            .expect("node");
+            submit(&mut s, 0, 1);
+            assert_eq!(heartbeat(&mut s, 1).0, [(1, true)]);
+            s.handle(Time(2), ask(1, 1024, 5)).expect("ask");
+            let mut allocated = heartbeat(&mut s, 3).0;
+            allocated.extend(heartbeat(&mut s, 4).0);
+            // Fair assigns one container per heartbeat here, FIFO as many as fit.
+            assert!(allocated.len() >= 2, "{allocated:?}");
+            assert!(allocated.iter().all(|a| *a == (1, false)), "{allocated:?}");
+            let running = 1 + allocated.len();
+
+            s.handle(
+                Time(4),
+                Event::AttemptRestarted {
+                    app: AppId(1),
+                    am_resource: Some(Resource::new(2048, 1)),
+                },
+            )
+            .expect("restarted");
+            let (_, completed) = drain(&mut s);
+            assert_eq!(
+                completed.len(),
+                running,
+                "every container of the attempt ends"
+            );
+            assert!(completed.iter().all(|(_, e)| *e == ContainerExit::Killed));
+            let snap = s.snapshot();
+            let app = &snap.apps[0];
+            assert_eq!((app.usage, app.running_containers), (Resource::ZERO, 0));
+            assert!(!app.am_running);
+            assert_eq!(app.pending_containers, 1, "only the new AM is asked for");
+            assert_eq!(leaf_of(&snap, 0).am_usage, Resource::ZERO);
+            assert_eq!(snap.cluster_used, Resource::ZERO);
+            assert_eq!(s.verify(), Vec::<String>::new());
+
+            // The new AM comes at its new size, as the app's AM.
+            assert_eq!(heartbeat(&mut s, 5).0, [(1, true)]);
+            let snap = s.snapshot();
+            assert_eq!(leaf_of(&snap, 0).am_usage, Resource::new(2048, 1));
+            assert_eq!(s.verify(), Vec::<String>::new());
+        }
+    }
+
+    /// A Fair Scheduler whose queue of user `u` orders apps first come, first served (by
+    /// start time).
+    fn fair_fifo_policy() -> SchedulerConfig {
+        let text = r#"<allocations><queue name="u"><schedulingPolicy>fifo</schedulingPolicy></queue></allocations>"#;
+        let types = weft_types::ResourceTypes::default();
+        let (allocations, _) = weft_config::alloc_file::parse_allocations(text, &types)
+            .expect("a valid allocation file");
+        SchedulerConfig::fair(allocations, Default::default())
+    }
+
+    #[test]
+    fn a_new_attempt_keeps_the_apps_start_time_and_place() {
+        let mut s = Scheduler::new(fair_fifo_policy(), GroupMapping::new());
+        s.handle(
+            Time(0),
+            Event::NodeAdded {
+                node: NodeId(1),
+                host: "n1".into(),
+                rack: "/r".into(),
+                capability: Resource::new(4096, 4),
+            },
+        )
+        .expect("node");
+        submit(&mut s, 0, 1);
+        assert_eq!(heartbeat(&mut s, 1).0, [(1, true)]);
+        s.handle(Time(2), ask(1, 1024, 3)).expect("ask");
+        for t in 3..6 {
+            assert_eq!(heartbeat(&mut s, t).0, [(1, false)]);
+        }
+        // App 2 arrives while the node is full, then app 1's attempt fails.
+        submit(&mut s, 10, 2);
+        assert_eq!(heartbeat(&mut s, 11).0, []);
+        s.handle(
+            Time(20),
+            Event::AttemptRestarted {
+                app: AppId(1),
+                am_resource: Some(Resource::new(1024, 1)),
+            },
+        )
+        .expect("restarted");
+        drain(&mut s);
+        // App 1 started first, so its new AM is served first: finished and resubmitted at
+        // 20 ms it would come after app 2 (started at 10 ms).
+        assert_eq!(heartbeat(&mut s, 21).0, [(1, true)]);
+        assert_eq!(heartbeat(&mut s, 22).0, [(2, true)]);
+    }
+
+    #[test]
+    fn a_refused_attempt_restart_changes_nothing() {
+        let mut s = cluster(SchedulerConfig::default());
+        s.handle(Time(1), recovered(5, 2, 1, 1024, true))
+            .expect("recovered AM");
+        let before = s.snapshot();
+        let refused = [
+            (AppId(9), Some(Resource::new(1024, 1)), "unknown app"),
+            (AppId(2), Some(Resource::new(-1, 1)), "negative AM"),
+        ];
+        for (app, am_resource, what) in refused {
+            let got = s.handle(Time(2), Event::AttemptRestarted { app, am_resource });
+            assert!(got.is_err(), "{what}: accepted");
+            assert_eq!(s.snapshot(), before, "{what}: state changed");
+            assert_eq!(s.poll_decision(), None, "{what}: a decision");
         }
     }
 }
