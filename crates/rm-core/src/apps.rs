@@ -235,11 +235,8 @@ impl RmCore {
         if app.state.is_final() {
             return Ok(app.state);
         }
-        self.mark_app_containers(
-            id,
-            exit::KILLED_BY_RESOURCEMANAGER,
-            "Container killed by the ResourceManager: application killed",
-        );
+        // The scheduler ends the app's containers (it may refuse the kill first); they are
+        // reported as YARN reports a kill by the ResourceManager.
         let result = self.sched.handle(
             now,
             Event::AppKilled {
@@ -248,7 +245,6 @@ impl RmCore {
             },
         );
         if let Err(e) = result {
-            self.exit_override.clear();
             return Err(match e {
                 SchedError::KillRefused { .. } => RmError::Forbidden(with_full_id(&e, id)),
                 e => RmError::Scheduler(e),
@@ -331,29 +327,34 @@ impl RmCore {
         Ok(name)
     }
 
-    /// Tells the scheduler how the app's containers will end when it removes them.
-    fn mark_app_containers(&mut self, id: ApplicationId, status: i32, diag: &str) {
+    /// Ends every container of app `id` here, with YARN's `status` and `diagnostics` (the NM
+    /// told to stop each, but `lingering`, the finished AM left to exit by itself, which ends
+    /// as SUCCESS): the scheduler frees each as it ends, so a removal that follows finds none.
+    fn end_app_containers(
+        &mut self,
+        now: Time,
+        id: ApplicationId,
+        status: i32,
+        diagnostics: &str,
+        lingering: Option<ContainerId>,
+    ) {
         let from = ContainerId {
             app: id,
             attempt: 0,
             n: 0,
         };
-        let to = ContainerId {
-            app: ApplicationId {
-                cluster_ts: id.cluster_ts,
-                seq: id.seq + 1,
-            },
-            attempt: 0,
-            n: 0,
-        };
-        let ids: Vec<_> = self
+        let ids: Vec<ContainerId> = self
             .containers
-            .range(from..to)
-            .filter_map(|(_, c)| c.sched)
+            .range(from..)
+            .take_while(|(c, _)| c.app == id)
+            .map(|(c, _)| *c)
             .collect();
-        for s in ids {
-            self.exit_override
-                .insert(s, (status, diag.to_string(), true));
+        for c in ids {
+            if Some(c) == lingering {
+                self.container_done(now, c, exit::SUCCESS, String::new(), false);
+            } else {
+                self.container_done(now, c, status, diagnostics.to_string(), true);
+            }
         }
     }
 
@@ -465,10 +466,12 @@ impl RmCore {
         }
         // A new attempt: the scheduler releases the old one's containers and asks for the new
         // AM; the app keeps its queue, start time and place in the order.
-        self.mark_app_containers(
+        self.end_app_containers(
+            now,
             id,
             exit::KILLED_BY_RESOURCEMANAGER,
             "Container of a failed attempt killed by the ResourceManager",
+            None,
         );
         let seq = AppId(id.seq);
         let Some(am_resource) = self.apps.get(&id).map(|a| a.sub.am_resource) else {
@@ -500,7 +503,6 @@ impl RmCore {
                 self.persist(writes);
             }
             Err(e) => {
-                self.exit_override.clear();
                 self.persist(writes);
                 let msg = format!(
                     "Application {id} could not start attempt {} after {attempt_id} failed ({diag}): {}",
@@ -566,55 +568,26 @@ impl RmCore {
         if let Some(am) = lingering {
             if let Some(c) = self.containers.get(&am) {
                 am_node = Some(c.node.clone());
-                if let Some(s) = c.sched {
-                    self.exit_override
-                        .insert(s, (exit::SUCCESS, String::new(), false));
-                }
                 self.lingering_am
                     .insert(am, (c.node.clone(), now + self.config.am_expiry));
             }
         }
+        // What the scheduler already ended (a kill) is reported as it ended; the rest ends
+        // here as a completed application's, before the scheduler lets the app go.
+        self.drain(now);
+        self.end_app_containers(
+            now,
+            id,
+            exit::KILLED_AFTER_APP_COMPLETION,
+            "Container killed on application completion",
+            lingering,
+        );
         if remove && in_sched {
-            if state != AppState::Killed {
-                self.mark_app_containers(
-                    id,
-                    exit::KILLED_AFTER_APP_COMPLETION,
-                    "Container killed on application completion",
-                );
-                if let Some(am) = lingering {
-                    if let Some(s) = self.containers.get(&am).and_then(|c| c.sched) {
-                        self.exit_override
-                            .insert(s, (exit::SUCCESS, String::new(), false));
-                    }
-                }
-            }
             let _ = self
                 .sched
                 .handle(now, Event::AppFinished { app: AppId(id.seq) });
         }
         self.drain(now);
-        // Containers the scheduler no longer held (e.g. unaccounted after a restart).
-        let from = ContainerId {
-            app: id,
-            attempt: 0,
-            n: 0,
-        };
-        let rest: Vec<ContainerId> = self
-            .containers
-            .range(from..)
-            .take_while(|(c, _)| c.app == id)
-            .map(|(c, _)| *c)
-            .collect();
-        for c in rest {
-            let stop = Some(c) != lingering;
-            self.container_done(
-                now,
-                c,
-                exit::KILLED_AFTER_APP_COMPLETION,
-                "Container killed on application completion".into(),
-                stop,
-            );
-        }
         for n in nodes {
             if Some(&n) == am_node.as_ref() {
                 continue;

@@ -234,8 +234,6 @@ pub struct RmCore {
     pub(crate) usable: (usize, u32),
     /// AM containers of finished apps, left to exit on their own: container -> (node, deadline).
     pub(crate) lingering_am: BTreeMap<ContainerId, (String, Time)>,
-    /// How the next scheduler `Completed` decision for a container should be reported.
-    pub(crate) exit_override: BTreeMap<weft_types::ContainerId, (i32, String, bool)>,
     /// Placement results of `AppSubmitted` events, taken by the caller after a drain.
     pub(crate) placements: BTreeMap<AppId, Result<String, String>>,
     pub(crate) outputs: VecDeque<Output>,
@@ -286,7 +284,6 @@ impl RmCore {
             node_changes: Vec::new(),
             usable: (0, 0),
             lingering_am: BTreeMap::new(),
-            exit_override: BTreeMap::new(),
             placements: BTreeMap::new(),
             outputs: VecDeque::new(),
             next_update: now,
@@ -403,18 +400,24 @@ impl RmCore {
                     ..
                 } => self.on_allocated(now, app, container, node, resources, am, priority),
                 Decision::Completed {
-                    container, exit, ..
-                } => self.on_sched_completed(now, container, exit),
+                    container,
+                    exit,
+                    status,
+                    ..
+                } => self.on_sched_completed(now, container, exit, status),
                 Decision::Reserved { .. } => {}
             }
         }
     }
 
+    /// A container the scheduler ended: with the status rm-core gave it, or, when the
+    /// scheduler ended it on its own (the app or node left), as YARN reports that cause.
     fn on_sched_completed(
         &mut self,
         now: Time,
         sched_id: weft_types::ContainerId,
         how: ContainerExit,
+        status: Option<weft_sched::ExitStatus>,
     ) {
         let Some(id) = self.by_sched.remove(&sched_id) else {
             return;
@@ -422,28 +425,26 @@ impl RmCore {
         if let Some(c) = self.containers.get_mut(&id) {
             c.sched = None;
         }
-        let (status, diag, stop) =
-            self.exit_override
-                .remove(&sched_id)
-                .unwrap_or_else(|| match how {
-                    ContainerExit::Success => (exit::SUCCESS, String::new(), false),
-                    ContainerExit::Released => (
-                        exit::ABORTED,
-                        "Container released by the application".to_string(),
-                        true,
-                    ),
-                    ContainerExit::Killed => (
-                        exit::KILLED_BY_RESOURCEMANAGER,
-                        "Container killed by the ResourceManager".to_string(),
-                        true,
-                    ),
-                    ContainerExit::Lost => (exit::ABORTED, "node lost".to_string(), false),
-                    ContainerExit::Preempted => (
-                        exit::PREEMPTED,
-                        "Container preempted by the scheduler".to_string(),
-                        true,
-                    ),
-                });
+        let given = status.map(|s| (s.code, s.diagnostics, false));
+        let (status, diag, stop) = given.unwrap_or_else(|| match how {
+            ContainerExit::Success => (exit::SUCCESS, String::new(), false),
+            ContainerExit::Released => (
+                exit::ABORTED,
+                "Container released by the application".to_string(),
+                true,
+            ),
+            ContainerExit::Killed => (
+                exit::KILLED_BY_RESOURCEMANAGER,
+                "Container killed by the ResourceManager".to_string(),
+                true,
+            ),
+            ContainerExit::Lost => (exit::ABORTED, "node lost".to_string(), false),
+            ContainerExit::Preempted => (
+                exit::PREEMPTED,
+                "Container preempted by the scheduler".to_string(),
+                true,
+            ),
+        });
         self.container_done(now, id, status, diag, stop);
     }
 
@@ -470,6 +471,10 @@ impl RmCore {
                 weft_sched::Event::ContainerCompleted {
                     container: s,
                     exit: ContainerExit::Success,
+                    status: Some(weft_sched::ExitStatus {
+                        code: status,
+                        diagnostics: diagnostics.clone(),
+                    }),
                 },
             );
         }
@@ -638,11 +643,7 @@ impl RmCore {
                 relax_locality: true,
                 tag: weft_sched::AskTag::NONE,
             };
-            self.exit_override.insert(
-                sched_id,
-                (exit::ABORTED, "node is blacklisted".to_string(), false),
-            );
-            let _ = self.release_to_sched(now, app_id, sched_id);
+            self.container_done(now, id, exit::ABORTED, "node is blacklisted".into(), false);
             let _ = self
                 .sched
                 .handle(now, weft_sched::Event::Ask { app: app_id, ask });

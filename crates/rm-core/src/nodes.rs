@@ -282,19 +282,15 @@ impl RmCore {
         node.in_sched = false;
         let sched = node.sched;
         let containers: Vec<ContainerId> = node.containers.iter().copied().collect();
-        for c in &containers {
-            if let Some(s) = self.containers.get(c).and_then(|c| c.sched) {
-                self.exit_override
-                    .insert(s, (exit::ABORTED, diag.to_string(), false));
-            }
+        // Its containers end here with the node's cause (the scheduler frees each), so the
+        // scheduler's removal finds none left.
+        for c in containers {
+            self.container_done(now, c, exit::ABORTED, diag.to_string(), false);
         }
         let _ = self.sched.handle(now, Event::NodeRemoved { node: sched });
         self.node_by_sched.remove(&sched);
         self.recompute_cluster_capacity();
         self.drain(now);
-        for c in containers {
-            self.container_done(now, c, exit::ABORTED, diag.to_string(), false);
-        }
         self.lingering_am.retain(|_, (n, _)| n != node_id);
     }
 

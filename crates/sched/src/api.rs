@@ -226,6 +226,17 @@ impl ContainerExit {
     }
 }
 
+/// How a container ended in the driver's own terms (YARN's exit status and diagnostics). Opaque
+/// to the scheduler: it never affects a decision and comes back unchanged in
+/// [`Decision::Completed`], so a driver needs no side table to report the end it chose.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExitStatus {
+    /// The exit code (YARN's `ContainerExitStatus` or the process's own).
+    pub code: i32,
+    /// What happened, in words.
+    pub diagnostics: String,
+}
+
 /// One input to the scheduler. The only way its state changes is `Scheduler::handle(now, event)`.
 #[derive(Clone, Debug)]
 pub enum Event {
@@ -256,6 +267,8 @@ pub enum Event {
         container: ContainerId,
         /// Why it ended.
         exit: ContainerExit,
+        /// The driver's own account of the end, handed back in its `Decision::Completed`.
+        status: Option<ExitStatus>,
     },
     /// An application was submitted: placement rules, ACLs and limits apply.
     AppSubmitted {
@@ -399,6 +412,9 @@ pub enum Decision {
         container: ContainerId,
         /// Why.
         exit: ContainerExit,
+        /// The status the driver's `Event::ContainerCompleted` carried; `None` when the
+        /// scheduler ended the container itself (its app or node left, a release, a new attempt).
+        status: Option<ExitStatus>,
     },
     /// A node was reserved for an application's ask that does not fit there yet.
     Reserved {

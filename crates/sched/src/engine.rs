@@ -122,11 +122,15 @@ impl<R: Rules> Engine<R> {
                 self.heartbeat(node);
                 Ok(())
             }
-            Event::ContainerCompleted { container, exit } => {
+            Event::ContainerCompleted {
+                container,
+                exit,
+                status,
+            } => {
                 if !self.containers.contains_key(&container) {
                     return Err(SchedError::UnknownContainer(container));
                 }
-                self.complete_container(container, exit);
+                self.complete_container(container, exit, status);
                 Ok(())
             }
             Event::AppSubmitted {
@@ -154,7 +158,7 @@ impl<R: Rules> Engine<R> {
                     Some(c) if self.apps.slot_of(&app) == Some(c.app_slot) => {}
                     Some(_) | None => return Err(SchedError::UnknownContainer(container)),
                 }
-                self.complete_container(container, ContainerExit::Released);
+                self.complete_container(container, ContainerExit::Released, None);
                 Ok(())
             }
             Event::Move { app, queue } => R::move_app(self, app, &queue),
@@ -230,7 +234,7 @@ impl<R: Rules> Engine<R> {
         };
         let containers = self.container_ids(node.running, Owner::Node);
         for c in containers {
-            self.complete_container(c, ContainerExit::Lost);
+            self.complete_container(c, ContainerExit::Lost, None);
         }
         self.unreserve_node(id);
         let Some(node) = self.nodes.remove(&id) else {
@@ -379,7 +383,7 @@ impl<R: Rules> Engine<R> {
         let containers = self.container_ids(app.running, Owner::App);
         let reserved: Vec<NodeId> = app.reservations.iter().copied().collect();
         for c in containers {
-            self.complete_container(c, exit);
+            self.complete_container(c, exit, None);
         }
         for n in reserved {
             self.unreserve_node(n);

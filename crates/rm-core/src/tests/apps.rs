@@ -199,6 +199,20 @@ fn kill_ends_the_app_and_stops_its_containers() {
     );
     assert_eq!(r.finish_time, Some(Time(50)));
     assert_eq!(r.current_attempt.unwrap().state, AttemptState::Killed);
+    let ends: Vec<(ContainerId, Option<i32>)> = c
+        .container_reports(&app)
+        .unwrap()
+        .iter()
+        .map(|r| (r.id, r.exit_status))
+        .collect();
+    assert_eq!(
+        ends,
+        [
+            (am, Some(exit::KILLED_BY_RESOURCEMANAGER)),
+            (got.allocated[0].id, Some(exit::KILLED_BY_RESOURCEMANAGER))
+        ],
+        "a kill ends every container as killed by the ResourceManager"
+    );
     let reply = heartbeat(&mut c, 60, "h1:1");
     assert!(reply.containers_to_stop.contains(&am));
     assert_eq!(reply.apps_to_cleanup, vec![app]);

@@ -5,7 +5,7 @@
 
 use weft_types::{AppId, ContainerId, Locality, NodeId, Resource};
 
-use crate::api::{ContainerExit, Decision};
+use crate::api::{ContainerExit, Decision, ExitStatus};
 use crate::engine::{Engine, WalkMode};
 use crate::objects::app::SchedulerKey;
 use crate::objects::containers::{Link, Owner};
@@ -162,7 +162,13 @@ impl<R: Rules> Engine<R> {
     }
 
     /// A container ends: usage drops on its node, the cluster, its app and the app's path.
-    pub(crate) fn complete_container(&mut self, id: ContainerId, exit: ContainerExit) {
+    /// `status` is the driver's, handed back in the decision.
+    pub(crate) fn complete_container(
+        &mut self,
+        id: ContainerId,
+        exit: ContainerExit,
+        status: Option<ExitStatus>,
+    ) {
         let Some(c) = self.take_container(id) else {
             return;
         };
@@ -182,6 +188,7 @@ impl<R: Rules> Engine<R> {
             app: app_id,
             container: id,
             exit,
+            status,
         });
     }
 

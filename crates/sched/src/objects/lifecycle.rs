@@ -80,7 +80,7 @@ impl<R: Rules> Engine<R> {
         let containers = self.container_ids(app.running, Owner::App);
         let reserved: Vec<NodeId> = app.reservations.iter().copied().collect();
         for c in containers {
-            self.complete_container(c, ContainerExit::Killed);
+            self.complete_container(c, ContainerExit::Killed, None);
         }
         for n in reserved {
             self.unreserve_node(n);
@@ -193,6 +193,7 @@ mod tests {
                 Event::ContainerCompleted {
                     container: ContainerId(40),
                     exit: ContainerExit::Success,
+                    status: None,
                 },
             )
             .expect("completed");
@@ -479,5 +480,53 @@ mod tests {
             assert_eq!(s.snapshot(), before, "{what}: state changed");
             assert_eq!(s.poll_decision(), None, "{what}: a decision");
         }
+    }
+
+    #[test]
+    fn a_completion_hands_back_the_drivers_exit_status() {
+        let mut s = cluster(SchedulerConfig::default());
+        s.handle(Time(1), recovered(1, 1, 1, 1024, false))
+            .expect("recovered");
+        s.handle(Time(1), recovered(2, 1, 1, 1024, false))
+            .expect("recovered");
+        let status = ExitStatus {
+            code: 137,
+            diagnostics: "killed by the memory monitor".into(),
+        };
+        s.handle(
+            Time(2),
+            Event::ContainerCompleted {
+                container: ContainerId(1),
+                exit: ContainerExit::Success,
+                status: Some(status.clone()),
+            },
+        )
+        .expect("completed");
+        assert_eq!(
+            s.poll_decision(),
+            Some(Decision::Completed {
+                app: AppId(1),
+                container: ContainerId(1),
+                exit: ContainerExit::Success,
+                status: Some(status),
+            })
+        );
+        // The scheduler's own ends carry none.
+        s.handle(
+            Time(3),
+            Event::Release {
+                app: AppId(1),
+                container: ContainerId(2),
+            },
+        )
+        .expect("released");
+        assert!(matches!(
+            s.poll_decision(),
+            Some(Decision::Completed {
+                exit: ContainerExit::Released,
+                status: None,
+                ..
+            })
+        ));
     }
 }

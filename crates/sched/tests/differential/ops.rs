@@ -105,6 +105,7 @@ pub(crate) fn to_event(op: &Op, submitted: u64, running: &[ContainerId]) -> Opti
             Event::ContainerCompleted {
                 container: running[*i as usize % running.len()],
                 exit: ContainerExit::Success,
+                status: None,
             }
         }
         Op::Finish(app) => Event::AppFinished {
