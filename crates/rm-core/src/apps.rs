@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::hash::{Hash, Hasher};
 
-use weft_sched::{Event, QueueAccess, SchedError};
+use weft_sched::{Event, Placement, QueueAccess, RejectCode, SchedError};
 use weft_store::{
     AppState, ApplicationRecord, AttemptRecord, AttemptState, FinalStatus, ResourceRecord, Write,
 };
@@ -81,27 +81,19 @@ impl RmCore {
             0 => self.config.max_attempts,
             n => n.min(self.config.max_attempts),
         };
-        let seq = AppId(id.seq);
-        self.sched.handle(
+        let placement = self.sched.submit(
             now,
-            Event::AppSubmitted {
-                app: seq,
-                user: sub.user.clone(),
-                queue: sub.queue.clone(),
-                am_resource: Some(sub.am_resource),
-            },
+            AppId(id.seq),
+            sub.user.clone(),
+            sub.queue.clone(),
+            Some(sub.am_resource),
         )?;
         self.drain(now);
-        let queue = match self.placements.remove(&seq) {
-            Some(Ok(q)) => q,
-            Some(Err(reason)) => {
-                self.record_rejected(now, id, sub, max_attempts, reason);
+        let queue = match placement {
+            Placement::Accepted { queue } => queue,
+            Placement::Rejected { reason, code } => {
+                self.record_rejected(now, id, sub, max_attempts, &reason, code);
                 return Ok(());
-            }
-            None => {
-                return Err(RmError::Rejected(
-                    "the scheduler neither accepted nor rejected the application".into(),
-                ))
             }
         };
         let mut app = App {
@@ -143,7 +135,8 @@ impl RmCore {
         id: ApplicationId,
         sub: Submission,
         max_attempts: u32,
-        reason: String,
+        reason: &str,
+        code: RejectCode,
     ) {
         let queue = sub.queue.clone().unwrap_or_default();
         let app = App {
@@ -152,7 +145,9 @@ impl RmCore {
             queue,
             state: AppState::Failed,
             final_status: FinalStatus::Failed,
-            diagnostics: format!("Application {id} was rejected by the scheduler: {reason}"),
+            diagnostics: format!(
+                "Application {id} was rejected by the scheduler ({code}): {reason}"
+            ),
             submit_time: now,
             launch_time: None,
             finish_time: Some(now),

@@ -234,8 +234,6 @@ pub struct RmCore {
     pub(crate) usable: (usize, u32),
     /// AM containers of finished apps, left to exit on their own: container -> (node, deadline).
     pub(crate) lingering_am: BTreeMap<ContainerId, (String, Time)>,
-    /// Placement results of `AppSubmitted` events, taken by the caller after a drain.
-    pub(crate) placements: BTreeMap<AppId, Result<String, String>>,
     pub(crate) outputs: VecDeque<Output>,
     pub(crate) next_update: Time,
     pub(crate) cluster_capacity: Resource,
@@ -284,7 +282,6 @@ impl RmCore {
             node_changes: Vec::new(),
             usable: (0, 0),
             lingering_am: BTreeMap::new(),
-            placements: BTreeMap::new(),
             outputs: VecDeque::new(),
             next_update: now,
             cluster_capacity: Resource::ZERO,
@@ -384,12 +381,8 @@ impl RmCore {
     pub(crate) fn drain(&mut self, now: Time) {
         while let Some(d) = self.sched.poll_decision() {
             match d {
-                Decision::Accepted { app, queue } => {
-                    self.placements.insert(app, Ok(queue));
-                }
-                Decision::Rejected { app, reason, .. } => {
-                    self.placements.insert(app, Err(reason));
-                }
+                // Submissions return their placement to the caller (`Scheduler::submit`).
+                Decision::Accepted { .. } | Decision::Rejected { .. } => {}
                 Decision::Allocated {
                     app,
                     container,

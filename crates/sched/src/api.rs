@@ -427,6 +427,24 @@ pub enum Decision {
     },
 }
 
+/// Where a submission went, as [`Scheduler::submit`](crate::Scheduler::submit) returns it to
+/// its caller (the same outcome is queued as `Decision::Accepted` or `Decision::Rejected`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// Placed in `queue` (its full name).
+    Accepted {
+        /// Full queue name.
+        queue: String,
+    },
+    /// Refused: `reason` in words a person can act on, `code` stable.
+    Rejected {
+        /// Why.
+        reason: String,
+        /// Why, as a stable code.
+        code: RejectCode,
+    },
+}
+
 /// Errors of `Scheduler::handle`. A refused event leaves the state exactly as it was.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum SchedError {

@@ -138,7 +138,7 @@ impl<R: Rules> Engine<R> {
                 user,
                 queue,
                 am_resource,
-            } => self.submit(now, app, user, queue, am_resource),
+            } => self.submit(now, app, user, queue, am_resource).map(|_| ()),
             Event::AppFinished { app } => {
                 if !self.apps.contains_key(&app) {
                     return Err(SchedError::UnknownApp(app));
@@ -185,6 +185,22 @@ impl<R: Rules> Engine<R> {
             } => self.recover_container(container, app, node, resources, am),
             Event::AttemptRestarted { app, am_resource } => self.restart_attempt(app, am_resource),
         }
+    }
+
+    /// [`Engine::submit`] as an input of its own (`Scheduler::submit`): due timers fire first,
+    /// as for every event.
+    pub(crate) fn submit_now(
+        &mut self,
+        now: Time,
+        id: AppId,
+        user: String,
+        requested: Option<String>,
+        am_resource: Option<Resource>,
+    ) -> Result<Placement, SchedError> {
+        if self.timers.next_due().is_some_and(|at| at <= now) {
+            self.fire_timers(now);
+        }
+        self.submit(now, id, user, requested, am_resource)
     }
 
     /// When the core next wants `Event::Timeout`: the earliest due timer.
@@ -264,6 +280,8 @@ impl<R: Rules> Engine<R> {
         self.order_dirty = true;
     }
 
+    /// A submission: placed and admitted, or rejected (both queued as decisions too). `Err`
+    /// only for an id already in use.
     fn submit(
         &mut self,
         now: Time,
@@ -271,7 +289,7 @@ impl<R: Rules> Engine<R> {
         user: String,
         requested: Option<String>,
         am_resource: Option<Resource>,
-    ) -> Result<(), SchedError> {
+    ) -> Result<Placement, SchedError> {
         if self.apps.contains_key(&id) {
             return Err(SchedError::Duplicate(format!("application {id}")));
         }
@@ -299,18 +317,18 @@ impl<R: Rules> Engine<R> {
                 let name = self.queues.get(queue).name.clone();
                 self.decisions.push_back(Decision::Accepted {
                     app: id,
-                    queue: name,
+                    queue: name.clone(),
                 });
                 self.refresh_app(id);
-                Ok(())
+                Ok(Placement::Accepted { queue: name })
             }
             Err((code, reason)) => {
                 self.decisions.push_back(Decision::Rejected {
                     app: id,
-                    reason,
+                    reason: reason.clone(),
                     code,
                 });
-                Ok(())
+                Ok(Placement::Rejected { reason, code })
             }
         }
     }

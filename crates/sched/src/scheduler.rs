@@ -147,6 +147,19 @@ impl Scheduler {
 
     // Queries of a driver that restarts (the RM).
 
+    /// Submits an application (as [`Event::AppSubmitted`]) and returns where it went: the
+    /// queue it was placed in, or why it was rejected. `Err` only when the id is in use.
+    pub fn submit(
+        &mut self,
+        now: Time,
+        app: AppId,
+        user: String,
+        queue: Option<String>,
+        am_resource: Option<Resource>,
+    ) -> Result<Placement, SchedError> {
+        with_engine!(&mut self.kind, e => e.submit_now(now, app, user, queue, am_resource))
+    }
+
     /// The id the next allocation gets: a driver recovering containers after a restart names
     /// them from here ([`Event::ContainerRecovered`] moves it past each one).
     pub fn next_container_id(&self) -> weft_types::ContainerId {

@@ -124,7 +124,10 @@ fn a_submission_the_scheduler_refuses_is_accepted_and_ends_failed() {
     drain(&mut c);
     // Refused by the placement rules, and by a queue's submit ACL: both recorded as FAILED,
     // with the reason, persisted, and never given to the scheduler.
-    for (queue, says) in [("root.nope", "reject"), ("root.bobs", "cannot submit")] {
+    for (queue, says, code) in [
+        ("root.nope", "reject", "(placement_rejected)"),
+        ("root.bobs", "cannot submit", "(acl_denied)"),
+    ] {
         let id = c.new_application(Time(1));
         c.submit(Time(1), id, submission("alice", Some(queue)))
             .unwrap();
@@ -139,6 +142,11 @@ fn a_submission_the_scheduler_refuses_is_accepted_and_ends_failed() {
             r.diagnostics
         );
         assert!(r.diagnostics.contains(says), "{}", r.diagnostics);
+        assert!(
+            r.diagnostics.contains(code),
+            "the stable code is shown: {}",
+            r.diagnostics
+        );
         assert!(r.current_attempt.is_none());
         assert!(launches(&drain(&mut c)).is_empty());
         assert!(stored()

@@ -529,4 +529,37 @@ mod tests {
             })
         ));
     }
+
+    #[test]
+    fn a_submission_returns_its_placement_to_the_caller() {
+        let text = r#"<allocations><queue name="root"><aclSubmitApps>alice</aclSubmitApps><aclAdministerApps> </aclAdministerApps></queue></allocations>"#;
+        let types = weft_types::ResourceTypes::default();
+        let (allocations, _) =
+            weft_config::alloc_file::parse_allocations(text, &types).expect("a valid file");
+        let mut s = Scheduler::new(
+            SchedulerConfig::fair(allocations, Default::default()),
+            GroupMapping::new(),
+        );
+        let placed = s.submit(Time(1), AppId(1), "alice".into(), Some("a".into()), None);
+        assert_eq!(
+            placed,
+            Ok(Placement::Accepted {
+                queue: "root.a".into()
+            })
+        );
+        assert!(matches!(s.poll_decision(), Some(Decision::Accepted { .. })));
+        let Ok(Placement::Rejected { reason, code }) =
+            s.submit(Time(2), AppId(2), "bob".into(), Some("a".into()), None)
+        else {
+            panic!("bob may not submit anywhere");
+        };
+        assert_eq!(code, RejectCode::AclDenied);
+        assert!(reason.contains("bob"), "{reason}");
+        assert!(matches!(s.poll_decision(), Some(Decision::Rejected { .. })));
+        assert!(matches!(
+            s.submit(Time(3), AppId(1), "alice".into(), None, None),
+            Err(SchedError::Duplicate(_))
+        ));
+        assert_eq!(s.poll_decision(), None);
+    }
 }
