@@ -173,7 +173,10 @@ impl RmCore {
             self.sched.handle(now, Event::Ask { app: seq, ask })?;
         }
         self.drain(now);
-        let headroom = self.cluster_capacity.saturating_sub(self.cluster_used);
+        let headroom = self
+            .sched
+            .cluster_capacity()
+            .saturating_sub(self.sched.cluster_used());
         let cluster_nodes = self.usable_nodes();
         let changes_len = self.node_changes.len();
         let Some(t) = self

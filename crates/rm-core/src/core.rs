@@ -89,8 +89,6 @@ pub(crate) struct App {
     pub(crate) progress: f32,
     /// Whether the scheduler holds the app.
     pub(crate) in_sched: bool,
-    pub(crate) allocated: Resource,
-    pub(crate) running: u32,
     /// Nodes that ran one of its containers: they get an app cleanup when it ends.
     pub(crate) nodes_used: BTreeSet<String>,
     /// Aggregate allocation of its ended containers (MB x ms, vcores x ms).
@@ -195,7 +193,6 @@ pub(crate) struct Node {
     pub(crate) sched_host: String,
     pub(crate) rack: String,
     pub(crate) capability: Resource,
-    pub(crate) used: Resource,
     pub(crate) state: NodeState,
     /// Whether the scheduler holds the node (not when unhealthy, lost, ...).
     pub(crate) in_sched: bool,
@@ -236,8 +233,6 @@ pub struct RmCore {
     pub(crate) lingering_am: BTreeMap<ContainerId, (String, Time)>,
     pub(crate) outputs: VecDeque<Output>,
     pub(crate) next_update: Time,
-    pub(crate) cluster_capacity: Resource,
-    pub(crate) cluster_used: Resource,
     /// The latest time an input brought (ticks, completions): reports count live containers'
     /// aggregate allocation up to here, since report methods take no time.
     pub(crate) latest: Time,
@@ -284,8 +279,6 @@ impl RmCore {
             lingering_am: BTreeMap::new(),
             outputs: VecDeque::new(),
             next_update: now,
-            cluster_capacity: Resource::ZERO,
-            cluster_used: Resource::ZERO,
             latest: now,
             completed: Default::default(),
         }
@@ -471,9 +464,7 @@ impl RmCore {
                 },
             );
         }
-        self.cluster_used = self.cluster_used.saturating_sub(c.resource);
         if let Some(node) = self.nodes.get_mut(&c.node) {
-            node.used = node.used.saturating_sub(c.resource);
             node.containers.remove(&id);
             if stop && matches!(node.state, NodeState::Running | NodeState::Unhealthy) {
                 node.to_stop.insert(id);
@@ -485,8 +476,6 @@ impl RmCore {
         let Some(app) = self.apps.get_mut(&id.app) else {
             return;
         };
-        app.allocated = app.allocated.saturating_sub(c.resource);
-        app.running = app.running.saturating_sub(1);
         self.latest = self.latest.max(now);
         let held_ms = now.as_millis().saturating_sub(c.since.as_millis());
         app.ended_usage = app.ended_usage.plus(c.resource, held_ms);
@@ -605,12 +594,8 @@ impl RmCore {
             n: attempt.next_n,
         };
         attempt.next_n += 1;
-        app.allocated = app.allocated.saturating_add(resource);
-        app.running += 1;
         app.nodes_used.insert(node_id.clone());
-        self.cluster_used = self.cluster_used.saturating_add(resource);
         if let Some(n) = self.nodes.get_mut(&node_id) {
-            n.used = n.used.saturating_add(resource);
             n.containers.insert(id);
         }
         self.containers.insert(
@@ -708,6 +693,13 @@ impl RmCore {
     }
 
     fn report(&self, a: &App) -> AppReport {
+        // The scheduler's accounting while it holds the app; nothing runs once it let go.
+        let usage = if a.in_sched {
+            self.sched.app_usage(AppId(a.id.seq))
+        } else {
+            None
+        }
+        .unwrap_or((Resource::ZERO, 0));
         AppReport {
             id: a.id,
             name: a.sub.name.clone(),
@@ -733,8 +725,8 @@ impl RmCore {
                 finish_time: t.finish_time,
                 diagnostics: t.diagnostics.clone(),
             }),
-            allocated: a.allocated,
-            running_containers: a.running,
+            allocated: usage.0,
+            running_containers: u32::try_from(usage.1).unwrap_or(u32::MAX),
             aggregate: self.aggregate_usage(a),
             tracking_url: a.current().and_then(|t| t.tracking_url.clone()),
         }
@@ -776,7 +768,11 @@ impl RmCore {
                 rack: n.rack.clone(),
                 state: n.state,
                 capability: n.capability,
-                used: n.used,
+                used: n
+                    .in_sched
+                    .then(|| self.sched.node_allocated(n.sched))
+                    .flatten()
+                    .unwrap_or(Resource::ZERO),
                 containers: n.containers.len() as u32,
                 last_heartbeat: n.last_heartbeat,
                 health_report: n.health_report.clone(),
@@ -786,6 +782,6 @@ impl RmCore {
 
     /// Total and allocated resources of usable nodes.
     pub fn cluster_resources(&self) -> (Resource, Resource) {
-        (self.cluster_capacity, self.cluster_used)
+        (self.sched.cluster_capacity(), self.sched.cluster_used())
     }
 }

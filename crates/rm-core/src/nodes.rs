@@ -173,12 +173,8 @@ impl RmCore {
         if let Some(t) = app.attempts.get_mut(c.attempt as usize - 1) {
             t.next_n = t.next_n.max(c.n + 1);
         }
-        app.allocated = app.allocated.saturating_add(resource);
-        app.running += 1;
         app.nodes_used.insert(node_id.to_string());
-        self.cluster_used = self.cluster_used.saturating_add(resource);
         if let Some(n) = self.nodes.get_mut(node_id) {
-            n.used = n.used.saturating_add(resource);
             n.containers.insert(c);
         }
         self.by_sched.insert(sched, c);
@@ -242,7 +238,6 @@ impl RmCore {
                 sched_host: sched_host.clone(),
                 rack: rack.clone(),
                 capability,
-                used: Resource::ZERO,
                 state: NodeState::Running,
                 in_sched: true,
                 last_heartbeat: now,
@@ -257,18 +252,7 @@ impl RmCore {
         node.rack = rack;
         node.capability = capability;
         node.in_sched = true;
-        self.recompute_cluster_capacity();
         Ok(())
-    }
-
-    /// The sum of the capabilities of the nodes in the scheduler, exact: each is bounded at
-    /// registration, so the sum cannot overflow.
-    fn recompute_cluster_capacity(&mut self) {
-        self.cluster_capacity = self
-            .nodes
-            .values()
-            .filter(|n| n.in_sched)
-            .fold(Resource::ZERO, |sum, n| sum.saturating_add(n.capability));
     }
 
     /// Takes a node out of the scheduler: its containers end as ABORTED with `diag`.
@@ -289,7 +273,6 @@ impl RmCore {
         }
         let _ = self.sched.handle(now, Event::NodeRemoved { node: sched });
         self.node_by_sched.remove(&sched);
-        self.recompute_cluster_capacity();
         self.drain(now);
         self.lingering_am.retain(|_, (n, _)| n != node_id);
     }

@@ -71,8 +71,6 @@ impl RmCore {
                     0.0
                 },
                 in_sched: false,
-                allocated: Resource::ZERO,
-                running: 0,
                 nodes_used: BTreeSet::new(),
                 ended_usage: UsageMs {
                     memory_mb_ms: r.memory_mb_ms,

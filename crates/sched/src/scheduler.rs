@@ -165,4 +165,15 @@ impl Scheduler {
     pub fn next_container_id(&self) -> weft_types::ContainerId {
         with_engine!(&self.kind, e => weft_types::ContainerId(e.next_container))
     }
+
+    /// An application's usage and number of running containers (`None`: the scheduler does
+    /// not hold it), so a driver keeps no copy of the scheduler's accounting.
+    pub fn app_usage(&self, app: AppId) -> Option<(Resource, usize)> {
+        with_engine!(&self.kind, e => e.apps.get(&app).map(|a| (a.usage, a.running.len())))
+    }
+
+    /// A node's allocated resources (`None`: not in the scheduler).
+    pub fn node_allocated(&self, node: weft_types::NodeId) -> Option<Resource> {
+        with_engine!(&self.kind, e => e.nodes.get(&node).map(|n| n.allocated))
+    }
 }
