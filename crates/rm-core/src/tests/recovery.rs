@@ -256,3 +256,45 @@ fn an_app_whose_queue_is_gone_fails_on_recovery() {
         .iter()
         .any(|w| matches!(w, Write::PutApp(a) if a.state == AppState::Failed)));
 }
+
+#[test]
+fn a_recovered_container_that_no_longer_fits_its_node_is_stopped() {
+    let (mut c, a, am) = recovered_with_am_on_h1(100_000);
+    let stray_worker = ContainerId {
+        app: a,
+        attempt: 1,
+        n: 2,
+    };
+    // The NM comes back smaller than what it still runs: the AM fits, the worker does not.
+    let mut worker = status(stray_worker, NmContainerState::Running, 0);
+    worker.resource = Resource::new(4096, 1);
+    c.node_register(
+        Time(100_001),
+        NodeRegistration {
+            address: String::new(),
+            http_address: String::new(),
+            node_id: "h1:1".into(),
+            capability: Resource::new(2048, 2),
+            rack: String::new(),
+            containers: vec![status(am, NmContainerState::Running, 0), worker],
+            secret: String::new(),
+        },
+    )
+    .unwrap();
+    let r = c.app_report(&a).unwrap();
+    assert_eq!(
+        (r.running_containers, r.allocated),
+        (1, Resource::new(1024, 1)),
+        "only the AM is recovered"
+    );
+    assert_eq!(
+        current_attempt(&c, a).id.attempt,
+        1,
+        "the AM keeps its attempt"
+    );
+    assert_eq!(
+        heartbeat(&mut c, 100_002, "h1:1").containers_to_stop,
+        vec![stray_worker]
+    );
+    assert_eq!(c.verify_scheduler(), Vec::<String>::new());
+}
