@@ -43,6 +43,18 @@ pub(crate) enum Op {
     },
     RemoveNode(u32),
     AddNode(u32),
+    /// A container found running after a driver restart (`Event::ContainerRecovered`).
+    Recover {
+        app: u8,
+        node: u32,
+        mb: i64,
+        am: bool,
+    },
+    /// A new attempt of an app (`Event::AttemptRestarted`).
+    Restart {
+        app: u8,
+        am: Option<i64>,
+    },
 }
 
 pub(crate) fn op() -> impl Strategy<Value = Op> {
@@ -56,6 +68,8 @@ pub(crate) fn op() -> impl Strategy<Value = Op> {
         1 => (0u8..12, 0..QUEUES.len()).prop_map(|(app, queue)| Op::Move { app, queue }),
         1 => (0..NODES).prop_map(Op::RemoveNode),
         1 => (0..NODES).prop_map(Op::AddNode),
+        1 => (0u8..12, 0..NODES, 256i64..3000, any::<bool>()).prop_map(|(app, node, mb, am)| Op::Recover { app, node, mb, am }),
+        1 => (0u8..12, prop::option::of(512i64..2048)).prop_map(|(app, am)| Op::Restart { app, am }),
     ]
 }
 
@@ -68,8 +82,14 @@ pub(crate) fn node_event(n: u32) -> Event {
     }
 }
 
-/// Turns an op into an event against the current state (so most events are valid).
-pub(crate) fn to_event(op: &Op, submitted: u64, running: &[ContainerId]) -> Option<Event> {
+/// Turns an op into an event against the current state (so most events are valid); `next` is
+/// the id the schedulers would give the next container.
+pub(crate) fn to_event(
+    op: &Op,
+    submitted: u64,
+    running: &[ContainerId],
+    next: ContainerId,
+) -> Option<Event> {
     Some(match op {
         Op::Submit { queue, user, am } => Event::AppSubmitted {
             app: AppId(submitted),
@@ -117,5 +137,18 @@ pub(crate) fn to_event(op: &Op, submitted: u64, running: &[ContainerId]) -> Opti
         },
         Op::RemoveNode(n) => Event::NodeRemoved { node: NodeId(*n) },
         Op::AddNode(n) => node_event(*n),
+        Op::Recover { app, node, mb, am } => Event::ContainerRecovered {
+            // Ids from before a restart may lie anywhere ahead of the counter.
+            container: ContainerId(next.0 + u64::from(*app)),
+            app: AppId(u64::from(*app) % submitted.max(1)),
+            node: NodeId(*node),
+            resources: Resource::new(*mb, 1),
+            priority: 0,
+            am: *am,
+        },
+        Op::Restart { app, am } => Event::AttemptRestarted {
+            app: AppId(u64::from(*app) % submitted.max(1)),
+            am_resource: am.map(|mb| Resource::new(mb, 1)),
+        },
     })
 }
