@@ -153,29 +153,14 @@ impl RmCore {
             &req.blacklist_removals,
         )?;
         for c in &req.releases {
-            let Some(s) = self.containers.get(c).map(|k| k.sched) else {
-                continue;
-            };
-            match s {
-                Some(s) => {
-                    self.exit_override.insert(
-                        s,
-                        (
-                            exit::ABORTED,
-                            "Container released by the application".into(),
-                            true,
-                        ),
-                    );
-                    let _ = self.release_to_sched(now, seq, s);
-                }
-                None => self.container_done(
-                    now,
-                    *c,
-                    exit::ABORTED,
-                    "Container released by the application".into(),
-                    true,
-                ),
-            }
+            // Ended here with the status the AM is told; the scheduler frees it on the way.
+            self.container_done(
+                now,
+                *c,
+                exit::ABORTED,
+                "Container released by the application".into(),
+                true,
+            );
         }
         for ask in req.asks.into_iter().filter(|a| a.count > 0) {
             let ask = ContainerAsk {

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::hash::{Hash, Hasher};
 
-use weft_sched::{Event, QueueAccess, SchedError};
+use weft_sched::{Event, Placement, QueueAccess, RejectCode, SchedError};
 use weft_store::{
     AppState, ApplicationRecord, AttemptRecord, AttemptState, FinalStatus, ResourceRecord, Write,
 };
@@ -81,27 +81,19 @@ impl RmCore {
             0 => self.config.max_attempts,
             n => n.min(self.config.max_attempts),
         };
-        let seq = AppId(id.seq);
-        self.sched.handle(
+        let placement = self.sched.submit(
             now,
-            Event::AppSubmitted {
-                app: seq,
-                user: sub.user.clone(),
-                queue: sub.queue.clone(),
-                am_resource: Some(sub.am_resource),
-            },
+            AppId(id.seq),
+            sub.user.clone(),
+            sub.queue.clone(),
+            Some(sub.am_resource),
         )?;
         self.drain(now);
-        let queue = match self.placements.remove(&seq) {
-            Some(Ok(q)) => q,
-            Some(Err(reason)) => {
-                self.record_rejected(now, id, sub, max_attempts, reason);
+        let queue = match placement {
+            Placement::Accepted { queue } => queue,
+            Placement::Rejected { reason, code } => {
+                self.record_rejected(now, id, sub, max_attempts, &reason, code);
                 return Ok(());
-            }
-            None => {
-                return Err(RmError::Rejected(
-                    "the scheduler neither accepted nor rejected the application".into(),
-                ))
             }
         };
         let mut app = App {
@@ -118,8 +110,6 @@ impl RmCore {
             attempts: Vec::new(),
             progress: 0.0,
             in_sched: true,
-            allocated: Resource::ZERO,
-            running: 0,
             nodes_used: BTreeSet::new(),
             ended_usage: Default::default(),
             ended: Default::default(),
@@ -143,7 +133,8 @@ impl RmCore {
         id: ApplicationId,
         sub: Submission,
         max_attempts: u32,
-        reason: String,
+        reason: &str,
+        code: RejectCode,
     ) {
         let queue = sub.queue.clone().unwrap_or_default();
         let app = App {
@@ -152,7 +143,9 @@ impl RmCore {
             queue,
             state: AppState::Failed,
             final_status: FinalStatus::Failed,
-            diagnostics: format!("Application {id} was rejected by the scheduler: {reason}"),
+            diagnostics: format!(
+                "Application {id} was rejected by the scheduler ({code}): {reason}"
+            ),
             submit_time: now,
             launch_time: None,
             finish_time: Some(now),
@@ -160,8 +153,6 @@ impl RmCore {
             attempts: Vec::new(),
             progress: 0.0,
             in_sched: false,
-            allocated: Resource::ZERO,
-            running: 0,
             nodes_used: BTreeSet::new(),
             ended_usage: Default::default(),
             ended: Default::default(),
@@ -235,11 +226,8 @@ impl RmCore {
         if app.state.is_final() {
             return Ok(app.state);
         }
-        self.mark_app_containers(
-            id,
-            exit::KILLED_BY_RESOURCEMANAGER,
-            "Container killed by the ResourceManager: application killed",
-        );
+        // The scheduler ends the app's containers (it may refuse the kill first); they are
+        // reported as YARN reports a kill by the ResourceManager.
         let result = self.sched.handle(
             now,
             Event::AppKilled {
@@ -248,7 +236,6 @@ impl RmCore {
             },
         );
         if let Err(e) = result {
-            self.exit_override.clear();
             return Err(match e {
                 SchedError::KillRefused { .. } => RmError::Forbidden(with_full_id(&e, id)),
                 e => RmError::Scheduler(e),
@@ -331,29 +318,34 @@ impl RmCore {
         Ok(name)
     }
 
-    /// Tells the scheduler how the app's containers will end when it removes them.
-    fn mark_app_containers(&mut self, id: ApplicationId, status: i32, diag: &str) {
+    /// Ends every container of app `id` here, with YARN's `status` and `diagnostics` (the NM
+    /// told to stop each, but `lingering`, the finished AM left to exit by itself, which ends
+    /// as SUCCESS): the scheduler frees each as it ends, so a removal that follows finds none.
+    fn end_app_containers(
+        &mut self,
+        now: Time,
+        id: ApplicationId,
+        status: i32,
+        diagnostics: &str,
+        lingering: Option<ContainerId>,
+    ) {
         let from = ContainerId {
             app: id,
             attempt: 0,
             n: 0,
         };
-        let to = ContainerId {
-            app: ApplicationId {
-                cluster_ts: id.cluster_ts,
-                seq: id.seq + 1,
-            },
-            attempt: 0,
-            n: 0,
-        };
-        let ids: Vec<_> = self
+        let ids: Vec<ContainerId> = self
             .containers
-            .range(from..to)
-            .filter_map(|(_, c)| c.sched)
+            .range(from..)
+            .take_while(|(c, _)| c.app == id)
+            .map(|(c, _)| *c)
             .collect();
-        for s in ids {
-            self.exit_override
-                .insert(s, (status, diag.to_string(), true));
+        for c in ids {
+            if Some(c) == lingering {
+                self.container_done(now, c, exit::SUCCESS, String::new(), false);
+            } else {
+                self.container_done(now, c, status, diagnostics.to_string(), true);
+            }
         }
     }
 
@@ -463,32 +455,29 @@ impl RmCore {
             self.finish_app(now, id, AppState::Failed, FinalStatus::Failed, msg, true);
             return;
         }
-        // A new attempt: the scheduler forgets the old one (its containers end) and places the
-        // app again in its current queue with a new AM ask.
-        self.mark_app_containers(
+        // A new attempt: the scheduler releases the old one's containers and asks for the new
+        // AM; the app keeps its queue, start time and place in the order.
+        self.end_app_containers(
+            now,
             id,
             exit::KILLED_BY_RESOURCEMANAGER,
             "Container of a failed attempt killed by the ResourceManager",
+            None,
         );
         let seq = AppId(id.seq);
-        let _ = self.sched.handle(now, Event::AppFinished { app: seq });
-        self.drain(now);
-        let (user, queue, am_resource) = match self.apps.get(&id) {
-            Some(a) => (a.sub.user.clone(), a.queue.clone(), a.sub.am_resource),
-            None => return,
+        let Some(am_resource) = self.apps.get(&id).map(|a| a.sub.am_resource) else {
+            return;
         };
-        let _ = self.sched.handle(
+        let restarted = self.sched.handle(
             now,
-            Event::AppSubmitted {
+            Event::AttemptRestarted {
                 app: seq,
-                user,
-                queue: Some(queue),
                 am_resource: Some(am_resource),
             },
         );
         self.drain(now);
-        match self.placements.remove(&seq) {
-            Some(Ok(queue)) => {
+        match restarted {
+            Ok(()) => {
                 let Some(app) = self.apps.get(&id) else {
                     return;
                 };
@@ -496,7 +485,6 @@ impl RmCore {
                 let Some(app) = self.apps.get_mut(&id) else {
                     return;
                 };
-                app.queue = queue;
                 app.attempts.push(attempt);
                 writes.push(Write::PutApp(app_record(app)));
                 writes.push(Write::PutAttempt(attempt_record(
@@ -505,17 +493,14 @@ impl RmCore {
                 )));
                 self.persist(writes);
             }
-            other => {
-                if let Some(app) = self.apps.get_mut(&id) {
-                    app.in_sched = false;
-                }
+            Err(e) => {
                 self.persist(writes);
-                let reason = match other {
-                    Some(Err(r)) => r,
-                    _ => "no placement".to_string(),
-                };
-                let msg = format!("Application {id} could not start attempt {} after {attempt_id} failed ({diag}): {reason}", attempt_id.attempt + 1);
-                self.finish_app(now, id, AppState::Failed, FinalStatus::Failed, msg, false);
+                let msg = format!(
+                    "Application {id} could not start attempt {} after {attempt_id} failed ({diag}): {}",
+                    attempt_id.attempt + 1,
+                    with_full_id(&e, id)
+                );
+                self.finish_app(now, id, AppState::Failed, FinalStatus::Failed, msg, true);
             }
         }
     }
@@ -574,55 +559,26 @@ impl RmCore {
         if let Some(am) = lingering {
             if let Some(c) = self.containers.get(&am) {
                 am_node = Some(c.node.clone());
-                if let Some(s) = c.sched {
-                    self.exit_override
-                        .insert(s, (exit::SUCCESS, String::new(), false));
-                }
                 self.lingering_am
                     .insert(am, (c.node.clone(), now + self.config.am_expiry));
             }
         }
+        // What the scheduler already ended (a kill) is reported as it ended; the rest ends
+        // here as a completed application's, before the scheduler lets the app go.
+        self.drain(now);
+        self.end_app_containers(
+            now,
+            id,
+            exit::KILLED_AFTER_APP_COMPLETION,
+            "Container killed on application completion",
+            lingering,
+        );
         if remove && in_sched {
-            if state != AppState::Killed {
-                self.mark_app_containers(
-                    id,
-                    exit::KILLED_AFTER_APP_COMPLETION,
-                    "Container killed on application completion",
-                );
-                if let Some(am) = lingering {
-                    if let Some(s) = self.containers.get(&am).and_then(|c| c.sched) {
-                        self.exit_override
-                            .insert(s, (exit::SUCCESS, String::new(), false));
-                    }
-                }
-            }
             let _ = self
                 .sched
                 .handle(now, Event::AppFinished { app: AppId(id.seq) });
         }
         self.drain(now);
-        // Containers the scheduler no longer held (e.g. unaccounted after a restart).
-        let from = ContainerId {
-            app: id,
-            attempt: 0,
-            n: 0,
-        };
-        let rest: Vec<ContainerId> = self
-            .containers
-            .range(from..)
-            .take_while(|(c, _)| c.app == id)
-            .map(|(c, _)| *c)
-            .collect();
-        for c in rest {
-            let stop = Some(c) != lingering;
-            self.container_done(
-                now,
-                c,
-                exit::KILLED_AFTER_APP_COMPLETION,
-                "Container killed on application completion".into(),
-                stop,
-            );
-        }
         for n in nodes {
             if Some(&n) == am_node.as_ref() {
                 continue;

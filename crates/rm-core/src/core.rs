@@ -70,10 +70,6 @@ impl RmConfig {
     }
 }
 
-/// Priority of the asks that re-bind running containers after a restart: served before any
-/// other ask of the same app.
-pub(crate) const RECOVERY_PRIORITY: i32 = i32::MIN;
-
 /// Container numbers of attempts recovered in epoch `e` start at `e * EPOCH_STRIDE`, so they
 /// never collide with numbers issued before the restart.
 pub(crate) const EPOCH_STRIDE: u64 = 1_000_000;
@@ -93,8 +89,6 @@ pub(crate) struct App {
     pub(crate) progress: f32,
     /// Whether the scheduler holds the app.
     pub(crate) in_sched: bool,
-    pub(crate) allocated: Resource,
-    pub(crate) running: u32,
     /// Nodes that ran one of its containers: they get an app cleanup when it ends.
     pub(crate) nodes_used: BTreeSet<String>,
     /// Aggregate allocation of its ended containers (MB x ms, vcores x ms).
@@ -199,7 +193,6 @@ pub(crate) struct Node {
     pub(crate) sched_host: String,
     pub(crate) rack: String,
     pub(crate) capability: Resource,
-    pub(crate) used: Resource,
     pub(crate) state: NodeState,
     /// Whether the scheduler holds the node (not when unhealthy, lost, ...).
     pub(crate) in_sched: bool,
@@ -236,19 +229,10 @@ pub struct RmCore {
     pub(crate) node_changes: Vec<(String, NodeState)>,
     /// Running nodes, as counted when `node_changes` had the given length.
     pub(crate) usable: (usize, u32),
-    /// Containers reported by NMs after a restart, waiting for the scheduler to re-bind them:
-    /// (app, node) -> containers.
-    pub(crate) recovering: BTreeMap<(AppId, String), Vec<(ContainerId, Resource)>>,
     /// AM containers of finished apps, left to exit on their own: container -> (node, deadline).
     pub(crate) lingering_am: BTreeMap<ContainerId, (String, Time)>,
-    /// How the next scheduler `Completed` decision for a container should be reported.
-    pub(crate) exit_override: BTreeMap<weft_types::ContainerId, (i32, String, bool)>,
-    /// Placement results of `AppSubmitted` events, taken by the caller after a drain.
-    pub(crate) placements: BTreeMap<AppId, Result<String, String>>,
     pub(crate) outputs: VecDeque<Output>,
     pub(crate) next_update: Time,
-    pub(crate) cluster_capacity: Resource,
-    pub(crate) cluster_used: Resource,
     /// The latest time an input brought (ticks, completions): reports count live containers'
     /// aggregate allocation up to here, since report methods take no time.
     pub(crate) latest: Time,
@@ -292,14 +276,9 @@ impl RmCore {
             next_node: 0,
             node_changes: Vec::new(),
             usable: (0, 0),
-            recovering: BTreeMap::new(),
             lingering_am: BTreeMap::new(),
-            exit_override: BTreeMap::new(),
-            placements: BTreeMap::new(),
             outputs: VecDeque::new(),
             next_update: now,
-            cluster_capacity: Resource::ZERO,
-            cluster_used: Resource::ZERO,
             latest: now,
             completed: Default::default(),
         }
@@ -395,12 +374,8 @@ impl RmCore {
     pub(crate) fn drain(&mut self, now: Time) {
         while let Some(d) = self.sched.poll_decision() {
             match d {
-                Decision::Accepted { app, queue } => {
-                    self.placements.insert(app, Ok(queue));
-                }
-                Decision::Rejected { app, reason, .. } => {
-                    self.placements.insert(app, Err(reason));
-                }
+                // Submissions return their placement to the caller (`Scheduler::submit`).
+                Decision::Accepted { .. } | Decision::Rejected { .. } => {}
                 Decision::Allocated {
                     app,
                     container,
@@ -411,18 +386,24 @@ impl RmCore {
                     ..
                 } => self.on_allocated(now, app, container, node, resources, am, priority),
                 Decision::Completed {
-                    container, exit, ..
-                } => self.on_sched_completed(now, container, exit),
+                    container,
+                    exit,
+                    status,
+                    ..
+                } => self.on_sched_completed(now, container, exit, status),
                 Decision::Reserved { .. } => {}
             }
         }
     }
 
+    /// A container the scheduler ended: with the status rm-core gave it, or, when the
+    /// scheduler ended it on its own (the app or node left), as YARN reports that cause.
     fn on_sched_completed(
         &mut self,
         now: Time,
         sched_id: weft_types::ContainerId,
         how: ContainerExit,
+        status: Option<weft_sched::ExitStatus>,
     ) {
         let Some(id) = self.by_sched.remove(&sched_id) else {
             return;
@@ -430,28 +411,26 @@ impl RmCore {
         if let Some(c) = self.containers.get_mut(&id) {
             c.sched = None;
         }
-        let (status, diag, stop) =
-            self.exit_override
-                .remove(&sched_id)
-                .unwrap_or_else(|| match how {
-                    ContainerExit::Success => (exit::SUCCESS, String::new(), false),
-                    ContainerExit::Released => (
-                        exit::ABORTED,
-                        "Container released by the application".to_string(),
-                        true,
-                    ),
-                    ContainerExit::Killed => (
-                        exit::KILLED_BY_RESOURCEMANAGER,
-                        "Container killed by the ResourceManager".to_string(),
-                        true,
-                    ),
-                    ContainerExit::Lost => (exit::ABORTED, "node lost".to_string(), false),
-                    ContainerExit::Preempted => (
-                        exit::PREEMPTED,
-                        "Container preempted by the scheduler".to_string(),
-                        true,
-                    ),
-                });
+        let given = status.map(|s| (s.code, s.diagnostics, false));
+        let (status, diag, stop) = given.unwrap_or_else(|| match how {
+            ContainerExit::Success => (exit::SUCCESS, String::new(), false),
+            ContainerExit::Released => (
+                exit::ABORTED,
+                "Container released by the application".to_string(),
+                true,
+            ),
+            ContainerExit::Killed => (
+                exit::KILLED_BY_RESOURCEMANAGER,
+                "Container killed by the ResourceManager".to_string(),
+                true,
+            ),
+            ContainerExit::Lost => (exit::ABORTED, "node lost".to_string(), false),
+            ContainerExit::Preempted => (
+                exit::PREEMPTED,
+                "Container preempted by the scheduler".to_string(),
+                true,
+            ),
+        });
         self.container_done(now, id, status, diag, stop);
     }
 
@@ -478,12 +457,14 @@ impl RmCore {
                 weft_sched::Event::ContainerCompleted {
                     container: s,
                     exit: ContainerExit::Success,
+                    status: Some(weft_sched::ExitStatus {
+                        code: status,
+                        diagnostics: diagnostics.clone(),
+                    }),
                 },
             );
         }
-        self.cluster_used = self.cluster_used.saturating_sub(c.resource);
         if let Some(node) = self.nodes.get_mut(&c.node) {
-            node.used = node.used.saturating_sub(c.resource);
             node.containers.remove(&id);
             if stop && matches!(node.state, NodeState::Running | NodeState::Unhealthy) {
                 node.to_stop.insert(id);
@@ -495,8 +476,6 @@ impl RmCore {
         let Some(app) = self.apps.get_mut(&id.app) else {
             return;
         };
-        app.allocated = app.allocated.saturating_sub(c.resource);
-        app.running = app.running.saturating_sub(1);
         self.latest = self.latest.max(now);
         let held_ms = now.as_millis().saturating_sub(c.since.as_millis());
         app.ended_usage = app.ended_usage.plus(c.resource, held_ms);
@@ -596,9 +575,6 @@ impl RmCore {
             cluster_ts: self.cluster_ts,
             seq: app_id.0,
         };
-        if priority == RECOVERY_PRIORITY && self.rebind(app_key, &node_id, sched_id, resource) {
-            return;
-        }
         let Some(app) = self.apps.get_mut(&app_key) else {
             let _ = self.release_to_sched(now, app_id, sched_id);
             return;
@@ -612,12 +588,8 @@ impl RmCore {
             n: attempt.next_n,
         };
         attempt.next_n += 1;
-        app.allocated = app.allocated.saturating_add(resource);
-        app.running += 1;
         app.nodes_used.insert(node_id.clone());
-        self.cluster_used = self.cluster_used.saturating_add(resource);
         if let Some(n) = self.nodes.get_mut(&node_id) {
-            n.used = n.used.saturating_add(resource);
             n.containers.insert(id);
         }
         self.containers.insert(
@@ -698,6 +670,13 @@ impl RmCore {
     }
 
     fn report(&self, a: &App) -> AppReport {
+        // The scheduler's accounting while it holds the app; nothing runs once it let go.
+        let usage = if a.in_sched {
+            self.sched.app_usage(AppId(a.id.seq))
+        } else {
+            None
+        }
+        .unwrap_or((Resource::ZERO, 0));
         AppReport {
             id: a.id,
             name: a.sub.name.clone(),
@@ -723,8 +702,8 @@ impl RmCore {
                 finish_time: t.finish_time,
                 diagnostics: t.diagnostics.clone(),
             }),
-            allocated: a.allocated,
-            running_containers: a.running,
+            allocated: usage.0,
+            running_containers: u32::try_from(usage.1).unwrap_or(u32::MAX),
             aggregate: self.aggregate_usage(a),
             tracking_url: a.current().and_then(|t| t.tracking_url.clone()),
         }
@@ -766,7 +745,11 @@ impl RmCore {
                 rack: n.rack.clone(),
                 state: n.state,
                 capability: n.capability,
-                used: n.used,
+                used: n
+                    .in_sched
+                    .then(|| self.sched.node_allocated(n.sched))
+                    .flatten()
+                    .unwrap_or(Resource::ZERO),
                 containers: n.containers.len() as u32,
                 last_heartbeat: n.last_heartbeat,
                 health_report: n.health_report.clone(),
@@ -776,6 +759,6 @@ impl RmCore {
 
     /// Total and allocated resources of usable nodes.
     pub fn cluster_resources(&self) -> (Resource, Resource) {
-        (self.cluster_capacity, self.cluster_used)
+        (self.sched.cluster_capacity(), self.sched.cluster_used())
     }
 }

@@ -3,11 +3,11 @@
 
 use std::collections::BTreeSet;
 
-use weft_sched::{ContainerAsk, Event};
+use weft_sched::Event;
 use weft_types::yarn_id::ContainerId;
 use weft_types::{AppId, NodeId, Resource, Time};
 
-use crate::core::{Container, ContainerState, Node, RmCore, RECOVERY_PRIORITY};
+use crate::core::{Container, ContainerState, Node, RmCore};
 use crate::model::*;
 use crate::RmError;
 
@@ -111,24 +111,15 @@ impl RmCore {
             .filter(|c| c.state == NmContainerState::Running)
             .map(|c| c.container)
             .collect();
-        let mut recovering = 0;
         for status in reg.containers {
             if status.state == NmContainerState::Running
                 && !self.containers.contains_key(&status.container)
                 && self.recoverable(&status.container)
             {
-                let key = (AppId(status.container.app.seq), node_id.clone());
-                self.recovering
-                    .entry(key)
-                    .or_default()
-                    .push((status.container, status.resource));
-                recovering += 1;
+                self.recover_container(now, &node_id, status.container, status.resource);
             } else {
                 self.container_status(now, &node_id, status);
             }
-        }
-        if recovering > 0 {
-            self.rebind_node(now, &node_id, recovering);
         }
         self.confirm_ams_on(now, &node_id, &running);
         self.drain(now);
@@ -145,124 +136,57 @@ impl RmCore {
         })
     }
 
-    /// Asks the scheduler for the reported containers on exactly this node, at a priority above
-    /// every other ask, and lets the node heartbeat until they are bound (the scheduler has no
-    /// way to add a running container directly). Leftovers are kept unaccounted.
-    fn rebind_node(&mut self, now: Time, node_id: &str, count: usize) {
-        let Some(host) = self.nodes.get(node_id).map(|n| n.sched_host.clone()) else {
-            return;
-        };
+    /// A container its node still runs after an RM restart joins its attempt again, charged
+    /// in the scheduler as it runs (Hadoop's `recoverContainersOnNode`). One the scheduler
+    /// refuses (it no longer fits the node) is stopped.
+    fn recover_container(&mut self, now: Time, node_id: &str, c: ContainerId, resource: Resource) {
         let Some(sched_node) = self.nodes.get(node_id).map(|n| n.sched) else {
             return;
         };
-        let keys: Vec<(AppId, String)> = self
-            .recovering
-            .keys()
-            .filter(|(_, n)| n == node_id)
-            .cloned()
-            .collect();
-        for key in &keys {
-            let sizes: Vec<Resource> = self.recovering[key].iter().map(|(_, r)| *r).collect();
-            for r in sizes {
-                let ask = ContainerAsk {
-                    priority: RECOVERY_PRIORITY,
-                    resources: r,
-                    count: 1,
-                    hosts: vec![host.clone()],
-                    racks: Vec::new(),
-                    relax_locality: false,
-                    tag: weft_sched::AskTag::NONE,
-                };
-                let _ = self.sched.handle(now, Event::Ask { app: key.0, ask });
+        let am = self
+            .apps
+            .get(&c.app)
+            .and_then(|a| a.attempts.get((c.attempt as usize).wrapping_sub(1)))
+            .is_some_and(|t| t.am_container == Some(c));
+        let sched = self.sched.next_container_id();
+        let recovered = self.sched.handle(
+            now,
+            Event::ContainerRecovered {
+                container: sched,
+                app: AppId(c.app.seq),
+                node: sched_node,
+                resources: resource,
+                // NMs do not report a container's priority; recovered ones keep none.
+                priority: 0,
+                am,
+            },
+        );
+        if recovered.is_err() {
+            if let Some(n) = self.nodes.get_mut(node_id) {
+                n.to_stop.insert(c);
             }
+            return;
         }
-        // The scheduler serves only demand its last update saw.
-        let _ = self.sched.handle(now, Event::Update);
-        for _ in 0..=count {
-            let left: usize = keys
-                .iter()
-                .map(|k| self.recovering.get(k).map_or(0, Vec::len))
-                .sum();
-            if left == 0 {
-                break;
-            }
-            let before = self.sched.allocation_count();
-            let _ = self
-                .sched
-                .handle(now, Event::NodeHeartbeat { node: sched_node });
-            self.drain(now);
-            if self.sched.allocation_count() == before {
-                break;
-            }
-        }
-        for key in keys {
-            let _ = self.sched.handle(
-                now,
-                Event::CancelAsks {
-                    app: key.0,
-                    priority: Some(RECOVERY_PRIORITY),
-                    count: None,
-                },
-            );
-            for (c, r) in self.recovering.remove(&key).unwrap_or_default() {
-                self.bind(c, &key.1, None, r);
-            }
-        }
-    }
-
-    /// A scheduler allocation at the recovery priority: it is one of the reported containers.
-    pub(crate) fn rebind(
-        &mut self,
-        app: weft_types::yarn_id::ApplicationId,
-        node: &str,
-        sched_id: weft_types::ContainerId,
-        resource: Resource,
-    ) -> bool {
-        let key = (AppId(app.seq), node.to_string());
-        let Some(list) = self.recovering.get_mut(&key) else {
-            return false;
-        };
-        if list.is_empty() {
-            return false;
-        }
-        let (c, _) = list.remove(0);
-        self.bind(c, node, Some(sched_id), resource);
-        true
-    }
-
-    fn bind(
-        &mut self,
-        c: ContainerId,
-        node: &str,
-        sched: Option<weft_types::ContainerId>,
-        resource: Resource,
-    ) {
         let Some(app) = self.apps.get_mut(&c.app) else {
             return;
         };
         if let Some(t) = app.attempts.get_mut(c.attempt as usize - 1) {
             t.next_n = t.next_n.max(c.n + 1);
         }
-        app.allocated = app.allocated.saturating_add(resource);
-        app.running += 1;
-        app.nodes_used.insert(node.to_string());
-        self.cluster_used = self.cluster_used.saturating_add(resource);
-        if let Some(n) = self.nodes.get_mut(node) {
-            n.used = n.used.saturating_add(resource);
+        app.nodes_used.insert(node_id.to_string());
+        if let Some(n) = self.nodes.get_mut(node_id) {
             n.containers.insert(c);
         }
-        if let Some(s) = sched {
-            self.by_sched.insert(s, c);
-        }
+        self.by_sched.insert(sched, c);
         self.containers.insert(
             c,
             Container {
-                sched,
-                node: node.to_string(),
+                sched: Some(sched),
+                node: node_id.to_string(),
                 resource,
                 priority: 0,
                 state: ContainerState::Running,
-                // Bound on recovery: the RM no longer knows when it started.
+                // Recovered: the RM no longer knows when it started.
                 since: self.latest,
             },
         );
@@ -314,7 +238,6 @@ impl RmCore {
                 sched_host: sched_host.clone(),
                 rack: rack.clone(),
                 capability,
-                used: Resource::ZERO,
                 state: NodeState::Running,
                 in_sched: true,
                 last_heartbeat: now,
@@ -329,21 +252,10 @@ impl RmCore {
         node.rack = rack;
         node.capability = capability;
         node.in_sched = true;
-        self.recompute_cluster_capacity();
         if host_taken {
             self.blacklist_new_node_of_host(now, node_id);
         }
         Ok(())
-    }
-
-    /// The sum of the capabilities of the nodes in the scheduler, exact: each is bounded at
-    /// registration, so the sum cannot overflow.
-    fn recompute_cluster_capacity(&mut self) {
-        self.cluster_capacity = self
-            .nodes
-            .values()
-            .filter(|n| n.in_sched)
-            .fold(Resource::ZERO, |sum, n| sum.saturating_add(n.capability));
     }
 
     /// Takes a node out of the scheduler: its containers end as ABORTED with `diag`.
@@ -357,20 +269,14 @@ impl RmCore {
         node.in_sched = false;
         let sched = node.sched;
         let containers: Vec<ContainerId> = node.containers.iter().copied().collect();
-        for c in &containers {
-            if let Some(s) = self.containers.get(c).and_then(|c| c.sched) {
-                self.exit_override
-                    .insert(s, (exit::ABORTED, diag.to_string(), false));
-            }
-        }
-        let _ = self.sched.handle(now, Event::NodeRemoved { node: sched });
-        self.node_by_sched.remove(&sched);
-        self.recompute_cluster_capacity();
-        self.drain(now);
+        // Its containers end here with the node's cause (the scheduler frees each), so the
+        // scheduler's removal finds none left.
         for c in containers {
             self.container_done(now, c, exit::ABORTED, diag.to_string(), false);
         }
-        self.recovering.retain(|(_, n), _| n != node_id);
+        let _ = self.sched.handle(now, Event::NodeRemoved { node: sched });
+        self.node_by_sched.remove(&sched);
+        self.drain(now);
         self.lingering_am.retain(|_, (n, _)| n != node_id);
     }
 

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use weft_sched::Event;
+use weft_sched::Placement;
 use weft_store::{AppState, AttemptRecord, FinalStatus, RecoveredState, Write};
 use weft_types::yarn_id::{ApplicationId, AttemptId, ContainerId};
 use weft_types::{AppId, Resource, Time};
@@ -71,8 +71,6 @@ impl RmCore {
                     0.0
                 },
                 in_sched: false,
-                allocated: Resource::ZERO,
-                running: 0,
                 nodes_used: BTreeSet::new(),
                 ended_usage: UsageMs {
                     memory_mb_ms: r.memory_mb_ms,
@@ -113,19 +111,12 @@ impl RmCore {
             }
         }
         let (user, queue) = (app.sub.user.clone(), app.queue.clone());
-        let seq = AppId(id.seq);
-        let _ = self.sched.handle(
-            now,
-            Event::AppSubmitted {
-                app: seq,
-                user,
-                queue: Some(queue),
-                am_resource,
-            },
-        );
+        let placement = self
+            .sched
+            .submit(now, AppId(id.seq), user, Some(queue), am_resource);
         self.drain(now);
-        match self.placements.remove(&seq) {
-            Some(Ok(queue)) => {
+        let reason = match placement {
+            Ok(Placement::Accepted { queue }) => {
                 let attempt =
                     needs_attempt.then(|| self.apps.get(&id).map(|a| self.make_attempt(now, a)));
                 let Some(app) = self.apps.get_mut(&id) else {
@@ -141,22 +132,19 @@ impl RmCore {
                     ];
                     self.persist(writes);
                 }
+                return;
             }
-            other => {
-                let reason = match other {
-                    Some(Err(r)) => r,
-                    _ => "no placement".into(),
-                };
-                self.finish_app(
-                    now,
-                    id,
-                    AppState::Failed,
-                    FinalStatus::Failed,
-                    format!("application {id} could not be recovered: {reason}"),
-                    false,
-                );
-            }
-        }
+            Ok(Placement::Rejected { reason, code }) => format!("{reason} ({code})"),
+            Err(e) => e.to_string(),
+        };
+        self.finish_app(
+            now,
+            id,
+            AppState::Failed,
+            FinalStatus::Failed,
+            format!("application {id} could not be recovered: {reason}"),
+            false,
+        );
     }
 }
 

@@ -193,7 +193,7 @@ fn rest_error_paths_change_nothing() {
     assert!(
         body["app"]["diagnostics"]
             .as_str()
-            .is_some_and(|d| d.contains("rejected by the scheduler")),
+            .is_some_and(|d| d.contains("rejected by the scheduler (placement_rejected)")),
         "{body}"
     );
     // A body over the size limit gets a RemoteException like every other error (the RM may

@@ -120,6 +120,7 @@ fn heartbeat_then_complete(s: &mut Scheduler, node: u32) {
             Event::ContainerCompleted {
                 container: c,
                 exit: ContainerExit::Success,
+                status: None,
             },
         )
         .expect("complete");

@@ -226,6 +226,17 @@ impl ContainerExit {
     }
 }
 
+/// How a container ended in the driver's own terms (YARN's exit status and diagnostics). Opaque
+/// to the scheduler: it never affects a decision and comes back unchanged in
+/// [`Decision::Completed`], so a driver needs no side table to report the end it chose.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExitStatus {
+    /// The exit code (YARN's `ContainerExitStatus` or the process's own).
+    pub code: i32,
+    /// What happened, in words.
+    pub diagnostics: String,
+}
+
 /// One input to the scheduler. The only way its state changes is `Scheduler::handle(now, event)`.
 #[derive(Clone, Debug)]
 pub enum Event {
@@ -256,6 +267,8 @@ pub enum Event {
         container: ContainerId,
         /// Why it ended.
         exit: ContainerExit,
+        /// The driver's own account of the end, handed back in its `Decision::Completed`.
+        status: Option<ExitStatus>,
     },
     /// An application was submitted: placement rules, ACLs and limits apply.
     AppSubmitted {
@@ -335,6 +348,38 @@ pub enum Event {
         /// Host or rack names to take off the list.
         removals: Vec<String>,
     },
+
+    // Lifecycle events of a driver that restarts and retries (the RM).
+    /// A container found running on a node after the driver restarted (Hadoop's
+    /// `recoverContainersOnNode`): it joins its app and node as it was, charged like any
+    /// allocation, and no decision is emitted. Refused when the id is taken, the app or node is
+    /// unknown, or it does not fit in the node's unallocated resources. Later allocations get
+    /// ids above it ([`Scheduler::next_container_id`](crate::Scheduler::next_container_id)).
+    ContainerRecovered {
+        /// Its id (must be new).
+        container: ContainerId,
+        /// The application it runs for.
+        app: AppId,
+        /// Where it runs.
+        node: NodeId,
+        /// Its size, taken as it is (it was normalized when first allocated).
+        resources: Resource,
+        /// The request priority it was allocated at.
+        priority: i32,
+        /// Whether it is the application's AM container.
+        am: bool,
+    },
+    /// The application starts a new attempt after its previous AM ended (Hadoop's attempt
+    /// removal then `addApplicationAttempt` without keeping containers across attempts): the
+    /// previous attempt's containers are released (`ContainerExit::Killed`), its asks and
+    /// reservations dropped and its AM usage returned; the app keeps its queue, its start time
+    /// and its place in the order (runnable stays runnable), and asks for the new AM.
+    AttemptRestarted {
+        /// The application.
+        app: AppId,
+        /// The new AM container's size; `None` for an unmanaged AM.
+        am_resource: Option<Resource>,
+    },
 }
 
 /// One output of the scheduler, drained with `Scheduler::poll_decision`.
@@ -383,6 +428,9 @@ pub enum Decision {
         container: ContainerId,
         /// Why.
         exit: ContainerExit,
+        /// The status the driver's `Event::ContainerCompleted` carried; `None` when the
+        /// scheduler ended the container itself (its app or node left, a release, a new attempt).
+        status: Option<ExitStatus>,
     },
     /// A node was reserved for an application's ask that does not fit there yet.
     Reserved {
@@ -392,6 +440,24 @@ pub enum Decision {
         node: NodeId,
         /// The reserved size.
         resources: Resource,
+    },
+}
+
+/// Where a submission went, as [`Scheduler::submit`](crate::Scheduler::submit) returns it to
+/// its caller (the same outcome is queued as `Decision::Accepted` or `Decision::Rejected`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// Placed in `queue` (its full name).
+    Accepted {
+        /// Full queue name.
+        queue: String,
+    },
+    /// Refused: `reason` in words a person can act on, `code` stable.
+    Rejected {
+        /// Why.
+        reason: String,
+        /// Why, as a stable code.
+        code: RejectCode,
     },
 }
 
@@ -454,6 +520,18 @@ pub enum SchedError {
     #[error("invalid blacklist update for {app}: {reason}")]
     InvalidBlacklist {
         /// The application.
+        app: AppId,
+        /// Why.
+        reason: String,
+    },
+
+    /// A recovered container was refused (it does not fit its node, or its app already has
+    /// its AM).
+    #[error("cannot recover {container} of {app}: {reason}")]
+    RecoveryRefused {
+        /// The container.
+        container: ContainerId,
+        /// Its application.
         app: AppId,
         /// Why.
         reason: String,

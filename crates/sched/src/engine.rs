@@ -122,11 +122,15 @@ impl<R: Rules> Engine<R> {
                 self.heartbeat(node);
                 Ok(())
             }
-            Event::ContainerCompleted { container, exit } => {
+            Event::ContainerCompleted {
+                container,
+                exit,
+                status,
+            } => {
                 if !self.containers.contains_key(&container) {
                     return Err(SchedError::UnknownContainer(container));
                 }
-                self.complete_container(container, exit);
+                self.complete_container(container, exit, status);
                 Ok(())
             }
             Event::AppSubmitted {
@@ -134,7 +138,7 @@ impl<R: Rules> Engine<R> {
                 user,
                 queue,
                 am_resource,
-            } => self.submit(now, app, user, queue, am_resource),
+            } => self.submit(now, app, user, queue, am_resource).map(|_| ()),
             Event::AppFinished { app } => {
                 if !self.apps.contains_key(&app) {
                     return Err(SchedError::UnknownApp(app));
@@ -154,7 +158,7 @@ impl<R: Rules> Engine<R> {
                     Some(c) if self.apps.slot_of(&app) == Some(c.app_slot) => {}
                     Some(_) | None => return Err(SchedError::UnknownContainer(container)),
                 }
-                self.complete_container(container, ContainerExit::Released);
+                self.complete_container(container, ContainerExit::Released, None);
                 Ok(())
             }
             Event::Move { app, queue } => R::move_app(self, app, &queue),
@@ -175,7 +179,33 @@ impl<R: Rules> Engine<R> {
                 additions,
                 removals,
             } => self.update_blacklist(app, &additions, &removals),
+            Event::ContainerRecovered {
+                container,
+                app,
+                node,
+                resources,
+                // The scheduler's containers keep no priority (only their allocation did).
+                priority: _,
+                am,
+            } => self.recover_container(container, app, node, resources, am),
+            Event::AttemptRestarted { app, am_resource } => self.restart_attempt(app, am_resource),
         }
+    }
+
+    /// [`Engine::submit`] as an input of its own (`Scheduler::submit`): due timers fire first,
+    /// as for every event.
+    pub(crate) fn submit_now(
+        &mut self,
+        now: Time,
+        id: AppId,
+        user: String,
+        requested: Option<String>,
+        am_resource: Option<Resource>,
+    ) -> Result<Placement, SchedError> {
+        if self.timers.next_due().is_some_and(|at| at <= now) {
+            self.fire_timers(now);
+        }
+        self.submit(now, id, user, requested, am_resource)
     }
 
     /// When the core next wants `Event::Timeout`: the earliest due timer.
@@ -225,7 +255,7 @@ impl<R: Rules> Engine<R> {
         };
         let containers = self.container_ids(node.running, Owner::Node);
         for c in containers {
-            self.complete_container(c, ContainerExit::Lost);
+            self.complete_container(c, ContainerExit::Lost, None);
         }
         self.unreserve_node(id);
         let Some(node) = self.nodes.remove(&id) else {
@@ -255,6 +285,8 @@ impl<R: Rules> Engine<R> {
         self.order_dirty = true;
     }
 
+    /// A submission: placed and admitted, or rejected (both queued as decisions too). `Err`
+    /// only for an id already in use.
     fn submit(
         &mut self,
         now: Time,
@@ -262,7 +294,7 @@ impl<R: Rules> Engine<R> {
         user: String,
         requested: Option<String>,
         am_resource: Option<Resource>,
-    ) -> Result<(), SchedError> {
+    ) -> Result<Placement, SchedError> {
         if self.apps.contains_key(&id) {
             return Err(SchedError::Duplicate(format!("application {id}")));
         }
@@ -290,18 +322,18 @@ impl<R: Rules> Engine<R> {
                 let name = self.queues.get(queue).name.clone();
                 self.decisions.push_back(Decision::Accepted {
                     app: id,
-                    queue: name,
+                    queue: name.clone(),
                 });
                 self.refresh_app(id);
-                Ok(())
+                Ok(Placement::Accepted { queue: name })
             }
             Err((code, reason)) => {
                 self.decisions.push_back(Decision::Rejected {
                     app: id,
-                    reason,
+                    reason: reason.clone(),
                     code,
                 });
-                Ok(())
+                Ok(Placement::Rejected { reason, code })
             }
         }
     }
@@ -374,7 +406,7 @@ impl<R: Rules> Engine<R> {
         let containers = self.container_ids(app.running, Owner::App);
         let reserved: Vec<NodeId> = app.reservations.iter().copied().collect();
         for c in containers {
-            self.complete_container(c, exit);
+            self.complete_container(c, exit, None);
         }
         for n in reserved {
             self.unreserve_node(n);

@@ -164,4 +164,36 @@ impl Scheduler {
     pub fn max_container_allocation(&self, app: AppId) -> Option<Resource> {
         with_engine!(&self.kind, e => e.app_max_container_allocation(app))
     }
+
+    // Queries of a driver that restarts (the RM).
+
+    /// Submits an application (as [`Event::AppSubmitted`]) and returns where it went: the
+    /// queue it was placed in, or why it was rejected. `Err` only when the id is in use.
+    pub fn submit(
+        &mut self,
+        now: Time,
+        app: AppId,
+        user: String,
+        queue: Option<String>,
+        am_resource: Option<Resource>,
+    ) -> Result<Placement, SchedError> {
+        with_engine!(&mut self.kind, e => e.submit_now(now, app, user, queue, am_resource))
+    }
+
+    /// The id the next allocation gets: a driver recovering containers after a restart names
+    /// them from here ([`Event::ContainerRecovered`] moves it past each one).
+    pub fn next_container_id(&self) -> weft_types::ContainerId {
+        with_engine!(&self.kind, e => weft_types::ContainerId(e.next_container))
+    }
+
+    /// An application's usage and number of running containers (`None`: the scheduler does
+    /// not hold it), so a driver keeps no copy of the scheduler's accounting.
+    pub fn app_usage(&self, app: AppId) -> Option<(Resource, usize)> {
+        with_engine!(&self.kind, e => e.apps.get(&app).map(|a| (a.usage, a.running.len())))
+    }
+
+    /// A node's allocated resources (`None`: not in the scheduler).
+    pub fn node_allocated(&self, node: weft_types::NodeId) -> Option<Resource> {
+        with_engine!(&self.kind, e => e.nodes.get(&node).map(|n| n.allocated))
+    }
 }

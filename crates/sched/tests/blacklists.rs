@@ -227,6 +227,7 @@ fn a_reservation_on_a_node_listed_later_is_dropped_not_served() {
             Event::ContainerCompleted {
                 container: c,
                 exit: ContainerExit::Success,
+                status: None,
             },
         );
     }

@@ -408,6 +408,7 @@ impl<'c> Sim<'c> {
             Event::ContainerCompleted {
                 container,
                 exit: ContainerExit::Success,
+                status: None,
             },
         );
         if let Err(e) = completed {

@@ -299,6 +299,7 @@ impl Runner<'_> {
                 app,
                 container,
                 exit,
+                ..
             } => {
                 if let Some(a) = self.apps.get_mut(app) {
                     a.running.retain(|(c, _)| c != container);

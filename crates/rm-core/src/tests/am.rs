@@ -413,6 +413,19 @@ fn finish_ends_the_app_and_the_am_exits_by_itself() {
     .unwrap();
     let out = drain(&mut c);
     assert_eq!(stops(&out), vec![worker], "the AM is not stopped");
+    let ends: Vec<(ContainerId, Option<i32>)> = c
+        .container_reports(&app)
+        .unwrap()
+        .iter()
+        .map(|r| (r.id, r.exit_status))
+        .collect();
+    assert_eq!(
+        ends,
+        [
+            (am, Some(exit::SUCCESS)),
+            (worker, Some(exit::KILLED_AFTER_APP_COMPLETION))
+        ]
+    );
     assert!(writes(&out).iter().any(|w| matches!(w, Write::PutApp(r) if r.state == AppState::Finished && r.final_status == FinalStatus::Succeeded)));
     let r = c.app_report(&app).unwrap();
     assert_eq!(

@@ -124,7 +124,10 @@ fn a_submission_the_scheduler_refuses_is_accepted_and_ends_failed() {
     drain(&mut c);
     // Refused by the placement rules, and by a queue's submit ACL: both recorded as FAILED,
     // with the reason, persisted, and never given to the scheduler.
-    for (queue, says) in [("root.nope", "reject"), ("root.bobs", "cannot submit")] {
+    for (queue, says, code) in [
+        ("root.nope", "reject", "(placement_rejected)"),
+        ("root.bobs", "cannot submit", "(acl_denied)"),
+    ] {
         let id = c.new_application(Time(1));
         c.submit(Time(1), id, submission("alice", Some(queue)))
             .unwrap();
@@ -139,6 +142,11 @@ fn a_submission_the_scheduler_refuses_is_accepted_and_ends_failed() {
             r.diagnostics
         );
         assert!(r.diagnostics.contains(says), "{}", r.diagnostics);
+        assert!(
+            r.diagnostics.contains(code),
+            "the stable code is shown: {}",
+            r.diagnostics
+        );
         assert!(r.current_attempt.is_none());
         assert!(launches(&drain(&mut c)).is_empty());
         assert!(stored()
@@ -199,6 +207,20 @@ fn kill_ends_the_app_and_stops_its_containers() {
     );
     assert_eq!(r.finish_time, Some(Time(50)));
     assert_eq!(r.current_attempt.unwrap().state, AttemptState::Killed);
+    let ends: Vec<(ContainerId, Option<i32>)> = c
+        .container_reports(&app)
+        .unwrap()
+        .iter()
+        .map(|r| (r.id, r.exit_status))
+        .collect();
+    assert_eq!(
+        ends,
+        [
+            (am, Some(exit::KILLED_BY_RESOURCEMANAGER)),
+            (got.allocated[0].id, Some(exit::KILLED_BY_RESOURCEMANAGER))
+        ],
+        "a kill ends every container as killed by the ResourceManager"
+    );
     let reply = heartbeat(&mut c, 60, "h1:1");
     assert!(reply.containers_to_stop.contains(&am));
     assert_eq!(reply.apps_to_cleanup, vec![app]);

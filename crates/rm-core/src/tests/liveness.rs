@@ -199,6 +199,46 @@ fn am_container_exit_fails_the_attempt() {
 }
 
 #[test]
+fn a_new_attempt_stops_the_old_ones_containers_and_keeps_the_app_in_the_scheduler() {
+    let mut c = core();
+    register(&mut c, 0, "h1:1");
+    let (app, attempt, token, am) = running_app(&mut c, 0, "h1:1");
+    c.am_allocate(Time(1), attempt, &token, ask(1)).unwrap();
+    heartbeat(&mut c, 2, "h1:1");
+    let worker = c
+        .am_allocate(Time(3), attempt, &token, AllocateRequest::default())
+        .unwrap()
+        .allocated[0]
+        .id;
+    drain(&mut c);
+    report(
+        &mut c,
+        10,
+        "h1:1",
+        vec![status(am, NmContainerState::Complete, 1)],
+    );
+    let out = drain(&mut c);
+    assert_eq!(stops(&out), [worker], "the old attempt's worker is stopped");
+    // The same heartbeat already places the new AM: the app never left the scheduler.
+    let l = launches(&out).pop().expect("the new AM is launched");
+    assert_eq!(l.attempt.attempt, 2);
+    let r = c.app_report(&app).unwrap();
+    assert_eq!(r.current_attempt.unwrap().id.attempt, 2);
+    assert_eq!(
+        (r.running_containers, r.allocated),
+        (1, Resource::new(1024, 1)),
+        "only the new AM runs"
+    );
+    let snap = c.scheduler_snapshot();
+    let sa = snap.apps.iter().find(|s| s.app.0 == app.seq).unwrap();
+    assert_eq!(
+        (sa.usage, sa.pending_containers, sa.am_running),
+        (Resource::new(1024, 1), 0, true)
+    );
+    assert_eq!(c.verify_scheduler(), Vec::<String>::new());
+}
+
+#[test]
 fn the_scheduler_update_runs_at_its_interval() {
     let mut cfg = config("<allocations/>");
     cfg.scheduler.properties_mut().update_interval_ms = 500;

@@ -90,18 +90,24 @@ fn restart_keeps_apps_and_rebinds_running_work() {
     );
     assert_eq!(
         snap.cluster_used.memory_mb(),
-        2048 + 1024,
-        "and the waiting app's new AM"
+        2048,
+        "recovery charges the running containers and allocates nothing"
     );
-    let out = drain(&mut c);
-    let l = launches(&out)
-        .pop()
-        .expect("the waiting app's AM is launched");
-    assert_eq!(l.attempt.app, waiting);
+    assert!(
+        launches(&drain(&mut c)).is_empty(),
+        "no heartbeat is forced by a registration"
+    );
     assert_eq!(
         heartbeat(&mut c, 50_005, "h1:1").containers_to_stop,
         vec![stray]
     );
+    let out = drain(&mut c);
+    let l = launches(&out)
+        .pop()
+        .expect("the waiting app's AM is launched on the next heartbeat");
+    assert_eq!(l.attempt.app, waiting);
+    assert_eq!(c.scheduler().cluster_used().memory_mb(), 2048 + 1024);
+    assert_eq!(c.verify_scheduler(), Vec::<String>::new());
 
     // New containers of the recovered attempt do not collide with those from before.
     c.am_allocate(Time(50_006), attempt, &token, ask(1))
@@ -249,4 +255,46 @@ fn an_app_whose_queue_is_gone_fails_on_recovery() {
     assert!(writes(&drain(&mut c))
         .iter()
         .any(|w| matches!(w, Write::PutApp(a) if a.state == AppState::Failed)));
+}
+
+#[test]
+fn a_recovered_container_that_no_longer_fits_its_node_is_stopped() {
+    let (mut c, a, am) = recovered_with_am_on_h1(100_000);
+    let stray_worker = ContainerId {
+        app: a,
+        attempt: 1,
+        n: 2,
+    };
+    // The NM comes back smaller than what it still runs: the AM fits, the worker does not.
+    let mut worker = status(stray_worker, NmContainerState::Running, 0);
+    worker.resource = Resource::new(4096, 1);
+    c.node_register(
+        Time(100_001),
+        NodeRegistration {
+            address: String::new(),
+            http_address: String::new(),
+            node_id: "h1:1".into(),
+            capability: Resource::new(2048, 2),
+            rack: String::new(),
+            containers: vec![status(am, NmContainerState::Running, 0), worker],
+            secret: String::new(),
+        },
+    )
+    .unwrap();
+    let r = c.app_report(&a).unwrap();
+    assert_eq!(
+        (r.running_containers, r.allocated),
+        (1, Resource::new(1024, 1)),
+        "only the AM is recovered"
+    );
+    assert_eq!(
+        current_attempt(&c, a).id.attempt,
+        1,
+        "the AM keeps its attempt"
+    );
+    assert_eq!(
+        heartbeat(&mut c, 100_002, "h1:1").containers_to_stop,
+        vec![stray_worker]
+    );
+    assert_eq!(c.verify_scheduler(), Vec::<String>::new());
 }

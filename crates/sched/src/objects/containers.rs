@@ -79,6 +79,9 @@ impl<R: Rules> Engine<R> {
     }
 
     /// Stores a new container and puts it at the head of its app's and its node's lists.
+    /// Always inlined: with a second (cold) caller, recovery, the compiler stopped inlining it
+    /// into `allocate`, and the full-scale meituan run lost about 9% of its CPS.
+    #[inline(always)]
     pub(crate) fn add_container(&mut self, c: Container) {
         let (slot, _) = self.containers.insert_slot(c.id, c);
         for owner in [Owner::App, Owner::Node] {

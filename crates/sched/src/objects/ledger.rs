@@ -5,7 +5,7 @@
 
 use weft_types::{AppId, ContainerId, Locality, NodeId, Resource};
 
-use crate::api::{ContainerExit, Decision};
+use crate::api::{ContainerExit, Decision, ExitStatus};
 use crate::engine::{Engine, WalkMode};
 use crate::objects::app::SchedulerKey;
 use crate::objects::containers::{Link, Owner};
@@ -86,8 +86,89 @@ impl<R: Rules> Engine<R> {
         });
     }
 
+    /// Charges a container that was already running before a driver restart (the caller
+    /// checked that the app, the node and the id are valid and that it fits): the same usage
+    /// as [`Engine::allocate`], no request taken and no decision queued. A recovered AM
+    /// container marks the app's AM as running (AM usage counts only in a runnable app, as the
+    /// rules' `leave` releases it), and an AM ask still outstanding is withdrawn (the AM it
+    /// asked for is this one).
+    pub(crate) fn charge_recovered(
+        &mut self,
+        id: ContainerId,
+        app_slot: u32,
+        node_slot: u32,
+        size: Resource,
+        am: bool,
+    ) {
+        let Some(app) = self.apps.at_mut(app_slot) else {
+            return;
+        };
+        let mut asks_changed = false;
+        if am {
+            if let Some(asked) = app.am_resource.filter(|_| !app.am_running) {
+                let key = app.key_for(0, asked);
+                if let Some(req) = app.requests.get_mut(&key) {
+                    if req.any.count > 0 {
+                        req.any.count -= 1;
+                        req.tags.take_oldest();
+                        asks_changed = true;
+                    }
+                }
+                app.requests
+                    .retain(|_, r| r.any.count > 0 || r.allowed.is_some());
+            }
+            app.am_resource = Some(size);
+            app.am_running = true;
+        }
+        app.usage = app.usage.saturating_add(size);
+        if asks_changed {
+            app.refresh_outstanding();
+        }
+        let (leaf, runnable) = (app.queue, app.runnable);
+        if am && runnable {
+            let q = self.queues.get_mut(leaf);
+            q.am_usage = q.am_usage.saturating_add(size);
+        }
+        if let Some(n) = self.nodes.at_mut(node_slot) {
+            n.allocated = n.allocated.saturating_add(size);
+        }
+        self.cluster_used = self.cluster_used.saturating_add(size);
+        self.refresh_root_available();
+        self.next_container = self.next_container.max(id.0.saturating_add(1));
+        self.add_container(Container {
+            id,
+            app_slot,
+            node_slot,
+            size,
+            by_app: Link::default(),
+            by_node: Link::default(),
+        });
+        self.charge_path(app_slot, leaf, size, true, asks_changed);
+    }
+
+    /// The app's AM stops counting against its leaf's AM usage (its attempt ended; the app
+    /// stays): the inverse of what `allocate` and `charge_recovered` charged for it.
+    pub(crate) fn release_am_usage(&mut self, app: AppId) {
+        let Some(a) = self.apps.get_mut(&app) else {
+            return;
+        };
+        let am = a.am_resource.filter(|_| a.am_running && a.runnable);
+        a.am_running = false;
+        let leaf = a.queue;
+        if let Some(am) = am {
+            let q = self.queues.get_mut(leaf);
+            q.am_usage = q.am_usage.saturating_sub(am);
+        }
+    }
+
     /// A container ends: usage drops on its node, the cluster, its app and the app's path.
-    pub(crate) fn complete_container(&mut self, id: ContainerId, exit: ContainerExit) {
+    /// `status` is the driver's, handed back in the decision.
+    pub(crate) fn complete_container(
+        &mut self,
+        id: ContainerId,
+        exit: ContainerExit,
+        status: Option<ExitStatus>,
+    ) {
         let Some(c) = self.take_container(id) else {
             return;
         };
@@ -107,6 +188,7 @@ impl<R: Rules> Engine<R> {
             app: app_id,
             container: id,
             exit,
+            status,
         });
     }
 

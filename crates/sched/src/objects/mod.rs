@@ -6,6 +6,7 @@ pub(crate) mod ask_tags;
 pub(crate) mod blacklist;
 pub(crate) mod containers;
 pub(crate) mod ledger;
+pub(crate) mod lifecycle;
 pub(crate) mod node;
 pub(crate) mod requests;
 pub(crate) mod table;

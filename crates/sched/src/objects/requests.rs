@@ -26,6 +26,9 @@ impl Requests {
         Some(&self.entries[i].1)
     }
 
+    /// Always inlined: `allocate` calls it per container, and a cold caller (recovery) made
+    /// the compiler keep it out of line there.
+    #[inline(always)]
     pub(crate) fn get_mut(&mut self, key: &SchedulerKey) -> Option<&mut Request> {
         let i = self.position(key).ok()?;
         Some(&mut self.entries[i].1)

@@ -181,7 +181,10 @@ impl<K: Id, V> IdMap<K, V> {
         self.index_get(id.raw()).is_some()
     }
 
-    /// The slot `id` is stored in (stable until it is removed).
+    /// The slot `id` is stored in (stable until it is removed). Always inlined: the fast path
+    /// calls it per allocation and completion, and cold callers must not make the compiler
+    /// keep it out of line there.
+    #[inline(always)]
     pub(crate) fn slot_of(&self, id: &K) -> Option<u32> {
         self.index_get(id.raw())
     }

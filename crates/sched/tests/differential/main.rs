@@ -40,8 +40,13 @@ fn run(ops: &[Op], config: &SchedulerConfig) -> Result<(), TestCaseError> {
     let mut running: Vec<ContainerId> = Vec::new();
     let mut blacklists = Oracle::default();
     for (step, op) in ops.iter().enumerate() {
-        let Some(event) = to_event(op, submitted, &running) else {
+        prop_assert_eq!(fast.next_container_id(), reference.next_container_id());
+        let Some(event) = to_event(op, submitted, &running, fast.next_container_id()) else {
             continue;
+        };
+        let recovered = match &event {
+            weft_sched::Event::ContainerRecovered { container, .. } => Some(*container),
+            _ => None,
         };
         if matches!(op, Op::Submit { .. }) {
             submitted += 1;
@@ -51,6 +56,9 @@ fn run(ops: &[Op], config: &SchedulerConfig) -> Result<(), TestCaseError> {
         let a = fast.handle(now, event.clone());
         let b = reference.handle(now, event);
         prop_assert_eq!(&a, &b, "step {}: {:?}", step, op);
+        if let (Some(c), Ok(())) = (recovered, &a) {
+            running.push(c);
+        }
         let da: Vec<Decision> = std::iter::from_fn(|| fast.poll_decision()).collect();
         let db: Vec<Decision> = std::iter::from_fn(|| reference.poll_decision()).collect();
         prop_assert_eq!(&da, &db, "step {}: {:?}", step, op);

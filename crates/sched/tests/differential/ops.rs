@@ -49,6 +49,18 @@ pub(crate) enum Op {
         add: Option<usize>,
         remove: Option<usize>,
     },
+    /// A container found running after a driver restart (`Event::ContainerRecovered`).
+    Recover {
+        app: u8,
+        node: u32,
+        mb: i64,
+        am: bool,
+    },
+    /// A new attempt of an app (`Event::AttemptRestarted`).
+    Restart {
+        app: u8,
+        am: Option<i64>,
+    },
 }
 
 /// The places a blacklist names: every host, both racks (see `node_event`), and a name no
@@ -67,6 +79,8 @@ pub(crate) fn op() -> impl Strategy<Value = Op> {
         1 => (0..NODES).prop_map(Op::RemoveNode),
         1 => (0..NODES).prop_map(Op::AddNode),
         2 => (0u8..12, prop::option::of(0..PLACES.len()), prop::option::of(0..PLACES.len())).prop_map(|(app, add, remove)| Op::Blacklist { app, add, remove }),
+        1 => (0u8..12, 0..NODES, 256i64..3000, any::<bool>()).prop_map(|(app, node, mb, am)| Op::Recover { app, node, mb, am }),
+        1 => (0u8..12, prop::option::of(512i64..2048)).prop_map(|(app, am)| Op::Restart { app, am }),
     ]
 }
 
@@ -79,8 +93,14 @@ pub(crate) fn node_event(n: u32) -> Event {
     }
 }
 
-/// Turns an op into an event against the current state (so most events are valid).
-pub(crate) fn to_event(op: &Op, submitted: u64, running: &[ContainerId]) -> Option<Event> {
+/// Turns an op into an event against the current state (so most events are valid); `next` is
+/// the id the schedulers would give the next container.
+pub(crate) fn to_event(
+    op: &Op,
+    submitted: u64,
+    running: &[ContainerId],
+    next: ContainerId,
+) -> Option<Event> {
     Some(match op {
         Op::Submit { queue, user, am } => Event::AppSubmitted {
             app: AppId(submitted),
@@ -116,6 +136,7 @@ pub(crate) fn to_event(op: &Op, submitted: u64, running: &[ContainerId]) -> Opti
             Event::ContainerCompleted {
                 container: running[*i as usize % running.len()],
                 exit: ContainerExit::Success,
+                status: None,
             }
         }
         Op::Finish(app) => Event::AppFinished {
@@ -131,6 +152,19 @@ pub(crate) fn to_event(op: &Op, submitted: u64, running: &[ContainerId]) -> Opti
             app: AppId(u64::from(*app) % submitted.max(1)),
             additions: add.iter().map(|i| PLACES[*i].to_string()).collect(),
             removals: remove.iter().map(|i| PLACES[*i].to_string()).collect(),
+        },
+        Op::Recover { app, node, mb, am } => Event::ContainerRecovered {
+            // Ids from before a restart may lie anywhere ahead of the counter.
+            container: ContainerId(next.0 + u64::from(*app)),
+            app: AppId(u64::from(*app) % submitted.max(1)),
+            node: NodeId(*node),
+            resources: Resource::new(*mb, 1),
+            priority: 0,
+            am: *am,
+        },
+        Op::Restart { app, am } => Event::AttemptRestarted {
+            app: AppId(u64::from(*app) % submitted.max(1)),
+            am_resource: am.map(|mb| Resource::new(mb, 1)),
         },
     })
 }
