@@ -373,7 +373,9 @@ pub enum Event {
     /// removal then `addApplicationAttempt` without keeping containers across attempts): the
     /// previous attempt's containers are released (`ContainerExit::Killed`), its asks and
     /// reservations dropped and its AM usage returned; the app keeps its queue, its start time
-    /// and its place in the order (runnable stays runnable), and asks for the new AM.
+    /// and its place in the order (runnable stays runnable), and asks for the new AM. The
+    /// application's own blacklist is forgotten (Hadoop transfers it only when containers are
+    /// kept across attempts); the system's list stays.
     AttemptRestarted {
         /// The application.
         app: AppId,

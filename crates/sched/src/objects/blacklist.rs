@@ -50,6 +50,13 @@ impl Blacklists {
         !list.is_empty() && (list.contains(host) || list.contains(rack))
     }
 
+    /// Forgets the application's own list: a new attempt starts without it, as Hadoop's new
+    /// attempt does unless it keeps containers across attempts (only then is the list
+    /// transferred). The system's list is the RM's, kept per application.
+    pub(crate) fn forget_app_list(&mut self) {
+        self.by_app.clear();
+    }
+
     /// Whether both lists are empty.
     pub(crate) fn is_empty(&self) -> bool {
         self.by_app.is_empty() && self.by_system.is_empty()

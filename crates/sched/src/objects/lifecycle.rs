@@ -91,6 +91,13 @@ impl<R: Rules> Engine<R> {
         };
         app.requests = Requests::default();
         app.am_resource = am;
+        if let Some(mut lists) = app.blacklists.take() {
+            lists.forget_app_list();
+            if !lists.is_empty() {
+                app.blacklists = Some(lists);
+            }
+        }
+        app.has_blacklist = app.blacklists.is_some();
         if let Some(am) = am {
             let key = app.key_for(0, am);
             let mut req = Request::new(am);
@@ -561,5 +568,69 @@ mod tests {
             Err(SchedError::Duplicate(_))
         ));
         assert_eq!(s.poll_decision(), None);
+    }
+
+    /// Where the next allocation for `app` lands when both nodes heartbeat, n1 first.
+    fn next_allocation_node(s: &mut Scheduler, app: u64, at: u64) -> Option<NodeId> {
+        s.handle(Time(at), Event::Update).expect("update");
+        for n in 1..=2 {
+            s.handle(Time(at), Event::NodeHeartbeat { node: NodeId(n) })
+                .expect("heartbeat");
+        }
+        let mut node = None;
+        while let Some(d) = s.poll_decision() {
+            if let Decision::Allocated {
+                app: a, node: n, ..
+            } = d
+            {
+                if a == AppId(app) && node.is_none() {
+                    node = Some(n);
+                }
+            }
+        }
+        node
+    }
+
+    #[test]
+    fn a_new_attempt_starts_without_the_apps_own_blacklist() {
+        for config in [SchedulerConfig::default(), fifo()] {
+            let mut s = cluster(config);
+            // App 2's AM runs; then it lists n1 for its own containers.
+            assert!(next_allocation_node(&mut s, 2, 1).is_some(), "the AM ran");
+            s.handle(
+                Time(2),
+                Event::BlacklistUpdated {
+                    app: AppId(2),
+                    additions: vec!["n1".into()],
+                    removals: vec![],
+                },
+            )
+            .expect("listed");
+            // The new attempt's AM may go to n1 (the system's list is empty) ...
+            s.handle(
+                Time(3),
+                Event::AttemptRestarted {
+                    app: AppId(2),
+                    am_resource: Some(Resource::new(1024, 1)),
+                },
+            )
+            .expect("restarted");
+            while s.poll_decision().is_some() {}
+            assert_eq!(next_allocation_node(&mut s, 2, 4), Some(NodeId(1)));
+            // ... and so may its containers: the previous attempt's list is gone.
+            let ask = ContainerAsk {
+                priority: 1,
+                resources: Resource::new(1024, 1),
+                count: 1,
+                hosts: vec![],
+                racks: vec![],
+                relax_locality: true,
+                tag: AskTag::NONE,
+            };
+            s.handle(Time(5), Event::Ask { app: AppId(2), ask })
+                .expect("ask");
+            assert_eq!(next_allocation_node(&mut s, 2, 6), Some(NodeId(1)));
+            assert_eq!(s.verify(), Vec::<String>::new());
+        }
     }
 }

@@ -43,6 +43,20 @@ impl Oracle {
                     }
                 }
             }
+            // A new attempt waits for its AM again and starts without the app's own list
+            // (Hadoop transfers it only when containers are kept across attempts).
+            Event::AttemptRestarted { app, am_resource } => {
+                if let Some((waiting, _, own)) = self.apps.get_mut(app) {
+                    *waiting = am_resource.is_some();
+                    own.clear();
+                }
+            }
+            // A recovered AM container is a running AM: the app's own list applies.
+            Event::ContainerRecovered { app, am: true, .. } => {
+                if let Some((waiting, _, _)) = self.apps.get_mut(app) {
+                    *waiting = false;
+                }
+            }
             _ => {}
         }
     }
