@@ -120,12 +120,6 @@ impl RmCore {
         };
         for ask in &req.asks {
             self.check_size(&format!("ask at priority {}", ask.priority), ask.resource)?;
-            if ask.priority == i32::MIN {
-                return Err(RmError::InvalidRequest(format!(
-                    "priority {} is reserved",
-                    ask.priority
-                )));
-            }
         }
         self.check_queue_maximum(attempt, &req)?;
         crate::blacklist::check_update(&req)?;
