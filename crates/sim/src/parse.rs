@@ -56,7 +56,9 @@ pub fn parse_scenario(text: &str, file: &str) -> Result<Scenario, ScenarioError>
     let Some(root) = Tbl::of(&mut ctx, &doc_val, String::new()) else {
         return Err(fail(ctx));
     };
-    root.check_keys(&mut ctx, TOP_KEYS);
+    // An unknown top-level key is ignored with a warning naming its line (issue 13 item 8);
+    // unknown fields of nodes and events stay errors.
+    root.warn_unknown_keys(&mut ctx, TOP_KEYS);
 
     let name = root.str(&mut ctx, "name").map(|(s, _)| s.to_string());
     let scheduler = check_scheduler(&mut ctx, &root);

@@ -97,26 +97,46 @@ impl<'a, 'i> Tbl<'a, 'i> {
         }
     }
 
-    /// Reports every key not in `allowed`, suggesting the closest allowed one.
+    /// Reports every key not in `allowed` as a problem, suggesting the closest allowed one.
     pub(crate) fn check_keys(&self, ctx: &mut Ctx, allowed: &[&str]) {
-        let mut keys: Vec<_> = self.map.keys().collect();
-        keys.sort_by_key(|k| k.span().start);
-        for key in keys {
-            let name: &str = key.get_ref();
-            if allowed.contains(&name) {
-                continue;
-            }
-            let hint = match closest(name, allowed) {
-                Some(c) => format!(" (did you mean '{c}'?)"),
-                None => String::new(),
-            };
-            let line = ctx.line(key.span().start);
+        for (line, name, hint) in self.unknown_keys(ctx, allowed) {
             ctx.problem(
                 line,
                 &self.path_of(name),
                 format!("unknown field{hint}; allowed here: {}", allowed.join(", ")),
             );
         }
+    }
+
+    /// Reports every key not in `allowed` as a warning: the key is ignored and the run goes on.
+    pub(crate) fn warn_unknown_keys(&self, ctx: &mut Ctx, allowed: &[&str]) {
+        for (line, name, hint) in self.unknown_keys(ctx, allowed) {
+            ctx.warn(
+                line,
+                &self.path_of(name),
+                format!(
+                    "unknown key, ignored{hint}; known here: {}",
+                    allowed.join(", ")
+                ),
+            );
+        }
+    }
+
+    /// The keys not in `allowed`, in file order: line, name and a did-you-mean hint.
+    fn unknown_keys(&self, ctx: &Ctx, allowed: &[&str]) -> Vec<(u32, &'a str, String)> {
+        let mut keys: Vec<_> = self.map.keys().collect();
+        keys.sort_by_key(|k| k.span().start);
+        keys.into_iter()
+            .filter(|key| !allowed.contains(&key.get_ref().as_ref()))
+            .map(|key| {
+                let name: &'a str = key.get_ref();
+                let hint = match closest(name, allowed) {
+                    Some(c) => format!(" (did you mean '{c}'?)"),
+                    None => String::new(),
+                };
+                (ctx.line(key.span().start), name, hint)
+            })
+            .collect()
     }
 
     pub(crate) fn raw(&self, key: &str) -> Option<&'a Val<'i>> {
