@@ -312,7 +312,16 @@ fn maximum_allocation(
     let key = |suffix: &str| format!("{PREFIX}{path}.{suffix}");
     if let Some(text) = r.get(&key("maximum-allocation")) {
         match crate::resource_string::parse_quantity(&text, types) {
-            Ok(resource) => return Some(resource),
+            // A type the string leaves out (0) is bounded by the cluster's maximum only.
+            Ok(resource) => {
+                let mut bounded = Resource::UNBOUNDED;
+                for i in 0..weft_types::MAX_RESOURCE_TYPES {
+                    if resource.get(i) > 0 {
+                        bounded.set(i, resource.get(i));
+                    }
+                }
+                return Some(bounded);
+            }
             Err(e) => r.error(&key("maximum-allocation"), e),
         }
     }

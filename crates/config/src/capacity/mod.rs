@@ -16,11 +16,13 @@ mod build;
 mod globals;
 pub mod model;
 mod reader;
+mod refresh;
 
 mod validate;
 mod values;
 
 pub use model::*;
+pub use refresh::{check_maximum_allocations, check_refresh, RefreshContext};
 
 use crate::{conf_xml, Diagnostic, Diagnostics, Severity};
 use reader::Reader;
