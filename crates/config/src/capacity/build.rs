@@ -379,13 +379,10 @@ fn leaf_settings(
     );
     // Values inherited from a bad global key are reported once, at the global key.
     let own_mulp = r.is_set(&key("minimum-user-limit-percent"));
-    if own_mulp
-        && (!(0.0..=100.0).contains(&minimum_user_limit_percent)
-            || minimum_user_limit_percent == 0.0)
-    {
+    if own_mulp && !(0.0..=100.0).contains(&minimum_user_limit_percent) {
         r.error(
             &key("minimum-user-limit-percent"),
-            format!("{minimum_user_limit_percent} is not a percentage above 0 and at most 100"),
+            format!("{minimum_user_limit_percent} is not a percentage from 0 to 100"),
         );
     }
     let user_limit_factor = r.float(&key("user-limit-factor"), globals.user_limit_factor);
@@ -420,7 +417,13 @@ fn leaf_settings(
     };
     let own_prefix = key("user-settings.");
     let own_weights = user_weights_at(r, &own_prefix);
-    let limit = 100.0 / minimum_user_limit_percent.clamp(f32::MIN_POSITIVE, 100.0);
+    // Hadoop's bound 100 / min(100, MULP); a MULP of 0 guarantees users nothing and bounds no
+    // weight.
+    let limit = if minimum_user_limit_percent > 0.0 {
+        100.0 / minimum_user_limit_percent.min(100.0)
+    } else {
+        f32::INFINITY
+    };
     for (user, weight) in &own_weights {
         if *weight < 0.0 || *weight > limit {
             let name = format!("{own_prefix}{user}.weight");

@@ -134,12 +134,11 @@ pub(super) fn globals(r: &mut Reader) -> CapacityGlobals {
             ),
         );
     }
-    if !(0.0..=100.0).contains(&g.minimum_user_limit_percent) || g.minimum_user_limit_percent == 0.0
-    {
+    if !(0.0..=100.0).contains(&g.minimum_user_limit_percent) {
         r.error(
             &k("minimum-user-limit-percent"),
             format!(
-                "{} is not a percentage above 0 and at most 100",
+                "{} is not a percentage from 0 to 100",
                 g.minimum_user_limit_percent
             ),
         );

@@ -614,3 +614,88 @@ fn queues_deeper_than_the_limit_are_refused() {
     );
     ok(&props[..props.len() - 2]);
 }
+
+#[test]
+fn the_keys_of_hadoops_shipped_file_parse_without_warnings() {
+    // The properties Hadoop's own conf/capacity-scheduler.xml sets, with its values.
+    let (c, warnings) = ok(&[
+        ("maximum-applications", "10000"),
+        ("maximum-am-resource-percent", "0.1"),
+        (
+            "resource-calculator",
+            "org.apache.hadoop.yarn.util.resource.DefaultResourceCalculator",
+        ),
+        ("root.queues", "default"),
+        ("root.default.capacity", "100"),
+        ("root.default.user-limit-factor", "1"),
+        ("root.default.maximum-capacity", "100"),
+        ("root.default.state", "RUNNING"),
+        ("root.default.acl_submit_applications", "*"),
+        ("root.default.acl_administer_queue", "*"),
+        ("root.default.acl_application_max_priority", "*"),
+        ("root.default.maximum-application-lifetime", "-1"),
+        ("root.default.default-application-lifetime", "-1"),
+        ("node-locality-delay", "40"),
+        ("rack-locality-additional-delay", "-1"),
+        ("queue-mappings", ""),
+        ("queue-mappings-override.enable", "false"),
+        ("per-node-heartbeat.multiple-assignments-enabled", "true"),
+        ("per-node-heartbeat.maximum-container-assignments", "100"),
+        ("per-node-heartbeat.maximum-offswitch-assignments", "1"),
+        ("application.fail-fast", "false"),
+        ("workflow-priority-mappings", ""),
+        ("workflow-priority-mappings-override.enable", "false"),
+    ]);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(c.globals, CapacityGlobals::default());
+    let default = c.queue("root.default").unwrap();
+    assert!(default.is_leaf() && default.state_configured);
+    assert!(default.acl_submit_applications.everyone);
+}
+
+#[test]
+fn a_property_set_twice_keeps_the_last_value_with_a_warning() {
+    let (c, warnings) = ok(&with(&[("root.a.priority", "1"), ("root.a.priority", "2")]));
+    assert_eq!(c.queue("root.a").unwrap().priority, 2);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert_eq!(warnings[0].line, 6);
+    assert!(
+        warnings[0].message.contains("also at line 5"),
+        "{}",
+        warnings[0]
+    );
+}
+
+#[test]
+fn a_zero_minimum_user_limit_percent_bounds_no_weight() {
+    let (c, _) = ok(&with(&[
+        ("root.a.minimum-user-limit-percent", "0"),
+        ("root.a.user-settings.bob.weight", "50"),
+    ]));
+    let QueueKind::Leaf(a) = &c.queue("root.a").unwrap().kind else {
+        panic!("leaf")
+    };
+    assert_eq!(a.user_weights.get("bob"), Some(&50.0));
+    one_error(
+        &with(&[("root.a.minimum-user-limit-percent", "101")]),
+        3,
+        "not a percentage from 0 to 100",
+    );
+}
+
+#[test]
+fn a_text_that_is_not_a_configuration_is_refused_at_its_root() {
+    let Err(Diagnostics(d)) = parse_capacity("<allocations/>", &ResourceTypes::default()) else {
+        panic!("accepted")
+    };
+    assert_eq!((d.len(), d[0].line, d[0].column), (1, 1, 1), "{d:?}");
+    assert!(d[0]
+        .message
+        .contains("capacity-scheduler.xml's root element must be <configuration>"));
+    let Err(Diagnostics(d)) =
+        parse_capacity("<configuration>\n<property>", &ResourceTypes::default())
+    else {
+        panic!("accepted")
+    };
+    assert!(d[0].message.starts_with("XML syntax error"), "{d:?}");
+}
