@@ -31,6 +31,14 @@ fn check(
     new: &CapacityConfig,
     apps: &[(&str, u32)],
 ) -> Result<(), Diagnostics> {
+    check_with_warnings(old, new, apps).map(|warnings| assert!(warnings.is_empty(), "{warnings:?}"))
+}
+
+fn check_with_warnings(
+    old: &CapacityConfig,
+    new: &CapacityConfig,
+    apps: &[(&str, u32)],
+) -> Result<Vec<weft_config::Diagnostic>, Diagnostics> {
     let apps: BTreeMap<String, u32> = apps.iter().map(|(q, n)| ((*q).to_string(), *n)).collect();
     check_refresh(
         old,
@@ -293,4 +301,30 @@ fn every_refusal_is_listed() {
         panic!("allowed")
     };
     assert_eq!(d.len(), 2, "{d:#?}");
+}
+
+#[test]
+fn a_startup_only_setting_changed_by_a_refresh_is_a_warning() {
+    let props = [
+        ("root.queues", "a"),
+        ("root.a.capacity", "100"),
+        (
+            "resource-calculator",
+            "org.apache.hadoop.yarn.util.resource.DominantResourceCalculator",
+        ),
+    ];
+    let warnings =
+        check_with_warnings(&parse(A_ONLY), &parse(&props), &[]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert_eq!(
+        (warnings[0].line, warnings[0].severity),
+        (4, weft_config::Severity::Warning)
+    );
+    assert!(
+        warnings[0]
+            .message
+            .contains("read only when the scheduler starts"),
+        "{}",
+        warnings[0]
+    );
 }

@@ -404,6 +404,22 @@ impl CapacityConfig {
         self.queues.iter().position(|q| q.path == path)
     }
 
+    /// The most applications that may run at once in queue `index` (`max-parallel-apps`): the
+    /// smallest of its own and its ancestors' values, the global key where none is set
+    /// (spec §3.2, §3.7).
+    pub fn effective_max_parallel_apps(&self, index: usize) -> i32 {
+        let mut limit: Option<i32> = None;
+        let mut at = Some(index);
+        while let Some(i) = at {
+            let q = &self.queues[i];
+            if let Some(own) = q.max_parallel_apps {
+                limit = Some(limit.map_or(own, |l| l.min(own)));
+            }
+            at = q.parent;
+        }
+        limit.unwrap_or(self.globals.max_parallel_apps)
+    }
+
     /// The leaves, in tree order.
     pub fn leaves(&self) -> impl Iterator<Item = &CsQueue> {
         self.queues.iter().filter(|q| q.is_leaf())

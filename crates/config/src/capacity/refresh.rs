@@ -39,13 +39,14 @@ impl LiveState {
 
 /// Checks that `new` may replace `old`: queues removed or moved, leaves turned into parents,
 /// managed parents, and maximum allocations (spec §4.3, §3.16). `Ok` means the new file may be
-/// applied whole; `Err` lists every refusal, each placed at the new file's property it concerns
-/// (or named with no position when the new file has no such property).
+/// applied whole, with warnings about changes that only a restart applies (spec §4.2); `Err`
+/// lists every refusal, each placed at the new file's property it concerns (or named with no
+/// position when the new file has no such property).
 pub fn check_refresh(
     old: &CapacityConfig,
     new: &CapacityConfig,
     context: &RefreshContext<'_>,
-) -> Result<(), Diagnostics> {
+) -> Result<Vec<Diagnostic>, Diagnostics> {
     let mut refusals = Refusals {
         new,
         diags: Vec::new(),
@@ -137,7 +138,7 @@ pub fn check_refresh(
             .map_or_else(Vec::new, |d| d.0),
     );
     if refusals.diags.is_empty() {
-        Ok(())
+        Ok(startup_only_changes(old, new))
     } else {
         refusals.diags.sort_by_key(|d| (d.line, d.column));
         Err(Diagnostics(refusals.diags))
@@ -182,6 +183,33 @@ pub fn check_maximum_allocations(
     } else {
         Err(Diagnostics(refusals.diags))
     }
+}
+
+/// Settings Hadoop reads only when the scheduler starts: a refresh keeps the running value, and
+/// says so.
+fn startup_only_changes(old: &CapacityConfig, new: &CapacityConfig) -> Vec<Diagnostic> {
+    let (was, will) = (&old.globals, &new.globals);
+    let mut changed = Vec::new();
+    if was.resource_calculator != will.resource_calculator {
+        changed.push("resource-calculator");
+    }
+    if was.schedule_asynchronously != will.schedule_asynchronously {
+        changed.push("schedule-asynchronously.enable");
+    }
+    changed
+        .into_iter()
+        .map(|suffix| {
+            let name = format!("{PREFIX}{suffix}");
+            let (line, column) = new.positions.get(&name).copied().unwrap_or((0, 0));
+            Diagnostic {
+                severity: Severity::Warning,
+                line,
+                column,
+                path: name,
+                message: "changed, but read only when the scheduler starts; the running value is kept until a restart".to_string(),
+            }
+        })
+        .collect()
 }
 
 struct Refusals<'a> {

@@ -699,3 +699,26 @@ fn a_text_that_is_not_a_configuration_is_refused_at_its_root() {
     };
     assert!(d[0].message.starts_with("XML syntax error"), "{d:?}");
 }
+
+#[test]
+fn max_parallel_apps_is_the_smallest_along_the_branch() {
+    let (c, _) = ok(&[
+        ("root.queues", "p,q"),
+        ("root.p.capacity", "50"),
+        ("root.q.capacity", "50"),
+        ("root.p.queues", "x,y"),
+        ("root.p.x.capacity", "50"),
+        ("root.p.y.capacity", "50"),
+        ("root.p.max-parallel-apps", "10"),
+        ("root.p.x.max-parallel-apps", "20"),
+        ("root.p.y.max-parallel-apps", "4"),
+        ("max-parallel-apps", "50"),
+    ]);
+    let limit = |path: &str| c.effective_max_parallel_apps(c.index_of(path).unwrap());
+    assert_eq!((limit("root.p.x"), limit("root.p.y")), (10, 4));
+    assert_eq!(
+        limit("root.q"),
+        50,
+        "the global key where no ancestor sets one"
+    );
+}
