@@ -334,7 +334,7 @@ fn maximum_allocation(
             let value = r.long(&key(suffix), -1);
             if value > 0 {
                 result = Some(result.unwrap_or(Resource::UNBOUNDED).with(index, value));
-            } else {
+            } else if !r.has_error(&key(suffix)) {
                 r.error(&key(suffix), format!("'{value}' must be a positive amount"));
             }
         }

@@ -111,7 +111,7 @@ fn warn_unused(r: &mut Reader, config: &CapacityConfig) {
     for (name, _) in r.unused() {
         let message = if let Some(rest) = name.strip_prefix(PREFIX) {
             match queue_and_suffix(config, rest) {
-                Some((queue, suffix)) => queue_key_message(config, queue, suffix),
+                Some((queue, suffix)) => queue_key_message(queue, suffix),
                 None => Some(
                     "unknown Capacity Scheduler property; ignored (is it misspelt?)".to_string(),
                 ),
@@ -139,7 +139,7 @@ fn queue_and_suffix<'a>(
         .find_map(|i| config.queue(&rest[..i]).map(|q| (q, &rest[i + 1..])))
 }
 
-fn queue_key_message(config: &CapacityConfig, queue: &CsQueue, suffix: &str) -> Option<String> {
+fn queue_key_message(queue: &CsQueue, suffix: &str) -> Option<String> {
     if QUEUE_UNMODELED_PREFIXES
         .iter()
         .any(|p| suffix.starts_with(p))
@@ -174,7 +174,6 @@ fn queue_key_message(config: &CapacityConfig, queue: &CsQueue, suffix: &str) -> 
             .iter()
             .any(|k| key == *k || key.starts_with(&format!("{k}.")))
         {
-            let _ = config;
             return Some(format!(
                 "queue {}.{child} is not listed in {PREFIX}{}.queues, so it does not exist; ignored",
                 queue.path, queue.path

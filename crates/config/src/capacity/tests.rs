@@ -529,6 +529,16 @@ fn bad_values_name_their_property() {
         3,
         "not a fraction from 0 to 1",
     );
+    one_error(
+        &with(&[("root.a.maximum-allocation-mb", "lots")]),
+        3,
+        "'lots' is not a whole number",
+    );
+    one_error(
+        &with(&[("root.a.maximum-allocation-vcores", "0")]),
+        3,
+        "'0' must be a positive amount",
+    );
 }
 
 #[test]
