@@ -8,6 +8,8 @@
 //! It must not know about the scheduler's runtime state.
 
 pub mod alloc_file;
+pub mod capacity;
+mod conf_xml;
 mod diagnostic;
 mod model;
 pub mod resource_string;

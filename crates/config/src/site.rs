@@ -6,18 +6,11 @@
 //! likely misspelt); other names belong to other parts of YARN and are ignored silently.
 
 mod apply;
-mod units;
+pub(crate) mod units;
 
-use crate::alloc_file::xml::{parse_document, raw_text, Sink};
 use crate::{Diagnostic, Diagnostics, SchedulerProperties, Severity};
 
-/// One property with where it was written (line 0 when it came without a text).
-#[derive(Clone, Debug)]
-struct Entry {
-    name: String,
-    value: String,
-    pos: (u32, u32),
-}
+type Entry = crate::conf_xml::Property;
 
 /// Builds properties from `name = value` pairs (Hadoop names); unknown names are warnings.
 /// On failure every problem is returned, each naming its property.
@@ -39,57 +32,9 @@ pub fn from_pairs<'a>(
 /// </property>...</configuration>`) into properties. XML and value errors carry line and
 /// column.
 pub fn parse_site_xml(text: &str) -> Result<(SchedulerProperties, Vec<Diagnostic>), Diagnostics> {
-    let doc = parse_document(text).map_err(|d| Diagnostics(vec![d]))?;
-    let mut sink = Sink::new(text);
-    let root = doc.root_element();
-    if root.tag_name().name() != "configuration" {
-        sink.error(
-            root,
-            "",
-            format!(
-                "the root element is <{}>, but a yarn-site.xml's root element must be <configuration>",
-                root.tag_name().name()
-            ),
-        );
-        return Err(Diagnostics(sink.diags));
-    }
-    let mut entries = Vec::new();
-    for (i, element) in root.children().filter(|c| c.is_element()).enumerate() {
-        let path = format!("property {}", i + 1);
-        if element.tag_name().name() != "property" {
-            sink.warn(
-                element,
-                "configuration",
-                format!("unknown element <{}> is ignored", element.tag_name().name()),
-            );
-            continue;
-        }
-        let child_text = |tag: &str| {
-            element
-                .children()
-                .find(|c| c.has_tag_name(tag))
-                .map(raw_text)
-                .or_else(|| element.attribute(tag).map(str::to_string))
-        };
-        let Some(name) = child_text("name")
-            .map(|n| n.trim().to_string())
-            .filter(|n| !n.is_empty())
-        else {
-            sink.error(element, &path, "the property has no <name>");
-            continue;
-        };
-        let Some(value) = child_text("value") else {
-            sink.warn(element, &name, "the property has no <value> and is ignored");
-            continue;
-        };
-        entries.push(Entry {
-            name,
-            value,
-            pos: sink.pos(element),
-        });
-    }
+    let (entries, read_diags) = crate::conf_xml::read_properties(text, "yarn-site.xml")?;
     let (props, mut diags) = apply::apply(entries);
-    diags.extend(sink.diags);
+    diags.extend(read_diags);
     diags.sort_by_key(|d| (d.line, d.column));
     finish((props, diags))
 }

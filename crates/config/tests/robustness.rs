@@ -30,3 +30,41 @@ proptest! {
         let _ = parse_site_xml(&broken);
     }
 }
+
+proptest! {
+    #[test]
+    fn capacity_files_with_any_value_are_parsed_or_refused_with_a_place(
+        key in prop::sample::select(vec![
+            "root.queues", "root.prod.queues", "root.prod.capacity", "root.dev.capacity",
+            "root.dev.maximum-capacity", "root.prod.etl.capacity", "root.dev.state",
+            "root.dev.user-limit-factor", "root.dev.minimum-user-limit-percent",
+            "root.dev.user-settings.bob.weight", "root.dev.maximum-allocation",
+            "queue-mappings", "maximum-applications", "root.dev.ordering-policy",
+        ]),
+        value in "[0-9a-z%=,.\\[\\]:w \\-]{0,24}",
+    ) {
+        use std::collections::BTreeMap;
+        use weft_config::capacity::{check_refresh, parse_capacity, RefreshContext};
+        use weft_types::Resource;
+        let sample = include_str!("data/capacity-scheduler.xml");
+        let property = format!(
+            "<property><name>yarn.scheduler.capacity.{key}</name><value>{value}</value></property>\n</configuration>"
+        );
+        let changed = sample.replace("</configuration>", &property);
+        let types = ResourceTypes::default();
+        match parse_capacity(&changed, &types) {
+            Err(e) => {
+                prop_assert!(!e.0.is_empty());
+                prop_assert!(e.0.iter().all(|d| d.line > 0 || !d.path.is_empty()), "{}", e);
+            }
+            Ok((new, _)) => {
+                let (old, _) = parse_capacity(sample, &types).map_err(|e| TestCaseError::fail(e.to_string()))?;
+                let apps = BTreeMap::from([("root.dev".to_string(), 1)]);
+                let context = RefreshContext { apps: &apps, cluster_maximum_allocation: Resource::new(8192, 4) };
+                if let Err(e) = check_refresh(&old, &new, &context) {
+                    prop_assert!(e.0.iter().all(|d| !d.path.is_empty()), "{}", e);
+                }
+            }
+        }
+    }
+}

@@ -3,7 +3,7 @@
 
 /// Parses `<integer>[ ]<unit>?` and converts it to the type's default unit (`Mi` for memory,
 /// none for the others).
-pub(super) fn amount(text: &str, is_memory: bool) -> Result<i64, String> {
+pub(crate) fn amount(text: &str, is_memory: bool) -> Result<i64, String> {
     let t = text.trim();
     let digits_end = t
         .char_indices()
