@@ -422,7 +422,11 @@ pub struct SchedulerProperties {
     pub wait_time_before_kill_ms: i64,
     /// `yarn.scheduler.fair.waitTimeBeforeNextStarvationCheck`, ms.
     pub wait_time_before_next_starvation_check_ms: i64,
-    /// `yarn.scheduler.fair.am.preemption.<queue>` entries that were set (default true).
+    /// `yarn.scheduler.fair.am.preemption`: whether AM containers may be preempted, for
+    /// queues without their own entry in `am_preemption`.
+    pub am_preemption_default: bool,
+    /// `yarn.scheduler.fair.am.preemption.<queue>` entries that were set (they win over
+    /// `am_preemption_default`).
     pub am_preemption: BTreeMap<String, bool>,
     /// `yarn.scheduler.fair.assignmultiple`.
     pub assign_multiple: bool,
@@ -463,6 +467,19 @@ pub struct SchedulerProperties {
     pub no_terminal_rule_check: bool,
 }
 
+impl SchedulerProperties {
+    /// Whether AM containers of apps placed in the leaf `queue` (full name) may be preempted:
+    /// the queue's own `yarn.scheduler.fair.am.preemption.<queue>` when set, else the global
+    /// `yarn.scheduler.fair.am.preemption` (Hadoop's `getAMPreemptionEnabled`). Hadoop reads
+    /// it once per attempt, from the queue the app was placed in.
+    pub fn am_preemption_enabled(&self, queue: &str) -> bool {
+        self.am_preemption
+            .get(queue)
+            .copied()
+            .unwrap_or(self.am_preemption_default)
+    }
+}
+
 impl Default for SchedulerProperties {
     fn default() -> Self {
         SchedulerProperties {
@@ -474,6 +491,7 @@ impl Default for SchedulerProperties {
             preemption_cluster_utilization_threshold: 0.8,
             wait_time_before_kill_ms: 15_000,
             wait_time_before_next_starvation_check_ms: 10_000,
+            am_preemption_default: true,
             am_preemption: BTreeMap::new(),
             assign_multiple: false,
             dynamic_max_assign: true,

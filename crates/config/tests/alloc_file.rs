@@ -567,3 +567,26 @@ fn a_percentage_max_container_allocation_is_ignored_with_a_warning_as_hadoop_ign
         "{shown:?}"
     );
 }
+
+#[test]
+fn preemption_value_errors_name_the_element_and_where() {
+    let e = errors("<allocations>\n<defaultMinSharePreemptionTimeout>soon</defaultMinSharePreemptionTimeout>\n<queue name=\"a\">\n<minSharePreemptionTimeout>5s</minSharePreemptionTimeout>\n<fairSharePreemptionThreshold>half</fairSharePreemptionThreshold>\n</queue>\n</allocations>");
+    assert_eq!(e.len(), 3, "{e:?}");
+    assert!(
+        e[0].starts_with("line 2, column 1: ")
+            && e[0].contains("defaultMinSharePreemptionTimeout")
+            && e[0].contains("'soon'"),
+        "{}",
+        e[0]
+    );
+    assert!(
+        e[1].starts_with("line 4, column 1: queue root.a: minSharePreemptionTimeout: '5s'"),
+        "{}",
+        e[1]
+    );
+    assert!(
+        e[2].starts_with("line 5, column 1: queue root.a: fairSharePreemptionThreshold: 'half'"),
+        "{}",
+        e[2]
+    );
+}

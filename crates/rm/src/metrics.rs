@@ -482,6 +482,7 @@ mod tests {
             pending_apps: 0,
             configured: true,
             max_container_allocation: Resource::new(8192, 8),
+            starvation: None,
         };
         View {
             kind,

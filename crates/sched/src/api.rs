@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use thiserror::Error;
 use weft_config::{AllocationConfig, SchedulerKind, SchedulerProperties};
-use weft_types::{AppId, ContainerId, Locality, NodeId, Resource};
+use weft_types::{AppId, ContainerId, Locality, NodeId, Resource, Time};
 
 /// A complete scheduler configuration, per scheduler kind. Every kind has the yarn-site
 /// properties (the cluster-wide part, [`ClusterProperties`], is what all kinds share); the rest
@@ -591,6 +591,54 @@ pub struct QueueSnapshot {
     /// The largest container an app of the queue may ask for: `maxContainerAllocation`, own
     /// or inherited, capped by the scheduler's maximum allocation.
     pub max_container_allocation: Resource,
+    /// Preemption settings and min-share starvation (Fair Scheduler only).
+    pub starvation: Option<QueueStarvation>,
+}
+
+/// A queue's preemption settings (effective, after inheritance) and, for a leaf, its
+/// min-share starvation as of the last update that evaluated it (only updates with
+/// preemption on and the cluster's utilization above the threshold do).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QueueStarvation {
+    /// `minSharePreemptionTimeout` in ms; `i64::MAX` means never.
+    pub min_share_preemption_timeout_ms: i64,
+    /// `fairSharePreemptionTimeout` in ms; `i64::MAX` means never.
+    pub fair_share_preemption_timeout_ms: i64,
+    /// `fairSharePreemptionThreshold`.
+    pub fair_share_preemption_threshold: f32,
+    /// Whether containers may be preempted from it (`allowPreemptionFrom` of it and every
+    /// ancestor).
+    pub preemptable: bool,
+    /// Leaves: the last time it was at `min(min share, demand)` (Hadoop's
+    /// `lastTimeAtMinShare`); it is min-share starved once this is older than the timeout.
+    /// `None` for parents and before the first update with preemption on.
+    pub at_min_share_since: Option<Time>,
+    /// Leaves: how far usage is below `min(min share, demand)` once that has lasted longer
+    /// than the timeout; zero otherwise.
+    pub min_share_starvation: Resource,
+    /// Leaves: the sum of its apps' fair-share starvation.
+    pub fair_share_starvation: Resource,
+}
+
+/// An application's starvation (Fair Scheduler only; Hadoop 3.x's per-attempt figures).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AppStarvation {
+    /// How far usage is below `min(fair share x threshold, demand)` once that has lasted
+    /// longer than the leaf's fair-share timeout; zero otherwise.
+    pub fair_share_starvation: Resource,
+    /// Its part of the leaf's min-share starvation.
+    pub min_share_starvation: Resource,
+    /// Hadoop's `isStarved`: usage below its fair share now, or some min-share starvation.
+    pub starved: bool,
+    /// The last time it was at its fair-share threshold (Hadoop's `lastTimeAtFairShare`;
+    /// its start time until first evaluated).
+    pub at_fair_share_since: Time,
+    /// The last update that found it starved (offered it to the preemption pass).
+    pub identified_at: Option<Time>,
+    /// Not evaluated again before this time.
+    pub next_starvation_check: Time,
+    /// Whether its AM container may be preempted (`yarn.scheduler.fair.am.preemption`).
+    pub am_preemption: bool,
 }
 
 /// One application in a [`Snapshot`].
@@ -616,6 +664,8 @@ pub struct AppSnapshot {
     pub pending_containers: u64,
     /// Whether the AM container runs.
     pub am_running: bool,
+    /// Starvation (Fair Scheduler only).
+    pub starvation: Option<AppStarvation>,
 }
 
 /// One leaf queue's figures, as [`Scheduler::visit_leaf_queues`](crate::Scheduler::visit_leaf_queues) reports them.

@@ -509,6 +509,11 @@ impl<R: Rules> Engine<R> {
         }
     }
 
+    /// The update's demand and shares for a report at `now`, without starvation.
+    pub(crate) fn update_shares(&mut self, now: Time) {
+        R::update_shares(self, now);
+    }
+
     /// A read-only picture of the state (report-only figures are brought up to date first).
     pub(crate) fn snapshot(&mut self) -> Snapshot {
         R::refresh_reports(self);
@@ -528,6 +533,7 @@ impl<R: Rules> Engine<R> {
                 running_containers: a.running.len(),
                 pending_containers: a.outstanding_containers(),
                 am_running: a.am_running,
+                starvation: R::app_starvation(self, a),
             })
             .collect();
         let nodes = self
@@ -576,6 +582,7 @@ impl<R: Rules> Engine<R> {
             pending_apps: pending,
             configured: q.configured,
             max_container_allocation: R::max_container_allocation(self, id),
+            starvation: report.starvation,
         });
         let mut children: Vec<QueueId> = q.children.iter().copied().collect();
         children.sort_by(|a, b| self.queues.get(*a).name.cmp(&self.queues.get(*b).name));

@@ -45,6 +45,7 @@ pub(crate) struct QueueReport {
     pub(crate) fair_share: Resource,
     pub(crate) steady_fair_share: Resource,
     pub(crate) min_share: Resource,
+    pub(crate) starvation: Option<crate::api::QueueStarvation>,
 }
 
 /// What a scheduler decides; the objects, the order and the walk do the rest.
@@ -145,6 +146,11 @@ pub(crate) trait Rules: Sized {
 
     /// The periodic update.
     fn update(e: &mut Engine<Self>, now: Time);
+    /// The update's recomputation of shown figures (demand, shares) for a report, without
+    /// anything that acts on time (starvation timers, preemption).
+    fn update_shares(e: &mut Engine<Self>, now: Time) {
+        Self::update(e, now);
+    }
     /// A timer the rules set came due (`at`; the engine's time is `now >= at`).
     fn timer_due(e: &mut Engine<Self>, timer: Self::Timer, at: Time, now: Time);
     /// A new configuration; `Err` leaves the state as it was.
@@ -158,6 +164,8 @@ pub(crate) trait Rules: Sized {
 
     /// An app's fair share in the rules' terms (zero where the rules have none).
     fn app_fair_share(app: &AppOf<Self>) -> Resource;
+    /// The app's starvation, where the rules compute it.
+    fn app_starvation(e: &Engine<Self>, app: &AppOf<Self>) -> Option<crate::api::AppStarvation>;
     /// What the app's AM is told it could still get (Hadoop's headroom).
     fn headroom(e: &Engine<Self>, app: &AppOf<Self>) -> Resource;
     /// A queue's figures in the rules' terms.

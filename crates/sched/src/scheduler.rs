@@ -118,6 +118,13 @@ impl Scheduler {
         with_engine!(&self.kind, e => e.visit_leaf_queues(visit))
     }
 
+    /// Recomputes demand and fair shares at `now` as [`Event::Update`] does, for a snapshot
+    /// that should show them fresh, without what the update does over time (starvation
+    /// clocks, preemption): a snapshot must not change what the scheduler decides later.
+    pub fn update_shares(&mut self, now: Time) {
+        with_engine!(&mut self.kind, e => e.update_shares(now))
+    }
+
     /// A read-only picture of the state (report-only figures are brought up to date first).
     pub fn snapshot(&mut self) -> Snapshot {
         with_engine!(&mut self.kind, e => e.snapshot())

@@ -200,9 +200,11 @@ impl<'c> Sim<'c> {
         }
     }
 
-    /// The scheduler's snapshot, its CPU time counted as [`EventKind::Other`].
+    /// The scheduler's snapshot with demand and shares recomputed now (but no starvation
+    /// evaluated), its CPU time counted as [`EventKind::Other`].
     pub(crate) fn snapshot_timed<S: Script>(&mut self, script: &mut S) -> Snapshot {
         let t0 = self.clock.now_nanos();
+        self.sched.update_shares(self.now);
         let snapshot = self.sched.snapshot();
         script.timed(EventKind::Other, self.clock.now_nanos().saturating_sub(t0));
         snapshot

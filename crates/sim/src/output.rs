@@ -106,7 +106,9 @@ pub trait Names {
 /// Each app's `state` is `running` when runnable and `pending` when it waits for
 /// maxRunningApps; `am_running` says whether its AM container runs. Each node carries
 /// `reserved`: `null` or `{"app": .., "resources": ..}`. Queues carry `configured` (declared
-/// in the allocation file rather than created by placement).
+/// in the allocation file rather than created by placement). Under the Fair Scheduler, queues
+/// also carry `preemptable` and `min_share_starvation`, apps `starvation` (fair-share plus
+/// min-share starvation, preemption spec part E) and `starved` (Hadoop's `isStarved`).
 pub fn snapshot_line(at_ms: u64, s: &Snapshot, types: &ResourceTypes, names: &dyn Names) -> String {
     let res = |r: &Resource| resource_json(types, r);
     let cluster = Obj::new()
@@ -126,7 +128,7 @@ pub fn snapshot_line(at_ms: u64, s: &Snapshot, types: &ResourceTypes, names: &dy
 }
 
 fn queue_json(q: &QueueSnapshot, res: &dyn Fn(&Resource) -> String) -> String {
-    Obj::new()
+    let obj = Obj::new()
         .field("name", &q.name)
         .field("leaf", q.leaf)
         .field("policy", q.policy)
@@ -140,12 +142,18 @@ fn queue_json(q: &QueueSnapshot, res: &dyn Fn(&Resource) -> String) -> String {
         .raw("am_usage", &res(&q.am_usage))
         .field("running_apps", q.running_apps)
         .field("pending_apps", q.pending_apps)
-        .field("configured", q.configured)
-        .finish()
+        .field("configured", q.configured);
+    match &q.starvation {
+        Some(s) => obj
+            .field("preemptable", s.preemptable)
+            .raw("min_share_starvation", &res(&s.min_share_starvation))
+            .finish(),
+        None => obj.finish(),
+    }
 }
 
 fn app_json(a: &AppSnapshot, res: &dyn Fn(&Resource) -> String, names: &dyn Names) -> String {
-    Obj::new()
+    let obj = Obj::new()
         .field("app", names.app(a.app))
         .field("queue", &a.queue)
         .field("user", &a.user)
@@ -156,8 +164,19 @@ fn app_json(a: &AppSnapshot, res: &dyn Fn(&Resource) -> String, names: &dyn Name
         .raw("fair_share", &res(&a.fair_share))
         .field("running_containers", a.running_containers)
         .field("pending_containers", a.pending_containers)
-        .field("am_running", a.am_running)
-        .finish()
+        .field("am_running", a.am_running);
+    match &a.starvation {
+        Some(s) => obj
+            .raw(
+                "starvation",
+                &res(&s
+                    .fair_share_starvation
+                    .saturating_add(s.min_share_starvation)),
+            )
+            .field("starved", s.starved)
+            .finish(),
+        None => obj.finish(),
+    }
 }
 
 fn node_json(n: &NodeSnapshot, res: &dyn Fn(&Resource) -> String, names: &dyn Names) -> String {

@@ -552,7 +552,6 @@ impl Runner<'_> {
                 }
             }
             Action::Snapshot => {
-                self.must(sim, Event::Update)?;
                 let snapshot = sim.snapshot_timed(self);
                 let line = snapshot_line(at, &snapshot, sim.sched.resource_types(), &self.names());
                 self.emit(line);

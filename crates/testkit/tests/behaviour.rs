@@ -174,6 +174,7 @@ scenarios! {
     reload_lower_limit => "reload-lower-limit",
     resources_increment => "resources-increment",
     resources_normalization => "resources-normalization",
+    starvation_min_share => "starvation-min-share",
     user_limits => "user-limits",
     walk_assignmultiple => "walk-assignmultiple",
     walk_drf => "walk-drf",

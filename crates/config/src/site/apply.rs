@@ -228,6 +228,7 @@ fn set(a: &mut Applier, name: &str, value: &str) {
             "allow-undeclared-pools" => boolean(value).map(|v| p.allow_undeclared_pools = v),
             "user-as-default-queue" => boolean(value).map(|v| p.user_as_default_queue = v),
             "preemption" => boolean(value).map(|v| p.preemption = v),
+            "am.preemption" => boolean(value).map(|v| p.am_preemption_default = v),
             "preemption.cluster-utilization-threshold" => {
                 values::float(value).map(|v| p.preemption_cluster_utilization_threshold = v)
             }

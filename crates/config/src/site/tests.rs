@@ -57,6 +57,11 @@ fn fair_scheduler_properties_are_read() {
     assert_eq!(p.update_interval_ms, 250);
     assert_eq!(p.locality_threshold_node, 0.5);
     assert_eq!(p.am_preemption.get("root.a"), Some(&false));
+    assert!(!p.am_preemption_enabled("root.a"));
+    assert!(
+        p.am_preemption_enabled("root.b"),
+        "the global default is true"
+    );
     assert_eq!(p.maximum_allocation.memory_mb(), 16384);
     assert_eq!(p.maximum_allocation.vcores(), 16);
     assert_eq!(p.allocation_file, "/etc/hadoop/fs.xml");
@@ -232,5 +237,33 @@ fn the_scheduler_class_takes_hadoops_class_names_and_short_names() {
     assert!(
         errs[0].contains(class) && errs[0].contains("unknown scheduler 'org.example.MyScheduler'"),
         "{errs:?}"
+    );
+}
+
+#[test]
+fn am_preemption_queue_entry_wins_over_the_global_switch() {
+    let (p, w) = ok(&[
+        ("yarn.scheduler.fair.am.preemption", "false"),
+        ("yarn.scheduler.fair.am.preemption.root.a.b", "true"),
+    ]);
+    assert!(w.is_empty(), "{w:?}");
+    assert!(!p.am_preemption_default);
+    assert!(p.am_preemption_enabled("root.a.b"));
+    assert!(
+        !p.am_preemption_enabled("root.a"),
+        "no entry: the global switch"
+    );
+    assert!(
+        !p.am_preemption_enabled("root.a.b.c"),
+        "entries are exact names, not prefixes"
+    );
+}
+
+#[test]
+fn am_preemption_global_switch_must_be_a_boolean() {
+    let e = errors(&[("yarn.scheduler.fair.am.preemption", "sometimes")]);
+    assert_eq!(
+        e,
+        ["yarn.scheduler.fair.am.preemption: 'sometimes' is not a boolean: expected true or false"]
     );
 }

@@ -266,6 +266,7 @@ mod tests {
             pending_apps: 0,
             configured: true,
             max_container_allocation: Resource::new(8192, 4),
+            starvation: None,
         }
     }
 
@@ -300,6 +301,7 @@ mod tests {
                     running_containers: 2,
                     pending_containers: 1,
                     am_running: true,
+                    starvation: None,
                 }],
                 nodes: vec![NodeSnapshot {
                     node: NodeId(0),
@@ -397,6 +399,7 @@ mod tests {
             running_containers: running,
             pending_containers: 0,
             am_running: true,
+            starvation: None,
         }
     }
 

@@ -142,6 +142,7 @@ mod tests {
             running_containers: running,
             pending_containers: 4 - running as u64,
             am_running: true,
+            starvation: None,
         }
     }
 
@@ -162,6 +163,7 @@ mod tests {
             pending_apps: 0,
             configured: true,
             max_container_allocation: Resource::new(8192, 8),
+            starvation: None,
         }
     }
 

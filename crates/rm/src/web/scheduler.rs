@@ -273,6 +273,7 @@ mod tests {
             pending_apps: 0,
             configured: true,
             max_container_allocation: Resource::new(8192, 4),
+            starvation: None,
         }
     }
 
@@ -288,6 +289,7 @@ mod tests {
             running_containers: 2,
             pending_containers: 0,
             am_running: true,
+            starvation: None,
         }
     }
 

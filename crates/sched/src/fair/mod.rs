@@ -12,6 +12,7 @@ mod queues;
 mod rebuild_tests;
 mod runnable;
 pub(crate) mod shares;
+mod starvation;
 mod update;
 
 use std::cmp::Ordering;
@@ -66,6 +67,9 @@ pub(crate) struct Fair {
     pub(crate) scratch_slots: Vec<u32>,
     pub(crate) scratch_demands: Vec<Resource>,
     pub(crate) scratch_reweighted: Vec<bool>,
+    /// Apps' starvation state, by id (only apps seen while preemption was on). Boxed: the
+    /// facade's enum holds a Fair and a FIFO engine inline, whose sizes should stay close.
+    pub(crate) starvation: Box<starvation::AppStarvationTable>,
 }
 
 /// `incrementAllocation x reservation-threshold.increment-multiple` (spec §6.6).
@@ -93,6 +97,7 @@ impl FairEngine {
             scratch_slots: Vec::new(),
             scratch_demands: Vec::new(),
             scratch_reweighted: Vec::new(),
+            starvation: Box::default(),
         };
         let properties = ClusterProperties::from_site(&rules.config.properties);
         Engine::new(rules, properties, queues, groups)
@@ -165,10 +170,12 @@ impl Rules for Fair {
 
     fn admit(e: &mut FairEngine, app: AppId) {
         e.add_app_to_queue(app);
+        e.note_admitted_for_starvation(app);
     }
 
     fn leave(e: &mut FairEngine, app: AppId) {
         e.remove_app_from_queue(app);
+        e.forget_starvation(app);
     }
 
     fn move_app(e: &mut FairEngine, app: AppId, target: &str) -> Result<(), SchedError> {
@@ -293,7 +300,11 @@ impl Rules for Fair {
     }
 
     fn update(e: &mut FairEngine, now: Time) {
-        e.update(now);
+        e.update(now, true);
+    }
+
+    fn update_shares(e: &mut FairEngine, now: Time) {
+        e.update(now, false);
     }
 
     fn timer_due(_: &mut FairEngine, timer: FairTimer, _: Time, _: Time) {
@@ -332,6 +343,10 @@ impl Rules for Fair {
         e.headroom(app)
     }
 
+    fn app_starvation(e: &FairEngine, app: &AppOf<Fair>) -> Option<crate::api::AppStarvation> {
+        Some(e.app_starvation(app))
+    }
+
     fn queue_report(_: &FairEngine, q: &QueueOf<Fair>) -> QueueReport {
         QueueReport {
             policy: q.rules.policy.name(),
@@ -339,6 +354,7 @@ impl Rules for Fair {
             fair_share: q.rules_cold.fair_share,
             steady_fair_share: q.rules_cold.steady_fair_share,
             min_share: q.rules.min_share,
+            starvation: Some(FairEngine::queue_starvation(q)),
         }
     }
 

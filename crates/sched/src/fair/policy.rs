@@ -22,7 +22,7 @@ mod tests;
 
 pub(crate) use crate::order::key::SortKey;
 use crate::order::key::{ordered_bits, KEY_LEVELS};
-pub(crate) use calc::{at_least_threshold, is_starved_for_reservation};
+pub(crate) use calc::{at_least_threshold, calculator_compare, is_starved_for_reservation};
 
 /// What a comparator looks at for one schedulable (queue or app).
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -6,6 +6,7 @@ use weft_config::{Acl, AllocationConfig, ConfiguredResource, PolicyKind};
 use weft_types::Resource;
 
 use crate::fair::shares::ShareMemo;
+use crate::fair::starvation::{LeafStarvation, PreemptionSettings};
 use crate::queues::{is_protected, QueueId, QueueTree, DEFAULT_NAME, ROOT, ROOT_NAME};
 
 /// Fair's per-queue state read on every re-key.
@@ -41,6 +42,10 @@ pub(crate) struct FairQueueCold {
     pub(crate) reservable: bool,
     /// The last instantaneous share computation among its children or apps.
     pub(crate) share_memo: ShareMemo,
+    /// Timeouts, threshold and `allowPreemptionFrom`, resolved with inheritance.
+    pub(crate) preemption: PreemptionSettings,
+    /// Leaves: min-share starvation as of the last update that evaluated it.
+    pub(crate) starvation: LeafStarvation,
 }
 
 impl Default for FairQueueCold {
@@ -55,6 +60,8 @@ impl Default for FairQueueCold {
             max_container_cfg: None,
             reservable: false,
             share_memo: ShareMemo::default(),
+            preemption: PreemptionSettings::default(),
+            starvation: LeafStarvation::default(),
         }
     }
 }
@@ -189,6 +196,10 @@ impl FairTree {
         };
         let cfg = alloc.queues.get(&name).cloned().unwrap_or_default();
         let parent_child_max = parent.and_then(|p| self.get(p).rules_cold.max_child_cfg);
+        let inherited = match parent {
+            Some(p) => self.get(p).rules_cold.preemption,
+            None => PreemptionSettings::file_defaults(alloc),
+        };
         let is_root = id == ROOT;
         let q = self.get_mut(id);
         q.rules.policy = cfg
@@ -217,6 +228,7 @@ impl FairTree {
             .unwrap_or_else(|| default_acl.clone());
         q.acl_admin = cfg.acl_administer_apps.clone().unwrap_or(default_acl);
         q.rules_cold.reservable = cfg.reservation;
+        q.rules_cold.preemption = inherited.child(&cfg);
     }
 
     /// Recomputes every max share against the cluster capacity (percentages resolve at use).

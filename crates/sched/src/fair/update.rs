@@ -11,7 +11,9 @@ use crate::queues::{QueueId, ROOT};
 const QUEUE_GC_INTERVAL_MS: u64 = 10_000;
 
 impl FairEngine {
-    pub(crate) fn update(&mut self, now: Time) {
+    /// The update; `with_starvation` is false for a report's recomputation (a snapshot
+    /// recomputes shares but never moves a starvation clock, preemption spec §0.4).
+    pub(crate) fn update(&mut self, now: Time, with_starvation: bool) {
         if now.since(self.rules.last_queue_gc).as_millis() >= QUEUE_GC_INTERVAL_MS {
             self.rules.last_queue_gc = now;
             let before = self.queues.len();
@@ -52,6 +54,10 @@ impl FairEngine {
             self.order_dirty = true;
         } else if rekey_inline {
             self.rekey_queues();
+        }
+        // Off by default; the update then costs one branch more.
+        if with_starvation && self.rules.config.properties.preemption {
+            self.update_starvation(now);
         }
     }
 

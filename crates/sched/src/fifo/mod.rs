@@ -306,7 +306,12 @@ impl Rules for Fifo {
             fair_share: Resource::ZERO,
             steady_fair_share: Resource::ZERO,
             min_share: Resource::ZERO,
+            starvation: None,
         }
+    }
+
+    fn app_starvation(_: &FifoEngine, _: &AppOf<Fifo>) -> Option<crate::api::AppStarvation> {
+        None
     }
 
     fn verify(_: &FifoEngine, _: &mut Vec<String>) {}

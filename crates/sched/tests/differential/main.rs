@@ -1,7 +1,9 @@
 //! Property tests on random event sequences, for every scheduler kind:
 //! * the fast walk makes exactly the decisions the reference walk makes;
 //! * every maintained aggregate and order equals its recomputation (`verify`), and no node is
-//!   ever over capacity.
+//!   ever over capacity;
+//! * Fair: the starvation the update computes with preemption on changes no decision (nothing
+//!   acts on it yet).
 //!
 //! The harness (`run`) and the event generator (`ops`) are shared; each kind only supplies its
 //! configurations (`fair`, `fifo`). `PROPTEST_CASES` raises the number of cases (default 96 each).
@@ -29,9 +31,20 @@ fn cases(default: u32) -> u32 {
 /// Runs `ops` against a fast and a reference scheduler built from `config`, comparing every
 /// answer and decision and verifying both after every step.
 fn run(ops: &[Op], config: &SchedulerConfig) -> Result<(), TestCaseError> {
+    compare(ops, config, config, WalkMode::Reference)
+}
+
+/// Runs `ops` against a fast scheduler built from `config` and one built from `other` walking
+/// in `mode`, comparing every answer and decision and verifying both after every step.
+fn compare(
+    ops: &[Op],
+    config: &SchedulerConfig,
+    other: &SchedulerConfig,
+    mode: WalkMode,
+) -> Result<(), TestCaseError> {
     let mut fast = Scheduler::new(config.clone(), Default::default());
-    let mut reference = Scheduler::new(config.clone(), Default::default());
-    reference.set_walk_mode(WalkMode::Reference);
+    let mut reference = Scheduler::new(other.clone(), Default::default());
+    reference.set_walk_mode(mode);
     for n in 0..NODES {
         fast.handle(Time(0), node_event(n)).expect("node");
         reference.handle(Time(0), node_event(n)).expect("node");
@@ -102,7 +115,15 @@ proptest! {
 
     #[test]
     fn fair_fast_path_decides_like_the_reference(ops in prop::collection::vec(ops::op(), 1..120), multiple in any::<bool>(), locality in any::<bool>()) {
-        run(&ops, &fair::config(multiple, locality))?;
+        run(&ops, &fair::config(multiple, locality, false))?;
+    }
+
+    #[test]
+    fn fair_starvation_changes_no_decision(ops in prop::collection::vec(ops::op(), 1..120), multiple in any::<bool>(), locality in any::<bool>()) {
+        let off = fair::config(multiple, locality, false);
+        let on = fair::config(multiple, locality, true);
+        compare(&ops, &off, &on, WalkMode::Fast)?;
+        run(&ops, &on)?;
     }
 
     #[test]

@@ -61,7 +61,7 @@ pub(crate) fn at_least_threshold(
 }
 
 /// Hadoop's `ResourceCalculator.compare(cluster, lhs, rhs, singleType)` for each policy.
-fn calculator_compare(
+pub(crate) fn calculator_compare(
     policy: PolicyKind,
     lhs: Resource,
     rhs: Resource,
