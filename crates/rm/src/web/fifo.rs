@@ -10,6 +10,7 @@ use weft_types::Resource;
 
 use super::apps::MAX_ROWS;
 use super::html::{self, esc, url_encode, Bar, Page};
+use super::scheduler::apps_section_page;
 use super::View;
 
 /// The FIFO scheduler's page.
@@ -58,38 +59,20 @@ pub(crate) fn page(v: &View) -> Page {
             ]
         })
         .collect();
-    let _ = write!(
+    apps_section_page(
         live,
-        "<section><h2>Applications in the scheduler{}</h2>{}</section>",
-        if snap.apps.len() > MAX_ROWS {
-            format!(
-                " <small class=\"muted\">(first {MAX_ROWS} of {})</small>",
-                snap.apps.len()
-            )
-        } else {
-            String::new()
-        },
-        html::table(
-            "sched-apps",
-            &[
-                "Turn",
-                "Application",
-                "Name",
-                "User",
-                "Usage",
-                "Demand",
-                "Containers<br><small>running / asked</small>",
-            ],
-            &rows,
-            "No application is waiting or running.",
-        )
-    );
-    Page {
-        title: "Scheduler".into(),
-        nav: "/cluster/scheduler",
-        head: String::new(),
-        live,
-    }
+        snap.apps.len(),
+        &[
+            "Turn",
+            "Application",
+            "Name",
+            "User",
+            "Usage",
+            "Demand",
+            "Containers<br><small>running / asked</small>",
+        ],
+        &rows,
+    )
 }
 
 /// The one queue's row: bars against the cluster (vcores may exceed it: FIFO checks memory

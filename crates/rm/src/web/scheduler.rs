@@ -107,40 +107,22 @@ fn fair_page(v: &View) -> Page {
             ]
         })
         .collect();
-    let _ = write!(
+    apps_section_page(
         live,
-        "<section><h2>Applications in the scheduler{}</h2>{}</section>",
-        if snap.apps.len() > MAX_ROWS {
-            format!(
-                " <small class=\"muted\">(first {MAX_ROWS} of {})</small>",
-                snap.apps.len()
-            )
-        } else {
-            String::new()
-        },
-        html::table(
-            "sched-apps",
-            &[
-                "Application",
-                "Name",
-                "Queue",
-                "User",
-                "Runnable",
-                "Usage",
-                "Fair share",
-                "Demand",
-                "Containers<br><small>running / asked</small>",
-            ],
-            &rows,
-            "No application is waiting or running.",
-        )
-    );
-    Page {
-        title: "Scheduler".into(),
-        nav: "/cluster/scheduler",
-        head: String::new(),
-        live,
-    }
+        snap.apps.len(),
+        &[
+            "Application",
+            "Name",
+            "Queue",
+            "User",
+            "Runnable",
+            "Usage",
+            "Fair share",
+            "Demand",
+            "Containers<br><small>running / asked</small>",
+        ],
+        &rows,
+    )
 }
 
 /// One queue as a table row: its name indented by depth, bars for memory and vcores.
@@ -248,6 +230,37 @@ fn limit(r: Resource) -> String {
 fn trim_weight(w: f64) -> String {
     let s = format!("{w:.2}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// The page's last section, the scheduler's applications (the first [`MAX_ROWS`] rows of
+/// `total`), and the page around `live`: the same for every scheduler kind.
+pub(super) fn apps_section_page(
+    mut live: String,
+    total: usize,
+    headers: &[&str],
+    rows: &[Vec<String>],
+) -> Page {
+    let shown = if total > MAX_ROWS {
+        format!(" <small class=\"muted\">(first {MAX_ROWS} of {total})</small>")
+    } else {
+        String::new()
+    };
+    let _ = write!(
+        live,
+        "<section><h2>Applications in the scheduler{shown}</h2>{}</section>",
+        html::table(
+            "sched-apps",
+            headers,
+            rows,
+            "No application is waiting or running.",
+        )
+    );
+    Page {
+        title: "Scheduler".into(),
+        nav: "/cluster/scheduler",
+        head: String::new(),
+        live,
+    }
 }
 
 #[cfg(test)]
