@@ -401,6 +401,40 @@ impl SchedulerKind {
     }
 }
 
+/// How the Fair Scheduler preempts (`weft.scheduler.fair.preemption.strategy`; preemption spec §0).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PreemptionStrategy {
+    /// Hadoop 3.x: containers are taken for one starved app, on a node where freeing them
+    /// makes room for its request, and the freed room is earmarked for it.
+    #[default]
+    Targeted,
+    /// Hadoop 2.7: the summed deficit of starved leaves is taken from the queues the
+    /// policies rank most over their share, one container at a time.
+    Global,
+}
+
+impl PreemptionStrategy {
+    /// The property's value for this strategy.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PreemptionStrategy::Targeted => "targeted",
+            PreemptionStrategy::Global => "global",
+        }
+    }
+
+    /// Reads the property's value (surrounding blanks and case ignored).
+    pub fn parse(text: &str) -> Result<PreemptionStrategy, String> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "targeted" => Ok(PreemptionStrategy::Targeted),
+            "global" => Ok(PreemptionStrategy::Global),
+            _ => Err(format!(
+                "unknown preemption strategy '{}': expected targeted or global",
+                text.trim()
+            )),
+        }
+    }
+}
+
 /// The scheduler's yarn-site.xml properties (spec §14.4), with Hadoop's defaults: which
 /// scheduler runs, the cluster-wide allocation limits and resource types, and the Fair
 /// Scheduler's own properties.
@@ -420,8 +454,13 @@ pub struct SchedulerProperties {
     pub preemption_cluster_utilization_threshold: f32,
     /// `yarn.scheduler.fair.waitTimeBeforeKill`, ms.
     pub wait_time_before_kill_ms: i64,
-    /// `yarn.scheduler.fair.waitTimeBeforeNextStarvationCheck`, ms.
+    /// `yarn.scheduler.fair.waitTimeBeforeNextStarvationCheck`, ms (targeted strategy).
     pub wait_time_before_next_starvation_check_ms: i64,
+    /// `weft.scheduler.fair.preemption.strategy` (Weft only): Hadoop 3.x's or 2.7's algorithm.
+    pub preemption_strategy: PreemptionStrategy,
+    /// `yarn.scheduler.fair.preemptionInterval`, ms: the least gap between two preemption
+    /// checks of the global strategy (Hadoop 2.x; 3.x dropped it).
+    pub preemption_interval_ms: i64,
     /// `yarn.scheduler.fair.am.preemption`: whether AM containers may be preempted, for
     /// queues without their own entry in `am_preemption`.
     pub am_preemption_default: bool,
@@ -491,6 +530,8 @@ impl Default for SchedulerProperties {
             preemption_cluster_utilization_threshold: 0.8,
             wait_time_before_kill_ms: 15_000,
             wait_time_before_next_starvation_check_ms: 10_000,
+            preemption_strategy: PreemptionStrategy::Targeted,
+            preemption_interval_ms: 5_000,
             am_preemption_default: true,
             am_preemption: BTreeMap::new(),
             assign_multiple: false,

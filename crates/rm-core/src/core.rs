@@ -391,7 +391,11 @@ impl RmCore {
                     status,
                     ..
                 } => self.on_sched_completed(now, container, exit, status),
-                Decision::Reserved { .. } => {}
+                // TODO(issue 14 item 3): per-app preemption figures and the stop's
+                // diagnostics naming the queue.
+                Decision::Reserved { .. }
+                | Decision::PreemptWarning { .. }
+                | Decision::Preempted { .. } => {}
             }
         }
     }

@@ -434,6 +434,40 @@ pub enum Decision {
         /// scheduler ended the container itself (its app or node left, a release, a new attempt).
         status: Option<ExitStatus>,
     },
+    /// A container was marked for preemption (preemption spec A.7, B.6): its app sees it in
+    /// [`Scheduler::preemption_contract`](crate::Scheduler::preemption_contract) until it
+    /// ends; it is killed at `kill_at` (targeted) or at a later round (global) unless the app
+    /// gives it back first.
+    PreemptWarning {
+        /// The application that will lose the container.
+        app: AppId,
+        /// The container.
+        container: ContainerId,
+        /// Where it runs.
+        node: NodeId,
+        /// The starved application it is taken for (targeted strategy only).
+        for_app: Option<AppId>,
+        /// When it will be killed (targeted strategy only; global kills it in a later round).
+        kill_at: Option<Time>,
+    },
+    /// A container was preempted. The scheduler has already freed it and a
+    /// `Completed { exit: ContainerExit::Preempted, .. }` for it follows at once; this
+    /// decision carries what only preemption knows.
+    Preempted {
+        /// The application that lost it.
+        app: AppId,
+        /// The container.
+        container: ContainerId,
+        /// Where it ran.
+        node: NodeId,
+        /// Its size.
+        resources: Resource,
+        /// Whether it was the app's AM container.
+        am: bool,
+        /// The leaf queue it was taken for (targeted: the starved app's queue; global: the
+        /// leaf with the largest deficit in the round that warned it).
+        for_queue: String,
+    },
     /// A node was reserved for an application's ask that does not fit there yet.
     Reserved {
         /// The application.
@@ -593,6 +627,9 @@ pub struct QueueSnapshot {
     pub max_container_allocation: Resource,
     /// Preemption settings and min-share starvation (Fair Scheduler only).
     pub starvation: Option<QueueStarvation>,
+    /// Containers preempted from the queue's apps (the subtree's for a parent) since the
+    /// scheduler started (Hadoop's `AggregateContainersPreempted`).
+    pub preempted_containers: u64,
 }
 
 /// A queue's preemption settings (effective, after inheritance) and, for a leaf, its

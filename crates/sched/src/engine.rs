@@ -583,6 +583,8 @@ impl<R: Rules> Engine<R> {
             configured: q.configured,
             max_container_allocation: R::max_container_allocation(self, id),
             starvation: report.starvation,
+            // TODO(issue 14 item 2): the victim leaf's and its ancestors' kill count.
+            preempted_containers: 0,
         });
         let mut children: Vec<QueueId> = q.children.iter().copied().collect();
         children.sort_by(|a, b| self.queues.get(*a).name.cmp(&self.queues.get(*b).name));

@@ -1,7 +1,7 @@
-//! What a driver asks the scheduler about one application between events: its headroom and the
-//! largest container it may ask for.
+//! What a driver asks the scheduler about one application between events: its headroom, the
+//! largest container it may ask for, and the containers it is about to lose.
 
-use weft_types::{AppId, Resource};
+use weft_types::{AppId, ContainerId, Resource};
 
 use crate::engine::Engine;
 use crate::rules::Rules;
@@ -18,5 +18,11 @@ impl<R: Rules> Engine<R> {
         self.apps
             .get(&app)
             .map(|a| R::max_container_allocation(self, a.queue))
+    }
+
+    /// The app's containers marked for preemption and still live, in marking order.
+    // TODO(issue 14 item 2): read the app's marked set once preemption marks containers.
+    pub(crate) fn app_preemption_contract(&self, _app: AppId) -> Vec<ContainerId> {
+        Vec::new()
     }
 }

@@ -172,6 +172,13 @@ impl Scheduler {
         with_engine!(&self.kind, e => e.app_max_container_allocation(app))
     }
 
+    /// The application's containers marked for preemption and not ended yet, in the order
+    /// they were marked: Hadoop's `StrictPreemptionContract` in the AM's Allocate reply
+    /// (preemption spec §C). Empty for an unknown app and under schedulers that never preempt.
+    pub fn preemption_contract(&self, app: AppId) -> Vec<weft_types::ContainerId> {
+        with_engine!(&self.kind, e => e.app_preemption_contract(app))
+    }
+
     // Queries of a driver that restarts (the RM).
 
     /// Submits an application (as [`Event::AppSubmitted`]) and returns where it went: the

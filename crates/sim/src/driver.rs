@@ -274,7 +274,11 @@ impl<'c> Sim<'c> {
                     *app = 0;
                 }
             }
-            Decision::Accepted { .. } | Decision::Rejected { .. } | Decision::Reserved { .. } => {}
+            Decision::Accepted { .. }
+            | Decision::Rejected { .. }
+            | Decision::Reserved { .. }
+            | Decision::PreemptWarning { .. }
+            | Decision::Preempted { .. } => {}
         }
     }
 

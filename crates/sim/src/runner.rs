@@ -304,22 +304,43 @@ impl Runner<'_> {
                 if let Some(a) = self.apps.get_mut(app) {
                     a.running.retain(|(c, _)| c != container);
                 }
-                let name = self.names().app(*app);
                 if *exit == ContainerExit::Preempted {
-                    // The scheduler does not say for which queue yet.
-                    let line = Obj::line("preempted", at)
-                        .field("app", &name)
-                        .field("container", container.to_string())
-                        .field("for_queue", Option::<String>::None)
-                        .finish();
-                    self.emit(line);
+                    // Its `preempted` line (from `Decision::Preempted`, just before) says it
+                    // all; the contract wants no `completed` line beside it.
+                    return;
                 }
+                let name = self.names().app(*app);
                 Obj::line("completed", at)
                     .field("app", name)
                     .field("container", container.to_string())
                     .field("exit", exit.as_str())
                     .finish()
             }
+            Decision::PreemptWarning {
+                app,
+                container,
+                node,
+                for_app,
+                kill_at,
+            } => Obj::line("preempt_warning", at)
+                .field("app", self.names().app(*app))
+                .field("container", container.to_string())
+                .field("node", self.names().node(*node))
+                .field("for_app", for_app.map(|a| self.names().app(a)))
+                .field("kill_at_ms", kill_at.map(|t| t.as_millis()))
+                .finish(),
+            Decision::Preempted {
+                app,
+                container,
+                node,
+                for_queue,
+                ..
+            } => Obj::line("preempted", at)
+                .field("app", self.names().app(*app))
+                .field("container", container.to_string())
+                .field("node", self.names().node(*node))
+                .field("for_queue", for_queue)
+                .finish(),
             Decision::Reserved {
                 app,
                 node,

@@ -223,6 +223,9 @@ impl Script for ScaleRun<'_> {
                 self.recorder.reserved();
                 Ok(())
             }
+            // TODO(issue 14 item 5): count preemptions and lost work, and re-ask for the
+            // preempted task as an AM would.
+            Decision::PreemptWarning { .. } | Decision::Preempted { .. } => Ok(()),
         }
     }
 

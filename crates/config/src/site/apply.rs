@@ -2,7 +2,7 @@
 
 use super::{units, Entry};
 use crate::alloc_file::values;
-use crate::{Diagnostic, SchedulerKind, SchedulerProperties, Severity};
+use crate::{Diagnostic, PreemptionStrategy, SchedulerKind, SchedulerProperties, Severity};
 use std::collections::BTreeMap;
 use weft_types::{ResourceTypes, MAX_RESOURCE_TYPES, MEMORY, VCORES};
 
@@ -10,6 +10,7 @@ const FAIR: &str = "yarn.scheduler.fair.";
 const TYPES: &str = "yarn.resource-types";
 const AM_PREEMPTION: &str = "yarn.scheduler.fair.am.preemption.";
 const SCHEDULER_CLASS: &str = "yarn.resourcemanager.scheduler.class";
+const PREEMPTION_STRATEGY: &str = "weft.scheduler.fair.preemption.strategy";
 
 /// Hadoop properties under the warned prefixes that Weft knows but does not model; they are
 /// accepted without a warning.
@@ -214,6 +215,8 @@ fn set(a: &mut Applier, name: &str, value: &str) {
         })
     } else if name == SCHEDULER_CLASS {
         SchedulerKind::parse(value).map(|kind| p.scheduler_kind = kind)
+    } else if name == PREEMPTION_STRATEGY {
+        PreemptionStrategy::parse(value).map(|s| p.preemption_strategy = s)
     } else {
         let key = match name.strip_prefix(FAIR) {
             Some(short) => short,
@@ -238,6 +241,7 @@ fn set(a: &mut Applier, name: &str, value: &str) {
             "waitTimeBeforeNextStarvationCheck" => {
                 values::long(value).map(|v| p.wait_time_before_next_starvation_check_ms = v)
             }
+            "preemptionInterval" => values::long(value).map(|v| p.preemption_interval_ms = v),
             "assignmultiple" => boolean(value).map(|v| p.assign_multiple = v),
             "dynamic.max.assign" => boolean(value).map(|v| p.dynamic_max_assign = v),
             "max.assign" => values::int(value).map(|v| p.max_assign = v),

@@ -267,3 +267,24 @@ fn am_preemption_global_switch_must_be_a_boolean() {
         ["yarn.scheduler.fair.am.preemption: 'sometimes' is not a boolean: expected true or false"]
     );
 }
+
+#[test]
+fn preemption_strategy_and_interval_are_read_and_a_bad_strategy_is_named() {
+    let (p, w) = ok(&[]);
+    assert!(w.is_empty());
+    assert_eq!(p.preemption_strategy, crate::PreemptionStrategy::Targeted);
+    assert_eq!(p.preemption_interval_ms, 5000);
+    let (p, w) = ok(&[
+        ("weft.scheduler.fair.preemption.strategy", " Global "),
+        ("yarn.scheduler.fair.preemptionInterval", "2500"),
+    ]);
+    assert!(w.is_empty(), "{w:?}");
+    assert_eq!(p.preemption_strategy, crate::PreemptionStrategy::Global);
+    assert_eq!(p.preemption_interval_ms, 2500);
+    let e = errors(&[("weft.scheduler.fair.preemption.strategy", "greedy")]);
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(
+        e[0].contains("weft.scheduler.fair.preemption.strategy") && e[0].contains("greedy"),
+        "{e:?}"
+    );
+}

@@ -147,6 +147,7 @@ mod tests {
             configured: true,
             max_container_allocation: Resource::new(8192, 8),
             starvation: None,
+            preempted_containers: 0,
         }
     }
 

@@ -287,6 +287,7 @@ mod tests {
             configured: true,
             max_container_allocation: Resource::new(8192, 4),
             starvation: None,
+            preempted_containers: 0,
         }
     }
 
