@@ -2,17 +2,17 @@
 //! every update, no app warned in it keeps less than its fair share once its marked
 //! containers go, no container of a non-preemptable queue is ever warned, every kill follows
 //! a warning and is followed by its completion, the strict contract lists exactly the live
-//! warned containers, and `verify` (which checks marks and earmarks) stays clean.
-
-use std::collections::{BTreeMap, BTreeSet};
+//! warned containers, `verify` (which checks marks and earmarks) stays clean, and the fast and
+//! reference walks decide alike.
 
 use std::cell::Cell;
+use std::collections::{BTreeMap, BTreeSet};
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRng, TestRunner};
 use weft_config::alloc_file::parse_allocations;
 use weft_sched::{
-    AskTag, ContainerAsk, ContainerExit, Decision, Event, Scheduler, SchedulerConfig,
+    AskTag, ContainerAsk, ContainerExit, Decision, Event, Scheduler, SchedulerConfig, WalkMode,
 };
 use weft_types::{AppId, ContainerId, NodeId, Resource, ResourceTypes, Time};
 
@@ -36,7 +36,11 @@ fn op() -> impl Strategy<Value = Op> {
 
 const QUEUES: [&str; 3] = ["a", "b", "c"];
 
-fn scheduler(a_preemptable: bool, threshold: &str, wait_ms: &str, nodes: u32) -> Scheduler {
+fn scheduler(a_preemptable: bool, threshold: &str, wait_ms: &str, nodes: u32) -> Both {
+    Both::new(|| one_scheduler(a_preemptable, threshold, wait_ms, nodes))
+}
+
+fn one_scheduler(a_preemptable: bool, threshold: &str, wait_ms: &str, nodes: u32) -> Scheduler {
     let xml = format!(
         r#"<allocations>
           <defaultFairSharePreemptionTimeout>0</defaultFairSharePreemptionTimeout>
@@ -78,6 +82,44 @@ fn scheduler(a_preemptable: bool, threshold: &str, wait_ms: &str, nodes: u32) ->
     s
 }
 
+/// The same scheduler twice, on the fast walk and on the reference walk: every event goes to
+/// both and every decision must be the same (the hand-off and the reservable flags must not
+/// make the two walks part).
+struct Both {
+    fast: Scheduler,
+    reference: Scheduler,
+}
+
+impl Both {
+    fn new(make: impl Fn() -> Scheduler) -> Both {
+        let mut reference = make();
+        reference.set_walk_mode(WalkMode::Reference);
+        Both {
+            fast: make(),
+            reference,
+        }
+    }
+
+    fn handle(&mut self, at: Time, event: Event) -> Result<(), String> {
+        let fast = self.fast.handle(at, event.clone());
+        let reference = self.reference.handle(at, event);
+        assert_eq!(fast, reference, "the walks answer alike");
+        fast.map_err(|e| e.to_string())
+    }
+
+    fn poll_decision(&mut self) -> Option<Decision> {
+        let d = self.fast.poll_decision();
+        assert_eq!(d, self.reference.poll_decision(), "the walks decide alike");
+        d
+    }
+
+    fn verify(&self) -> Vec<String> {
+        let mut v = self.fast.verify();
+        v.extend(self.reference.verify());
+        v
+    }
+}
+
 /// What the test tracks from the decisions.
 #[derive(Default)]
 struct Seen {
@@ -90,7 +132,7 @@ struct Seen {
 
 impl Seen {
     /// Takes the decisions; returns the apps warned in them.
-    fn take(&mut self, s: &mut Scheduler) -> BTreeSet<AppId> {
+    fn take(&mut self, s: &mut Both) -> BTreeSet<AppId> {
         let mut warned_apps = BTreeSet::new();
         let mut last_preempted: Option<ContainerId> = None;
         while let Some(d) = s.poll_decision() {
@@ -208,10 +250,11 @@ fn check(case: Case, warnings: &Cell<usize>) -> Result<(), TestCaseError> {
                 let warned_apps = seen.take(&mut s);
                 warnings.set(warnings.get() + warned_apps.len());
                 // A.10: a victim keeps at least its fair share (memory: `fair` leaves).
-                let snap = s.snapshot();
+                let snap = s.fast.snapshot();
                 for app in &warned_apps {
                     let a = snap.apps.iter().find(|x| x.app == *app).expect("listed");
                     let marked: i64 = s
+                        .fast
                         .preemption_contract(*app)
                         .iter()
                         .map(|c| seen.live.get(c).map_or(0, |l| l.1.memory_mb()))
@@ -237,7 +280,8 @@ fn check(case: Case, warnings: &Cell<usize>) -> Result<(), TestCaseError> {
         prop_assert_eq!(s.verify(), Vec::<String>::new());
         // The strict contract is exactly the live warned containers, per app.
         for app in &apps {
-            let contract: BTreeSet<ContainerId> = s.preemption_contract(*app).into_iter().collect();
+            let contract: BTreeSet<ContainerId> =
+                s.fast.preemption_contract(*app).into_iter().collect();
             let expected: BTreeSet<ContainerId> = seen
                 .warned
                 .iter()
@@ -246,7 +290,8 @@ fn check(case: Case, warnings: &Cell<usize>) -> Result<(), TestCaseError> {
                 .collect();
             prop_assert_eq!(contract, expected);
         }
-        if let Some(due) = s.poll_timeout() {
+        prop_assert_eq!(s.fast.poll_timeout(), s.reference.poll_timeout());
+        if let Some(due) = s.fast.poll_timeout() {
             prop_assert!(due.as_millis() > now, "a timer {due:?} overdue at {now}");
         }
     }
