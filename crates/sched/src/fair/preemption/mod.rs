@@ -31,6 +31,8 @@ pub(crate) struct PreemptionState {
     /// Apps the current update offered to the starved-app set (spec A.4), in the order they
     /// were first offered; the targeted pass takes them.
     pub(crate) starved: Vec<AppId>,
+    /// The starvation pass's reusable buffer: a leaf's candidates with their order keys.
+    pub(crate) scratch_keys: Vec<(crate::order::key::SortKey, AppId)>,
 }
 
 /// Containers marked together, killed together (targeted strategy, spec A.7).
