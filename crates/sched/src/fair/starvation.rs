@@ -248,12 +248,13 @@ impl FairEngine {
     fn starvation_candidates(&mut self, leaf: QueueId, now: Time, candidates: &mut Vec<AppId>) {
         let due = |e: &FairEngine, a: &AppOf<Fair>| {
             !a.demand.saturating_sub(a.usage).is_zero()
-                && e.rules
-                    .preemption
-                    .starvation
-                    .by_app
-                    .get(&a.id)
-                    .is_none_or(|s| s.next_check <= now)
+                && (!a.rules.next_check_set
+                    || e.rules
+                        .preemption
+                        .starvation
+                        .by_app
+                        .get(&a.id)
+                        .is_none_or(|s| s.next_check <= now))
         };
         candidates.clear();
         let q = self.queues.get(leaf);
@@ -297,6 +298,11 @@ impl FairEngine {
             let Some(app) = self.apps.get(id) else {
                 continue;
             };
+            // Nothing to hand out and nothing to take back (the cached flag is the stored
+            // value's non-zeroness): the app's state stays as it is, unread.
+            if left.is_zero() && !app.rules.min_share_starved {
+                continue;
+            }
             let pending = app.demand.saturating_sub(app.usage);
             let state = self.starvation_entry(*id);
             let was_starved = !state.min_share_starvation.is_zero();
