@@ -334,7 +334,7 @@ impl FairEngine {
     /// Keeps the app's cached min-share flag (read by the reservation gate on every re-key)
     /// equal to its stored min-share starvation (called when that became or stopped being
     /// none), re-keying it where the flag changed.
-    fn note_min_share_starved(&mut self, id: AppId, starved: bool) {
+    pub(crate) fn note_min_share_starved(&mut self, id: AppId, starved: bool) {
         let Some(slot) = self.apps.slot_of(&id) else {
             return;
         };
