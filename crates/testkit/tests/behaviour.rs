@@ -184,6 +184,7 @@ scenarios! {
     preempt_drf => "preempt-drf",
     preempt_zero_wait => "preempt-zero-wait",
     preempt_min_share => "preempt-min-share",
+    preempt_nested => "preempt-nested",
     preempt_handoff_not_limited => "preempt-handoff-not-limited",
     preempt_node_request_am_retry => "preempt-node-request-am-retry",
     user_limits => "user-limits",
