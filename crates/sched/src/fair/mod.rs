@@ -7,6 +7,7 @@ mod limits;
 mod moves;
 pub(crate) mod placement;
 pub(crate) mod policy;
+mod preemption;
 mod queues;
 #[cfg(test)]
 mod rebuild_tests;

@@ -104,6 +104,9 @@ pub(crate) struct AppStarvationState {
 #[derive(Debug, Default)]
 pub(crate) struct AppStarvationTable {
     pub(crate) by_app: BTreeMap<AppId, AppStarvationState>,
+    /// The global strategy's clocks and warned list (here, inside the boxed preemption state,
+    /// so that `Fair` does not grow).
+    pub(crate) global: crate::fair::preemption::global::GlobalState,
 }
 
 impl AppStarvationState {

@@ -28,6 +28,14 @@ impl FairEngine {
                 self.rules.steady_dirty = true;
             }
         }
+        let props = &self.rules.config.properties;
+        if with_starvation
+            && props.preemption
+            && props.preemption_strategy == weft_config::PreemptionStrategy::Global
+        {
+            // Hadoop 2.7 refreshes its queue clocks before the shares (preemption spec B.1).
+            self.refresh_global_timers(now);
+        }
         let size_based = self.rules.config.properties.size_based_weight;
         // Apps are re-keyed in the demand pass, as they are read (going leaf by leaf was a
         // cache miss per app at 10,000 apps), and again only where fair shares changed.

@@ -1,0 +1,3 @@
+//! Fair Scheduler preemption (preemption spec): the strategies.
+
+pub(crate) mod global;
