@@ -13,7 +13,7 @@
 #![allow(dead_code)]
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use weft_config::PolicyKind;
 use weft_types::{AppId, ContainerId, NodeId, Resource, Time, VCORES};
@@ -241,8 +241,9 @@ pub(crate) struct Round {
     pub(crate) queues: Vec<RoundQueue>,
     pub(crate) apps: Vec<RoundApp>,
     pub(crate) ctx: PolicyContext,
-    /// Containers this round chose.
-    chosen: BTreeSet<ContainerId>,
+    /// Each visited app's victims, best LAST (asked of the source once per app and round;
+    /// what the round chooses is popped).
+    victims: BTreeMap<AppId, Vec<Candidate>>,
 }
 
 impl Round {
@@ -251,7 +252,7 @@ impl Round {
             queues,
             apps,
             ctx,
-            chosen: BTreeSet::new(),
+            victims: BTreeMap::new(),
         }
     }
 
@@ -265,10 +266,13 @@ impl Round {
     ) -> Vec<Candidate> {
         let mut out = Vec::new();
         while to_preempt.memory_mb() > 0 {
-            let Some((app, c)) = self.walk(0, candidates) else {
+            let Some(app) = self.walk(0, candidates) else {
                 break;
             };
-            self.chosen.insert(c.id);
+            let id = self.apps[app].id;
+            let Some(c) = self.victims.get_mut(&id).and_then(Vec::pop) else {
+                break;
+            };
             self.charge(app, c.size);
             to_preempt = to_preempt.saturating_sub(c.size);
             out.push(c);
@@ -290,13 +294,13 @@ impl Round {
 
     /// B.5: the largest preemptable child of a parent (the comparator's last; a child that
     /// yields nothing ends the walk, 2.7's quirk), a leaf's largest runnable app if the leaf is
-    /// over its fair share under its parent's policy, that app's first container by
-    /// [`victim_order`].
+    /// over its fair share under its parent's policy, if that app has a container left to
+    /// choose (its first by [`victim_order`] is then the last of its `victims`).
     fn walk(
-        &self,
+        &mut self,
         queue: usize,
         candidates: &mut dyn FnMut(AppId) -> Vec<Candidate>,
-    ) -> Option<(usize, Candidate)> {
+    ) -> Option<usize> {
         let q = &self.queues[queue];
         if !q.is_leaf {
             let child = self.largest(
@@ -314,11 +318,15 @@ impl Round {
             return None;
         }
         let app = self.largest(q.policy, q.apps.iter().copied(), |a| &self.apps[a].view)?;
-        let victim = candidates(self.apps[app].id)
-            .into_iter()
-            .filter(|c| !self.chosen.contains(&c.id))
-            .min_by(victim_order)?;
-        Some((app, victim))
+        let victims = self
+            .victims
+            .entry(self.apps[app].id)
+            .or_insert_with_key(|id| {
+                let mut v = candidates(*id);
+                v.sort_by(|a, b| victim_order(b, a));
+                v
+            });
+        (!victims.is_empty()).then_some(app)
     }
 
     /// The member the policy would serve last (the first seen on a full tie, as 2.7's strict
