@@ -28,13 +28,12 @@ impl FairEngine {
                 self.rules.steady_dirty = true;
             }
         }
-        let props = &self.rules.config.properties;
         if with_starvation
-            && props.preemption
-            && props.preemption_strategy == weft_config::PreemptionStrategy::Global
+            && self.rules.config.properties.preemption
+            && self.rules.config.properties.preemption_strategy
+                == weft_config::PreemptionStrategy::Global
         {
-            // Hadoop 2.7 refreshes its queue clocks before the shares (preemption spec B.1).
-            self.refresh_global_timers(now);
+            crate::fair::preemption::global::before_shares(self, now);
         }
         let size_based = self.rules.config.properties.size_based_weight;
         // Apps are re-keyed in the demand pass, as they are read (going leaf by leaf was a
@@ -66,6 +65,7 @@ impl FairEngine {
         // Off by default; the update then costs one branch more.
         if with_starvation && self.rules.config.properties.preemption {
             self.update_starvation(now);
+            self.preemption_pass(now);
         }
     }
 

@@ -58,6 +58,7 @@ impl<R: Rules> Engine<R> {
         if am {
             app.am_resource = Some(size);
             app.am_running = true;
+            app.am_container = Some(id);
             let q = self.queues.get_mut(leaf);
             q.am_usage = q.am_usage.saturating_add(size);
         }
@@ -70,6 +71,7 @@ impl<R: Rules> Engine<R> {
             app_slot,
             node_slot,
             size,
+            priority: key.0,
             by_app: Link::default(),
             by_node: Link::default(),
         });
@@ -98,6 +100,7 @@ impl<R: Rules> Engine<R> {
         app_slot: u32,
         node_slot: u32,
         size: Resource,
+        priority: i32,
         am: bool,
     ) {
         let Some(app) = self.apps.at_mut(app_slot) else {
@@ -119,6 +122,7 @@ impl<R: Rules> Engine<R> {
             }
             app.am_resource = Some(size);
             app.am_running = true;
+            app.am_container = Some(id);
         }
         app.usage = app.usage.saturating_add(size);
         if asks_changed {
@@ -140,6 +144,7 @@ impl<R: Rules> Engine<R> {
             app_slot,
             node_slot,
             size,
+            priority,
             by_app: Link::default(),
             by_node: Link::default(),
         });
@@ -172,6 +177,7 @@ impl<R: Rules> Engine<R> {
         let Some(c) = self.take_container(id) else {
             return;
         };
+        R::container_ended(self, &c);
         if let Some(node) = self.nodes.at_mut(c.node_slot) {
             node.allocated = node.allocated.saturating_sub(c.size);
         }

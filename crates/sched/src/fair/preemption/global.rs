@@ -6,11 +6,9 @@
 //!
 //! This file holds the strategy's own state and rules: the 2.7 queue timers (B.1, B.2), the
 //! deficits (B.3), the round's model and walk (B.4 steps 2-3, B.5, B.8) and the warned list
-//! (B.4 step 1, B.6). Marking and killing a container go through the shared preemption layer.
-
-// The round runs through the shared marking layer, which lands separately; until it is wired
-// only the clocks and the tests use the rest.
-#![allow(dead_code)]
+//! (B.4 step 1, B.6). Marking and killing a container go through the shared preemption layer
+//! (`marks.rs`). Called from the update: [`before_shares`] at its start, [`preemption_round`]
+//! at its end.
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -21,7 +19,40 @@ use weft_types::{AppId, ContainerId, NodeId, Resource, Time, VCORES};
 use crate::fair::policy::{self, usage_over_fair_share, PolicyContext, SchedView};
 use crate::fair::starvation::PreemptionSettings;
 use crate::fair::FairEngine;
+use crate::objects::containers::Owner;
 use crate::queues::{QueueId, ROOT};
+
+/// B.1 step 1, at the START of the update (before demand and fair shares): every leaf's clocks.
+pub(crate) fn before_shares(e: &mut FairEngine, now: Time) {
+    e.refresh_global_timers(now);
+}
+
+/// B.1 step 3, at the END of the update: a preemption check when the utilization gate is open
+/// and `preemptionInterval` has passed since the last one (the first check runs at once);
+/// it runs a round (B.4) when the leaves are owed some memory.
+pub(crate) fn preemption_round(e: &mut FairEngine, now: Time) {
+    if !e.preemption_gate_open() {
+        return;
+    }
+    let interval = e.rules.config.properties.preemption_interval_ms;
+    if !e.rules.preemption.global.interval_passed(now, interval) {
+        return;
+    }
+    e.rules.preemption.global.last_check = Some(now);
+    let deficits = e.global_deficits(now);
+    let to_preempt = deficits
+        .iter()
+        .fold(Resource::ZERO, |sum, (_, d)| sum.saturating_add(*d));
+    if to_preempt.memory_mb() <= 0 {
+        return;
+    }
+    let named: Vec<(&str, Resource)> = deficits
+        .iter()
+        .map(|(q, d)| (e.queues.get(*q).name.as_str(), *d))
+        .collect();
+    let for_queue = neediest_leaf(named).unwrap_or_default().to_string();
+    e.global_round(to_preempt, &for_queue, now);
+}
 
 #[cfg(test)]
 mod tests;
@@ -350,6 +381,11 @@ impl Round {
     }
 }
 
+/// B.6: a warned container dies once `warnTime + waitTimeBeforeKill < now` (STRICT).
+fn warned_long_enough(warned_at: Time, wait_ms: i64, now: Time) -> bool {
+    i128::from(warned_at.as_millis()) + i128::from(wait_ms) < i128::from(now.as_millis())
+}
+
 /// One entry of the cluster-wide warned list (B.4 step 1).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Warned {
@@ -360,7 +396,7 @@ pub(crate) struct Warned {
 }
 
 /// The global strategy's state.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct GlobalState {
     /// Each leaf's 2.7 clocks (queue ids are never reused).
     pub(crate) timers: BTreeMap<QueueId, LeafTimers>,
@@ -402,7 +438,7 @@ impl FairEngine {
     /// current usage (run it BEFORE demand and shares are recomputed). A new leaf's clocks
     /// start now; clocks of leaves that are gone are dropped.
     pub(crate) fn refresh_global_timers(&mut self, now: Time) {
-        let mut timers = std::mem::take(&mut self.rules.starvation.global.timers);
+        let mut timers = std::mem::take(&mut self.rules.preemption.global.timers);
         let mut fresh = BTreeMap::new();
         for leaf in self.leaves() {
             let mut t = timers
@@ -417,7 +453,7 @@ impl FairEngine {
             t.refresh(&self.leaf_figures(leaf), threshold, now);
             fresh.insert(leaf, t);
         }
-        self.rules.starvation.global.timers = fresh;
+        self.rules.preemption.global.timers = fresh;
     }
 
     /// B.3: each leaf's deficit, in queue order (leaves without clocks yet owe nothing).
@@ -427,7 +463,7 @@ impl FairEngine {
             .map(|leaf| {
                 let deficit =
                     self.rules
-                        .starvation
+                        .preemption
                         .global
                         .timers
                         .get(&leaf)
@@ -440,9 +476,91 @@ impl FairEngine {
             .collect()
     }
 
+    /// B.4, one round with `to_preempt` (memory > 0) owed: the warned-list pass, then the
+    /// selection loop on net usage; new warnings name `for_queue`.
+    fn global_round(&mut self, mut to_preempt: Resource, for_queue: &str, now: Time) {
+        // Step 1: the warned list in warning order. A live entry is charged against what is
+        // owed whether it is killed or not; once nothing is owed, the rest are dropped from
+        // the list (Hadoop's quirk: they stay marked, so reported to the AM and never chosen
+        // again, but no later round kills them), as are entries whose container ended.
+        let wait = self.rules.config.properties.wait_time_before_kill_ms;
+        let warned = std::mem::take(&mut self.rules.preemption.global.warned);
+        let mut kept = Vec::with_capacity(warned.len());
+        for w in warned {
+            if to_preempt.memory_mb() <= 0 || self.live_container(w.container).is_none() {
+                continue;
+            }
+            to_preempt = to_preempt.saturating_sub(w.size);
+            match self.mark_of(w.container).map(|m| m.at) {
+                Some(at) if warned_long_enough(at, wait, now) => {
+                    self.kill_for_preemption(w.container, &w.for_queue);
+                }
+                Some(_) => kept.push(w),
+                // Its mark cannot have gone while it lives; warn it again if it did.
+                None => {
+                    self.mark_for_preemption(w.container, now, None, None);
+                    kept.push(w);
+                }
+            }
+        }
+        // Steps 2-4: the walk on usage net of every mark (the model's `preempted(app)` starts
+        // at the app's marked total and is dropped with the model, Hadoop's reset and clear).
+        let mut round = self.global_model(&|app| self.marked_total_of_app(app));
+        let chosen = round.select(to_preempt, &mut |app| self.global_candidates(app));
+        for c in chosen {
+            if self.mark_for_preemption(c.id, now, None, None) {
+                kept.push(Warned {
+                    container: c.id,
+                    size: c.size,
+                    for_queue: for_queue.to_string(),
+                });
+            }
+        }
+        self.rules.preemption.global.warned = kept;
+    }
+
+    /// The app's containers the walk may choose (B.5, B.8): live, not marked, and not its AM
+    /// container when AM preemption is off for it.
+    fn global_candidates(&self, app: AppId) -> Vec<Candidate> {
+        let Some(a) = self.apps.get(&app) else {
+            return Vec::new();
+        };
+        let am_spared = a.am_container.is_some()
+            && !self
+                .rules
+                .preemption
+                .starvation
+                .by_app
+                .get(&app)
+                .map_or_else(
+                    || {
+                        let queue = &self.queues.get(a.queue).name;
+                        self.rules.config.properties.am_preemption_enabled(queue)
+                    },
+                    |s| s.am_preemption,
+                );
+        self.container_ids(a.running, Owner::App)
+            .into_iter()
+            .filter(|id| !self.is_marked(*id))
+            .filter_map(|id| {
+                let c = self.containers.get(&id)?;
+                let node = self.nodes.at(c.node_slot)?.id;
+                let am = a.am_container == Some(id);
+                (!(am && am_spared)).then_some(Candidate {
+                    id,
+                    app,
+                    node,
+                    size: c.size,
+                    priority: c.priority,
+                    am,
+                })
+            })
+            .collect()
+    }
+
     /// The round's model: the tree from the root, runnable apps in their leaves, each usage
     /// net of `marked(app)` (the app's marked, live containers' total, B.4 step 2).
-    pub(crate) fn global_round(&self, marked: &dyn Fn(AppId) -> Resource) -> Round {
+    pub(crate) fn global_model(&self, marked: &dyn Fn(AppId) -> Resource) -> Round {
         let ctx = self.policy_context();
         let mut queues = Vec::new();
         let mut apps = Vec::new();

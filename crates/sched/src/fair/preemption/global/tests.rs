@@ -2,7 +2,7 @@
 //! from the spec.
 
 use super::*;
-use crate::api::{AskTag, ContainerAsk, Event};
+use crate::api::{AskTag, ContainerAsk, Decision, Event};
 use weft_config::alloc_file::parse_allocations;
 use weft_types::ResourceTypes;
 
@@ -430,4 +430,109 @@ fn test_preemption_decision_deficits_after_5_and_10_seconds() {
         .map(|(_, d)| d.memory_mb())
         .sum();
     assert_eq!(total, 3072);
+}
+
+/// Spec B.10 (2.7's testPreemptionIsNotDelayedToNextRound) through the engine: one node of
+/// 8192 MB; A (weight 8) {A1, A2}, B (weight 2); fair timeout 10 s, threshold 0.5, wait 5 s,
+/// interval 5 s (default). app1 (A1) holds 7 x 1 GB, app2 (B) 1 x 1 GB, app3 (A2) asks 7.
+///
+/// By hand: updates every 500 ms, a heartbeat after each. A2's clock: 0 at the first update
+/// (no leaf demand yet), 500 at the next (the PREVIOUS demand, still none, B.1), then it stays
+/// (usage 0 < min(0.5 x 3277, 7168)). Checks: the first with the gate open at 500 (owes
+/// nothing), then 5500, 10500 (10000 is not > 10000), 15500: A2 owes min(3277, 7168) = 3277.
+/// The walk takes app1's three newest and stops at B. Ids: at the first heartbeat A and B
+/// tie at usage 0 (names: A first, container 1 to app1), then B (0 < 1024 / 8) takes 2, app1
+/// the rest: its newest are 8, 7, 6.
+/// 20500: the three are charged (3072 of 3277), 15500 + 5000 < 20500 fails; the walk stops at
+/// B again. 25500: all three killed. The heartbeats at 25500, 26000, 26500 hand app3 1 GB each.
+#[test]
+fn b10_three_warnings_the_round_ends_at_b_and_the_kills_come_a_round_later() {
+    let alloc = r#"<allocations>
+        <queue name="A"><weight>8</weight><queue name="A1"/><queue name="A2"/></queue>
+        <queue name="B"><weight>2</weight></queue>
+        <defaultFairSharePreemptionTimeout>10</defaultFairSharePreemptionTimeout>
+        <defaultFairSharePreemptionThreshold>0.5</defaultFairSharePreemptionThreshold>
+    </allocations>"#;
+    let mut e = engine(
+        alloc,
+        &[
+            ("yarn.scheduler.fair.preemption", "true"),
+            ("weft.scheduler.fair.preemption.strategy", "global"),
+            ("yarn.scheduler.fair.waitTimeBeforeKill", "5000"),
+        ],
+    );
+    send(
+        &mut e,
+        0,
+        Event::NodeAdded {
+            node: NodeId(1),
+            host: "n1".into(),
+            rack: "/r".into(),
+            capability: Resource::new(8192, 8),
+        },
+    );
+    ask_1gb(&mut e, 1, "root.A.A1", 7);
+    ask_1gb(&mut e, 2, "root.B", 1);
+    send(&mut e, 0, Event::Update);
+    for _ in 0..8 {
+        send(&mut e, 0, Event::NodeHeartbeat { node: NodeId(1) });
+    }
+    assert_eq!(e.cluster_used.memory_mb(), 8192);
+    ask_1gb(&mut e, 3, "root.A.A2", 7);
+    let mut warned = Vec::new();
+    let mut killed = Vec::new();
+    for t in (500..=30_000).step_by(500) {
+        for event in [Event::Update, Event::NodeHeartbeat { node: NodeId(1) }] {
+            e.handle(Time(t), event).expect("accepted");
+            while let Some(d) = e.decisions.pop_front() {
+                match d {
+                    Decision::PreemptWarning {
+                        app,
+                        container,
+                        for_app,
+                        kill_at,
+                        ..
+                    } => {
+                        assert_eq!((for_app, kill_at), (None, None), "global names neither");
+                        warned.push((t, app.0, container.0));
+                    }
+                    Decision::Preempted {
+                        app,
+                        container,
+                        for_queue,
+                        ..
+                    } => killed.push((t, app.0, container.0, for_queue)),
+                    _ => {}
+                }
+            }
+        }
+    }
+    assert_eq!(
+        warned,
+        [(15_500, 1, 8), (15_500, 1, 7), (15_500, 1, 6)],
+        "three warnings in one round, none later"
+    );
+    let a2 = "root.A.A2".to_string();
+    assert_eq!(
+        killed,
+        [
+            (25_500, 1, 8, a2.clone()),
+            (25_500, 1, 7, a2.clone()),
+            (25_500, 1, 6, a2)
+        ]
+    );
+    let usage = |app: u64| e.apps.get(&AppId(app)).map(|a| a.usage.memory_mb());
+    assert_eq!(
+        (usage(1), usage(2), usage(3)),
+        (Some(4096), Some(1024), Some(3072))
+    );
+    let q = |name: &str| {
+        let id = e.queues.lookup(name).expect("queue");
+        e.queues.get(id).rules_cold.preempted_containers
+    };
+    assert_eq!(
+        (q("root.A.A1"), q("root.A"), q("root"), q("root.B")),
+        (3, 3, 3, 0)
+    );
+    assert!(e.verify().is_empty(), "{:?}", e.verify());
 }
