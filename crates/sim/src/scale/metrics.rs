@@ -349,11 +349,14 @@ impl Recorder {
             series.usage.push(used);
             series.fair_share.push(fair);
             let entitled = dominant_share(q.fair_share.cw_min(q.demand), capacity);
+            // A leaf without running apps has nobody to starve (its demand is as of the last
+            // update, so it can outlive the apps by an update period).
+            let starved_now = q.running_apps > 0 && used < STARVED_BELOW * entitled;
             match series.starved_since_ms {
-                None if used < STARVED_BELOW * entitled => {
+                None if starved_now => {
                     series.starved_since_ms = Some(now.as_millis());
                 }
-                Some(since) if used >= REACHED_SHARE * entitled => {
+                Some(since) if q.running_apps == 0 || used >= REACHED_SHARE * entitled => {
                     episodes.push(now.as_millis() - since);
                     series.starved_since_ms = None;
                 }
