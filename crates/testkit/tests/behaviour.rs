@@ -181,6 +181,7 @@ scenarios! {
     preemption_global_not_preemptable => "preemption-global-not-preemptable",
     preemption_global_released_before_kill => "preemption-global-released-before-kill",
     preemption_global_drf => "preemption-global-drf",
+    seed001_preemption_global => "seed001-preemption-global",
     user_limits => "user-limits",
     walk_assignmultiple => "walk-assignmultiple",
     walk_drf => "walk-drf",
@@ -196,6 +197,7 @@ scenarios! {
 examples! {
     example_quickstart => "quickstart",
     example_seed001_big_and_small => "seed001-big-and-small",
+    example_seed001_preemption => "seed001-preemption",
 }
 
 fn stems(dir: &Path, ext: &str) -> Vec<String> {
