@@ -536,3 +536,84 @@ fn b10_three_warnings_the_round_ends_at_b_and_the_kills_come_a_round_later() {
     );
     assert!(e.verify().is_empty(), "{:?}", e.verify());
 }
+
+/// B.7, B.8: the AM container is an ordinary candidate in global mode, the last of its app
+/// (its priority 0 is the smallest number, the tasks ask at 1); `yarn.scheduler.fair.am.preemption`
+/// false spares it.
+///
+/// One node of 4096 MB; a (weight 0.01) and b (weight 1), fair timeout 1 s, threshold 1,
+/// interval 500 ms, wait 60 s. big (a) gets its AM (c_0001) then 3 tasks (c_0002..c_0004);
+/// small (b) asks 4 x 1 GB. b's fair share is nearly the whole node (4096 / 1.01 = 4055) and
+/// a's nearly nothing, so a stays over its share whatever it loses: b owes ~4055 once its
+/// clock (held from the second update after its ask) is more than 1 s old; the walk takes
+/// c_0004, c_0003, c_0002, then the AM c_0001 (4096 >= 4055 owed) unless it is spared, in
+/// which case big has nothing left to give and the round ends after three.
+#[test]
+fn the_am_container_goes_last_and_the_am_switch_spares_it() {
+    for (am_preemption, expected) in [("true", vec![4_u64, 3, 2, 1]), ("false", vec![4, 3, 2])] {
+        let alloc = r#"<allocations>
+            <queue name="a"><weight>0.01</weight></queue>
+            <queue name="b"><weight>1</weight></queue>
+            <defaultFairSharePreemptionTimeout>1</defaultFairSharePreemptionTimeout>
+            <defaultFairSharePreemptionThreshold>1</defaultFairSharePreemptionThreshold>
+        </allocations>"#;
+        let mut e = engine(
+            alloc,
+            &[
+                ("yarn.scheduler.fair.preemption", "true"),
+                ("weft.scheduler.fair.preemption.strategy", "global"),
+                ("yarn.scheduler.fair.preemptionInterval", "500"),
+                ("yarn.scheduler.fair.waitTimeBeforeKill", "60000"),
+                ("yarn.scheduler.fair.am.preemption", am_preemption),
+                ("yarn.scheduler.fair.assignmultiple", "true"),
+                ("yarn.scheduler.fair.dynamic.max.assign", "false"),
+            ],
+        );
+        send(
+            &mut e,
+            0,
+            Event::NodeAdded {
+                node: NodeId(1),
+                host: "n1".into(),
+                rack: "/r".into(),
+                capability: Resource::new(4096, 4),
+            },
+        );
+        send(
+            &mut e,
+            0,
+            Event::AppSubmitted {
+                app: AppId(1),
+                user: "u".into(),
+                queue: Some("root.a".into()),
+                am_resource: Some(Resource::new(1024, 1)),
+            },
+        );
+        send(&mut e, 0, Event::Update);
+        send(&mut e, 0, Event::NodeHeartbeat { node: NodeId(1) });
+        let ask = ContainerAsk {
+            priority: 1,
+            resources: Resource::new(1024, 1),
+            count: 3,
+            hosts: vec![],
+            racks: vec![],
+            relax_locality: true,
+            tag: AskTag::NONE,
+        };
+        send(&mut e, 0, Event::Ask { app: AppId(1), ask });
+        send(&mut e, 0, Event::Update);
+        send(&mut e, 0, Event::NodeHeartbeat { node: NodeId(1) });
+        assert_eq!(e.cluster_used.memory_mb(), 4096, "the AM and 3 tasks");
+        ask_1gb(&mut e, 2, "root.b", 4);
+        let mut warned = Vec::new();
+        for t in (500..=10_000).step_by(500) {
+            e.handle(Time(t), Event::Update).expect("update");
+            while let Some(d) = e.decisions.pop_front() {
+                if let Decision::PreemptWarning { container, .. } = d {
+                    warned.push(container.0);
+                }
+            }
+        }
+        assert_eq!(warned, expected, "am.preemption {am_preemption}");
+    }
+}
