@@ -9,6 +9,15 @@
 //! (B.4 step 1, B.6). Marking and killing a container go through the shared preemption layer
 //! (`marks.rs`). Called from the update: [`before_shares`] at its start, [`preemption_round`]
 //! at its end.
+//!
+//! Where seed 001 (the walk-through of this algorithm) and Hadoop 2.7's code disagree, this
+//! follows the code (spec B.9): inside an app the NEWEST container of the least important
+//! priority goes first; warned containers are re-checked only while the deficit lasts (the rest
+//! leave the list); a parent descends into the child its comparator ranks last, and a child
+//! that yields nothing ends the round; a leaf is owed up to min(fair share, demand); every
+//! amount and loop is memory-only (2.7, not 2.8); the clocks are refreshed before the shares.
+//! Not in Hadoop 2.7 (Weft honours them in both strategies, spec B.8): `allowPreemptionFrom`
+//! and the AM-preemption switches.
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
