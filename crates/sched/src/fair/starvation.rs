@@ -307,8 +307,16 @@ impl FairEngine {
             return;
         }
         app.rules.min_share_starved = starved;
+        let leaf = app.queue;
         if !self.order_dirty && self.walk == crate::engine::WalkMode::Fast {
+            // The app's reservable flag may change, and with it its leaf's count and every
+            // ancestor's flag.
             self.rekey_app_at(slot, false);
+            let mut cur = Some(leaf);
+            while let Some(q) = cur {
+                self.rekey_queue(q);
+                cur = self.queues.get(q).parent;
+            }
         }
     }
 
