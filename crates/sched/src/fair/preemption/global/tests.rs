@@ -617,3 +617,34 @@ fn the_am_container_goes_last_and_the_am_switch_spares_it() {
         assert_eq!(warned, expected, "am.preemption {am_preemption}");
     }
 }
+
+#[test]
+fn under_fifo_the_largest_app_is_the_one_started_last() {
+    // 2.x FifoPolicy: priority (all equal), start time, name; the walk takes the largest.
+    let mut first = view(4096, 4096, 0, 1.0, 1);
+    first.start_time = 1000;
+    let mut later = view(0, 1024, 0, 1.0, 2);
+    later.start_time = 5000;
+    assert_eq!(
+        compare_2x(PolicyKind::Fifo, &later, &first, &ctx()),
+        Ordering::Greater
+    );
+    let mut round = b10_round();
+    round.queues[2].policy = PolicyKind::Fifo;
+    round.apps.push(RoundApp {
+        id: AppId(9),
+        leaf: 2,
+        view: later,
+    });
+    round.apps[0].view.start_time = 1000;
+    round.queues[2].apps.push(3);
+    let mut source = |app: AppId| {
+        let id = if app == AppId(9) { 90 } else { 7 };
+        vec![Candidate {
+            app,
+            ..candidate(id, 1)
+        }]
+    };
+    let chosen = round.select(mb(1), &mut source);
+    assert_eq!(chosen.iter().map(|c| c.app).collect::<Vec<_>>(), [AppId(9)]);
+}
