@@ -11,7 +11,7 @@ use weft_sim::presets::preset;
 use weft_sim::progress::Progress;
 use weft_sim::report::render_report;
 use weft_sim::scale::metrics::ScaleReport;
-use weft_sim::scale::present::{report_input, summary_rows};
+use weft_sim::scale::present::{comparison_rows, report_input, summary_rows};
 use weft_sim::scale::{run_scale, workload_config, ScaleOptions};
 use weft_sim::sls::{nodes_from_trace, parse_nodes_file, parse_sls_trace, SlsOptions};
 use weft_sim::synth::{parse_synth, SynthOptions};
@@ -28,7 +28,8 @@ pub(crate) struct WorkloadArgs {
     /// A Hadoop SLS synthetic workload description (SYNTH JSON).
     #[arg(long, value_name = "SYNTH")]
     pub(crate) synth: Option<PathBuf>,
-    /// A built-in workload: meituan (seed 003's pressure) or small.
+    /// A built-in workload: meituan (seed 003's pressure), small, or preemption (seed 001's
+    /// big job, then jobs in empty queues; preemption on).
     #[arg(long, value_name = "NAME")]
     pub(crate) preset: Option<String>,
     /// Shrink the preset's nodes, apps and queues by this factor.
@@ -96,6 +97,98 @@ pub(crate) struct BenchArgs {
     /// Print one JSON summary object.
     #[arg(long)]
     pub(crate) json: bool,
+}
+
+/// `weft sim compare-preemption` flags.
+#[derive(Args, Clone, Debug)]
+pub(crate) struct CompareArgs {
+    /// The workload (default: --preset preemption).
+    #[command(flatten)]
+    pub(crate) workload: WorkloadArgs,
+    /// Print one JSON object (each strategy's full report) instead of the table.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// The strategies `compare-preemption` runs, in column order.
+const STRATEGIES: [&str; 2] = ["targeted", "global"];
+
+/// Sets a yarn-site property of the workload, replacing any value it had.
+fn set_property(w: &mut Workload, name: &str, value: &str) {
+    w.properties.retain(|(k, _)| k != name);
+    w.properties.push((name.to_string(), value.to_string()));
+}
+
+/// `weft sim compare-preemption`: the same workload once per preemption strategy, with
+/// preemption on, and their preemption figures side by side.
+pub(crate) fn compare_preemption(args: &CompareArgs) -> anyhow::Result<()> {
+    let mut workload = args.workload.clone();
+    if !workload.is_given() {
+        workload.preset = Some("preemption".to_string());
+    }
+    let (w, allocations_name) = load_workload(&workload)?;
+    let mut runs = Vec::new();
+    for strategy in STRATEGIES {
+        let mut leg = w.clone();
+        set_property(&mut leg, "yarn.scheduler.fair.preemption", "true");
+        set_property(
+            &mut leg,
+            "weft.scheduler.fair.preemption.strategy",
+            strategy,
+        );
+        let m = measure(
+            &leg,
+            &allocations_name,
+            WalkMode::Fast,
+            &workload.verify_every,
+            None,
+            strategy,
+        )?;
+        if m.report.drift > 0 {
+            bail!(
+                "{strategy}: verification found {} drifts, e.g. {:?}",
+                m.report.drift,
+                m.report.drift_examples
+            );
+        }
+        runs.push((strategy, m));
+    }
+    if args.json {
+        let mut by_strategy = serde_json::Map::new();
+        for (strategy, m) in &runs {
+            by_strategy.insert(strategy.to_string(), summary_json(m, None)?);
+        }
+        println!(
+            "{}",
+            serde_json::json!({ "workload": w.name, "strategies": by_strategy })
+        );
+        return Ok(());
+    }
+    println!("workload: {}", w.name);
+    let reports: Vec<(&str, &ScaleReport)> = runs.iter().map(|(s, m)| (*s, &m.report)).collect();
+    print_columns(&comparison_rows(&reports));
+    Ok(())
+}
+
+/// Rows of a label and one value per column, aligned.
+fn print_columns(rows: &[(String, Vec<String>)]) {
+    let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    let columns = rows.iter().map(|(_, v)| v.len()).max().unwrap_or(0);
+    let col_width: Vec<usize> = (0..columns)
+        .map(|i| {
+            rows.iter()
+                .filter_map(|(_, v)| v.get(i).map(String::len))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for (k, values) in rows {
+        let mut line = format!("{k:<width$}");
+        for (v, w) in values.iter().zip(&col_width) {
+            line.push_str(&format!("  {v:>w$}"));
+        }
+        println!("{}", line.trim_end());
+    }
 }
 
 /// Builds the workload the flags describe, and the name of its allocation text.

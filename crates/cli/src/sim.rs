@@ -44,6 +44,14 @@ pub(crate) enum SimCommand {
     },
     /// Measure the scheduler on a workload (default --preset meituan) and print JSON.
     Bench(scale::BenchArgs),
+    /// Run one workload (default --preset preemption) once per Fair Scheduler preemption
+    /// strategy, targeted (Hadoop 3.x) then global (Hadoop 2.7), with preemption on, and print
+    /// their figures side by side: containers preempted and warned, work lost (the run time
+    /// preempted containers had behind them, in container-seconds), and how long a starved
+    /// leaf took to reach its share (p50/p99; starved = usage under half of min(fair share,
+    /// demand), reached = 90% of it, sampled every second), with fairness and completion
+    /// times. The workload's allocation file decides the timeouts (Hadoop's default is never).
+    ComparePreemption(scale::CompareArgs),
 }
 
 /// Why the command failed, which decides the exit status.
@@ -90,6 +98,9 @@ pub(crate) fn main(command: SimCommand) -> ExitCode {
             walk.and_then(|walk| scale::run(&workload, &output, walk).map_err(Failure::Run))
         }
         SimCommand::Bench(args) => scale::bench(&args).map_err(Failure::Run),
+        SimCommand::ComparePreemption(args) => {
+            scale::compare_preemption(&args).map_err(Failure::Run)
+        }
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

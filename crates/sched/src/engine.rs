@@ -184,10 +184,9 @@ impl<R: Rules> Engine<R> {
                 app,
                 node,
                 resources,
-                // The scheduler's containers keep no priority (only their allocation did).
-                priority: _,
+                priority,
                 am,
-            } => self.recover_container(container, app, node, resources, am),
+            } => self.recover_container(container, app, node, resources, priority, am),
             Event::AttemptRestarted { app, am_resource } => self.restart_attempt(app, am_resource),
         }
     }

@@ -124,6 +124,17 @@ pub(crate) trait Script {
     fn refused(&mut self, sim: &Sim<'_>, step: Step, source: SchedError) -> Self::Error;
 }
 
+/// A container as it was allocated.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct TaskRecord {
+    /// When it was allocated (and started: simulated containers launch at once).
+    pub(crate) started: Time,
+    /// The request priority it satisfied.
+    pub(crate) priority: i32,
+    /// Its ask's tag (the run time, see [`duration_tag`]).
+    pub(crate) tag: AskTag,
+}
+
 /// A simulated NodeManager.
 struct SimNode {
     live: bool,
@@ -143,6 +154,9 @@ pub(crate) struct Sim<'c> {
     nodes: Vec<SimNode>,
     /// Container id -> its app's id while it runs, 0 once it is gone.
     container_app: Vec<u64>,
+    /// Container id -> what a preempted task needs to be asked again and measured, kept only
+    /// when a run asks for it ([`Sim::keep_tasks`]).
+    tasks: Option<Vec<TaskRecord>>,
     decisions: Vec<Decision>,
     last_completion: Time,
     /// The earliest `Due::Timeout` on the agenda (the scheduler's `poll_timeout` when armed).
@@ -159,10 +173,22 @@ impl<'c> Sim<'c> {
             timing,
             nodes: Vec::new(),
             container_app: Vec::new(),
+            tasks: None,
             decisions: Vec::new(),
             last_completion: Time::ZERO,
             armed_timeout: None,
         }
+    }
+
+    /// From now on, remember each allocated container's start, priority and tag (runs with
+    /// preemption read them back when a container is preempted).
+    pub(crate) fn keep_tasks(&mut self) {
+        self.tasks.get_or_insert_with(Vec::new);
+    }
+
+    /// What was recorded of a container at its allocation (with [`Sim::keep_tasks`]).
+    pub(crate) fn task(&self, container: ContainerId) -> Option<TaskRecord> {
+        self.tasks.as_ref()?.get(container.0 as usize).copied()
     }
 
     /// The latest time a container is due to complete (so far).
@@ -243,6 +269,7 @@ impl<'c> Sim<'c> {
                 node,
                 am,
                 tag,
+                priority,
                 ..
             } => {
                 let slot = container.0 as usize;
@@ -250,6 +277,16 @@ impl<'c> Sim<'c> {
                     self.container_app.resize(slot + 1, 0);
                 }
                 self.container_app[slot] = app.0;
+                if let Some(tasks) = &mut self.tasks {
+                    if tasks.len() <= slot {
+                        tasks.resize(slot + 1, TaskRecord::default());
+                    }
+                    tasks[slot] = TaskRecord {
+                        started: self.now,
+                        priority: *priority,
+                        tag: *tag,
+                    };
+                }
                 if *am {
                     return;
                 }

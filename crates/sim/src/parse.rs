@@ -255,7 +255,8 @@ fn properties(ctx: &mut Ctx, root: &Tbl<'_, '_>) -> (Vec<Property>, u32) {
 }
 
 /// Why a `[properties]` key is ignored, if it is: a scenario key written after the
-/// `[properties]` header (TOML puts it inside the table), or a name that is no YARN property.
+/// `[properties]` header (TOML puts it inside the table), or a name that is neither a YARN
+/// property nor one of Weft's own (`weft.*`, such as `weft.scheduler.fair.preemption.strategy`).
 /// Unknown `yarn.scheduler.*` names are weft-config's to report; other `yarn.*` names are
 /// yarn-site properties the scheduler does not read, ignored as Hadoop's scheduler ignores them.
 fn ignored_property(name: &str) -> Option<String> {
@@ -266,8 +267,11 @@ fn ignored_property(name: &str) -> Option<String> {
              first [table] header"
         ));
     }
-    if !name.starts_with("yarn.") {
-        return Some("not a YARN property (their names start with 'yarn.'); ignored".to_string());
+    if !name.starts_with("yarn.") && !name.starts_with("weft.") {
+        return Some(
+            "not a YARN or Weft property (their names start with 'yarn.' or 'weft.'); ignored"
+                .to_string(),
+        );
     }
     None
 }

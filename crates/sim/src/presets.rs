@@ -5,6 +5,9 @@
 //!   1-vcore 4 GiB containers of 40 s, demand always above capacity. See [`MeituanParams`].
 //! * `small`: a quick mixed trace for demos: 100 nodes, 20 queues, 200 apps of varied sizes
 //!   and durations arriving over a minute. See [`SmallParams`].
+//! * `preemption`: seed 001's picture with preemption on: one big job takes the whole
+//!   cluster, then jobs arrive in queues that were empty until then and can only get their
+//!   share by preemption. See [`PreemptionParams`].
 //!
 //! `scale` shrinks nodes, apps and queues by the same factor (each at least 1), keeping the
 //! per-node, per-app and per-queue shapes, so `--scale 0.05` is the same pressure on a cluster
@@ -17,7 +20,7 @@ use crate::workload::{AppPlan, AppSource, ClosedLoop, SplitMix64, Stage, TaskGro
 use crate::workload::{Workload, WorkloadNode};
 
 /// The preset names [`preset`] knows.
-pub const PRESETS: &[&str] = &["meituan", "small"];
+pub const PRESETS: &[&str] = &["meituan", "small", "preemption"];
 
 /// A preset that cannot be built.
 #[derive(Clone, Debug, PartialEq, Error)]
@@ -41,6 +44,7 @@ pub fn preset(name: &str, scale: f64, seed: u64) -> Result<Workload, PresetError
     match name {
         "meituan" => Ok(MeituanParams::full().scaled(scale).workload(seed)),
         "small" => Ok(SmallParams::full().scaled(scale).workload(seed)),
+        "preemption" => Ok(PreemptionParams::full().scaled(scale).workload(seed)),
         _ => Err(PresetError::Unknown {
             name: name.to_string(),
         }),
@@ -339,6 +343,157 @@ impl SmallParams {
     }
 }
 
+/// Seed 001's picture with preemption on, for comparing the strategies
+/// (`weft sim compare-preemption --preset preemption`).
+///
+/// `queues` leaves of weight 1 under root, all empty at first. At 0 s a big job in the first
+/// leaf asks for more than the cluster (`big_tasks` long tasks), so it takes every node. Then,
+/// every `arrival_gap`, a job arrives in the next leaf (`small_tasks` shorter tasks, sizes
+/// drawn from the seed); each new leaf's fair share is now taken by the big job and comes back
+/// only by preemption (or when the big job's tasks end). Fair-share preemption after
+/// `fair_timeout` with threshold 1 (both strategies aim at the full share; global's 2.7 rule
+/// does in any case), `waitTimeBeforeKill` `wait_before_kill`, the preemption interval and
+/// utilization threshold at Hadoop's defaults. The run ends when every job has finished.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PreemptionParams {
+    /// Nodes.
+    pub nodes: u32,
+    /// Each node's resources.
+    pub node: Resource,
+    /// Leaf queues (the first holds the big job, each other one job that arrives later).
+    pub queues: u32,
+    /// Tasks of the big job (all in one stage).
+    pub big_tasks: u32,
+    /// How long each of its tasks runs.
+    pub big_task_duration: Duration,
+    /// Tasks of each later job, uniform in this inclusive range.
+    pub small_tasks: (u32, u32),
+    /// How long each of their tasks runs, uniform in this inclusive range (seconds).
+    pub small_task_secs: (u64, u64),
+    /// Time between two arrivals (the first arrives one gap after the big job).
+    pub arrival_gap: Duration,
+    /// Every task's size.
+    pub container: Resource,
+    /// `fairSharePreemptionTimeout` of every queue.
+    pub fair_timeout: Duration,
+    /// `yarn.scheduler.fair.waitTimeBeforeKill`.
+    pub wait_before_kill: Duration,
+}
+
+impl PreemptionParams {
+    /// 100 nodes of 16 vcores / 64 GiB, 4 leaves; a big job of 4,000 tasks of 2 minutes
+    /// (2.5 times the cluster's 1,600 containers), then three jobs of 300-500 tasks of 20-40 s,
+    /// 30 s apart; fair-share timeout 10 s, 5 s from warning to kill.
+    pub fn full() -> PreemptionParams {
+        PreemptionParams {
+            nodes: 100,
+            node: Resource::new(64 * 1024, 16),
+            queues: 4,
+            big_tasks: 4_000,
+            big_task_duration: Duration::from_secs(120),
+            small_tasks: (300, 500),
+            small_task_secs: (20, 40),
+            arrival_gap: Duration::from_secs(30),
+            container: Resource::new(4096, 1),
+            fair_timeout: Duration::from_secs(10),
+            wait_before_kill: Duration::from_secs(5),
+        }
+    }
+
+    /// Nodes and task counts times `scale` (each at least 1), so the pressure stays the same.
+    pub fn scaled(&self, scale: f64) -> PreemptionParams {
+        PreemptionParams {
+            nodes: scale_count(self.nodes, scale),
+            big_tasks: scale_count(self.big_tasks, scale),
+            small_tasks: (
+                scale_count(self.small_tasks.0, scale),
+                scale_count(self.small_tasks.1, scale),
+            ),
+            ..self.clone()
+        }
+    }
+
+    /// The allocation file: the leaves with weight 1 and the preemption timeout.
+    fn allocations(&self, leaves: &[String]) -> String {
+        let mut xml = String::from("<?xml version=\"1.0\"?>\n<allocations>\n");
+        xml.push_str("  <queueMaxAMShareDefault>-1.0</queueMaxAMShareDefault>\n");
+        xml.push_str(&format!(
+            "  <defaultFairSharePreemptionTimeout>{}</defaultFairSharePreemptionTimeout>\n",
+            self.fair_timeout.as_millis() / 1000
+        ));
+        xml.push_str(
+            "  <defaultFairSharePreemptionThreshold>1.0</defaultFairSharePreemptionThreshold>\n",
+        );
+        for full in leaves {
+            let leaf = full.strip_prefix("root.").unwrap_or(full);
+            xml.push_str(&format!(
+                "  <queue name=\"{leaf}\"><weight>1.0</weight></queue>\n"
+            ));
+        }
+        xml.push_str("</allocations>\n");
+        xml
+    }
+
+    /// The workload (see the type's description).
+    pub fn workload(&self, seed: u64) -> Workload {
+        let queues = self.queues.max(1);
+        let leaves: Vec<String> = (0..queues).map(|i| format!("root.q{i}")).collect();
+        let mut rng = SplitMix64::new(seed);
+        let task = |count: u32, duration: Duration, priority: i32| TaskGroup {
+            priority,
+            resource: self.container,
+            count,
+            duration,
+            host: None,
+            rack: None,
+        };
+        let mut apps = vec![AppPlan {
+            submit: Time::ZERO,
+            name: "big".to_string(),
+            user: "u0".to_string(),
+            queue: Some(leaves[0].clone()),
+            am: Some(Resource::new(1024, 1)),
+            stages: vec![Stage {
+                groups: vec![task(self.big_tasks, self.big_task_duration, 20)],
+            }],
+        }];
+        for (i, leaf) in leaves.iter().enumerate().skip(1) {
+            let count =
+                rng.range_u64(u64::from(self.small_tasks.0), u64::from(self.small_tasks.1)) as u32;
+            let secs = rng.range_u64(self.small_task_secs.0, self.small_task_secs.1);
+            apps.push(AppPlan {
+                submit: Time::ZERO + Duration::from_millis(self.arrival_gap.as_millis() * i as u64),
+                name: format!("job{i}"),
+                user: format!("u{i}"),
+                queue: Some(leaf.clone()),
+                am: Some(Resource::new(1024, 1)),
+                stages: vec![Stage {
+                    groups: vec![task(count, Duration::from_secs(secs), 20)],
+                }],
+            });
+        }
+        let update = Duration::from_millis(500);
+        let mut properties = fill_node_properties(update);
+        properties.retain(|(k, _)| k != "yarn.scheduler.fair.preemption");
+        properties.push(("yarn.scheduler.fair.preemption".into(), "true".into()));
+        properties.push((
+            "yarn.scheduler.fair.waitTimeBeforeKill".into(),
+            self.wait_before_kill.as_millis().to_string(),
+        ));
+        Workload {
+            name: "preemption".to_string(),
+            nodes: cluster(self.nodes, 20, self.node),
+            allocations_xml: Some(self.allocations(&leaves)),
+            properties,
+            resource_types: ResourceTypes::default(),
+            heartbeat_interval: Duration::from_secs(1),
+            update_interval: update,
+            end: None,
+            apps: AppSource::Trace(apps),
+        }
+    }
+}
+
 fn small_app(n: usize, submit: u64, leaves: &[String], rng: &mut SplitMix64) -> AppPlan {
     let mut group =
         |count: (u64, u64), gib: (u64, u64), vcores: (u64, u64), secs: (u64, u64), priority| {
@@ -402,6 +557,41 @@ mod tests {
             PresetError::BadScale(0.0)
         );
         assert!(preset("meituan", f64::NAN, 0).is_err());
+    }
+
+    #[test]
+    fn the_preemption_preset_starts_one_big_job_then_fills_empty_queues_later() {
+        let w = preset("preemption", 1.0, 7).expect("known preset");
+        let AppSource::Trace(apps) = &w.apps else {
+            panic!("a trace");
+        };
+        assert_eq!(apps.len(), 4);
+        assert_eq!(apps[0].submit, Time::ZERO);
+        assert_eq!(apps[0].task_count(), 4000);
+        let submits: Vec<u64> = apps.iter().map(|a| a.submit.as_millis()).collect();
+        assert_eq!(submits, [0, 30_000, 60_000, 90_000]);
+        let queues: Vec<&str> = apps.iter().filter_map(|a| a.queue.as_deref()).collect();
+        assert_eq!(queues, ["root.q0", "root.q1", "root.q2", "root.q3"]);
+        assert!(apps[1..]
+            .iter()
+            .all(|a| (300..=500).contains(&a.task_count())));
+        let on = |k: &str| {
+            w.properties
+                .iter()
+                .rev()
+                .find(|(p, _)| p == k)
+                .map(|(_, v)| v.as_str())
+        };
+        assert_eq!(on("yarn.scheduler.fair.preemption"), Some("true"));
+        assert_eq!(on("yarn.scheduler.fair.waitTimeBeforeKill"), Some("5000"));
+        let xml = w.allocations_xml.as_deref().unwrap_or("");
+        assert!(
+            xml.contains("<defaultFairSharePreemptionTimeout>10<"),
+            "{xml}"
+        );
+        // Scaled, the pressure stays: the big job still asks 2.5 times the cluster.
+        let p = PreemptionParams::full().scaled(0.1);
+        assert_eq!((p.nodes, p.big_tasks, p.small_tasks), (10, 400, (30, 50)));
     }
 
     #[test]

@@ -29,9 +29,9 @@ use metrics::{Recorder, ScaleReport};
 use std::collections::BTreeMap;
 use thiserror::Error;
 use weft_sched::{
-    ContainerExit, Decision, Event, SchedError, Scheduler, SchedulerConfig, WalkMode,
+    ContainerAsk, ContainerExit, Decision, Event, SchedError, Scheduler, SchedulerConfig, WalkMode,
 };
-use weft_types::{AppId, Duration, Time};
+use weft_types::{AppId, ContainerId, Duration, Resource, Time};
 
 /// How to run.
 #[derive(Clone, Debug)]
@@ -99,6 +99,7 @@ pub fn run_scale(
     if end.is_none() && matches!(workload.apps, AppSource::ClosedLoop(_)) {
         return Err(ScaleError::Endless);
     }
+    let preemption = matches!(&config, SchedulerConfig::Fair(f) if f.properties.preemption);
     let mut sched = Scheduler::new(config, BTreeMap::new());
     sched.set_walk_mode(options.walk);
     let timing = Timing {
@@ -108,6 +109,9 @@ pub fn run_scale(
         completions: CompletionReport::AtNextHeartbeat,
     };
     let mut sim = Sim::new(sched, clock, timing);
+    if preemption {
+        sim.keep_tasks();
+    }
     let mut run = ScaleRun {
         recorder: Recorder::new(workload),
         apps: Vec::new(),
@@ -223,9 +227,17 @@ impl Script for ScaleRun<'_> {
                 self.recorder.reserved();
                 Ok(())
             }
-            // TODO(issue 14 item 5): count preemptions and lost work, and re-ask for the
-            // preempted task as an AM would.
-            Decision::PreemptWarning { .. } | Decision::Preempted { .. } => Ok(()),
+            Decision::PreemptWarning { .. } => {
+                self.recorder.preempt_warning();
+                Ok(())
+            }
+            Decision::Preempted {
+                app,
+                container,
+                resources,
+                am,
+                ..
+            } => self.preempted(sim, *app, *container, *resources, *am),
         }
     }
 
@@ -334,6 +346,37 @@ impl ScaleRun<'_> {
             },
         )?;
         sim.process(self)
+    }
+
+    /// A container was preempted: its run time so far is lost work, and the AM asks again for
+    /// a task (the same size, priority and run time, anywhere), as MapReduce's AM does. The
+    /// stage still waits for that task, since its `Completed` says `preempted`, not success.
+    /// A preempted AM container is only counted: the simulated AM goes on (its restart is the
+    /// RM's business, not the simulated AM's).
+    fn preempted(
+        &mut self,
+        sim: &mut Sim<'_>,
+        app: AppId,
+        container: ContainerId,
+        resources: Resource,
+        am: bool,
+    ) -> Result<(), ScaleError> {
+        let task = sim.task(container);
+        let ran = task.map_or(Duration::from_millis(0), |t| sim.now.since(t.started));
+        self.recorder.preempted(am, ran);
+        let Some(task) = task.filter(|_| !am) else {
+            return Ok(());
+        };
+        let ask = ContainerAsk {
+            priority: task.priority,
+            resources,
+            count: 1,
+            hosts: Vec::new(),
+            racks: Vec::new(),
+            relax_locality: true,
+            tag: task.tag,
+        };
+        self.advance(sim, app_index(app), AppStep::Ask(vec![ask]))
     }
 
     /// Acts on what an AM does next.

@@ -388,7 +388,9 @@ fn unknown_property_names_are_warnings_naming_their_line() {
     let w = warnings(&text);
     assert_eq!(w.len(), 2, "{w:?}");
     assert!(
-        w[0].starts_with("s.toml: line 3, field properties.assignmultiple: not a YARN property"),
+        w[0].starts_with(
+            "s.toml: line 3, field properties.assignmultiple: not a YARN or Weft property"
+        ),
         "{w:?}"
     );
     assert!(

@@ -175,6 +175,13 @@ scenarios! {
     resources_increment => "resources-increment",
     resources_normalization => "resources-normalization",
     starvation_min_share => "starvation-min-share",
+    preemption_global_decision => "preemption-global-decision",
+    preemption_global_worked_example => "preemption-global-worked-example",
+    preemption_global_drop_quirk => "preemption-global-drop-quirk",
+    preemption_global_not_preemptable => "preemption-global-not-preemptable",
+    preemption_global_released_before_kill => "preemption-global-released-before-kill",
+    preemption_global_drf => "preemption-global-drf",
+    seed001_preemption_global => "seed001-preemption-global",
     preempt_worked_example => "preempt-worked-example",
     preempt_allow_preemption_from => "preempt-allow-preemption-from",
     preempt_released_during_warning => "preempt-released-during-warning",
@@ -202,6 +209,7 @@ scenarios! {
 examples! {
     example_quickstart => "quickstart",
     example_seed001_big_and_small => "seed001-big-and-small",
+    example_seed001_preemption => "seed001-preemption",
 }
 
 fn stems(dir: &Path, ext: &str) -> Vec<String> {

@@ -22,7 +22,9 @@ mod tests;
 
 pub(crate) use crate::order::key::SortKey;
 use crate::order::key::{ordered_bits, KEY_LEVELS};
-pub(crate) use calc::{at_least_threshold, calculator_compare, is_starved_for_reservation};
+pub(crate) use calc::{
+    at_least_threshold, calculator_compare, is_starved_for_reservation, usage_over_fair_share,
+};
 
 /// What a comparator looks at for one schedulable (queue or app).
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -71,6 +71,7 @@ impl<R: Rules> Engine<R> {
             app_slot,
             node_slot,
             size,
+            priority: key.0,
             by_app: Link::default(),
             by_node: Link::default(),
         });
@@ -99,6 +100,7 @@ impl<R: Rules> Engine<R> {
         app_slot: u32,
         node_slot: u32,
         size: Resource,
+        priority: i32,
         am: bool,
     ) {
         let Some(app) = self.apps.at_mut(app_slot) else {
@@ -142,6 +144,7 @@ impl<R: Rules> Engine<R> {
             app_slot,
             node_slot,
             size,
+            priority,
             by_app: Link::default(),
             by_node: Link::default(),
         });

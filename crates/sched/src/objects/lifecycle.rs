@@ -20,6 +20,7 @@ impl<R: Rules> Engine<R> {
         app: AppId,
         node: NodeId,
         size: Resource,
+        priority: i32,
         am: bool,
     ) -> Result<(), SchedError> {
         if self.containers.contains_key(&container) {
@@ -51,7 +52,7 @@ impl<R: Rules> Engine<R> {
                 "its size {size:?} does not fit in {node}'s unallocated {free:?}"
             )));
         }
-        self.charge_recovered(container, app_slot, node_slot, size, am);
+        self.charge_recovered(container, app_slot, node_slot, size, priority, am);
         Ok(())
     }
 }

@@ -55,6 +55,9 @@ pub(crate) struct Container {
     /// The node's slot in `Scheduler::nodes`.
     pub(crate) node_slot: u32,
     pub(crate) size: Resource,
+    /// The request priority it was allocated at (Hadoop's RMContainer keeps it: global
+    /// preemption takes the largest number first).
+    pub(crate) priority: i32,
     /// Neighbours on its app's list of running containers.
     pub(crate) by_app: Link,
     /// Neighbours on its node's list.

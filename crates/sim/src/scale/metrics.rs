@@ -1,6 +1,14 @@
 //! What a scale run measures: CPS (allocations per second of scheduler time), validSchedule
 //! (seed 003's definition), time to 90% / 99% usage, fairness against the instantaneous fair
-//! share, app waits, scheduler time by event kind, and verification drift.
+//! share, app waits, scheduler time by event kind, verification drift, and what preemption
+//! cost and bought: containers preempted, the work they lost, and how long starved leaves took
+//! to reach their share.
+//!
+//! Starvation, as measured here (the same yardstick for both strategies): at a sample, a leaf
+//! is *starved* when its usage (dominant share of the cluster) is below [`STARVED_BELOW`] of
+//! what it is entitled to, min(fair share, demand); the episode ends at the first sample where
+//! its usage reaches [`REACHED_SHARE`] of that (containers come in whole sizes, so the full
+//! share is often out of reach by a fraction of one). Measured at the sample period.
 
 use super::apps::AppRun;
 use crate::workload::Workload;
@@ -10,6 +18,12 @@ use weft_sched::Scheduler;
 use weft_types::{Resource, Time};
 
 pub use crate::driver::EventKind;
+
+/// Below this fraction of its entitled share a leaf counts as starved (Hadoop's default
+/// `fairSharePreemptionThreshold`).
+pub const STARVED_BELOW: f64 = 0.5;
+/// At this fraction of its entitled share a starved leaf counts as having reached it.
+pub const REACHED_SHARE: f64 = 0.9;
 
 /// One metrics sample.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -39,6 +53,9 @@ pub struct QueueSeries {
     pub fair_share: Vec<f64>,
     /// The worst shortfall seen (see [`ScaleReport::worst_fairness_gap`]).
     pub worst_gap: f64,
+    /// The sample at which its current starvation episode began, if it is starved.
+    #[serde(skip)]
+    pub starved_since_ms: Option<u64>,
 }
 
 /// Everything a scale run reports.
@@ -93,6 +110,23 @@ pub struct ScaleReport {
     pub completion_p50_ms: u64,
     /// See `completion_p50_ms`.
     pub completion_p99_ms: u64,
+    /// Containers warned for preemption.
+    pub preempt_warnings: u64,
+    /// Containers preempted (killed).
+    pub preempted_containers: u64,
+    /// AM containers among them.
+    pub preempted_am_containers: u64,
+    /// Work lost: the run time preempted containers had behind them, in container-seconds.
+    pub work_lost_container_seconds: f64,
+    /// Starvation episodes that ended (see the module's definition).
+    pub starved_episodes: u64,
+    /// Episodes still open when the run stopped.
+    pub starved_at_end: u64,
+    /// Time from a leaf becoming starved to reaching its share, over ended episodes: p50 and
+    /// p99 (ms).
+    pub starved_to_share_p50_ms: u64,
+    /// See `starved_to_share_p50_ms`.
+    pub starved_to_share_p99_ms: u64,
     /// Scheduler seconds by event kind (name, seconds, events).
     pub phases: Vec<(String, f64, u64)>,
     /// Aggregate or ordering mismatches found by verification (must be 0).
@@ -149,6 +183,11 @@ pub(crate) struct Recorder {
     verifications: u64,
     verify_nanos: u64,
     verify_max_nanos: u64,
+    preempt_warnings: u64,
+    preempted: u64,
+    preempted_am: u64,
+    work_lost_ms: u64,
+    starved_episodes_ms: Vec<u64>,
 }
 
 impl Recorder {
@@ -182,7 +221,25 @@ impl Recorder {
             verifications: 0,
             verify_nanos: 0,
             verify_max_nanos: 0,
+            preempt_warnings: 0,
+            preempted: 0,
+            preempted_am: 0,
+            work_lost_ms: 0,
+            starved_episodes_ms: Vec::new(),
         }
+    }
+
+    pub(crate) fn preempt_warning(&mut self) {
+        self.preempt_warnings += 1;
+    }
+
+    /// A container was preempted after running `ran` (the work it loses).
+    pub(crate) fn preempted(&mut self, am: bool, ran: weft_types::Duration) {
+        self.preempted += 1;
+        if am {
+            self.preempted_am += 1;
+        }
+        self.work_lost_ms = self.work_lost_ms.saturating_add(ran.as_millis());
     }
 
     pub(crate) fn add_time(&mut self, kind: EventKind, nanos: u64) {
@@ -270,6 +327,7 @@ impl Recorder {
         let samples_so_far = self.samples.len();
         let mut gap_sum = 0.0;
         let mut gap_count = 0;
+        let episodes = &mut self.starved_episodes_ms;
         sched.visit_leaf_queues(|q| {
             // Demand is capped at the max share, so demand - usage is min(pending, max quota).
             if q.demand.saturating_sub(q.usage).any_positive() {
@@ -281,6 +339,7 @@ impl Recorder {
                     usage: vec![0.0; samples_so_far],
                     fair_share: vec![0.0; samples_so_far],
                     worst_gap: 0.0,
+                    starved_since_ms: None,
                 });
                 queues.len() - 1
             });
@@ -290,6 +349,19 @@ impl Recorder {
             series.usage.push(used);
             series.fair_share.push(fair);
             let entitled = dominant_share(q.fair_share.cw_min(q.demand), capacity);
+            // A leaf without running apps has nobody to starve (its demand is as of the last
+            // update, so it can outlive the apps by an update period).
+            let starved_now = q.running_apps > 0 && used < STARVED_BELOW * entitled;
+            match series.starved_since_ms {
+                None if starved_now => {
+                    series.starved_since_ms = Some(now.as_millis());
+                }
+                Some(since) if q.running_apps == 0 || used >= REACHED_SHARE * entitled => {
+                    episodes.push(now.as_millis() - since);
+                    series.starved_since_ms = None;
+                }
+                _ => {}
+            }
             if ramped && entitled > 0.0 {
                 let gap = ((entitled - used) / fair.max(entitled)).max(0.0);
                 series.worst_gap = series.worst_gap.max(gap);
@@ -299,11 +371,16 @@ impl Recorder {
         });
         self.gap_sum += gap_sum;
         self.gap_count += gap_count;
+        let t_now = now.as_millis();
         for q in &mut self.queues {
             // Queues that vanished (dynamic queues removed) get zeros to stay aligned.
             if q.usage.len() <= samples_so_far {
                 q.usage.push(0.0);
                 q.fair_share.push(0.0);
+                // A queue that is gone is no longer starved (it has no demand).
+                if let Some(since) = q.starved_since_ms.take() {
+                    self.starved_episodes_ms.push(t_now - since);
+                }
             }
         }
         let cps = if self.window_nanos > 0 {
@@ -358,6 +435,13 @@ impl Recorder {
         waits.sort_unstable();
         let mut completions = self.completions;
         completions.sort_unstable();
+        let mut starved = self.starved_episodes_ms;
+        starved.sort_unstable();
+        let starved_at_end = self
+            .queues
+            .iter()
+            .filter(|q| q.starved_since_ms.is_some())
+            .count() as u64;
         let phases = EventKind::ALL
             .iter()
             .map(|k| {
@@ -401,6 +485,14 @@ impl Recorder {
             wait_p99_ms: percentile(&waits, 0.99),
             completion_p50_ms: percentile(&completions, 0.50),
             completion_p99_ms: percentile(&completions, 0.99),
+            preempt_warnings: self.preempt_warnings,
+            preempted_containers: self.preempted,
+            preempted_am_containers: self.preempted_am,
+            work_lost_container_seconds: self.work_lost_ms as f64 / 1000.0,
+            starved_episodes: starved.len() as u64,
+            starved_at_end,
+            starved_to_share_p50_ms: percentile(&starved, 0.50),
+            starved_to_share_p99_ms: percentile(&starved, 0.99),
             phases,
             drift: self.drift,
             drift_examples: self.drift_examples,

@@ -51,6 +51,27 @@ pub fn summary_rows(r: &ScaleReport) -> Vec<(String, String)> {
             "app completion p50 / p99".to_string(),
             format!("{} / {} ms", r.completion_p50_ms, r.completion_p99_ms),
         ),
+        (
+            "preempted: containers (AM) / warnings".to_string(),
+            format!(
+                "{} ({}) / {}",
+                r.preempted_containers, r.preempted_am_containers, r.preempt_warnings
+            ),
+        ),
+        (
+            "work lost to preemption".to_string(),
+            format!("{:.1} container-seconds", r.work_lost_container_seconds),
+        ),
+        (
+            "starved leaf to its share p50 / p99 (episodes, open at end)".to_string(),
+            format!(
+                "{} / {} ms ({}, {})",
+                r.starved_to_share_p50_ms,
+                r.starved_to_share_p99_ms,
+                r.starved_episodes,
+                r.starved_at_end
+            ),
+        ),
         ("drift".to_string(), r.drift.to_string()),
     ];
     for (name, seconds, events) in &r.phases {
@@ -61,6 +82,55 @@ pub fn summary_rows(r: &ScaleReport) -> Vec<(String, String)> {
             ));
         }
     }
+    rows
+}
+
+/// Side-by-side rows comparing runs of one workload (a label per run, e.g. the preemption
+/// strategy): `(metric, one value per run)`, what it cost and what it bought.
+pub fn comparison_rows(runs: &[(&str, &ScaleReport)]) -> Vec<(String, Vec<String>)> {
+    type Metric = fn(&ScaleReport) -> String;
+    let metrics: [(&str, Metric); 12] = [
+        ("containers preempted", |r| {
+            r.preempted_containers.to_string()
+        }),
+        ("  of which AM containers", |r| {
+            r.preempted_am_containers.to_string()
+        }),
+        ("containers warned", |r| r.preempt_warnings.to_string()),
+        ("work lost (container-seconds)", |r| {
+            format!("{:.1}", r.work_lost_container_seconds)
+        }),
+        ("starved leaf to its share p50 (ms)", |r| {
+            r.starved_to_share_p50_ms.to_string()
+        }),
+        ("starved leaf to its share p99 (ms)", |r| {
+            r.starved_to_share_p99_ms.to_string()
+        }),
+        ("starvation episodes (ended / open)", |r| {
+            format!("{} / {}", r.starved_episodes, r.starved_at_end)
+        }),
+        ("fairness gap (worst / mean)", |r| {
+            format!("{:.3} / {:.4}", r.worst_fairness_gap, r.mean_fairness_gap)
+        }),
+        ("app completion p50 / p99 (ms)", |r| {
+            format!("{} / {}", r.completion_p50_ms, r.completion_p99_ms)
+        }),
+        ("apps finished / submitted", |r| {
+            format!("{} / {}", r.apps_finished, r.apps)
+        }),
+        ("allocations", |r| r.allocations.to_string()),
+        ("virtual time (ms)", |r| r.virtual_ms.to_string()),
+    ];
+    let mut rows = vec![(
+        "strategy".to_string(),
+        runs.iter().map(|(label, _)| label.to_string()).collect(),
+    )];
+    rows.extend(metrics.iter().map(|(name, metric)| {
+        (
+            name.to_string(),
+            runs.iter().map(|(_, r)| metric(r)).collect(),
+        )
+    }));
     rows
 }
 

@@ -135,3 +135,62 @@ fn a_trace_runs_to_completion_with_stages_in_order() {
     let last = r.samples.last().expect("samples");
     assert_eq!((last.pending_containers, last.live_apps), (0, 0));
 }
+
+/// The preemption preset under each strategy: containers are preempted, the work they had done
+/// is counted as lost, every preempted task is asked again (every job still finishes, which
+/// needs each of its tasks to complete), and the starved leaves reach their share.
+#[test]
+fn preempted_tasks_are_asked_again_and_their_work_is_counted_as_lost() {
+    for strategy in ["targeted", "global"] {
+        let mut w = crate::presets::preset("preemption", 0.05, 1).expect("known preset");
+        w.properties.push((
+            "weft.scheduler.fair.preemption.strategy".into(),
+            strategy.into(),
+        ));
+        let r = run(&w, WalkMode::Fast);
+        assert!(r.preempted_containers > 0, "{strategy}: {r:?}");
+        assert!(r.preempt_warnings >= r.preempted_containers, "{strategy}");
+        assert!(r.work_lost_container_seconds > 0.0, "{strategy}");
+        assert_eq!((r.apps, r.apps_finished), (4, 4), "{strategy}");
+        assert!(
+            r.starved_episodes >= 3,
+            "{strategy}: the three late jobs were starved"
+        );
+        assert_eq!(r.starved_at_end, 0, "{strategy}");
+        assert!(r.starved_to_share_p50_ms > 0, "{strategy}");
+        assert_eq!(r.drift, 0, "{strategy}: {:?}", r.drift_examples);
+        // Every task container was allocated once, plus once more per preemption (the re-ask).
+        let AppSource::Trace(plans) = &w.apps else {
+            panic!("the preset is a trace");
+        };
+        let tasks: u64 = plans.iter().map(AppPlan::task_count).sum();
+        assert_eq!(
+            r.allocations - r.am_allocations,
+            tasks + r.preempted_containers - r.preempted_am_containers,
+            "{strategy}"
+        );
+    }
+}
+
+#[test]
+fn comparison_rows_put_each_run_in_its_column() {
+    let mut w = crate::presets::preset("preemption", 0.05, 1).expect("known preset");
+    w.properties.push((
+        "weft.scheduler.fair.preemption.strategy".into(),
+        "global".into(),
+    ));
+    let global = run(&w, WalkMode::Fast);
+    let rows = present::comparison_rows(&[("one", &global), ("two", &global)]);
+    assert_eq!(
+        rows[0],
+        ("strategy".to_string(), vec!["one".into(), "two".into()])
+    );
+    let preempted = rows
+        .iter()
+        .find(|(k, _)| k == "containers preempted")
+        .expect("a preempted row");
+    assert_eq!(
+        preempted.1,
+        vec![global.preempted_containers.to_string(); 2]
+    );
+}

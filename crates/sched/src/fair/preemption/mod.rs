@@ -33,6 +33,8 @@ pub(crate) struct PreemptionState {
     pub(crate) starved: Vec<AppId>,
     /// The starvation pass's reusable buffer: a leaf's candidates with their order keys.
     pub(crate) scratch_keys: Vec<(crate::order::key::SortKey, AppId)>,
+    /// The global strategy's clocks, last check and warned list.
+    pub(crate) global: global::GlobalState,
 }
 
 /// Containers marked together, killed together (targeted strategy, spec A.7).
