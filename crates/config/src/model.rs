@@ -487,6 +487,9 @@ pub struct SchedulerProperties {
     pub locality_delay_node_ms: i64,
     /// `yarn.scheduler.fair.locality-delay-rack-ms` (deprecated).
     pub locality_delay_rack_ms: i64,
+    /// `yarn.resourcemanager.nodemanagers.heartbeat-interval-ms`: part of the targeted
+    /// preemption's delay before an app's next starvation check (4 heartbeats).
+    pub node_heartbeat_interval_ms: i64,
     /// `yarn.scheduler.fair.continuous-scheduling-enabled` (deprecated).
     pub continuous_scheduling_enabled: bool,
     /// `yarn.scheduler.fair.continuous-scheduling-sleep-ms`.
@@ -544,6 +547,7 @@ impl Default for SchedulerProperties {
             locality_threshold_rack: -1.0,
             locality_delay_node_ms: -1,
             locality_delay_rack_ms: -1,
+            node_heartbeat_interval_ms: 1_000,
             continuous_scheduling_enabled: false,
             continuous_scheduling_sleep_ms: 5,
             minimum_allocation: Resource::new(1024, 1),

@@ -215,7 +215,7 @@ impl<R: Rules> Engine<R> {
 
     /// Hands every timer due by `now` to the rules, earliest first (a timer set while firing
     /// for `now` or earlier fires in the same pass).
-    fn fire_timers(&mut self, now: Time) {
+    pub(crate) fn fire_timers(&mut self, now: Time) {
         while let Some((at, timer)) = self.timers.pop_due(now) {
             R::timer_due(self, timer, at, now);
         }
@@ -583,8 +583,7 @@ impl<R: Rules> Engine<R> {
             configured: q.configured,
             max_container_allocation: R::max_container_allocation(self, id),
             starvation: report.starvation,
-            // TODO(issue 14 item 2): the victim leaf's and its ancestors' kill count.
-            preempted_containers: 0,
+            preempted_containers: report.preempted_containers,
         });
         let mut children: Vec<QueueId> = q.children.iter().copied().collect();
         children.sort_by(|a, b| self.queues.get(*a).name.cmp(&self.queues.get(*b).name));

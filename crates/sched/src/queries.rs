@@ -20,9 +20,9 @@ impl<R: Rules> Engine<R> {
             .map(|a| R::max_container_allocation(self, a.queue))
     }
 
-    /// The app's containers marked for preemption and still live, in marking order.
-    // TODO(issue 14 item 2): read the app's marked set once preemption marks containers.
-    pub(crate) fn app_preemption_contract(&self, _app: AppId) -> Vec<ContainerId> {
-        Vec::new()
+    /// The app's containers marked for preemption and still live, in marking order
+    /// (`R::preemption_contract`).
+    pub(crate) fn app_preemption_contract(&self, app: AppId) -> Vec<ContainerId> {
+        R::preemption_contract(self, app)
     }
 }

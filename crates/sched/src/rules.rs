@@ -28,6 +28,7 @@ use weft_types::{AppId, Locality, NodeId, Resource, Time, MAX_RESOURCE_TYPES};
 use crate::api::{RejectCode, SchedError, SchedulerConfig};
 use crate::engine::Engine;
 use crate::objects::app::App;
+use crate::objects::node::Container;
 use crate::order::key::SortKey;
 use crate::queues::{Queue, QueueId};
 use crate::walk::Assignment;
@@ -46,6 +47,8 @@ pub(crate) struct QueueReport {
     pub(crate) steady_fair_share: Resource,
     pub(crate) min_share: Resource,
     pub(crate) starvation: Option<crate::api::QueueStarvation>,
+    /// Containers preempted from the queue's apps (its subtree's for a parent).
+    pub(crate) preempted_containers: u64,
 }
 
 /// What a scheduler decides; the objects, the order and the walk do the rest.
@@ -153,6 +156,22 @@ pub(crate) trait Rules: Sized {
     }
     /// A timer the rules set came due (`at`; the engine's time is `now >= at`).
     fn timer_due(e: &mut Engine<Self>, timer: Self::Timer, at: Time, now: Time);
+    /// A container left the objects (any way: completion, release, its app or node leaving,
+    /// preemption), before the usage it held drops. Runs on every completion: keep it to one
+    /// test when the rules track nothing about containers.
+    #[inline]
+    fn container_ended(_e: &mut Engine<Self>, _c: &Container) {}
+    /// A node heartbeat is about to assign (before its reservation is served and before the
+    /// walk): the rules may hand room to apps first. `Some(mark)` asks for
+    /// [`Rules::heartbeat_assigned`] with the decision queue's length at this point. Runs on
+    /// every heartbeat: keep it to one test when the rules have nothing to hand over.
+    #[inline]
+    fn heartbeat_starts(_e: &mut Engine<Self>, _node: NodeId) -> Option<usize> {
+        None
+    }
+    /// After a heartbeat that `heartbeat_starts` asked to watch: the decisions from `mark` on
+    /// are what the heartbeat did.
+    fn heartbeat_assigned(_e: &mut Engine<Self>, _node: NodeId, _mark: usize) {}
     /// A new configuration; `Err` leaves the state as it was.
     fn reload(e: &mut Engine<Self>, config: SchedulerConfig) -> Result<(), SchedError>;
     /// The node set changed (the engine updated the cluster totals).
@@ -166,6 +185,11 @@ pub(crate) trait Rules: Sized {
     fn app_fair_share(app: &AppOf<Self>) -> Resource;
     /// The app's starvation, where the rules compute it.
     fn app_starvation(e: &Engine<Self>, app: &AppOf<Self>) -> Option<crate::api::AppStarvation>;
+    /// The app's containers marked for preemption and still live, in marking order (Hadoop's
+    /// strict preemption contract). Default: none (rules that never preempt).
+    fn preemption_contract(_e: &Engine<Self>, _app: AppId) -> Vec<weft_types::ContainerId> {
+        Vec::new()
+    }
     /// What the app's AM is told it could still get (Hadoop's headroom).
     fn headroom(e: &Engine<Self>, app: &AppOf<Self>) -> Resource;
     /// A queue's figures in the rules' terms.

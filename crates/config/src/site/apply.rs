@@ -11,6 +11,7 @@ const TYPES: &str = "yarn.resource-types";
 const AM_PREEMPTION: &str = "yarn.scheduler.fair.am.preemption.";
 const SCHEDULER_CLASS: &str = "yarn.resourcemanager.scheduler.class";
 const PREEMPTION_STRATEGY: &str = "weft.scheduler.fair.preemption.strategy";
+const NM_HEARTBEAT_INTERVAL: &str = "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms";
 
 /// Hadoop properties under the warned prefixes that Weft knows but does not model; they are
 /// accepted without a warning.
@@ -217,6 +218,8 @@ fn set(a: &mut Applier, name: &str, value: &str) {
         SchedulerKind::parse(value).map(|kind| p.scheduler_kind = kind)
     } else if name == PREEMPTION_STRATEGY {
         PreemptionStrategy::parse(value).map(|s| p.preemption_strategy = s)
+    } else if name == NM_HEARTBEAT_INTERVAL {
+        values::long(value).map(|v| p.node_heartbeat_interval_ms = v)
     } else {
         let key = match name.strip_prefix(FAIR) {
             Some(short) => short,

@@ -274,13 +274,24 @@ fn preemption_strategy_and_interval_are_read_and_a_bad_strategy_is_named() {
     assert!(w.is_empty());
     assert_eq!(p.preemption_strategy, crate::PreemptionStrategy::Targeted);
     assert_eq!(p.preemption_interval_ms, 5000);
+    assert_eq!(p.node_heartbeat_interval_ms, 1000);
     let (p, w) = ok(&[
         ("weft.scheduler.fair.preemption.strategy", " Global "),
         ("yarn.scheduler.fair.preemptionInterval", "2500"),
+        (
+            "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms",
+            "250",
+        ),
     ]);
     assert!(w.is_empty(), "{w:?}");
     assert_eq!(p.preemption_strategy, crate::PreemptionStrategy::Global);
     assert_eq!(p.preemption_interval_ms, 2500);
+    assert_eq!(p.node_heartbeat_interval_ms, 250);
+    let e = errors(&[(
+        "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms",
+        "often",
+    )]);
+    assert_eq!(e.len(), 1, "{e:?}");
     let e = errors(&[("weft.scheduler.fair.preemption.strategy", "greedy")]);
     assert_eq!(e.len(), 1, "{e:?}");
     assert!(

@@ -92,12 +92,21 @@ impl FairEngine {
         if !policy::at_least_threshold(policy, size, threshold, &self.policy_context()) {
             return false;
         }
-        if !policy::is_starved_for_reservation(
-            policy,
-            a.usage,
-            a.rules.fair_share,
-            &self.policy_context(),
-        ) {
+        // Hadoop's `isStarved`: below the fair share, or min-share starved.
+        if !a.rules.min_share_starved
+            && !policy::is_starved_for_reservation(
+                policy,
+                a.usage,
+                a.rules.fair_share,
+                &self.policy_context(),
+            )
+        {
+            return false;
+        }
+        // Never where preemption is freeing room for it (preemption spec A.8).
+        if !self.rules.preemption.earmarks.is_empty()
+            && self.rules.preemption.earmarks.holds(node, app)
+        {
             return false;
         }
         if n.reservation.as_ref().is_some_and(|r| r.app != app) {

@@ -7,12 +7,13 @@ mod limits;
 mod moves;
 pub(crate) mod placement;
 pub(crate) mod policy;
+pub(crate) mod preemption;
 mod queues;
 #[cfg(test)]
 mod rebuild_tests;
 mod runnable;
 pub(crate) mod shares;
-mod starvation;
+pub(crate) mod starvation;
 mod update;
 
 use std::cmp::Ordering;
@@ -36,10 +37,13 @@ use runnable::UserState;
 /// The Fair Scheduler's engine.
 pub(crate) type FairEngine = Engine<Fair>;
 
-/// What a Fair timer carries. Fair sets none yet: the first will be preemption's kill after
-/// `waitTimeBeforeKill` (spec §11.3), which needs the preemption decisions first.
-#[derive(Clone, Debug)]
-pub(crate) enum FairTimer {}
+/// What a Fair timer carries.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum FairTimer {
+    /// Targeted preemption's kill of a batch, `waitTimeBeforeKill` after its warning
+    /// (preemption spec A.7, A.8).
+    Kill(preemption::KillBatch),
+}
 
 /// Fair's per-app state, read with usage on every re-key.
 #[derive(Clone, Debug)]
@@ -49,6 +53,9 @@ pub(crate) struct FairApp {
     /// Instantaneous fair share as of the last update (whether the app is starved for a
     /// reservation is read from it on every re-key).
     pub(crate) fair_share: Resource,
+    /// Its min-share starvation is not none (as of its last evaluation): with usage below
+    /// the fair share, Hadoop's `isStarved`, which gates reservations (read on every re-key).
+    pub(crate) min_share_starved: bool,
 }
 
 /// The Fair Scheduler's own state.
@@ -67,9 +74,10 @@ pub(crate) struct Fair {
     pub(crate) scratch_slots: Vec<u32>,
     pub(crate) scratch_demands: Vec<Resource>,
     pub(crate) scratch_reweighted: Vec<bool>,
-    /// Apps' starvation state, by id (only apps seen while preemption was on). Boxed: the
-    /// facade's enum holds a Fair and a FIFO engine inline, whose sizes should stay close.
-    pub(crate) starvation: Box<starvation::AppStarvationTable>,
+    /// Apps' starvation state, marks, earmarks and the starved apps of the current update.
+    /// Boxed: the facade's enum holds a Fair and a FIFO engine inline, whose sizes should stay
+    /// close.
+    pub(crate) preemption: Box<preemption::PreemptionState>,
 }
 
 /// `incrementAllocation x reservation-threshold.increment-multiple` (spec §6.6).
@@ -97,7 +105,7 @@ impl FairEngine {
             scratch_slots: Vec::new(),
             scratch_demands: Vec::new(),
             scratch_reweighted: Vec::new(),
-            starvation: Box::default(),
+            preemption: Box::default(),
         };
         let properties = ClusterProperties::from_site(&rules.config.properties);
         Engine::new(rules, properties, queues, groups)
@@ -156,6 +164,7 @@ impl Rules for Fair {
         FairApp {
             weight: 1.0,
             fair_share: Resource::ZERO,
+            min_share_starved: false,
         }
     }
 
@@ -245,7 +254,7 @@ impl Rules for Fair {
 
     #[inline]
     fn starved_for_reservation(e: &FairEngine, app: &AppOf<Fair>) -> bool {
-        e.starved_for_reservation(app)
+        app.rules.min_share_starved || e.starved_for_reservation(app)
     }
 
     fn has_reservable_ask(e: &FairEngine, app: &AppOf<Fair>) -> bool {
@@ -307,8 +316,24 @@ impl Rules for Fair {
         e.update(now, false);
     }
 
-    fn timer_due(_: &mut FairEngine, timer: FairTimer, _: Time, _: Time) {
-        match timer {}
+    fn timer_due(e: &mut FairEngine, timer: FairTimer, _: Time, _: Time) {
+        match timer {
+            FairTimer::Kill(batch) => e.kill_batch(batch),
+        }
+    }
+
+    #[inline]
+    fn container_ended(e: &mut FairEngine, c: &crate::objects::node::Container) {
+        e.unmark_ended(c);
+    }
+
+    #[inline]
+    fn heartbeat_starts(e: &mut FairEngine, node: NodeId) -> Option<usize> {
+        e.hand_off_earmarks(node)
+    }
+
+    fn heartbeat_assigned(e: &mut FairEngine, node: NodeId, mark: usize) {
+        e.shrink_earmarks(node, mark);
     }
 
     fn reload(e: &mut FairEngine, config: SchedulerConfig) -> Result<(), SchedError> {
@@ -327,6 +352,7 @@ impl Rules for Fair {
     fn cluster_changed(e: &mut FairEngine) {
         e.queues.resolve_relative_max_shares(e.cluster);
         e.rules.steady_dirty = true;
+        e.forget_node_preemption();
     }
 
     fn refresh_reports(e: &mut FairEngine) {
@@ -337,6 +363,10 @@ impl Rules for Fair {
 
     fn app_fair_share(app: &AppOf<Fair>) -> Resource {
         app.rules.fair_share
+    }
+
+    fn preemption_contract(e: &FairEngine, app: AppId) -> Vec<weft_types::ContainerId> {
+        e.marked_of_app(app).to_vec()
     }
 
     fn headroom(e: &FairEngine, app: &AppOf<Fair>) -> Resource {
@@ -355,10 +385,12 @@ impl Rules for Fair {
             steady_fair_share: q.rules_cold.steady_fair_share,
             min_share: q.rules.min_share,
             starvation: Some(FairEngine::queue_starvation(q)),
+            preempted_containers: q.rules_cold.preempted_containers,
         }
     }
 
     fn verify(e: &FairEngine, drift: &mut Vec<String>) {
         e.verify_fair_keys(drift);
+        e.verify_preemption(drift);
     }
 }

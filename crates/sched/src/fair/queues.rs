@@ -46,6 +46,9 @@ pub(crate) struct FairQueueCold {
     pub(crate) preemption: PreemptionSettings,
     /// Leaves: min-share starvation as of the last update that evaluated it.
     pub(crate) starvation: LeafStarvation,
+    /// Containers preempted from its apps (its subtree's for a parent): Hadoop's
+    /// `AggregateContainersPreempted`.
+    pub(crate) preempted_containers: u64,
 }
 
 impl Default for FairQueueCold {
@@ -62,6 +65,7 @@ impl Default for FairQueueCold {
             share_memo: ShareMemo::default(),
             preemption: PreemptionSettings::default(),
             starvation: LeafStarvation::default(),
+            preempted_containers: 0,
         }
     }
 }

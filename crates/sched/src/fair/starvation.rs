@@ -101,7 +101,7 @@ pub(crate) struct AppStarvationState {
 }
 
 /// Every app's starvation state, by id (only apps seen while preemption was on).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct AppStarvationTable {
     pub(crate) by_app: BTreeMap<AppId, AppStarvationState>,
 }
@@ -188,6 +188,7 @@ impl FairEngine {
                 !a.demand.saturating_sub(a.usage).is_zero()
                     && self
                         .rules
+                        .preemption
                         .starvation
                         .by_app
                         .get(id)
@@ -231,8 +232,10 @@ impl FairEngine {
             if state.fair_share_starvation.is_zero() {
                 break;
             }
+            let offered = state.identified_at == Some(now);
             state.identified_at = Some(now);
             fair_sum = fair_sum.saturating_add(state.fair_share_starvation);
+            self.offer_starved(*id, offered);
         }
 
         // Min-share starvation of the leaf, less what fair-share starvation already claims.
@@ -272,6 +275,7 @@ impl FairEngine {
             let state = self.starvation_entry(*id);
             if left.is_zero() {
                 state.min_share_starvation = Resource::ZERO;
+                self.note_min_share_starved(*id, false);
                 continue;
             }
             let claim = subtract_non_negative(pending, state.fair_share_starvation);
@@ -282,7 +286,29 @@ impl FairEngine {
                 state.min_share_starvation = claim;
                 left = subtract_non_negative(left, claim);
             }
+            let offered = state.identified_at == Some(now);
             state.identified_at = Some(now);
+            let starved = !state.min_share_starvation.is_zero();
+            self.note_min_share_starved(*id, starved);
+            self.offer_starved(*id, offered);
+        }
+    }
+
+    /// Keeps the app's cached min-share flag (read by the reservation gate on every re-key)
+    /// equal to its stored min-share starvation, re-keying it where the flag changed.
+    fn note_min_share_starved(&mut self, id: AppId, starved: bool) {
+        let Some(slot) = self.apps.slot_of(&id) else {
+            return;
+        };
+        let Some(app) = self.apps.at_mut(slot) else {
+            return;
+        };
+        if app.rules.min_share_starved == starved {
+            return;
+        }
+        app.rules.min_share_starved = starved;
+        if !self.order_dirty && self.walk == crate::engine::WalkMode::Fast {
+            self.rekey_app_at(slot, false);
         }
     }
 
@@ -298,6 +324,7 @@ impl FairEngine {
             self.rules.config.properties.am_preemption_enabled(name)
         });
         self.rules
+            .preemption
             .starvation
             .by_app
             .entry(id)
@@ -314,7 +341,7 @@ impl FairEngine {
 
     /// Forgets a finished app.
     pub(crate) fn forget_starvation(&mut self, id: AppId) {
-        self.rules.starvation.by_app.remove(&id);
+        self.rules.preemption.starvation.by_app.remove(&id);
     }
 
     /// The queue's part of a snapshot.
@@ -340,6 +367,7 @@ impl FairEngine {
     pub(crate) fn app_starvation(&self, app: &AppOf<Fair>) -> AppStarvation {
         let state = self
             .rules
+            .preemption
             .starvation
             .by_app
             .get(&app.id)

@@ -28,6 +28,13 @@ impl FairEngine {
                 self.rules.steady_dirty = true;
             }
         }
+        if with_starvation
+            && self.rules.config.properties.preemption
+            && self.rules.config.properties.preemption_strategy
+                == weft_config::PreemptionStrategy::Global
+        {
+            crate::fair::preemption::global::before_shares(self, now);
+        }
         let size_based = self.rules.config.properties.size_based_weight;
         // Apps are re-keyed in the demand pass, as they are read (going leaf by leaf was a
         // cache miss per app at 10,000 apps), and again only where fair shares changed.
@@ -58,6 +65,7 @@ impl FairEngine {
         // Off by default; the update then costs one branch more.
         if with_starvation && self.rules.config.properties.preemption {
             self.update_starvation(now);
+            self.preemption_pass(now);
         }
     }
 

@@ -301,6 +301,7 @@ impl Rules for Fifo {
 
     fn queue_report(_: &FifoEngine, _: &QueueOf<Fifo>) -> QueueReport {
         QueueReport {
+            preempted_containers: 0,
             policy: "fifo",
             weight: 1.0,
             fair_share: Resource::ZERO,

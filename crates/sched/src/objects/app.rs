@@ -151,6 +151,9 @@ pub(crate) struct App<X> {
     pub(crate) indexed_sizes: Vec<[i64; weft_types::MAX_RESOURCE_TYPES]>,
     /// Places the walk gives the app nothing on (`None` while both lists are empty).
     pub(crate) blacklists: Option<Box<Blacklists>>,
+    /// The attempt's AM container, once allocated or recovered (preemption takes AM
+    /// containers last and may be told to spare them).
+    pub(crate) am_container: Option<weft_types::ContainerId>,
 }
 
 impl<X> App<X> {
@@ -184,6 +187,7 @@ impl<X> App<X> {
             indexed_sizes: Vec::new(),
             has_blacklist: false,
             blacklists: None,
+            am_container: None,
         }
     }
 

@@ -58,6 +58,7 @@ impl<R: Rules> Engine<R> {
         if am {
             app.am_resource = Some(size);
             app.am_running = true;
+            app.am_container = Some(id);
             let q = self.queues.get_mut(leaf);
             q.am_usage = q.am_usage.saturating_add(size);
         }
@@ -119,6 +120,7 @@ impl<R: Rules> Engine<R> {
             }
             app.am_resource = Some(size);
             app.am_running = true;
+            app.am_container = Some(id);
         }
         app.usage = app.usage.saturating_add(size);
         if asks_changed {
@@ -172,6 +174,7 @@ impl<R: Rules> Engine<R> {
         let Some(c) = self.take_container(id) else {
             return;
         };
+        R::container_ended(self, &c);
         if let Some(node) = self.nodes.at_mut(c.node_slot) {
             node.allocated = node.allocated.saturating_sub(c.size);
         }

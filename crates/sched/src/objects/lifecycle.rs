@@ -91,6 +91,7 @@ impl<R: Rules> Engine<R> {
         };
         app.requests = Requests::default();
         app.am_resource = am;
+        app.am_container = None;
         if let Some(mut lists) = app.blacklists.take() {
             lists.forget_app_list();
             if !lists.is_empty() {

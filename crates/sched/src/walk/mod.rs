@@ -22,11 +22,21 @@ pub(crate) enum Assignment {
 }
 
 impl<R: Rules> Engine<R> {
-    /// One node heartbeat: serve the node's reservation, or assign containers (spec §6).
+    /// One node heartbeat: what the rules hand over first (preemption's earmarks), then the
+    /// node's reservation, or assign containers (spec §6).
     pub(crate) fn heartbeat(&mut self, node: NodeId) {
         if self.order_dirty {
             self.rebuild_order();
         }
+        let watched = R::heartbeat_starts(self, node);
+        self.serve_node(node);
+        if let Some(mark) = watched {
+            R::heartbeat_assigned(self, node, mark);
+        }
+    }
+
+    /// Serve the node's reservation, or assign containers (spec §6 steps 2-3).
+    fn serve_node(&mut self, node: NodeId) {
         if let Some(res) = self.nodes.get(&node).and_then(|n| n.reservation.clone()) {
             if self.assign_reserved(node, &res) {
                 self.refresh_root_available();
