@@ -208,3 +208,124 @@ fn without_a_marked_container_the_allocate_reply_has_no_contract() {
         .unwrap();
     assert!(reply.preempt.is_empty());
 }
+
+/// An RM whose Fair Scheduler preempts: queues `root.a` and `root.b`, fair-share starvation
+/// at once (timeout 0, threshold 1), kills 1 s after the warning.
+fn preempting_core() -> RmCore {
+    let xml = r#"<allocations>
+        <defaultFairSharePreemptionTimeout>0</defaultFairSharePreemptionTimeout>
+        <defaultFairSharePreemptionThreshold>1</defaultFairSharePreemptionThreshold>
+        <queue name="a"/><queue name="b"/>
+    </allocations>"#;
+    let mut cfg = config(xml);
+    let properties = weft_config::SchedulerProperties {
+        update_interval_ms: 0,
+        preemption: true,
+        wait_time_before_kill_ms: 1_000,
+        ..Default::default()
+    };
+    let weft_sched::SchedulerConfig::Fair(fair) = &cfg.scheduler else {
+        panic!("a Fair configuration");
+    };
+    cfg.scheduler = weft_sched::SchedulerConfig::fair(fair.allocations.clone(), properties);
+    let mut c = RmCore::new(cfg, TS, Time(0));
+    drain(&mut c);
+    c
+}
+
+/// Submits for `user` into `queue` at `t` and launches and registers its AM on `h1:1`.
+fn running_in(
+    c: &mut RmCore,
+    t: u64,
+    queue: &str,
+) -> (ApplicationId, AttemptId, String, ContainerId) {
+    let app = c.new_application(Time(t));
+    c.submit(Time(t), app, submission("alice", Some(queue)))
+        .expect("submission accepted");
+    drain(c);
+    heartbeat(c, t, "h1:1");
+    let l = launches(&drain(c)).pop().expect("AM launched");
+    let token = l.launch.environment["WEFT_AM_TOKEN"].clone();
+    c.am_register(Time(t), l.attempt, &token, "amhost", 1, None)
+        .expect("AM registers");
+    (app, l.attempt, token, l.container)
+}
+
+#[test]
+fn the_scheduler_marks_then_kills_and_the_am_learns_both() {
+    let mut c = preempting_core();
+    register(&mut c, 0, "h1:1");
+    // A fills the 8 GB node: its AM and 7 x 1 GB.
+    let (a, attempt, token, _) = running_in(&mut c, 1, "root.a");
+    c.am_allocate(Time(2), attempt, &token, ask(7)).unwrap();
+    for t in 3..10 {
+        heartbeat(&mut c, t, "h1:1");
+    }
+    let tasks: Vec<ContainerId> = c
+        .am_allocate(Time(10), attempt, &token, AllocateRequest::default())
+        .unwrap()
+        .allocated
+        .iter()
+        .map(|x| x.id)
+        .collect();
+    assert_eq!(tasks.len(), 7);
+    drain(&mut c);
+
+    // B's AM cannot fit: B is starved at the next update, and one of A's containers is
+    // marked for it, to be killed 1 s later.
+    let b = c.new_application(Time(100));
+    c.submit(Time(100), b, submission("alice", Some("root.b")))
+        .unwrap();
+    drain(&mut c);
+    c.tick(Time(101));
+    drain(&mut c);
+    let marked = c
+        .am_allocate(Time(102), attempt, &token, AllocateRequest::default())
+        .unwrap()
+        .preempt;
+    assert_eq!(marked.len(), 1, "one 1 GB container for B's 1 GB AM");
+    assert!(tasks.contains(&marked[0]), "a task, not the AM: {marked:?}");
+    let kill_at = c.poll_timeout().expect("a kill is timed");
+    assert_eq!(kill_at, Time(1_101), "waitTimeBeforeKill after the warning");
+
+    c.timeout(kill_at);
+    let out = drain(&mut c);
+    assert_eq!(stops(&out), marked, "the NM is told to stop it");
+    let reply = c
+        .am_allocate(Time(1_102), attempt, &token, AllocateRequest::default())
+        .unwrap();
+    assert_eq!(
+        reply.completed,
+        vec![CompletedContainer {
+            id: marked[0],
+            exit_status: exit::PREEMPTED,
+            diagnostics: "Container preempted by scheduler for queue root.b".into(),
+        }]
+    );
+    assert!(
+        reply.preempt.is_empty(),
+        "a killed container leaves the contract"
+    );
+    let r = c.app_report(&a).unwrap();
+    assert_eq!(
+        (r.preemption.non_am_containers, r.preemption.resource),
+        (1, Resource::new(1024, 1))
+    );
+    let snap = c.scheduler_snapshot();
+    let count = |name: &str| {
+        snap.queues
+            .iter()
+            .find(|q| q.name == name)
+            .map(|q| q.preempted_containers)
+    };
+    assert_eq!(
+        (count("root"), count("root.a"), count("root.b")),
+        (Some(1), Some(1), Some(0))
+    );
+
+    // The freed room goes to B's AM at the node's next heartbeat.
+    heartbeat(&mut c, 1_103, "h1:1");
+    let l = launches(&drain(&mut c)).pop().expect("B's AM launched");
+    assert_eq!(l.attempt.app, b);
+    assert_eq!(c.verify_scheduler(), Vec::<String>::new());
+}
