@@ -419,6 +419,19 @@ impl Cluster {
         }
     }
 
+    /// GET a path as text (e.g. `/metrics`): (status, body; 0 and empty when unreachable).
+    #[allow(dead_code)] // not every test binary reads text pages
+    pub(crate) fn get_text(&self, path: &str) -> (u16, String) {
+        let url = format!("http://{}{path}", self.web);
+        match Self::agent().get(&url).call() {
+            Ok(mut r) => (
+                r.status().as_u16(),
+                r.body_mut().read_to_string().unwrap_or_default(),
+            ),
+            Err(_) => (0, String::new()),
+        }
+    }
+
     /// PUT JSON to a REST path: (status, JSON body or Null).
     pub(crate) fn put(&self, path: &str, body: &Value) -> (u16, Value) {
         let url = format!("http://{}{path}", self.web);
