@@ -217,6 +217,26 @@ fn a_starved_queue_takes_containers_back_and_both_jobs_succeed() {
         Some(true.into())
     );
 
+    // The web UI: the app page's totals, the scheduler page's per-queue count.
+    let (status, page) = c.get_text(&format!("/cluster/app/{a}"));
+    assert_eq!(status, 200);
+    assert!(
+        page.contains(&format!(
+            "<dt>Containers preempted</dt><dd>{lost} non-AM · 0 AM</dd>"
+        )),
+        "{page}"
+    );
+    let (_, page) = c.get_text("/cluster/scheduler");
+    let row = page
+        .split("<tr class=\"queue leaf\" data-queue=\"root.a\"")
+        .nth(1)
+        .and_then(|rest| rest.split("</tr>").next())
+        .unwrap_or_else(|| panic!("no root.a row:\n{page}"));
+    assert!(
+        row.ends_with(&format!("<td>yes</td><td class=\"num\">{lost}</td>")),
+        "{row}"
+    );
+
     // The first job asks again for what it lost and ends with every task done.
     let status = first.wait(Duration::from_secs(2 * LONG_TASK_S + 60));
     let out = first.output();
@@ -236,6 +256,29 @@ fn a_starved_queue_takes_containers_back_and_both_jobs_succeed() {
         "every task of the first job ran to its end"
     );
     assert_eq!(done_files(&work, &b), 3, "every task of the second job ran");
+
+    // `application -status` prints Hadoop's line with the same figures.
+    let status = std::process::Command::new(harness::WEFT)
+        .args([
+            "application",
+            "-status",
+            &a,
+            "--rm",
+            &format!("http://{}", c.web),
+        ])
+        .env_remove("WEFT_RM")
+        .env_remove("HADOOP_CONF_DIR")
+        .output()
+        .expect("run weft application -status");
+    let report = String::from_utf8_lossy(&status.stdout);
+    assert!(status.status.success(), "{report}");
+    assert!(
+        report.contains(&format!(
+            "\tAggregate Resource Preempted : {} MB-seconds, {} vcore-seconds\n",
+            a_end["preemptedMemorySeconds"], a_end["preemptedVcoreSeconds"]
+        )),
+        "{report}"
+    );
 
     let (_, metrics) = c.get_text("/metrics");
     assert!(
