@@ -5,6 +5,8 @@
 //! the NMs), the second gets its share and finishes while the first still runs, and the first
 //! asks again for what it lost, so both succeed and no task is lost.
 
+// Each test binary uses part of the shared harness.
+#[allow(dead_code)]
 #[path = "cluster/harness.rs"]
 mod harness;
 
