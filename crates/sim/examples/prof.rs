@@ -1,6 +1,9 @@
 //! A profiling harness: the meituan preset through the fast path with the deterministic clock,
 //! so `valgrind --tool=callgrind` and `perf record` see only the simulation (no CLI, no wall
-//! clock; verification only at the end). Usage: `prof [SCALE] [END_SECONDS] [reference]`.
+//! clock; verification only at the end). Usage: `prof [SCALE] [END_SECONDS|-] [reference]
+//! [preempt]`; `preempt` turns `yarn.scheduler.fair.preemption` on (the preset sets no
+//! preemption timeouts, so nothing starves: the cost of the starvation and preemption passes
+//! alone).
 
 use weft_sched::WalkMode;
 use weft_sim::presets::preset;
@@ -11,14 +14,24 @@ use weft_types::{Duration, Time};
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let scale: f64 = args.get(1).map_or(Ok(0.1), |s| s.parse())?;
-    let end: Option<u64> = args.get(2).map(|s| s.parse()).transpose()?;
+    // `-` keeps the workload's own end.
+    let end: Option<u64> = args
+        .get(2)
+        .filter(|s| s.as_str() != "-")
+        .map(|s| s.parse())
+        .transpose()?;
     let walk = if args.get(3).is_some_and(|s| s == "reference") {
         WalkMode::Reference
     } else {
         WalkMode::Fast
     };
     let workload = preset("meituan", scale, 0)?;
-    let (config, _) = workload_config(&workload, "meituan")?;
+    let (mut config, _) = workload_config(&workload, "meituan")?;
+    if args.iter().skip(3).any(|a| a == "preempt") {
+        if let weft_sched::SchedulerConfig::Fair(c) = &mut config {
+            c.properties.preemption = true;
+        }
+    }
     let options = ScaleOptions {
         walk,
         verify_every: None,

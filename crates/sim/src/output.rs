@@ -107,7 +107,8 @@ pub trait Names {
 /// maxRunningApps; `am_running` says whether its AM container runs. Each node carries
 /// `reserved`: `null` or `{"app": .., "resources": ..}`. Queues carry `configured` (declared
 /// in the allocation file rather than created by placement). Under the Fair Scheduler, queues
-/// also carry `preemptable` and `min_share_starvation`, apps `starvation` (fair-share plus
+/// also carry `preemptable`, `min_share_starvation` and `preempted_containers` (containers
+/// preempted from the queue's apps, its subtree's for a parent), apps `starvation` (fair-share plus
 /// min-share starvation, preemption spec part E) and `starved` (Hadoop's `isStarved`).
 pub fn snapshot_line(at_ms: u64, s: &Snapshot, types: &ResourceTypes, names: &dyn Names) -> String {
     let res = |r: &Resource| resource_json(types, r);
@@ -147,6 +148,7 @@ fn queue_json(q: &QueueSnapshot, res: &dyn Fn(&Resource) -> String) -> String {
         Some(s) => obj
             .field("preemptable", s.preemptable)
             .raw("min_share_starvation", &res(&s.min_share_starvation))
+            .field("preempted_containers", q.preempted_containers)
             .finish(),
         None => obj.finish(),
     }

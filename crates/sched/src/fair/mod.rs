@@ -56,6 +56,9 @@ pub(crate) struct FairApp {
     /// Its min-share starvation is not none (as of its last evaluation): with usage below
     /// the fair share, Hadoop's `isStarved`, which gates reservations (read on every re-key).
     pub(crate) min_share_starved: bool,
+    /// The targeted pass has set the app's next starvation check (spec A.9) at least once:
+    /// only then does the starvation pass look the check time up.
+    pub(crate) next_check_set: bool,
 }
 
 /// The Fair Scheduler's own state.
@@ -165,6 +168,7 @@ impl Rules for Fair {
             weight: 1.0,
             fair_share: Resource::ZERO,
             min_share_starved: false,
+            next_check_set: false,
         }
     }
 

@@ -182,23 +182,7 @@ impl FairEngine {
         let ctx = self.policy_context();
         let q = self.queues.get(leaf);
         let (policy, settings) = (q.rules.policy, q.rules_cold.preemption);
-        candidates.clear();
-        candidates.extend(q.runnable_apps.iter().copied().filter(|id| {
-            self.apps.get(id).is_some_and(|a| {
-                !a.demand.saturating_sub(a.usage).is_zero()
-                    && self
-                        .rules
-                        .preemption
-                        .starvation
-                        .by_app
-                        .get(id)
-                        .is_none_or(|s| s.next_check <= now)
-            })
-        }));
-        candidates.sort_by(|a, b| match (self.apps.get(a), self.apps.get(b)) {
-            (Some(x), Some(y)) => Fair::compare_apps(self, leaf, x, y),
-            _ => Ordering::Equal,
-        });
+        self.starvation_candidates(leaf, now, candidates);
 
         // Fair-share starvation, in the leaf's order, up to the first app that is not starved
         // (later apps keep their previous values and timers: Hadoop's loop stops there).
@@ -256,6 +240,49 @@ impl FairEngine {
         self.distribute_min_share_starvation(candidates, left, now, &ctx, policy);
     }
 
+    /// A leaf's candidates (spec A.1: runnable, pending demand, next check due) in the leaf's
+    /// order. On the fast path the leaf's candidate set already holds exactly its runnable apps
+    /// with pending demand, in that order and re-keyed by this update's demand pass (pending
+    /// demand is then the outstanding asks); otherwise they are sorted by their order keys
+    /// (which order as the comparator does, `verify` checks it).
+    fn starvation_candidates(&mut self, leaf: QueueId, now: Time, candidates: &mut Vec<AppId>) {
+        let due = |e: &FairEngine, a: &AppOf<Fair>| {
+            !a.demand.saturating_sub(a.usage).is_zero()
+                && (!a.rules.next_check_set
+                    || e.rules
+                        .preemption
+                        .starvation
+                        .by_app
+                        .get(&a.id)
+                        .is_none_or(|s| s.next_check <= now))
+        };
+        candidates.clear();
+        let q = self.queues.get(leaf);
+        if !self.order_dirty && self.walk == crate::engine::WalkMode::Fast {
+            let set = &q.candidates;
+            let mut cursor = set.first();
+            while let Some(at) = cursor {
+                if let Some(a) = self.apps.at(set.member(at.slot()) as u32) {
+                    if due(self, a) {
+                        candidates.push(a.id);
+                    }
+                }
+                cursor = set.next(at);
+            }
+            return;
+        }
+        let mut keyed = std::mem::take(&mut self.rules.preemption.scratch_keys);
+        keyed.clear();
+        keyed.extend(q.runnable_apps.iter().filter_map(|id| {
+            let a = self.apps.get(id)?;
+            due(self, a).then(|| (Fair::app_key(self, a), *id))
+        }));
+        // Keys end with the app id, so no two are equal.
+        keyed.sort_unstable_by_key(|k| k.0);
+        candidates.extend(keyed.iter().map(|(_, id)| *id));
+        self.rules.preemption.scratch_keys = keyed;
+    }
+
     /// Hadoop's `updateStarvedAppsMinshare`: each candidate in order takes its pending demand
     /// beyond its fair-share starvation while some of the leaf's deficit is left. An app
     /// whose claim exceeds what is left gets the EXCESS (Hadoop's arithmetic, spec A.3).
@@ -271,11 +298,19 @@ impl FairEngine {
             let Some(app) = self.apps.get(id) else {
                 continue;
             };
+            // Nothing to hand out and nothing to take back (the cached flag is the stored
+            // value's non-zeroness): the app's state stays as it is, unread.
+            if left.is_zero() && !app.rules.min_share_starved {
+                continue;
+            }
             let pending = app.demand.saturating_sub(app.usage);
             let state = self.starvation_entry(*id);
+            let was_starved = !state.min_share_starvation.is_zero();
             if left.is_zero() {
                 state.min_share_starvation = Resource::ZERO;
-                self.note_min_share_starved(*id, false);
+                if was_starved {
+                    self.note_min_share_starved(*id, false);
+                }
                 continue;
             }
             let claim = subtract_non_negative(pending, state.fair_share_starvation);
@@ -289,14 +324,17 @@ impl FairEngine {
             let offered = state.identified_at == Some(now);
             state.identified_at = Some(now);
             let starved = !state.min_share_starvation.is_zero();
-            self.note_min_share_starved(*id, starved);
+            if starved != was_starved {
+                self.note_min_share_starved(*id, starved);
+            }
             self.offer_starved(*id, offered);
         }
     }
 
     /// Keeps the app's cached min-share flag (read by the reservation gate on every re-key)
-    /// equal to its stored min-share starvation, re-keying it where the flag changed.
-    fn note_min_share_starved(&mut self, id: AppId, starved: bool) {
+    /// equal to its stored min-share starvation (called when that became or stopped being
+    /// none), re-keying it where the flag changed.
+    pub(crate) fn note_min_share_starved(&mut self, id: AppId, starved: bool) {
         let Some(slot) = self.apps.slot_of(&id) else {
             return;
         };
@@ -307,8 +345,16 @@ impl FairEngine {
             return;
         }
         app.rules.min_share_starved = starved;
+        let leaf = app.queue;
         if !self.order_dirty && self.walk == crate::engine::WalkMode::Fast {
+            // The app's reservable flag may change, and with it its leaf's count and every
+            // ancestor's flag.
             self.rekey_app_at(slot, false);
+            let mut cur = Some(leaf);
+            while let Some(q) = cur {
+                self.rekey_queue(q);
+                cur = self.queues.get(q).parent;
+            }
         }
     }
 
@@ -319,16 +365,16 @@ impl FairEngine {
             .apps
             .get(&id)
             .map_or((Time::ZERO, None), |a| (Time(a.start_time), Some(a.queue)));
-        let am = queue.is_none_or(|q| {
-            let name = &self.queues.get(q).name;
-            self.rules.config.properties.am_preemption_enabled(name)
-        });
+        let (queues, props) = (&self.queues, &self.rules.config.properties);
         self.rules
             .preemption
             .starvation
             .by_app
             .entry(id)
-            .or_insert_with(|| AppStarvationState::new(start, am))
+            .or_insert_with(|| {
+                let am = queue.is_none_or(|q| props.am_preemption_enabled(&queues.get(q).name));
+                AppStarvationState::new(start, am)
+            })
     }
 
     /// Resolves the AM-preemption setting of a newly placed app (Hadoop reads it when the

@@ -139,6 +139,13 @@ impl FairEngine {
         if self.rules.preemption.earmarks.is_empty() {
             return None;
         }
+        self.hand_off_earmarks_on(node)
+    }
+
+    /// `hand_off_earmarks` once some node holds earmarks (kept out of the heartbeat's inlined
+    /// code).
+    #[inline(never)]
+    fn hand_off_earmarks_on(&mut self, node: NodeId) -> Option<usize> {
         self.rules.preemption.earmarks.on(node)?;
         self.clean_up_earmarks(node);
         let mark = self.decisions.len();

@@ -164,7 +164,14 @@ impl FairEngine {
         if self.rules.preemption.marks.by_container.is_empty() {
             return;
         }
-        self.rules.preemption.marks.remove(c.id);
+        self.unmark(c.id);
+    }
+
+    /// Drops the mark of a container, if it has one (kept out of the completion's inlined
+    /// code).
+    #[inline(never)]
+    fn unmark(&mut self, id: ContainerId) {
+        self.rules.preemption.marks.remove(id);
     }
 
     /// Whether the container is marked for preemption.

@@ -31,6 +31,8 @@ pub(crate) struct PreemptionState {
     /// Apps the current update offered to the starved-app set (spec A.4), in the order they
     /// were first offered; the targeted pass takes them.
     pub(crate) starved: Vec<AppId>,
+    /// The starvation pass's reusable buffer: a leaf's candidates with their order keys.
+    pub(crate) scratch_keys: Vec<(crate::order::key::SortKey, AppId)>,
 }
 
 /// Containers marked together, killed together (targeted strategy, spec A.7).
@@ -86,6 +88,24 @@ impl FairEngine {
     pub(crate) fn verify_preemption(&self, drift: &mut Vec<String>) {
         self.verify_marks(drift);
         self.verify_earmarks(drift);
+        for a in self.apps.values() {
+            let state = self.rules.preemption.starvation.by_app.get(&a.id);
+            if state.is_some_and(|s| s.next_check > Time::ZERO) && !a.rules.next_check_set {
+                drift.push(format!(
+                    "app {}: a next starvation check is set but not flagged",
+                    a.id
+                ));
+            }
+            let stored = state.is_some_and(|s| !s.min_share_starvation.is_zero());
+            if a.rules.min_share_starved != stored {
+                drift.push(format!(
+                    "app {}: cached min-share flag {}, stored min-share starvation {}",
+                    a.id,
+                    a.rules.min_share_starved,
+                    if stored { "set" } else { "none" }
+                ));
+            }
+        }
     }
 }
 

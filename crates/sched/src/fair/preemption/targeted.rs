@@ -133,6 +133,9 @@ impl FairEngine {
         }
         if let Some(state) = self.rules.preemption.starvation.by_app.get_mut(&app) {
             state.next_check = Time(now.as_millis().saturating_add(wait).saturating_add(recheck));
+            if let Some(a) = self.apps.get_mut(&app) {
+                a.rules.next_check_set = true;
+            }
         }
     }
 

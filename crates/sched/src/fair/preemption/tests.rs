@@ -363,3 +363,109 @@ fn with_preemption_off_nothing_is_marked() {
     assert_eq!(warnings(&drain(&mut s)), vec![]);
     assert_eq!(s.poll_timeout(), None);
 }
+
+mod requests_to_preempt_for {
+    //! Spec A.5: which requests, at which locality level, and how many containers each.
+
+    use super::*;
+    use crate::fair::preemption::targeted::{Place, Target};
+    use crate::fair::FairEngine;
+
+    /// Nodes n1 (rack /r1), n2 (rack /r1), n3 (rack /r2); app 1 in root.default.
+    fn engine() -> FairEngine {
+        let (allocations, _) = parse_allocations("<allocations/>", &ResourceTypes::default())
+            .expect("valid allocations");
+        let config = match SchedulerConfig::fair(allocations, SchedulerProperties::default()) {
+            SchedulerConfig::Fair(c) => c,
+            _ => unreachable!("a Fair configuration"),
+        };
+        let mut e = FairEngine::new_fair(config, Default::default());
+        for (n, rack) in [(1, "/r1"), (2, "/r1"), (3, "/r2")] {
+            e.handle(
+                Time(0),
+                Event::NodeAdded {
+                    node: NodeId(n),
+                    host: format!("n{n}"),
+                    rack: rack.into(),
+                    capability: Resource::new(8192, 8),
+                },
+            )
+            .expect("node added");
+        }
+        e.handle(
+            Time(0),
+            Event::AppSubmitted {
+                app: AppId(1),
+                user: "u".into(),
+                queue: None,
+                am_resource: None,
+            },
+        )
+        .expect("submitted");
+        e
+    }
+
+    fn ask(e: &mut FairEngine, priority: i32, mb: i64, count: u32, hosts: &[&str], racks: &[&str]) {
+        let ask = ContainerAsk {
+            priority,
+            resources: Resource::new(mb, 1),
+            count,
+            hosts: hosts.iter().map(|h| h.to_string()).collect(),
+            racks: racks.iter().map(|r| r.to_string()).collect(),
+            relax_locality: true,
+            tag: AskTag::NONE,
+        };
+        e.handle(Time(0), Event::Ask { app: AppId(1), ask })
+            .expect("ask");
+    }
+
+    fn places(targets: &[Target]) -> Vec<(Place, u32)> {
+        targets.iter().map(|t| (t.place.clone(), t.count)).collect()
+    }
+
+    #[test]
+    fn a_node_request_hides_its_rack_and_any_and_the_count_is_what_fits() {
+        let mut e = engine();
+        // Two containers on n1 (its rack /r1 is added as Hadoop's AM client would).
+        ask(&mut e, 1, 1024, 2, &["n1"], &[]);
+        let got = e.targets_for(AppId(1), Resource::new(8192, 0));
+        assert_eq!(places(&got), [(Place::Node(NodeId(1)), 2)]);
+        // Starvation for 1.5 containers: floor(1536 / 1024) = 1.
+        let got = e.targets_for(AppId(1), Resource::new(1536, 0));
+        assert_eq!(places(&got), [(Place::Node(NodeId(1)), 1)]);
+        // Less than one container: nothing.
+        assert_eq!(e.targets_for(AppId(1), Resource::new(1023, 5)), vec![]);
+    }
+
+    #[test]
+    fn a_rack_request_hides_any_and_nodes_of_another_rack_still_count() {
+        let mut e = engine();
+        // Rack /r2 explicitly, and host n1 (whose rack /r1 joins as a rack request): n1 counts
+        // (and hides /r1), /r2 counts, ANY is hidden by both.
+        ask(&mut e, 1, 1024, 3, &["n1"], &["/r2"]);
+        let got = e.targets_for(AppId(1), Resource::new(8192, 0));
+        assert_eq!(
+            places(&got),
+            [(Place::Node(NodeId(1)), 3), (Place::Rack("/r2".into()), 3)]
+        );
+    }
+
+    #[test]
+    fn unknown_places_are_skipped_and_keys_go_in_priority_order_until_covered() {
+        let mut e = engine();
+        ask(&mut e, 2, 2048, 4, &[], &[]);
+        ask(&mut e, 1, 1024, 3, &["nowhere"], &[]);
+        // Priority 1 first: "nowhere" matches no node, so its ANY level counts: 3 x 1024;
+        // the 2048 left is one container of priority 2.
+        let got = e.targets_for(AppId(1), Resource::new(5120, 0));
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert_eq!(
+            (got[0].place.clone(), got[0].count, got[0].size.memory_mb()),
+            (Place::Any, 3, 1024)
+        );
+        assert_eq!(
+            (got[1].place.clone(), got[1].count, got[1].size.memory_mb()),
+            (Place::Any, 1, 2048)
+        );
+    }
+}
