@@ -301,8 +301,9 @@ fn reports_on_a_finished_app_its_attempts_nodes_queues_and_logs() {
     for name in ["default", "root.default"] {
         let q = weft(&c, &["queue", "-status", name]).ok("queue status");
         assert!(q.starts_with("Queue Information : \nQueue Name : default\n\tQueue Path : root.default\n\tState : RUNNING\n"), "{q}");
-        // The scheduler does not preempt, so no queue may claim it does.
-        assert!(q.contains("\tPreemption : disabled\n"), "{q}");
+        // Hadoop's FSQueue.isPreemptable: allowPreemptionFrom (default true) of the queue and
+        // its ancestors, whether or not yarn.scheduler.fair.preemption is on.
+        assert!(q.contains("\tPreemption : enabled\n"), "{q}");
     }
     let q = weft(&c, &["queue", "-status", "prod", "--json"]).json("queue --json");
     assert_eq!(q["queueName"], "root.prod", "{q}");

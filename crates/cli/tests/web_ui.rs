@@ -215,6 +215,7 @@ fn every_page_renders_refreshes_live_and_logs_nothing_to_the_console() {
                 "class=\"mark fair\"".into(),
                 "class=\"mark steady\"".into(),
                 "class=\"fill".into(),
+                "<th>Preemptable</th>".into(),
                 running.clone(),
             ],
         ),
@@ -237,6 +238,7 @@ fn every_page_renders_refreshes_live_and_logs_nothing_to_the_console() {
                 "id=\"attempts\"".into(),
                 "id=\"containers\"".into(),
                 "/ws/v1/node/containerlogs/container_".into(),
+                "<dt>Containers preempted</dt><dd>0 non-AM · 0 AM</dd>".into(),
             ],
         ),
         (

@@ -565,6 +565,18 @@ mod tests {
     }
 
     #[test]
+    fn status_report_says_what_preemption_took() {
+        let mut app = sample_app();
+        app["preemptedMemorySeconds"] = json!(61_440);
+        app["preemptedVcoreSeconds"] = json!(60);
+        let r = app_report(&app);
+        assert!(
+            r.contains("\n\tAggregate Resource Preempted : 61440 MB-seconds, 60 vcore-seconds\n"),
+            "{r}"
+        );
+    }
+
+    #[test]
     fn status_report_matches_yarn() {
         let r = app_report(&sample_app());
         let expected = "Application Report : \n\tApplication-Id : application_1700000000000_0007\n\tApplication-Name : wordcount\n\tApplication-Type : YARN\n\tUser : alice\n\tQueue : default\n\tApplication Priority : 0\n\tStart-Time : 1700000100000\n\tLaunch-Time : 1700000101000\n\tFinish-Time : 0\n\tProgress : 42.5%\n\tState : RUNNING\n\tFinal-State : UNDEFINED\n\tTracking-URL : http://nm-1:41235/\n\tRPC Port : 41234\n\tAM Host : nm-1\n\tAggregate Resource Allocation : 266240 MB-seconds, 130 vcore-seconds\n\tAggregate Resource Preempted : 0 MB-seconds, 0 vcore-seconds\n\tLog Aggregation Status : NOT_START\n\tDiagnostics : \n\tUnmanaged Application : false\n\tApplication Node Label Expression : <Not set>\n\tAM container Node Label Expression : <DEFAULT_PARTITION>\n\tTimeoutType : LIFETIME\tExpiryTime : UNLIMITED\tRemainingTime : -1seconds\n";

@@ -172,6 +172,7 @@ impl RmCore {
         // The scheduler holds every app with a running attempt; one it no longer holds can
         // get nothing.
         let headroom = self.sched.headroom(seq).unwrap_or(Resource::ZERO);
+        let preempt = self.strict_preemption_contract(seq);
         let cluster_nodes = self.usable_nodes();
         let changes_len = self.node_changes.len();
         let Some(t) = self
@@ -207,6 +208,7 @@ impl RmCore {
                 .map(|(node_id, state)| NodeReport { node_id, state })
                 .collect(),
             cluster_nodes,
+            preempt,
         })
     }
 

@@ -208,6 +208,7 @@ impl RmCore {
             blacklist: BTreeSet::new(),
             nodes_seen: self.node_changes.len(),
             nm_tokens_sent: BTreeSet::new(),
+            preempted: Default::default(),
         }
     }
 
@@ -656,7 +657,7 @@ pub(crate) fn app_record(app: &App) -> ApplicationRecord {
 /// The store record of attempt `index` of `app`.
 pub(crate) fn attempt_record(app: &App, index: usize) -> AttemptRecord {
     let a = &app.attempts[index];
-    AttemptRecord {
+    let mut record = AttemptRecord {
         app_id: app.id.seq,
         attempt: a.id.attempt,
         am_container_id: a.am_container.map(|c| c.to_string()),
@@ -669,5 +670,13 @@ pub(crate) fn attempt_record(app: &App, index: usize) -> AttemptRecord {
         am_exit_status: a.am_exit,
         am_token: a.token.clone(),
         tracking_url: a.tracking_url.clone(),
-    }
+        preempted_memory_mb: 0,
+        preempted_vcores: 0,
+        preempted_am_containers: 0,
+        preempted_non_am_containers: 0,
+        preempted_memory_mb_ms: 0,
+        preempted_vcore_ms: 0,
+    };
+    a.preempted.fill_record(&mut record);
+    record
 }

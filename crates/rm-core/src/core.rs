@@ -162,6 +162,8 @@ pub(crate) struct Attempt {
     pub(crate) nodes_seen: usize,
     /// Nodes this attempt holds an NM token for (under the current master key).
     pub(crate) nm_tokens_sent: BTreeSet<String>,
+    /// What preemption took from this attempt.
+    pub(crate) preempted: crate::preemption::PreemptedTally,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -245,6 +247,9 @@ pub struct RmCore {
     pub(crate) unconfirmed_am: BTreeMap<ApplicationId, (ContainerId, String, Time)>,
     /// Registrations that were given a secret (numbers each secret).
     pub(crate) registrations: u64,
+    /// Containers the scheduler just preempted -> the queue they were taken for, kept from
+    /// `Decision::Preempted` until the `Completed` that follows it.
+    pub(crate) preempted_for: BTreeMap<weft_types::ContainerId, String>,
 }
 
 impl RmCore {
@@ -263,6 +268,7 @@ impl RmCore {
             keys,
             unconfirmed_am: BTreeMap::new(),
             registrations: 0,
+            preempted_for: BTreeMap::new(),
             config,
             sched,
             cluster_ts,
@@ -391,11 +397,15 @@ impl RmCore {
                     status,
                     ..
                 } => self.on_sched_completed(now, container, exit, status),
-                // TODO(issue 14 item 3): per-app preemption figures and the stop's
-                // diagnostics naming the queue.
-                Decision::Reserved { .. }
-                | Decision::PreemptWarning { .. }
-                | Decision::Preempted { .. } => {}
+                Decision::Preempted {
+                    container,
+                    am,
+                    for_queue,
+                    ..
+                } => self.on_preempted(now, container, am, for_queue),
+                // A warning changes nothing here: the AM reads the marked containers from
+                // the scheduler on its next Allocate (`strict_preemption_contract`).
+                Decision::Reserved { .. } | Decision::PreemptWarning { .. } => {}
             }
         }
     }
@@ -409,6 +419,7 @@ impl RmCore {
         how: ContainerExit,
         status: Option<weft_sched::ExitStatus>,
     ) {
+        let for_queue = self.preempted_for.remove(&sched_id);
         let Some(id) = self.by_sched.remove(&sched_id) else {
             return;
         };
@@ -431,7 +442,7 @@ impl RmCore {
             ContainerExit::Lost => (exit::ABORTED, "node lost".to_string(), false),
             ContainerExit::Preempted => (
                 exit::PREEMPTED,
-                "Container preempted by the scheduler".to_string(),
+                crate::preemption::preempted_diagnostics(for_queue.as_deref()),
                 true,
             ),
         });
@@ -709,6 +720,7 @@ impl RmCore {
             allocated: usage.0,
             running_containers: u32::try_from(usage.1).unwrap_or(u32::MAX),
             aggregate: self.aggregate_usage(a),
+            preemption: self.preemption_report(a),
             tracking_url: a.current().and_then(|t| t.tracking_url.clone()),
         }
     }

@@ -18,6 +18,7 @@ mod liveness;
 mod model;
 mod node_identity;
 mod nodes;
+mod preemption;
 mod recovery;
 mod reports;
 mod retention;

@@ -261,6 +261,9 @@ pub struct AllocateResponse {
     pub cluster_nodes: u32,
     /// NM tokens for nodes of newly allocated containers the AM holds none for yet.
     pub nm_tokens: Vec<NmToken>,
+    /// The app's containers the scheduler has marked for preemption and not killed yet, in
+    /// marking order (YARN's `StrictPreemptionContract`); empty when none is marked.
+    pub preempt: Vec<ContainerId>,
 }
 
 /// The RM's answer to an AM registration.
@@ -363,6 +366,25 @@ pub struct AppReport {
     pub tracking_url: Option<String>,
     /// Aggregate resource allocation so far (YARN's memorySeconds / vcoreSeconds).
     pub aggregate: AggregateUsage,
+    /// What preemption took from it, over all its attempts.
+    pub preemption: PreemptionReport,
+}
+
+/// What the scheduler preempted from an application, summed over its attempts (YARN's
+/// `RMAppMetrics`: preemptedResourceMB/VCores, numAMContainerPreempted,
+/// numNonAMContainerPreempted, preemptedMemorySeconds/VcoreSeconds).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PreemptionReport {
+    /// The sizes of the preempted containers, summed.
+    pub resource: Resource,
+    /// Preempted AM containers.
+    pub am_containers: u32,
+    /// Preempted containers other than AMs.
+    pub non_am_containers: u32,
+    /// Size x run time of the preempted containers: MB-seconds.
+    pub memory_mb_seconds: u64,
+    /// Size x run time of the preempted containers: vcore-seconds.
+    pub vcore_seconds: u64,
 }
 
 /// Resources x time an application held, as YARN reports it ("Aggregate Resource Allocation").

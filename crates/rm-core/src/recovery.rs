@@ -184,5 +184,6 @@ fn attempt_from(
         blacklist: BTreeSet::new(),
         nodes_seen: 0,
         nm_tokens_sent: BTreeSet::new(),
+        preempted: crate::preemption::PreemptedTally::from_record(r),
     })
 }

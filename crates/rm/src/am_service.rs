@@ -10,7 +10,8 @@ use weft_proto::v1::{
     AllocateRequest as WireAllocate, AllocateResponse as WireAllocateResponse, Container,
     ContainerState, ContainerStatus, FinalApplicationStatus, FinishApplicationMasterRequest,
     FinishApplicationMasterResponse, NodeReport as WireNodeReport, NodeState as WireNodeState,
-    RegisterApplicationMasterRequest, RegisterApplicationMasterResponse,
+    PreemptionMessage, RegisterApplicationMasterRequest, RegisterApplicationMasterResponse,
+    StrictPreemptionContract,
 };
 use weft_rm_core::{
     AllocateRequest, AllocatedContainer, FinalStatus, NmToken, NodeState, ResourceAsk,
@@ -113,6 +114,18 @@ fn nm_tokens(tokens: Vec<NmToken>) -> Vec<weft_proto::v1::NmToken> {
         .collect()
 }
 
+/// The containers the scheduler will take back, as YARN's strict preemption contract. Left
+/// out while nothing is marked: Hadoop's Fair Scheduler sends an empty contract on every reply
+/// instead, and AMs treat both alike (preemption spec §C; see application_master.proto).
+fn preemption_message(marked: &[ContainerId]) -> Option<PreemptionMessage> {
+    (!marked.is_empty()).then(|| PreemptionMessage {
+        strict_contract: Some(StrictPreemptionContract {
+            containers: marked.iter().map(ContainerId::to_string).collect(),
+        }),
+        contract: None,
+    })
+}
+
 fn node_state(s: NodeState) -> i32 {
     (match s {
         NodeState::Running => WireNodeState::Running,
@@ -208,6 +221,7 @@ impl ApplicationMasterProtocol for AmService {
                 .collect(),
             num_cluster_nodes: i32::try_from(reply.cluster_nodes).unwrap_or(i32::MAX),
             nm_tokens: nm_tokens(reply.nm_tokens),
+            preempt: preemption_message(&reply.preempt),
             ..Default::default()
         }))
     }

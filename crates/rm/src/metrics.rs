@@ -240,13 +240,15 @@ fn scheduler_info(o: &mut Out, kind: SchedulerKind) {
 
 /// Queue families only the Fair Scheduler has figures for (shares, configured limits,
 /// weights, maxRunningApps): left out under FIFO rather than exported as zeros.
-const FAIR_ONLY_QUEUE_FAMILIES: [&str; 6] = [
+const FAIR_ONLY_QUEUE_FAMILIES: [&str; 8] = [
     "weft_queue_fair_share",
     "weft_queue_steady_fair_share",
     "weft_queue_min_resources",
     "weft_queue_max_resources",
     "weft_queue_apps_pending",
     "weft_queue_weight",
+    "weft_queue_preemptable",
+    "weft_queue_containers_preempted_total",
 ];
 
 fn queue_families(o: &mut Out, v: &View) {
@@ -316,6 +318,52 @@ fn queue_families(o: &mut Out, v: &View) {
             o.sample(name, &[("queue", &q.name)], field(q));
         }
     }
+    if v.kind == SchedulerKind::Fair {
+        preemption_families(o, v);
+    }
+}
+
+/// The Fair Scheduler's preemption per queue (Hadoop's `AggregateContainersPreempted` queue
+/// metric and `isPreemptable`) and the cluster's total, which is the root queue's count.
+fn preemption_families(o: &mut Out, v: &View) {
+    o.family(
+        "weft_queue_preemptable",
+        "gauge",
+        "1 if the scheduler may preempt containers of the queue (allowPreemptionFrom of it and every ancestor), else 0.",
+    );
+    for q in &v.snapshot.queues {
+        // The Fair Scheduler reports its settings for every queue.
+        let flag = q.starvation.is_some_and(|s| s.preemptable);
+        o.sample(
+            "weft_queue_preemptable",
+            &[("queue", &q.name)],
+            if flag { 1.0 } else { 0.0 },
+        );
+    }
+    o.family(
+        "weft_queue_containers_preempted_total",
+        "counter",
+        "Containers preempted from the queue's applications (its subtree for parents) since the ResourceManager started.",
+    );
+    for q in &v.snapshot.queues {
+        o.sample(
+            "weft_queue_containers_preempted_total",
+            &[("queue", &q.name)],
+            q.preempted_containers as f64,
+        );
+    }
+    o.family(
+        "weft_cluster_containers_preempted_total",
+        "counter",
+        "Containers the scheduler preempted since the ResourceManager started.",
+    );
+    let total = v
+        .snapshot
+        .queues
+        .iter()
+        .find(|q| q.name == "root")
+        .map_or(0, |q| q.preempted_containers);
+    o.sample("weft_cluster_containers_preempted_total", &[], total as f64);
 }
 
 fn timing_families(o: &mut Out, v: &View, stats: &DriverStats) {
@@ -534,9 +582,43 @@ mod tests {
         );
         for name in FAIR_ONLY_QUEUE_FAMILIES {
             assert!(
-                fair.contains(&format!("# TYPE {name} gauge\n")),
+                fair.contains(&format!("# TYPE {name} gauge\n"))
+                    || fair.contains(&format!("# TYPE {name} counter\n")),
                 "{name}:\n{fair}"
             );
+        }
+    }
+
+    #[test]
+    fn preemption_counts_per_queue_and_for_the_cluster() {
+        let mut v = view(SchedulerKind::Fair);
+        let settings = |preemptable| weft_sched::QueueStarvation {
+            min_share_preemption_timeout_ms: i64::MAX,
+            fair_share_preemption_timeout_ms: i64::MAX,
+            fair_share_preemption_threshold: 0.5,
+            preemptable,
+            at_min_share_since: None,
+            min_share_starvation: Resource::ZERO,
+            fair_share_starvation: Resource::ZERO,
+        };
+        v.snapshot.queues[0].starvation = Some(settings(true));
+        v.snapshot.queues[0].preempted_containers = 3;
+        v.snapshot.queues[1].starvation = Some(settings(false));
+        v.snapshot.queues[1].preempted_containers = 3;
+        let mut o = Out {
+            text: String::new(),
+        };
+        queue_families(&mut o, &v);
+        for line in [
+            "# TYPE weft_queue_containers_preempted_total counter\n",
+            "weft_queue_containers_preempted_total{queue=\"root\"} 3\n",
+            "weft_queue_containers_preempted_total{queue=\"root.default\"} 3\n",
+            "weft_queue_preemptable{queue=\"root\"} 1\n",
+            "weft_queue_preemptable{queue=\"root.default\"} 0\n",
+            "# TYPE weft_cluster_containers_preempted_total counter\n",
+            "weft_cluster_containers_preempted_total 3\n",
+        ] {
+            assert!(o.text.contains(line), "{line:?} missing in:\n{}", o.text);
         }
     }
 }

@@ -101,6 +101,12 @@ pub fn sample_attempt(app_id: u64, attempt: u32) -> AttemptRecord {
         am_exit_status: None,
         am_token: format!("token-{app_id}-{attempt}"),
         tracking_url: Some("http://host-1:9999/".to_owned()),
+        preempted_memory_mb: 3072,
+        preempted_vcores: 3,
+        preempted_am_containers: 0,
+        preempted_non_am_containers: 3,
+        preempted_memory_mb_ms: 9_216_000,
+        preempted_vcore_ms: 9_000,
     }
 }
 

@@ -224,6 +224,25 @@ pub struct AttemptRecord {
     pub am_token: String,
     /// The tracking URL the AM registered (or its final one).
     pub tracking_url: Option<String>,
+    /// Preemption's toll on the attempt (YARN's `RMAppAttemptMetrics`): the summed memory of
+    /// its preempted containers. This and the five below are absent (0) in older records.
+    #[serde(default)]
+    pub preempted_memory_mb: u64,
+    /// The summed vcores of its preempted containers.
+    #[serde(default)]
+    pub preempted_vcores: u32,
+    /// Whether its AM container was preempted (0 or 1).
+    #[serde(default)]
+    pub preempted_am_containers: u32,
+    /// Its preempted containers other than the AM.
+    #[serde(default)]
+    pub preempted_non_am_containers: u32,
+    /// Memory x run time of its preempted containers, MB x milliseconds.
+    #[serde(default)]
+    pub preempted_memory_mb_ms: u64,
+    /// Vcores x run time of its preempted containers, vcores x milliseconds.
+    #[serde(default)]
+    pub preempted_vcore_ms: u64,
 }
 
 /// An application with its attempts, as recovered.
@@ -258,4 +277,33 @@ pub enum Write {
     /// Remove an application and all its attempts; removing an unknown id is not an error, so
     /// retention GC can retry.
     RemoveApp(u64),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_attempt_stored_before_the_preemption_figures_decodes_with_zeros() {
+        let mut current = serde_json::to_value(crate::conformance::sample_attempt(3, 1))
+            .expect("a record encodes");
+        let fields = current.as_object_mut().expect("a record is an object");
+        for name in [
+            "preempted_memory_mb",
+            "preempted_vcores",
+            "preempted_am_containers",
+            "preempted_non_am_containers",
+            "preempted_memory_mb_ms",
+            "preempted_vcore_ms",
+        ] {
+            assert!(fields.remove(name).is_some(), "{name} is written");
+        }
+        let old: AttemptRecord = serde_json::from_value(current).expect("an old record decodes");
+        assert_eq!(
+            (old.preempted_memory_mb, old.preempted_non_am_containers),
+            (0, 0)
+        );
+        assert_eq!(old.preempted_memory_mb_ms, 0);
+        assert_eq!(old.am_token, "token-3-1");
+    }
 }

@@ -174,6 +174,10 @@ pub(crate) struct Options {
     pub(crate) am_expiry_ms: u64,
     /// Extra `--no-cgroups` for every NM.
     pub(crate) no_cgroups: bool,
+    /// The allocation file the RM starts with.
+    pub(crate) allocations: &'static str,
+    /// More `"key" = "value"` lines for the RM's `[properties]` (yarn-site keys).
+    pub(crate) rm_properties: &'static str,
 }
 
 impl Default for Options {
@@ -182,6 +186,8 @@ impl Default for Options {
             nm_expiry_ms: 3_000,
             am_expiry_ms: 60_000,
             no_cgroups: false,
+            allocations: ALLOCATIONS,
+            rm_properties: "",
         }
     }
 }
@@ -223,8 +229,9 @@ impl Cluster {
             .tempdir()
             .expect("tempdir");
         let root = dir.path();
-        std::fs::write(root.join("fair-scheduler.xml"), ALLOCATIONS).expect("allocations");
-        std::fs::write(root.join("rm.toml"), RM_CONFIG).expect("rm config");
+        std::fs::write(root.join("fair-scheduler.xml"), opts.allocations).expect("allocations");
+        let rm_config = format!("{RM_CONFIG}{}\n", opts.rm_properties);
+        std::fs::write(root.join("rm.toml"), rm_config).expect("rm config");
         let p = |name: &str| root.join(name).display().to_string();
         let rm_args: Vec<String> = [
             "rm",
@@ -409,6 +416,19 @@ impl Cluster {
                 (status, serde_json::from_str(&text).unwrap_or(Value::Null))
             }
             Err(_) => (0, Value::Null),
+        }
+    }
+
+    /// GET a path as text (e.g. `/metrics`): (status, body; 0 and empty when unreachable).
+    #[allow(dead_code)] // not every test binary reads text pages
+    pub(crate) fn get_text(&self, path: &str) -> (u16, String) {
+        let url = format!("http://{}{path}", self.web);
+        match Self::agent().get(&url).call() {
+            Ok(mut r) => (
+                r.status().as_u16(),
+                r.body_mut().read_to_string().unwrap_or_default(),
+            ),
+            Err(_) => (0, String::new()),
         }
     }
 

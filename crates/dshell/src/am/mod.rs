@@ -345,6 +345,15 @@ impl Am {
                 }
             }
         }
+        if let Some(contract) = reply
+            .preempt
+            .as_ref()
+            .and_then(|p| p.strict_contract.as_ref())
+        {
+            for c in self.tracker.on_preemption_notice(&contract.containers) {
+                println!("The RM will preempt {c}; its task will be asked for again");
+            }
+        }
         for status in &reply.completed_container_statuses {
             if let Some(o) = self.tracker.on_completed(
                 &status.container_id,

@@ -5,7 +5,7 @@
 //! tests replay awkward sequences (surplus allocations, lost nodes, failed starts, duplicate
 //! completion reports) without a cluster.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use weft_proto::exit_status;
 use weft_proto::v1::FinalApplicationStatus;
@@ -59,9 +59,19 @@ impl Outcome {
 }
 
 /// The state of every container the AM asked for.
+///
+/// A preempted container (exit -102) is neither a success nor a failure: the scheduler took
+/// it back, so its task is asked for again and runs in a new container (Hadoop's AMs do the
+/// same: preemption is not the task's fault).
 #[derive(Debug)]
 pub struct Tracker {
     wanted: u32,
+    /// Containers preempted so far.
+    preempted: u32,
+    /// Preempted containers not asked for again yet.
+    to_reask: u32,
+    /// Containers the RM said it will preempt (its strict contract), so each is told once.
+    warned: BTreeSet<String>,
     /// Assigned containers not yet finished, by id, with their node.
     running: BTreeMap<String, String>,
     finished: BTreeMap<String, Outcome>,
@@ -76,6 +86,9 @@ impl Tracker {
     pub fn new(wanted: u32) -> Tracker {
         Tracker {
             wanted,
+            preempted: 0,
+            to_reask: 0,
+            warned: BTreeSet::new(),
             running: BTreeMap::new(),
             finished: BTreeMap::new(),
             releases: Vec::new(),
@@ -92,18 +105,23 @@ impl Tracker {
         self.wanted.saturating_sub(self.assigned())
     }
 
-    /// The outstanding count to send to the RM, when it differs from what the RM was last told.
+    /// How many containers to ask the RM for now, if any.
     ///
-    /// YARN's asks are absolute and the RM lowers its copy as it allocates, so the AM resends
-    /// only when its own view changes for another reason: the first ask and after a resync.
+    /// The RM lowers its copy of the ask as it allocates, so the AM asks only when its own
+    /// view changes for another reason: everything outstanding at first and after a resync
+    /// (the RM lost its copy), and one more container per preempted one. Weft's RM adds each
+    /// ask to what it holds (docs/TODO.md, "AM asks are increments"), so a re-ask names only
+    /// the preempted containers.
     pub fn take_ask(&mut self) -> Option<u32> {
         match self.asked {
-            Some(_) => None,
             None => {
                 let n = self.outstanding();
                 self.asked = Some(n);
+                self.to_reask = 0;
                 Some(n)
             }
+            Some(_) if self.to_reask > 0 => Some(std::mem::take(&mut self.to_reask)),
+            Some(_) => None,
         }
     }
 
@@ -174,14 +192,43 @@ impl Tracker {
     }
 
     /// A completion the RM reported. Returns the outcome the first time a held container
-    /// completes; repeats and containers the AM gave back return `None`.
+    /// completes; repeats and containers the AM gave back return `None`. A preempted
+    /// container's outcome is returned for the log but not kept: its task is asked for again.
     pub fn on_completed(
         &mut self,
         container_id: &str,
         exit_status: i32,
         diagnostics: &str,
-    ) -> Option<&Outcome> {
+    ) -> Option<Outcome> {
+        if exit_status == exit_status::PREEMPTED {
+            let node_id = self.running.remove(container_id)?;
+            self.warned.remove(container_id);
+            self.preempted = self.preempted.saturating_add(1);
+            self.to_reask = self.to_reask.saturating_add(1);
+            return Some(Outcome {
+                container_id: container_id.to_string(),
+                node_id,
+                exit_status,
+                diagnostics: diagnostics.to_string(),
+            });
+        }
         self.finish(container_id, exit_status, diagnostics.to_string())
+            .cloned()
+    }
+
+    /// The RM's strict preemption contract: the held containers it will take back. Returns
+    /// those not listed before (for the log); the AM keeps running them until they end.
+    pub fn on_preemption_notice(&mut self, containers: &[String]) -> Vec<String> {
+        containers
+            .iter()
+            .filter(|c| self.running.contains_key(c.as_str()) && self.warned.insert((*c).clone()))
+            .cloned()
+            .collect()
+    }
+
+    /// Containers preempted so far (each one's task was asked for again).
+    pub fn preempted(&self) -> u32 {
+        self.preempted
     }
 
     /// A node was reported lost: every container still running there counts as failed now,
@@ -252,6 +299,9 @@ impl Tracker {
         if missing > 0 {
             summary.push_str(&format!(", {missing} never finished"));
         }
+        if self.preempted > 0 {
+            summary.push_str(&format!("; {} preempted and run again", self.preempted));
+        }
         // Failures first: they are what a reader of a long summary is looking for.
         const SHOWN: usize = 20;
         let lines: Vec<String> = failed
@@ -302,7 +352,7 @@ mod tests {
         t.on_allocated("c2", "n1:1");
         t.on_allocated("c3", "n2:1");
         assert!(!t.is_done());
-        let first = t.on_completed("c2", 0, "").cloned();
+        let first = t.on_completed("c2", 0, "");
         assert_eq!(
             first.map(|o| o.line()),
             Some("c2 on n1:1: success".to_string())
@@ -402,6 +452,63 @@ mod tests {
         t.adopt("c2", "n1:1");
         assert_eq!(t.take_ask(), Some(1));
         assert!(t.on_completed("c2", 0, "").is_some());
+    }
+
+    #[test]
+    fn a_preempted_container_is_asked_for_again_and_not_counted_as_finished() {
+        let mut t = Tracker::new(2);
+        assert_eq!(t.take_ask(), Some(2));
+        t.on_allocated("c2", "n1:1");
+        t.on_allocated("c3", "n1:1");
+        assert_eq!(t.take_ask(), None);
+        assert_eq!(
+            t.on_preemption_notice(&["c3".to_string(), "c9".to_string()]),
+            vec!["c3".to_string()],
+            "only held containers, and each once"
+        );
+        assert!(t.on_preemption_notice(&["c3".to_string()]).is_empty());
+        let o = t
+            .on_completed(
+                "c3",
+                exit_status::PREEMPTED,
+                "Container preempted by scheduler for queue root.b",
+            )
+            .expect("a held container");
+        assert_eq!(
+            o.line(),
+            "c3 on n1:1: preempted (Container preempted by scheduler for queue root.b)"
+        );
+        assert!(
+            t.on_completed("c3", exit_status::PREEMPTED, "").is_none(),
+            "repeats are ignored"
+        );
+        assert_eq!(t.progress(), 0.0, "a preempted container finished nothing");
+        assert_eq!(t.outstanding(), 1);
+        assert_eq!(t.take_ask(), Some(1), "one more container, once");
+        assert_eq!(t.take_ask(), None);
+        assert_eq!(t.on_allocated("c4", "n2:1"), Decision::Launch);
+        t.on_completed("c2", 0, "");
+        assert!(!t.is_done());
+        t.on_completed("c4", 0, "");
+        assert!(t.is_done());
+        let (status, diag) = t.final_status();
+        assert_eq!(status, FinalApplicationStatus::Succeeded, "{diag}");
+        assert!(
+            diag.starts_with("2 of 2 containers succeeded, 0 failed; 1 preempted and run again\n"),
+            "{diag}"
+        );
+        assert_eq!(t.preempted(), 1);
+    }
+
+    #[test]
+    fn a_resync_after_a_preemption_asks_for_everything_outstanding_once() {
+        let mut t = Tracker::new(3);
+        assert_eq!(t.take_ask(), Some(3));
+        t.on_allocated("c2", "n1:1");
+        t.on_completed("c2", exit_status::PREEMPTED, "");
+        t.resync();
+        assert_eq!(t.take_ask(), Some(3), "the RM lost its copy: everything");
+        assert_eq!(t.take_ask(), None, "the preempted one is in it already");
     }
 
     #[test]

@@ -4,6 +4,7 @@ mod am;
 mod apps;
 mod liveness;
 mod nodes;
+mod preemption;
 mod recovery;
 mod tokens;
 

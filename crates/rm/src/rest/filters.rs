@@ -274,6 +274,7 @@ mod tests {
             running_containers: 0,
             tracking_url: None,
             aggregate: Default::default(),
+            preemption: Default::default(),
         }
     }
 

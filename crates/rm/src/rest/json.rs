@@ -269,12 +269,12 @@ pub(crate) fn app_info(r: &AppReport, ctx: &AppContext, deselects: &BTreeSet<Str
         "vcoreSeconds": r.aggregate.vcore_seconds,
         "queueUsagePercentage": percent(r.allocated, queue_fair),
         "clusterUsagePercentage": percent(r.allocated, ctx.cluster_total),
-        "preemptedResourceMB": 0,
-        "preemptedResourceVCores": 0,
-        "numNonAMContainerPreempted": 0,
-        "numAMContainerPreempted": 0,
-        "preemptedMemorySeconds": 0,
-        "preemptedVcoreSeconds": 0,
+        "preemptedResourceMB": r.preemption.resource.memory_mb(),
+        "preemptedResourceVCores": r.preemption.resource.vcores(),
+        "numNonAMContainerPreempted": r.preemption.non_am_containers,
+        "numAMContainerPreempted": r.preemption.am_containers,
+        "preemptedMemorySeconds": r.preemption.memory_mb_seconds,
+        "preemptedVcoreSeconds": r.preemption.vcore_seconds,
         "logAggregationStatus": "DISABLED",
         "unmanagedApplication": false,
     });
@@ -597,6 +597,7 @@ mod tests {
             running_containers: 1,
             tracking_url: Some("http://am/".into()),
             aggregate: Default::default(),
+            preemption: Default::default(),
         }
     }
 
@@ -611,6 +612,25 @@ mod tests {
                 .collect(),
             queue_fair: [("root.a".to_string(), Resource::new(2048, 2))].into(),
         }
+    }
+
+    #[test]
+    fn app_info_carries_the_preemption_figures_with_hadoops_names() {
+        let mut r = report(AppState::Running);
+        r.preemption = weft_rm_core::PreemptionReport {
+            resource: Resource::new(3072, 3),
+            am_containers: 1,
+            non_am_containers: 2,
+            memory_mb_seconds: 61_440,
+            vcore_seconds: 60,
+        };
+        let o = app_info(&r, &ctx(&[]), &BTreeSet::new());
+        assert_eq!(o["preemptedResourceMB"], 3072);
+        assert_eq!(o["preemptedResourceVCores"], 3);
+        assert_eq!(o["numAMContainerPreempted"], 1);
+        assert_eq!(o["numNonAMContainerPreempted"], 2);
+        assert_eq!(o["preemptedMemorySeconds"], 61_440);
+        assert_eq!(o["preemptedVcoreSeconds"], 60);
     }
 
     #[test]

@@ -12,10 +12,6 @@ use weft_types::Resource;
 
 use super::json::resource;
 
-/// The scheduler does not preempt yet (the allocation file's preemption settings are parsed
-/// and kept, but nothing acts on them).
-const SCHEDULER_PREEMPTS: bool = false;
-
 /// Everything the scheduler answer is built from, taken in one driver call.
 pub(crate) struct SchedulerView {
     /// Which scheduler runs (the answer's shape).
@@ -45,6 +41,16 @@ fn within(queue: &str, ancestor: &str) -> bool {
         || queue
             .strip_prefix(ancestor)
             .is_some_and(|rest| rest.starts_with('.'))
+}
+
+/// Whether containers may be taken from the queue (Hadoop's `FSQueue.isPreemptable`: its own
+/// `allowPreemptionFrom` and every ancestor's), as the scheduler resolved it; from the file
+/// for a scheduler that reports no preemption settings.
+pub(crate) fn effective_preemptable(q: &QueueSnapshot, allocations: &AllocationConfig) -> bool {
+    match &q.starvation {
+        Some(s) => s.preemptable,
+        None => lineage(allocations, &q.name).all(|c| c.allow_preemption_from.unwrap_or(true)),
+    }
 }
 
 /// The queue's config, then its ancestors' nearest first (`root.a.b`, `root.a`, `root`).
@@ -127,11 +133,7 @@ impl SchedulerView {
         let max_apps = cfg
             .and_then(|c| c.max_running_apps)
             .unwrap_or(self.allocations.queue_max_apps_default);
-        // Whether the scheduler may take containers back from this queue: never while it
-        // does not preempt (docs/TODO.md), whatever allowPreemptionFrom says; clients such as
-        // `queue -status` would otherwise report preemption that never happens.
-        let preemptable = SCHEDULER_PREEMPTS
-            && lineage(&self.allocations, &q.name).all(|c| c.allow_preemption_from.unwrap_or(true));
+        let preemptable = effective_preemptable(q, &self.allocations);
         let counts = self.counts(&q.name);
         let mut o = Map::new();
         if q.leaf {
@@ -160,6 +162,11 @@ impl SchedulerView {
             ("schedulingPolicy", json!(q.policy)),
             ("weight", json!(q.weight)),
             ("preemptable", json!(preemptable)),
+            // Weft-only: Hadoop keeps this QueueMetrics figure out of its REST queue objects.
+            (
+                "aggregateContainersPreempted",
+                json!(q.preempted_containers),
+            ),
         ];
         for (k, v) in fields {
             o.insert(k.into(), v);
@@ -330,9 +337,11 @@ mod tests {
         let b = &a["childQueues"]["queue"][0];
         assert_eq!(b["type"], "fairSchedulerLeafQueueInfo");
         assert!(b.get("childQueues").is_none());
-        // No queue is preemptable while the scheduler does not preempt.
+        // allowPreemptionFrom=false on b, read from the file when the snapshot has no
+        // preemption settings.
         assert_eq!(b["preemptable"], false);
-        assert_eq!(a["preemptable"], false);
+        assert_eq!(a["preemptable"], true);
+        assert_eq!(b["aggregateContainersPreempted"], 0);
         assert_eq!(b["pendingContainers"], 1);
         assert_eq!(b["reservedContainers"], 1);
         assert_eq!(b["reservedResources"], json!({"memory": 1024, "vCores": 1}));
@@ -427,6 +436,50 @@ mod tests {
                 "numContainers": 3,
             }}})
         );
+    }
+
+    #[test]
+    fn preemptable_and_the_preempted_count_come_from_the_scheduler() {
+        // The file says nothing; the scheduler's effective flag wins.
+        let (allocations, _) =
+            weft_config::alloc_file::parse_allocations("<allocations/>", &ResourceTypes::default())
+                .unwrap();
+        let settings = |preemptable| weft_sched::QueueStarvation {
+            min_share_preemption_timeout_ms: i64::MAX,
+            fair_share_preemption_timeout_ms: 1_000,
+            fair_share_preemption_threshold: 0.5,
+            preemptable,
+            at_min_share_since: None,
+            min_share_starvation: Resource::ZERO,
+            fair_share_starvation: Resource::ZERO,
+        };
+        let mut root = queue("root", false, Resource::new(8192, 8));
+        root.starvation = Some(settings(true));
+        root.preempted_containers = 5;
+        let mut a = queue("root.a", true, Resource::new(4096, 4));
+        a.starvation = Some(settings(false));
+        a.preempted_containers = 5;
+        let view = SchedulerView {
+            snap: Snapshot {
+                cluster_capacity: Resource::new(8192, 8),
+                cluster_used: Resource::ZERO,
+                cluster_pending: Resource::ZERO,
+                queues: vec![root, a],
+                apps: Vec::new(),
+                nodes: Vec::new(),
+            },
+            allocations,
+            kind: SchedulerKind::Fair,
+            min_allocation: Resource::new(1024, 1),
+            max_allocation: Resource::new(8192, 4),
+        };
+        let v = view.to_json();
+        let root = &v["scheduler"]["schedulerInfo"]["rootQueue"];
+        let a = &root["childQueues"]["queue"][0];
+        assert_eq!(root["preemptable"], true);
+        assert_eq!(a["preemptable"], false);
+        assert_eq!(root["aggregateContainersPreempted"], 5);
+        assert_eq!(a["aggregateContainersPreempted"], 5);
     }
 
     #[test]

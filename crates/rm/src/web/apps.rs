@@ -266,7 +266,8 @@ pub(crate) fn detail_page(d: &Detail, now: Time) -> Page {
         Some(u) if !u.is_empty() => esc(u),
         _ => "-".to_string(),
     };
-    let fields: [(&str, String); 14] = [
+    let p = &a.preemption;
+    let fields: [(&str, String); 17] = [
         ("Name", esc(&a.name)),
         ("User", esc(&a.user)),
         (
@@ -291,6 +292,20 @@ pub(crate) fn detail_page(d: &Detail, now: Time) -> Page {
             format!("{} · {}", a.running_containers, html::res(a.allocated)),
         ),
         ("Tracking URL", tracking),
+        // Hadoop's app attempt page: total resource preempted, AM and non-AM containers
+        // preempted, aggregate preempted resource allocation (every attempt summed here).
+        ("Resource preempted", html::res(p.resource)),
+        (
+            "Containers preempted",
+            format!("{} non-AM · {} AM", p.non_am_containers, p.am_containers),
+        ),
+        (
+            "Preempted allocation",
+            format!(
+                "{} MB-seconds, {} vcore-seconds",
+                p.memory_mb_seconds, p.vcore_seconds
+            ),
+        ),
     ];
     for (k, v) in fields {
         let _ = write!(live, "<dt>{k}</dt><dd>{v}</dd>");
@@ -477,6 +492,7 @@ mod tests {
             running_containers: 1,
             tracking_url: None,
             aggregate: Default::default(),
+            preemption: Default::default(),
         }
     }
 
@@ -535,6 +551,30 @@ mod tests {
         assert!(head.contains("data-action=\"kill\""), "{head}");
         assert!(!head.contains("data-action=\"move\""), "{head}");
         assert!(!head.contains("<select"), "{head}");
+    }
+
+    #[test]
+    fn the_app_page_shows_the_preemption_totals() {
+        let mut d = detail(AppState::Running);
+        d.report.preemption = weft_rm_core::PreemptionReport {
+            resource: weft_types::Resource::new(2048, 2),
+            am_containers: 0,
+            non_am_containers: 2,
+            memory_mb_seconds: 40_960,
+            vcore_seconds: 40,
+        };
+        let live = detail_page(&d, Time(1_700_000_100_000)).live;
+        assert!(
+            live.contains("<dt>Containers preempted</dt><dd>2 non-AM · 0 AM</dd>"),
+            "{live}"
+        );
+        assert!(
+            live.contains(
+                "<dt>Preempted allocation</dt><dd>40960 MB-seconds, 40 vcore-seconds</dd>"
+            ),
+            "{live}"
+        );
+        assert!(live.contains("<dt>Resource preempted</dt>"), "{live}");
     }
 
     #[test]

@@ -56,7 +56,8 @@ fn fair_page(v: &View) -> Page {
         live,
         "<div class=\"scroll\"><table class=\"grid queues\" id=\"queues\"><thead><tr><th>Queue</th><th>Memory</th>\
 <th>vCores{vcores_note}</th><th>Apps<br><small>running / pending</small></th><th>Min</th><th>Max</th>\
-<th>Weight</th><th>Policy</th></tr></thead><tbody>",
+<th>Weight</th><th>Policy</th><th>Preemptable</th>\
+<th title=\"Containers preempted from the queue's applications (its subtree's for a parent) since the RM started\">Preempted<br><small>containers</small></th></tr></thead><tbody>",
     );
     for q in &snap.queues {
         live.push_str(&queue_row(q, cap));
@@ -197,7 +198,8 @@ fn queue_row(q: &QueueSnapshot, cap: Resource) -> String {
         "<tr class=\"queue {kind}\" data-queue=\"{name}\"><td class=\"qname\" style=\"padding-left:{pad}rem\" title=\"{name}\">\
 <span class=\"qicon\"></span>{short}{configured}<div class=\"muted small\">demand {demand}</div></td>\
 <td class=\"bar\">{memory}</td><td class=\"bar\">{vcores}</td>\
-<td class=\"num\">{running} / {pending}</td><td>{min}</td><td>{max}</td><td class=\"num\">{weight}</td><td>{policy}</td></tr>",
+<td class=\"num\">{running} / {pending}</td><td>{min}</td><td>{max}</td><td class=\"num\">{weight}</td><td>{policy}</td>\
+<td>{preemptable}</td><td class=\"num\">{preempted}</td></tr>",
         name = esc(&q.name),
         pad = 0.6 + 1.4 * depth as f64,
         short = esc(short),
@@ -208,6 +210,13 @@ fn queue_row(q: &QueueSnapshot, cap: Resource) -> String {
         max = limit(q.max_resources),
         weight = trim_weight(q.weight),
         policy = esc(q.policy),
+        // Hadoop's "Preemptable": allowPreemptionFrom of the queue and every ancestor.
+        preemptable = if q.starvation.is_some_and(|s| s.preemptable) {
+            "yes"
+        } else {
+            "no"
+        },
+        preempted = q.preempted_containers,
     )
 }
 
@@ -343,6 +352,35 @@ mod tests {
         assert!(
             html.contains("<span class=\"limit\">10 GB · 12 vcores</span>"),
             "{html}"
+        );
+    }
+
+    #[test]
+    fn each_queue_says_whether_it_is_preemptable_and_how_many_it_lost() {
+        let settings = |preemptable| weft_sched::QueueStarvation {
+            min_share_preemption_timeout_ms: i64::MAX,
+            fair_share_preemption_timeout_ms: i64::MAX,
+            fair_share_preemption_threshold: 0.5,
+            preemptable,
+            at_min_share_since: None,
+            min_share_starvation: Resource::ZERO,
+            fair_share_starvation: Resource::ZERO,
+        };
+        let mut a = queue("root.a", true, "fair");
+        a.starvation = Some(settings(true));
+        a.preempted_containers = 4;
+        let mut b = queue("root.b", true, "fair");
+        b.starvation = Some(settings(false));
+        let row = |q: &QueueSnapshot| queue_row(q, Resource::new(16_384, 16));
+        assert!(
+            row(&a).ends_with("<td>yes</td><td class=\"num\">4</td></tr>"),
+            "{}",
+            row(&a)
+        );
+        assert!(
+            row(&b).ends_with("<td>no</td><td class=\"num\">0</td></tr>"),
+            "{}",
+            row(&b)
         );
     }
 }
