@@ -50,6 +50,10 @@ pub(crate) struct WorkloadArgs {
     /// Recompute aggregates and orders from scratch this often, in virtual time (e.g. 10s).
     #[arg(long, value_name = "DURATION", default_value = "10s")]
     pub(crate) verify_every: String,
+    /// Set a yarn-site property for the run, over the workload's own (repeatable), e.g.
+    /// `--property yarn.scheduler.fair.preemption=true`.
+    #[arg(long = "property", value_name = "NAME=VALUE")]
+    pub(crate) properties: Vec<String>,
 }
 
 impl WorkloadArgs {
@@ -207,6 +211,7 @@ pub(crate) fn load_workload(args: &WorkloadArgs) -> anyhow::Result<(Workload, St
         }
         let mut w = preset(name, args.scale, args.seed.unwrap_or(0))?;
         apply_end(&mut w, args)?;
+        apply_properties(&mut w, args)?;
         return Ok((w, format!("the {name} preset's allocation file")));
     }
     let default_node = Resource::new(10240, 10);
@@ -256,7 +261,26 @@ pub(crate) fn load_workload(args: &WorkloadArgs) -> anyhow::Result<(Workload, St
         apps: AppSource::Trace(plans),
     };
     apply_end(&mut w, args)?;
+    apply_properties(&mut w, args)?;
     Ok((w, allocations_name))
+}
+
+/// The `--property NAME=VALUE` flags, each replacing the workload's own value. The values are
+/// checked with the workload's other properties when the scheduler is built.
+fn apply_properties(w: &mut Workload, args: &WorkloadArgs) -> anyhow::Result<()> {
+    for given in &args.properties {
+        let Some((name, value)) = given.split_once('=') else {
+            bail!(
+                "--property {given}: expected NAME=VALUE, e.g. yarn.scheduler.fair.preemption=true"
+            );
+        };
+        let name = name.trim();
+        if name.is_empty() {
+            bail!("--property {given}: the property name is empty");
+        }
+        set_property(w, name, value.trim());
+    }
+    Ok(())
 }
 
 fn apply_end(w: &mut Workload, args: &WorkloadArgs) -> anyhow::Result<()> {
@@ -518,4 +542,48 @@ fn peak_rss_mb() -> Option<f64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb / 1024.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small_with(properties: &[&str]) -> anyhow::Result<Workload> {
+        let args = WorkloadArgs {
+            preset: Some("small".to_string()),
+            scale: 0.1,
+            verify_every: "10s".to_string(),
+            properties: properties.iter().map(|p| p.to_string()).collect(),
+            ..WorkloadArgs::default()
+        };
+        load_workload(&args).map(|(w, _)| w)
+    }
+
+    #[test]
+    fn property_flags_replace_the_workloads_own_values_and_bad_ones_are_named() {
+        let w = small_with(&[
+            "yarn.scheduler.fair.preemption=true",
+            " yarn.scheduler.fair.update-interval-ms = 250",
+        ])
+        .expect("valid flags");
+        let value = |name: &str| {
+            let found: Vec<&str> = w
+                .properties
+                .iter()
+                .filter(|(k, _)| k == name)
+                .map(|(_, v)| v.as_str())
+                .collect();
+            found
+        };
+        assert_eq!(value("yarn.scheduler.fair.preemption"), ["true"]);
+        assert_eq!(
+            value("yarn.scheduler.fair.update-interval-ms"),
+            ["250"],
+            "one value, the flag's"
+        );
+        let e = small_with(&["yarn.scheduler.fair.preemption"]).expect_err("no '='");
+        assert!(e.to_string().contains("expected NAME=VALUE"), "{e}");
+        let e = small_with(&["=true"]).expect_err("no name");
+        assert!(e.to_string().contains("name is empty"), "{e}");
+    }
 }
