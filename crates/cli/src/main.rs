@@ -2,6 +2,7 @@
 //! dispatches (and accepts YARN's single-dash long flags, see [`yarn_style_args`]).
 
 mod clock;
+mod pools;
 mod scale;
 mod sim;
 mod sim_summary;
@@ -55,6 +56,11 @@ enum Command {
     Logs(weft_client::LogsArgs),
     /// A live view of the cluster and its running applications (as `yarn top`).
     Top(weft_client::TopArgs),
+    /// Resource pools: `check FILE` validates an allocation file's pools and shows the bindings.
+    Pools {
+        #[command(subcommand)]
+        command: pools::PoolsCommand,
+    },
     /// The discrete-event simulator.
     Sim {
         #[command(subcommand)]
@@ -116,6 +122,7 @@ fn main() -> ExitCode {
         Command::Logs(args) => weft_client::main(&args),
         Command::Top(args) => weft_client::main(&args),
         Command::Sim { command } => sim::main(command),
+        Command::Pools { command } => report(pools::main(command)),
     }
 }
 

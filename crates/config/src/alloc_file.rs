@@ -7,6 +7,7 @@
 
 mod depth;
 mod placement;
+mod pools;
 mod queues;
 pub(crate) mod values;
 pub(crate) mod xml;
@@ -147,6 +148,7 @@ fn read_top_level(
                 config.placement_policy =
                     placement::parse_policy(sink, element, options.no_terminal_rule_check);
             }
+            "resourcePools" => config.resource_pools = Some(pools::parse(sink, element)),
             "reservation-agent" => config.reservation_agent = Some(text.trim().to_string()),
             "reservation-policy" => config.reservation_policy = Some(text.trim().to_string()),
             "reservation-planner" => config.reservation_planner = Some(text.trim().to_string()),
@@ -165,6 +167,12 @@ fn read_top_level(
     let mut queues = queues::Queues::new(types);
     queues.load_top_level(sink, &queue_elements);
     queues.check_policies(sink, config.default_queue_scheduling_policy);
+    pools::check_queues(
+        sink,
+        config.resource_pools.as_mut(),
+        &queues.map,
+        &queues.positions,
+    );
     config.queues = queues.map;
     config
 }

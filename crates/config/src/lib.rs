@@ -12,6 +12,7 @@ pub mod capacity;
 mod conf_xml;
 mod diagnostic;
 mod model;
+pub mod pools;
 pub mod resource_string;
 pub mod site;
 

@@ -184,6 +184,8 @@ pub struct QueueConfig {
     pub reservation: bool,
     /// `allowPreemptionFrom`.
     pub allow_preemption_from: Option<bool>,
+    /// `<resourcePool>`: the pool this queue and its descendants are bound to explicitly.
+    pub resource_pool: Option<String>,
     /// Line of the element in the file (for messages produced later, e.g. policy conflicts).
     pub line: u32,
 }
@@ -319,6 +321,8 @@ pub struct AllocationConfig {
     pub reservation_policy: Option<String>,
     /// `reservation-planner` class name.
     pub reservation_planner: Option<String>,
+    /// `<resourcePools>`, when the file declares them (resource pools are off otherwise).
+    pub resource_pools: Option<crate::pools::ResourcePools>,
 }
 
 impl Default for AllocationConfig {
@@ -338,6 +342,7 @@ impl Default for AllocationConfig {
             reservation_agent: None,
             reservation_policy: None,
             reservation_planner: None,
+            resource_pools: None,
         }
     }
 }

@@ -15,7 +15,7 @@ pub(super) struct Queues<'t> {
     /// Every valid queue by full name.
     pub(super) map: BTreeMap<String, QueueConfig>,
     /// Line and column of each queue's element.
-    positions: BTreeMap<String, (u32, u32)>,
+    pub(super) positions: BTreeMap<String, (u32, u32)>,
 }
 
 impl<'t> Queues<'t> {
@@ -223,6 +223,8 @@ impl<'t> Queues<'t> {
                 }
             }
             "allowPreemptionFrom" => q.allow_preemption_from = Some(values::java_bool(&text)),
+            // Checked against the declared pools once the whole file is read.
+            "resourcePool" => q.resource_pool = Some(text.trim().to_string()),
             other => sink.warn(field, path, format!("unknown element <{other}> is ignored")),
         }
     }
