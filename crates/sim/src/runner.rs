@@ -574,7 +574,14 @@ impl Runner<'_> {
             }
             Action::Snapshot => {
                 let snapshot = sim.snapshot_timed(self);
-                let line = snapshot_line(at, &snapshot, sim.sched.resource_types(), &self.names());
+                let capacity = sim.sched.capacity_details();
+                let line = snapshot_line(
+                    at,
+                    &snapshot,
+                    &capacity,
+                    sim.sched.resource_types(),
+                    &self.names(),
+                );
                 self.emit(line);
             }
             Action::Blacklist { app, add, remove } => {

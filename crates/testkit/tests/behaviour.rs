@@ -1,4 +1,4 @@
-//! The behaviour suite (Fair, and FIFO in the `fifo-*` scenarios): scenario files replayed by the simulator and compared with
+//! The behaviour suite (Fair, Capacity in the `capacity-*` scenarios, FIFO in the `fifo-*` ones): scenario files replayed by the simulator and compared with
 //! expectations derived BY HAND from `fair-scheduler-spec.md` (never copied from a run).
 //!
 //! # Layout
@@ -140,6 +140,8 @@ macro_rules! examples {
 }
 
 scenarios! {
+    capacity_worked_example => "capacity-worked-example",
+    capacity_user_limit => "capacity-user-limit",
     fifo_order => "fifo-order",
     fifo_key_break => "fifo-key-break",
     fifo_memory_only => "fifo-memory-only",
