@@ -142,6 +142,13 @@ macro_rules! examples {
 scenarios! {
     capacity_worked_example => "capacity-worked-example",
     capacity_user_limit => "capacity-user-limit",
+    capacity_submission => "capacity-submission",
+    capacity_ordering => "capacity-ordering",
+    capacity_locality => "capacity-locality",
+    capacity_reservation => "capacity-reservation",
+    capacity_reservation_wait => "capacity-reservation-wait",
+    capacity_assignments => "capacity-assignments",
+    capacity_fair_leaf => "capacity-fair-leaf",
     fifo_order => "fifo-order",
     fifo_key_break => "fifo-key-break",
     fifo_memory_only => "fifo-memory-only",

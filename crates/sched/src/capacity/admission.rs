@@ -1,7 +1,7 @@
 //! Submission, activation and leaving (spec §7.1-§7.4).
 //!
-//! A submission names a leaf by full path (`root.eng.batch`) or by its short name (unique in
-//! 3.3, checked at load); none means `default`. Checks in Hadoop's order, the first failing
+//! A submission names a queue by full path (`root.eng.batch`) or by its short name (a leaf's is
+//! unique in 3.3, checked at load); none means `default`. Checks in Hadoop's order, the first failing
 //! decides: the submit ACL (submit or administer on the leaf or an ancestor; Weft has no
 //! `yarn.acl.enable` switch, as for the Fair Scheduler, so ACLs always apply and the shipped
 //! root `*` lets everyone in), the system's `maximum-applications`, unknown queue, parent
@@ -28,10 +28,13 @@ impl CapacityEngine {
         if name.contains('.') {
             return None;
         }
-        self.queues.ids().find(|q| {
-            let queue = self.queues.get(*q);
-            queue.is_leaf && queue.name.rsplit('.').next() == Some(name)
-        })
+        // Leaf short names are unique (checked at load); a parent's short name is taken when
+        // no leaf has it, so a submission to it is refused as a parent, as Hadoop's.
+        let short = |q: &QueueId| self.queues.get(*q).name.rsplit('.').next() == Some(name);
+        self.queues
+            .ids()
+            .find(|q| self.queues.get(*q).is_leaf && short(q))
+            .or_else(|| self.queues.ids().find(short))
     }
 
     /// Spec §7.1: where the app goes, or why it is rejected.
