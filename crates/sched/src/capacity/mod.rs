@@ -19,8 +19,6 @@ mod calc;
 mod limits;
 mod order;
 mod setup;
-#[cfg(test)]
-mod tests;
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;

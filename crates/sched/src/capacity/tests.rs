@@ -1,1 +1,0 @@
-//! Unit tests of the Capacity rules: the spec's worked figures through the engine.
