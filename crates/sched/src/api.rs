@@ -394,6 +394,15 @@ pub enum Event {
         /// Whether it is the application's AM container.
         am: bool,
     },
+    /// The application's priority changed (Hadoop's `updateApplicationPriority`; a driver
+    /// sends it after the submission for an app submitted with a priority). Only the Capacity
+    /// Scheduler orders by it.
+    AppPriorityChanged {
+        /// The application.
+        app: AppId,
+        /// The new priority (higher is more important); the scheduler caps it.
+        priority: i32,
+    },
     /// The application starts a new attempt after its previous AM ended (Hadoop's attempt
     /// removal then `addApplicationAttempt` without keeping containers across attempts): the
     /// previous attempt's containers are released (`ContainerExit::Killed`), its asks and

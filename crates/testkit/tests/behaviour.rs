@@ -149,6 +149,7 @@ scenarios! {
     capacity_reservation_wait => "capacity-reservation-wait",
     capacity_assignments => "capacity-assignments",
     capacity_fair_leaf => "capacity-fair-leaf",
+    capacity_app_priority => "capacity-app-priority",
     fifo_order => "fifo-order",
     fifo_key_break => "fifo-key-break",
     fifo_memory_only => "fifo-memory-only",

@@ -136,10 +136,12 @@ impl CapacityEngine {
         };
         a.runnable = false;
         let leaf = a.queue;
+        // Spec §7.6: submitted without a priority, an app takes its leaf's default, lowered to
+        // the cluster's maximum (`Event::AppPriorityChanged` sets another).
         if let Some(l) = self.queues.get(leaf).rules_cold.leaf.as_ref() {
-            let default = l.default_priority;
+            let priority = l.default_priority.min(self.rules.max_priority);
             if let Some(a) = self.apps.get_mut(&app) {
-                a.rules.priority = a.rules.priority.max(default);
+                a.rules.priority = priority;
             }
         }
         self.queues.get_mut(leaf).non_runnable_apps.push(app);

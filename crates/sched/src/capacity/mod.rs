@@ -48,6 +48,8 @@ pub(crate) struct Capacity {
     calc: Calc,
     /// Off-switch containers assigned on the current heartbeat.
     offswitch_assigned: i32,
+    /// `yarn.cluster.max-application-priority`.
+    max_priority: i32,
 }
 
 /// What a Capacity timer carries: Capacity sets none yet.
@@ -344,6 +346,16 @@ impl Rules for Capacity {
 
     fn serve_app(e: &mut CapacityEngine, app: AppId, node: NodeId) -> Assignment {
         e.cs_serve(app, node)
+    }
+
+    /// Spec §7.6: lowered to `yarn.cluster.max-application-priority`; the app is re-keyed in its
+    /// leaf (pending apps meet it at the next activation).
+    fn priority_changed(e: &mut CapacityEngine, app: AppId, priority: i32) {
+        let max = e.rules.max_priority;
+        if let Some(a) = e.apps.get_mut(&app) {
+            a.rules.priority = priority.min(max);
+        }
+        e.refresh_app(app);
     }
 
     #[inline]

@@ -44,6 +44,7 @@ impl CapacityEngine {
             file: config.capacity,
             calc,
             offswitch_assigned: 0,
+            max_priority: config.properties.max_application_priority,
         };
         let mut e = Engine::new(rules, properties, queues, groups);
         e.derive_capacities();

@@ -3,7 +3,8 @@
 //! maximums that bind, a zero-capacity leaf, user limits (minimum-user-limit-percent,
 //! user-limit-factor), small AM limits and application caps, `fair` and `fifo` leaves,
 //! `utilization` or `priority-utilization` at the root, and the switches of one heartbeat
-//! (delay scheduling, continue looking, off-switch and container caps, the calculator).
+//! (delay scheduling, continue looking, off-switch and container caps, the calculator);
+//! application priorities up to 2.
 
 use weft_config::capacity::parse_capacity;
 use weft_config::SchedulerProperties;
@@ -98,6 +99,7 @@ pub(crate) fn config(k: Knobs) -> SchedulerConfig {
         properties: SchedulerProperties {
             minimum_allocation: Resource::new(512, 1),
             increment_allocation: Resource::new(512, 1),
+            max_application_priority: 2,
             ..Default::default()
         },
     })
