@@ -12,6 +12,20 @@
 //! speed work still to come (see docs/TODO.md).
 //!
 //! Every comparison and rounding goes through the configured resource calculator (`calc`).
+//!
+//! The spec's open points (§13), decided here:
+//! * 2: the per-heartbeat keys are read from the configuration in force; a refresh (not built
+//!   yet) will change them like any other key.
+//! * 3: `node-locality-delay = -1` removes only the rack-level wait; the off-switch wait keeps
+//!   its rule (Hadoop's code, not its documentation) — `assign.rs`.
+//! * 6: a user's weight scales the user limit normalized *down* to the minimum allocation
+//!   (Hadoop's code) — `limits.rs`.
+//! * 7: no `yarn.admin.acl` short-cut in the core: submission needs the submit or administer
+//!   ACL of the leaf or an ancestor, kill the owner or the administer ACL; admins are the
+//!   daemons' concern.
+//! * 10: siblings tied on use compare absolute capacities in every mode — `order.rs`.
+//! * 11: each walk reads the queues' values as they are (one thread, so the same as Hadoop's
+//!   snapshot before sorting).
 
 mod admission;
 mod assign;
