@@ -150,6 +150,8 @@ scenarios! {
     capacity_assignments => "capacity-assignments",
     capacity_fair_leaf => "capacity-fair-leaf",
     capacity_app_priority => "capacity-app-priority",
+    capacity_priority_utilization => "capacity-priority-utilization",
+    capacity_seed001 => "capacity-seed001",
     fifo_order => "fifo-order",
     fifo_key_break => "fifo-key-break",
     fifo_memory_only => "fifo-memory-only",
