@@ -218,3 +218,50 @@ fn the_default_calculator_ignores_vcores_and_the_dominant_one_does_not() {
         assert!(s.verify().is_empty(), "{calculator}: {:?}", s.verify());
     }
 }
+
+#[test]
+fn the_per_user_application_cap_follows_mulp_and_ulf() {
+    // Spec §5.5: maxApplicationsPerUser = min(maxApps, trunc(maxApps x MULP / 100 x ULF)):
+    // with maximum-applications 4, MULP 50 and ULF 1, each user may have 2 apps in the leaf;
+    // the leaf takes 4 in all. alice's third is rejected, bob's two are accepted, then the leaf
+    // is full for carol.
+    let mut s = scheduler(&[
+        ("root.queues", "default"),
+        ("root.default.capacity", "100"),
+        ("root.default.maximum-applications", "4"),
+        ("root.default.minimum-user-limit-percent", "50"),
+    ]);
+    add_nodes(&mut s, 1, Resource::new(8192, 8));
+    let mut rejected = Vec::new();
+    for (app, user) in [
+        (1, "alice"),
+        (2, "alice"),
+        (3, "alice"),
+        (4, "bob"),
+        (5, "bob"),
+        (6, "carol"),
+    ] {
+        submit(&mut s, app, user, "default", None);
+        for d in std::iter::from_fn(|| s.poll_decision()) {
+            if let Decision::Rejected { app, code, reason } = d {
+                rejected.push((app.0, code.as_str(), reason));
+            }
+        }
+    }
+    let ids: Vec<(u64, &str)> = rejected.iter().map(|(a, c, _)| (*a, *c)).collect();
+    assert_eq!(ids, vec![(3, "max_applications"), (6, "max_applications")]);
+    assert!(
+        rejected[0]
+            .2
+            .contains("already has 2 applications from user alice"),
+        "{}",
+        rejected[0].2
+    );
+    assert!(
+        rejected[1]
+            .2
+            .contains("Queue root.default already has 4 applications"),
+        "{}",
+        rejected[1].2
+    );
+}
