@@ -175,6 +175,11 @@ pub(crate) trait Rules: Sized {
     /// The application's priority changed (Hadoop's `updateApplicationPriority`). Default:
     /// ignored (the Fair and FIFO schedulers do not order by application priority).
     fn priority_changed(_e: &mut Engine<Self>, _app: AppId, _priority: i32) {}
+    /// A node was reserved for the app (`added`) or its reservation dropped (whether turned
+    /// into an allocation or released), with the reserved size. Runs on every reservation
+    /// change only. Default: nothing (Fair and FIFO keep reservations out of queue usage).
+    #[inline]
+    fn reservation_changed(_e: &mut Engine<Self>, _app: AppId, _size: Resource, _added: bool) {}
     /// A new configuration; `Err` leaves the state as it was.
     fn reload(e: &mut Engine<Self>, config: SchedulerConfig) -> Result<(), SchedError>;
     /// The node set changed (the engine updated the cluster totals).

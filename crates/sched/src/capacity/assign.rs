@@ -8,6 +8,11 @@
 //! limit, or an app whose ask exceeds the leaf's headroom (`QUEUE_SKIPPED`), blocks the rest
 //! of the leaf for this walk (`Assignment::QueueBlocked`), so smaller later asks never overtake.
 //!
+//! Reservations count in queue and user usage (spec §1.4). With continue looking, a queue or
+//! user at its limit may still take an allocation that releases enough of the app's
+//! reservations (the same key's, on another node) in the same step; without it, an app holding
+//! as many reservations as it needs containers skips the key.
+//!
 //! Decisions: re-reservations are not counted, so `shouldAllocOrReserveNewContainer` is
 //! `outstanding − reserved > 0` without its starvation term; a reserved node's reservation is
 //! served by the shared walk (allocated once it fits, with no limit re-checked, as Hadoop's
@@ -19,6 +24,16 @@ use crate::objects::app::SchedulerKey;
 use crate::walk::Assignment;
 
 use super::CapacityEngine;
+
+/// What the leaf's checks hand the app's keys (Hadoop's `ResourceLimits` for the app).
+struct Limits {
+    /// The leaf's limit less its used resources (may be negative).
+    headroom: Resource,
+    /// The app's reservations (zero without continue looking).
+    app_reserved: Resource,
+    /// What an allocation must release for the user to stay within its limit.
+    must_release: Resource,
+}
 
 /// What one key produced (Hadoop's allocation states).
 enum KeyOutcome {
@@ -50,7 +65,13 @@ impl CapacityEngine {
         }
         let leaf = a.queue;
         let user = a.user.clone();
-        let limit = self.leaf_limit(leaf);
+        let continue_looking = self.rules.file.globals.reservations_continue_look_all_nodes;
+        let app_reserved = if continue_looking {
+            self.app_reserved(a)
+        } else {
+            Resource::ZERO
+        };
+        let limit = self.leaf_limit_unreserving(leaf, app_reserved);
         if limit.refused {
             return Assignment::QueueBlocked;
         }
@@ -61,11 +82,23 @@ impl CapacityEngine {
             .leaf_users(leaf)
             .get(user.as_str())
             .map_or(Resource::ZERO, |u| u.used);
-        // §6.6: soft by one container (strictly greater is refused).
+        // §6.6: soft by one container (strictly greater is refused); with continue looking a
+        // user over it may go on if releasing the app's reservations brings it back under, and
+        // the allocation must then release at least the excess.
+        let mut must_release = Resource::ZERO;
         if calc.gt(&cluster, &used_user, &user_limit) {
-            return Assignment::None;
+            let after = used_user.saturating_sub(app_reserved);
+            if !continue_looking || calc.gt(&cluster, &after, &user_limit) {
+                return Assignment::None;
+            }
+            must_release = used_user.saturating_sub(user_limit);
         }
         let headroom = limit.limit.saturating_sub(self.used(leaf));
+        let limits = Limits {
+            headroom,
+            app_reserved,
+            must_release,
+        };
         let mut previous: Option<SchedulerKey> = None;
         loop {
             let Some(a) = self.apps.get(&app) else {
@@ -79,7 +112,7 @@ impl CapacityEngine {
                 return Assignment::None;
             };
             previous = Some(key);
-            match self.serve_key(app, key, node, headroom) {
+            match self.serve_key(app, key, node, &limits) {
                 KeyOutcome::Done(done) => return done,
                 KeyOutcome::NextKey => continue,
                 KeyOutcome::SkipApp => return Assignment::None,
@@ -93,7 +126,7 @@ impl CapacityEngine {
         app: AppId,
         key: SchedulerKey,
         node: NodeId,
-        headroom: Resource,
+        limits: &Limits,
     ) -> KeyOutcome {
         let calc = self.rules.calc;
         let continue_looking = self.rules.file.globals.reservations_continue_look_all_nodes;
@@ -109,9 +142,20 @@ impl CapacityEngine {
         if !continue_looking && !self.should_take_new(app, key) {
             return KeyOutcome::NextKey;
         }
-        if !calc.fits(&req.size, &headroom) {
+        // §6.7 step 5: with continue looking, the app's reservations count as room.
+        if !calc.fits(
+            &req.size,
+            &limits.headroom.saturating_add(limits.app_reserved),
+        ) {
             return KeyOutcome::Done(Assignment::QueueBlocked);
         }
+        // What this allocation must release elsewhere: its excess over the leaf's headroom, or
+        // the user's over its limit (`needUnreserve`).
+        let over_headroom = req.size.saturating_sub(limits.headroom);
+        let need = self
+            .rules
+            .calc
+            .max(&self.cluster, over_headroom, limits.must_release);
         let host_asked = req.host_count(&n.host).is_some_and(|h| h.count > 0);
         let rack_ask = req.rack_count(&n.rack).filter(|r| r.count > 0);
         let any_relax = req.any.relax_locality;
@@ -124,7 +168,7 @@ impl CapacityEngine {
             r.opportunities += 1;
         }
         if host_asked {
-            if let Tried::Done(done) = self.try_at(app, key, node, Locality::NodeLocal) {
+            if let Tried::Done(done) = self.try_at(app, key, node, Locality::NodeLocal, need) {
                 return KeyOutcome::Done(done);
             }
         }
@@ -134,7 +178,7 @@ impl CapacityEngine {
                 return KeyOutcome::NextKey;
             }
             if self.may_assign_rack(app, key) {
-                if let Tried::Done(done) = self.try_at(app, key, node, Locality::RackLocal) {
+                if let Tried::Done(done) = self.try_at(app, key, node, Locality::RackLocal, need) {
                     return KeyOutcome::Done(done);
                 }
             }
@@ -144,7 +188,7 @@ impl CapacityEngine {
             return KeyOutcome::NextKey;
         }
         if only_any || self.may_assign_off_switch(app, key) {
-            return match self.try_at(app, key, node, Locality::OffSwitch) {
+            return match self.try_at(app, key, node, Locality::OffSwitch, need) {
                 Tried::Done(done) => KeyOutcome::Done(done),
                 Tried::Skipped => KeyOutcome::SkipApp,
             };
@@ -235,8 +279,14 @@ impl CapacityEngine {
     }
 
     /// §6.11's check for a fresh allocation or reservation: every queue from the leaf to the
-    /// root stays within its effective maximum after adding `size` (`rc.fitsIn`).
-    fn within_maximums(&self, leaf: crate::queues::QueueId, size: Resource) -> bool {
+    /// root stays within its effective maximum after adding `size` and releasing `released`
+    /// (`rc.fitsIn`).
+    fn within_maximums(
+        &self,
+        leaf: crate::queues::QueueId,
+        size: Resource,
+        released: Resource,
+    ) -> bool {
         let calc = self.rules.calc;
         let mut next = Some(leaf);
         while let Some(q) = next {
@@ -246,7 +296,8 @@ impl CapacityEngine {
             } else {
                 queue.rules_cold.eff_max
             };
-            if !calc.fits(&self.used(q).saturating_add(size), &max) {
+            let after = self.used(q).saturating_add(size).saturating_sub(released);
+            if !calc.fits(&after, &max) {
                 return false;
             }
             next = queue.parent;
@@ -255,7 +306,14 @@ impl CapacityEngine {
     }
 
     /// `assignContainer(type)` (spec §6.7 step 10, §6.9, §6.10).
-    fn try_at(&mut self, app: AppId, key: SchedulerKey, node: NodeId, locality: Locality) -> Tried {
+    fn try_at(
+        &mut self,
+        app: AppId,
+        key: SchedulerKey,
+        node: NodeId,
+        locality: Locality,
+        need: Resource,
+    ) -> Tried {
         let calc = self.rules.calc;
         let (Some(a), Some(n)) = (self.apps.get(&app), self.nodes.get(&node)) else {
             return Tried::Skipped;
@@ -270,24 +328,34 @@ impl CapacityEngine {
         }
         let room = calc.fits(&size, &n.unallocated());
         let should = self.should_take_new(app, key);
+        let continue_looking = self.rules.file.globals.reservations_continue_look_all_nodes;
+        let need_unreserve = continue_looking && calc.gt(&self.cluster, &need, &Resource::ZERO);
         if room {
-            if !self.within_maximums(leaf, size) {
-                return Tried::Skipped;
-            }
-            if !should {
-                // Continue looking: allocate here and release one of the key's reservations
-                // on another node in the same step.
-                let Some(other) = self.reserved_for(app, key).into_iter().find(|n| *n != node)
-                else {
+            if !should || need_unreserve {
+                if !continue_looking {
+                    return Tried::Skipped;
+                }
+                // Continue looking: allocate here and, in the same step, release one of the
+                // key's reservations on another node, at least as large as what must go.
+                let other = self.reserved_for(app, key).into_iter().find_map(|n| {
+                    let r = self.nodes.get(&n)?.reservation.as_ref()?;
+                    (n != node && calc.fits(&need, &r.size)).then_some((n, r.size))
+                });
+                let Some((other, released)) = other else {
                     return Tried::Skipped;
                 };
+                if !self.within_maximums(leaf, size, released) {
+                    return Tried::Skipped;
+                }
                 self.unreserve_node(other);
+            } else if !self.within_maximums(leaf, size, Resource::ZERO) {
+                return Tried::Skipped;
             }
             self.allocate(app, key, node, locality);
             self.after_allocation(app, key, locality);
             return Tried::Done(Assignment::Allocated(size));
         }
-        if should && self.within_maximums(leaf, size) {
+        if should && !need_unreserve && self.within_maximums(leaf, size, Resource::ZERO) {
             self.reserve(app, key, node, size);
             return Tried::Done(Assignment::Reserved);
         }

@@ -4,8 +4,9 @@
 //! maintained aggregate, or the recursive sum in the reference walk).
 //!
 //! Decisions (spec §13 and what Weft does not model yet):
-//! * Reservations are not counted in queue or user usage (Hadoop counts them, §1.4): Weft's
-//!   ledger keeps them apart for every scheduler. Limits therefore see only allocations.
+//! * A queue's used resources include its subtree's reservations (§1.4; `CsHot::reserved`,
+//!   kept by `Rules::reservation_changed`), a user's its apps' reservations; the ledger's
+//!   `usage` stays allocations only, as for every scheduler, and apps' figures exclude them.
 //! * `blockedHeadroom` (§6.2 step 5) is not kept: a leaf blocked by its headroom does not
 //!   shrink its later siblings' limits within the walk.
 //! * A user is active while one of its apps in the leaf (activated or not) has outstanding
@@ -43,12 +44,46 @@ pub(crate) struct LeafLimit {
 }
 
 impl CapacityEngine {
-    /// A queue's usage as the walk sees it.
+    /// A queue's used resources as the walk sees it: allocations and reservations (spec §1.4),
+    /// the maintained aggregates, or recursive sums in the reference walk.
     pub(crate) fn used(&self, q: QueueId) -> Resource {
         match self.walk {
-            crate::engine::WalkMode::Fast => self.queues.get(q).usage,
-            crate::engine::WalkMode::Reference => self.recursive_usage(q),
+            crate::engine::WalkMode::Fast => {
+                let queue = self.queues.get(q);
+                queue.usage.saturating_add(queue.rules.reserved)
+            }
+            crate::engine::WalkMode::Reference => self
+                .recursive_usage(q)
+                .saturating_add(self.recursive_reserved(q)),
         }
+    }
+
+    /// What the app holds reserved on nodes (Hadoop's `currentReservation`).
+    pub(crate) fn app_reserved(&self, app: &crate::rules::AppOf<super::Capacity>) -> Resource {
+        app.reservations
+            .iter()
+            .filter_map(|n| self.nodes.get(n).and_then(|n| n.reservation.as_ref()))
+            .filter(|r| r.app == app.id)
+            .fold(Resource::ZERO, |sum, r| sum.saturating_add(r.size))
+    }
+
+    /// The reservations of the subtree's apps, summed from the nodes' reservations.
+    pub(crate) fn recursive_reserved(&self, q: QueueId) -> Resource {
+        let queue = self.queues.get(q);
+        let mut sum = Resource::ZERO;
+        for a in queue
+            .runnable_apps
+            .iter()
+            .chain(queue.non_runnable_apps.iter())
+        {
+            if let Some(app) = self.apps.get(a) {
+                sum = sum.saturating_add(self.app_reserved(app));
+            }
+        }
+        for c in &queue.children {
+            sum = sum.saturating_add(self.recursive_reserved(*c));
+        }
+        sum
     }
 
     /// The queue's effective maximum (root: the cluster).
@@ -65,6 +100,26 @@ impl CapacityEngine {
     /// `roundDown(parentLimit − used(parent) + used(child))`; the leaf's limit is that capped by
     /// `roundDown(effMax(leaf))` (§5.7).
     pub(crate) fn leaf_limit(&self, leaf: QueueId) -> LeafLimit {
+        self.leaf_limit_unreserving(leaf, Resource::ZERO)
+    }
+
+    /// A queue's reservations (maintained, or summed in the reference walk).
+    pub(crate) fn reserved_of(&self, q: QueueId) -> Resource {
+        match self.walk {
+            crate::engine::WalkMode::Fast => self.queues.get(q).rules.reserved,
+            crate::engine::WalkMode::Reference => self.recursive_reserved(q),
+        }
+    }
+
+    /// [`Self::leaf_limit`] for an app holding `app_reserved`: with continue looking
+    /// (`reservations-continue-look-all-nodes`), a queue at its limit still lets an allocation
+    /// through when releasing reservations would bring it back under (spec §6.2 step 4: a parent
+    /// may release its subtree's reservations, the leaf the app's own).
+    pub(crate) fn leaf_limit_unreserving(
+        &self,
+        leaf: QueueId,
+        app_reserved: Resource,
+    ) -> LeafLimit {
         let calc = self.rules.calc;
         let p = self.cluster;
         let step = self.properties.minimum_allocation;
@@ -77,11 +132,11 @@ impl CapacityEngine {
             if i + 1 == path.len() {
                 let own = calc.round_down(self.eff_max(*q), step);
                 let limit = calc.min(&p, own, limit);
-                refused |= calc.ge(&p, &used, &limit);
+                refused |= self.over_limit(used, limit, app_reserved);
                 return LeafLimit { limit, refused };
             }
             let parent_limit = calc.min(&p, limit, self.eff_max(*q));
-            refused |= calc.ge(&p, &used, &parent_limit);
+            refused |= self.over_limit(used, parent_limit, self.reserved_of(*q));
             let child = self.used(path[i + 1]);
             limit = calc.round_down(
                 parent_limit.saturating_sub(used).saturating_add(child),
@@ -89,6 +144,20 @@ impl CapacityEngine {
             );
         }
         LeafLimit { limit, refused }
+    }
+
+    /// `used >= limit`, unless continue looking and releasing `could_unreserve` would bring
+    /// `used` under it.
+    fn over_limit(&self, used: Resource, limit: Resource, could_unreserve: Resource) -> bool {
+        let calc = self.rules.calc;
+        let p = &self.cluster;
+        if !calc.ge(p, &used, &limit) {
+            return false;
+        }
+        let continue_looking = self.rules.file.globals.reservations_continue_look_all_nodes;
+        !(continue_looking
+            && calc.gt(p, &could_unreserve, &Resource::ZERO)
+            && calc.lt(p, &used.saturating_sub(could_unreserve), &limit))
     }
 
     /// The users of a leaf with their usage and apps.
@@ -100,7 +169,10 @@ impl CapacityEngine {
                 continue;
             };
             let u = users.entry(a.user.as_str()).or_default();
-            u.used = u.used.saturating_add(a.usage);
+            u.used = u
+                .used
+                .saturating_add(a.usage)
+                .saturating_add(self.app_reserved(a));
             u.active |= a.has_outstanding_asks();
             if a.runnable {
                 u.running_apps += 1;

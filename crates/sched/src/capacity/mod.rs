@@ -106,6 +106,9 @@ pub(crate) struct CsHot {
     pub(crate) fair_leaf: bool,
     /// `fair.enable-size-based-weight`.
     pub(crate) size_based: bool,
+    /// Reserved containers of the subtree's apps: Capacity counts them in a queue's used
+    /// resources (spec §1.4), kept by `Rules::reservation_changed`.
+    pub(crate) reserved: Resource,
 }
 
 /// The limits a leaf has (spec §3.6, §3.7, §5.5).
@@ -295,7 +298,7 @@ impl Rules for Capacity {
     }
 
     fn queue_key(e: &CapacityEngine, parent: QueueId, q: &QueueOf<Capacity>) -> SortKey {
-        e.cs_queue_key(parent, q, q.usage)
+        e.cs_queue_key(parent, q, q.usage.saturating_add(q.rules.reserved))
     }
 
     fn compare_apps(
@@ -370,6 +373,24 @@ impl Rules for Capacity {
             a.rules.priority = priority.min(max);
         }
         e.refresh_app(app);
+    }
+
+    /// Spec §1.4: a reservation counts in its queues' used resources like an allocation; the
+    /// path is re-keyed as for a usage change.
+    fn reservation_changed(e: &mut CapacityEngine, app: AppId, size: Resource, added: bool) {
+        let Some(leaf) = e.apps.get(&app).map(|a| a.queue) else {
+            return;
+        };
+        let path: Vec<QueueId> = e.queues.path_to_root(leaf).collect();
+        for q in path {
+            let hot = &mut e.queues.get_mut(q).rules;
+            hot.reserved = if added {
+                hot.reserved.saturating_add(size)
+            } else {
+                hot.reserved.saturating_sub(size)
+            };
+        }
+        e.refresh_queue_path(leaf);
     }
 
     #[inline]
@@ -484,6 +505,13 @@ impl Rules for Capacity {
     fn verify(e: &CapacityEngine, drift: &mut Vec<String>) {
         for q in e.queues.ids() {
             let queue = e.queues.get(q);
+            let reserved = e.recursive_reserved(q);
+            if !crate::objects::app::same_resource(&reserved, &queue.rules.reserved) {
+                drift.push(format!(
+                    "queue {} counts {:?} reserved, its apps' reservations sum to {reserved:?}",
+                    queue.name, queue.rules.reserved
+                ));
+            }
             for id in &queue.runnable_apps {
                 if e.apps.get(id).is_some_and(|a| !a.runnable) {
                     drift.push(format!(

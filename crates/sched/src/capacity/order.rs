@@ -125,6 +125,8 @@ impl CapacityEngine {
                 Ordering::Greater
             };
         }
+        let used_a = used_a.saturating_add(self.recursive_reserved(a.id));
+        let used_b = used_b.saturating_add(self.recursive_reserved(b.id));
         let (va, vb) = (used_value(self, a, used_a), used_value(self, b, used_b));
         let by_use = va.total_cmp(&vb);
         let used = if by_priority(self, parent) && a.rules.priority != b.rules.priority {

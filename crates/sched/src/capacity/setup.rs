@@ -218,6 +218,7 @@ fn hot_settings(file: &CapacityConfig, index: usize) -> CsHot {
         children_by_priority: priority_ordering,
         fair_leaf,
         size_based,
+        reserved: Resource::ZERO,
     }
 }
 
