@@ -175,6 +175,9 @@ pub(crate) trait Rules: Sized {
     /// The application's priority changed (Hadoop's `updateApplicationPriority`). Default:
     /// ignored (the Fair and FIFO schedulers do not order by application priority).
     fn priority_changed(_e: &mut Engine<Self>, _app: AppId, _priority: i32) {}
+    /// `Engine::rebuild_derived` recomputed the shared figures: the rules recompute theirs.
+    /// Default: nothing.
+    fn rebuild_derived(_e: &mut Engine<Self>) {}
     /// A node was reserved for the app (`added`) or its reservation dropped (whether turned
     /// into an allocation or released), with the reserved size. Runs on every reservation
     /// change only. Default: nothing (Fair and FIFO keep reservations out of queue usage).

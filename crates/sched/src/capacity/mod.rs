@@ -375,6 +375,15 @@ impl Rules for Capacity {
         e.refresh_app(app);
     }
 
+    /// Recomputes each queue's reserved resources from the nodes' reservations.
+    fn rebuild_derived(e: &mut CapacityEngine) {
+        let ids: Vec<QueueId> = e.queues.ids().collect();
+        for q in ids {
+            let reserved = e.recursive_reserved(q);
+            e.queues.get_mut(q).rules.reserved = reserved;
+        }
+    }
+
     /// Spec §1.4: a reservation counts in its queues' used resources like an allocation; the
     /// path is re-keyed as for a usage change.
     fn reservation_changed(e: &mut CapacityEngine, app: AppId, size: Resource, added: bool) {

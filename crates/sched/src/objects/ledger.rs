@@ -331,6 +331,7 @@ impl<R: Rules> Engine<R> {
             q.runnable_count = runnable;
         }
         self.queues.refresh_path_bounds();
+        R::rebuild_derived(self);
         self.order_dirty = true;
     }
 }
