@@ -145,6 +145,7 @@ scenarios! {
     capacity_submission => "capacity-submission",
     capacity_ordering => "capacity-ordering",
     capacity_locality => "capacity-locality",
+    capacity_locality_delay_off => "capacity-locality-delay-off",
     capacity_reservation => "capacity-reservation",
     capacity_reservation_wait => "capacity-reservation-wait",
     capacity_assignments => "capacity-assignments",
