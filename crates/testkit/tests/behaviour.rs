@@ -154,6 +154,7 @@ scenarios! {
     capacity_priority_utilization => "capacity-priority-utilization",
     capacity_seed001 => "capacity-seed001",
     capacity_reserved_usage => "capacity-reserved-usage",
+    capacity_blocked_headroom => "capacity-blocked-headroom",
     fifo_order => "fifo-order",
     fifo_key_break => "fifo-key-break",
     fifo_memory_only => "fifo-memory-only",

@@ -113,11 +113,35 @@ impl CapacityEngine {
             };
             previous = Some(key);
             match self.serve_key(app, key, node, &limits) {
-                KeyOutcome::Done(done) => return done,
+                KeyOutcome::Done(Assignment::QueueBlocked) => {
+                    // §6.2 step 5: the leaf keeps its headroom from its later siblings for the
+                    // rest of this walk.
+                    self.block_headroom(leaf, headroom);
+                    return Assignment::QueueBlocked;
+                }
+                KeyOutcome::Done(done) => {
+                    // The walk ends with this assignment; the next starts afresh.
+                    self.rules.blocked_headroom.clear();
+                    return done;
+                }
                 KeyOutcome::NextKey => continue,
                 KeyOutcome::SkipApp => return Assignment::None,
             }
         }
+    }
+
+    /// Adds a blocked leaf's headroom (floored at none) to its parent's blocked headroom.
+    fn block_headroom(&mut self, leaf: crate::queues::QueueId, headroom: Resource) {
+        let Some(parent) = self.queues.get(leaf).parent else {
+            return;
+        };
+        let add = headroom.clamp_non_negative();
+        let entry = self
+            .rules
+            .blocked_headroom
+            .entry(parent)
+            .or_insert(Resource::ZERO);
+        *entry = entry.saturating_add(add);
     }
 
     /// `allocate(key)` (spec §6.7 steps 1-11).

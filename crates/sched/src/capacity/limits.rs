@@ -7,8 +7,10 @@
 //! * A queue's used resources include its subtree's reservations (§1.4; `CsHot::reserved`,
 //!   kept by `Rules::reservation_changed`), a user's its apps' reservations; the ledger's
 //!   `usage` stays allocations only, as for every scheduler, and apps' figures exclude them.
-//! * `blockedHeadroom` (§6.2 step 5) is not kept: a leaf blocked by its headroom does not
-//!   shrink its later siblings' limits within the walk.
+//! * `blockedHeadroom` (§6.2 step 5): a leaf whose head app's ask exceeds its headroom keeps
+//!   that headroom from its later siblings for the rest of the walk (its parent's limit for
+//!   them shrinks by it); Weft adds it to the leaf's parent only, not further up (a parent
+//!   passing its children's blocked headroom on is not modelled).
 //! * A user is active while one of its apps in the leaf (activated or not) has outstanding
 //!   asks; the AM limit's user count adds users whose apps are all pending (§5.8).
 
@@ -138,8 +140,17 @@ impl CapacityEngine {
             let parent_limit = calc.min(&p, limit, self.eff_max(*q));
             refused |= self.over_limit(used, parent_limit, self.reserved_of(*q));
             let child = self.used(path[i + 1]);
+            let blocked = self
+                .rules
+                .blocked_headroom
+                .get(q)
+                .copied()
+                .unwrap_or(Resource::ZERO);
             limit = calc.round_down(
-                parent_limit.saturating_sub(used).saturating_add(child),
+                parent_limit
+                    .saturating_sub(blocked)
+                    .saturating_sub(used)
+                    .saturating_add(child),
                 step,
             );
         }

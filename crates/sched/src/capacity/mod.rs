@@ -63,6 +63,10 @@ pub(crate) struct Capacity {
     offswitch_assigned: i32,
     /// `yarn.cluster.max-application-priority`.
     max_priority: i32,
+    /// Per parent, the headroom its children blocked by their headroom keep from their later
+    /// siblings during the current walk (spec §6.2 step 5); emptied when a walk assigns and
+    /// when a heartbeat starts or ends.
+    blocked_headroom: BTreeMap<QueueId, Resource>,
 }
 
 /// What a Capacity timer carries: Capacity sets none yet.
@@ -308,10 +312,19 @@ impl Rules for Capacity {
         e.refresh_queue_path(leaf);
     }
 
+    /// A heartbeat starts its walks with no off-switch container and no blocked headroom, and
+    /// asks to be told when it ends.
     #[inline]
     fn heartbeat_starts(e: &mut CapacityEngine, _: NodeId) -> Option<usize> {
         e.rules.offswitch_assigned = 0;
-        None
+        e.rules.blocked_headroom.clear();
+        Some(e.decisions.len())
+    }
+
+    /// Blocked headroom lives only within a walk: reports and activation between heartbeats
+    /// see the limits without it.
+    fn heartbeat_assigned(e: &mut CapacityEngine, _: NodeId, _: usize) {
+        e.rules.blocked_headroom.clear();
     }
 
     fn max_container_allocation(e: &CapacityEngine, queue: QueueId) -> Resource {

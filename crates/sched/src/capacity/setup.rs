@@ -45,6 +45,7 @@ impl CapacityEngine {
             calc,
             offswitch_assigned: 0,
             max_priority: config.properties.max_application_priority,
+            blocked_headroom: std::collections::BTreeMap::new(),
         };
         let mut e = Engine::new(rules, properties, queues, groups);
         e.derive_capacities();
