@@ -508,6 +508,9 @@ pub struct SchedulerProperties {
     pub increment_allocation: Resource,
     /// `yarn.scheduler.reservation-threshold.increment-multiple`.
     pub reservation_threshold_increment_multiple: f32,
+    /// `yarn.cluster.max-application-priority` (0): the highest application priority; a
+    /// higher one is lowered to it (the Capacity Scheduler reads it).
+    pub max_application_priority: i32,
     /// `yarn.resource-types`: the custom resource types, in order.
     pub resource_types: ResourceTypes,
     /// `yarn.scheduler.fair.no-terminal-rule.check` (migration mode only).
@@ -559,6 +562,7 @@ impl Default for SchedulerProperties {
             maximum_allocation: Resource::UNBOUNDED.with(MEMORY, 8192).with(VCORES, 4),
             increment_allocation: Resource::splat(1).with(MEMORY, 1024),
             reservation_threshold_increment_multiple: 2.0,
+            max_application_priority: 0,
             resource_types: ResourceTypes::default(),
             no_terminal_rule_check: false,
         }

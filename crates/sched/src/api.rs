@@ -18,6 +18,8 @@ pub enum SchedulerConfig {
     Fair(FairConfig),
     /// Hadoop's FIFO scheduler.
     Fifo(FifoConfig),
+    /// Hadoop's Capacity Scheduler.
+    Capacity(CapacitySchedulerConfig),
 }
 
 /// The Fair Scheduler's configuration: the allocation file and the yarn-site properties.
@@ -33,6 +35,16 @@ pub struct FairConfig {
 /// properties (of which it reads the cluster-wide part).
 #[derive(Clone, Debug, Default)]
 pub struct FifoConfig {
+    /// The yarn-site.xml properties.
+    pub properties: SchedulerProperties,
+}
+
+/// The Capacity Scheduler's configuration: the parsed capacity-scheduler.xml and the yarn-site
+/// properties (of which it reads the cluster-wide part).
+#[derive(Clone, Debug)]
+pub struct CapacitySchedulerConfig {
+    /// The parsed `capacity-scheduler.xml`.
+    pub capacity: weft_config::capacity::CapacityConfig,
     /// The yarn-site.xml properties.
     pub properties: SchedulerProperties,
 }
@@ -54,8 +66,9 @@ impl SchedulerConfig {
 
     /// The configuration of the scheduler `properties` names
     /// (`yarn.resourcemanager.scheduler.class`); `allocations` is the Fair Scheduler's
-    /// allocation file (other kinds ignore it). The Capacity Scheduler is refused: it is not
-    /// built yet.
+    /// allocation file (other kinds ignore it). The Capacity Scheduler is refused here: it needs
+    /// its capacity-scheduler.xml (build `SchedulerConfig::Capacity` with it; the daemons do
+    /// not read one yet).
     pub fn from_site(
         properties: SchedulerProperties,
         allocations: AllocationConfig,
@@ -64,7 +77,7 @@ impl SchedulerConfig {
             SchedulerKind::Fair => Ok(SchedulerConfig::fair(allocations, properties)),
             SchedulerKind::Fifo => Ok(SchedulerConfig::Fifo(FifoConfig { properties })),
             SchedulerKind::Capacity => Err(SchedError::ConfigRefused(format!(
-                "yarn.resourcemanager.scheduler.class is the Capacity Scheduler ({}), which Weft does not have yet: use fair or fifo",
+                "yarn.resourcemanager.scheduler.class is the Capacity Scheduler ({}), which the daemons cannot run yet (the simulator can): use fair or fifo",
                 SchedulerKind::Capacity.class_name()
             ))),
         }
@@ -75,6 +88,7 @@ impl SchedulerConfig {
         match self {
             SchedulerConfig::Fair(_) => SchedulerKind::Fair,
             SchedulerConfig::Fifo(_) => SchedulerKind::Fifo,
+            SchedulerConfig::Capacity(_) => SchedulerKind::Capacity,
         }
     }
 
@@ -83,6 +97,7 @@ impl SchedulerConfig {
         match self {
             SchedulerConfig::Fair(c) => &c.properties,
             SchedulerConfig::Fifo(c) => &c.properties,
+            SchedulerConfig::Capacity(c) => &c.properties,
         }
     }
 
@@ -91,6 +106,7 @@ impl SchedulerConfig {
         match self {
             SchedulerConfig::Fair(c) => &mut c.properties,
             SchedulerConfig::Fifo(c) => &mut c.properties,
+            SchedulerConfig::Capacity(c) => &mut c.properties,
         }
     }
 
@@ -98,7 +114,7 @@ impl SchedulerConfig {
     pub fn allocations(&self) -> Option<&AllocationConfig> {
         match self {
             SchedulerConfig::Fair(c) => Some(&c.allocations),
-            SchedulerConfig::Fifo(_) => None,
+            SchedulerConfig::Fifo(_) | SchedulerConfig::Capacity(_) => None,
         }
     }
 
@@ -166,17 +182,24 @@ pub enum RejectCode {
     /// The AM container's resources are invalid for the queue (a type the queue may never
     /// have, a negative amount).
     InvalidAmResource,
+    /// Capacity Scheduler: the system's, the leaf's or the user's `maximum-applications` is
+    /// reached.
+    MaxApplications,
+    /// Capacity Scheduler: the leaf or an ancestor is STOPPED or DRAINING.
+    QueueStopped,
 }
 
 impl RejectCode {
     /// Every code, in declaration order.
-    pub const ALL: [RejectCode; 6] = [
+    pub const ALL: [RejectCode; 8] = [
         RejectCode::PlacementRejected,
         RejectCode::InvalidQueueName,
         RejectCode::QueueNotLeaf,
         RejectCode::QueuePolicyConflict,
         RejectCode::AclDenied,
         RejectCode::InvalidAmResource,
+        RejectCode::MaxApplications,
+        RejectCode::QueueStopped,
     ];
 
     /// The code as outputs write it.
@@ -188,6 +211,8 @@ impl RejectCode {
             RejectCode::QueuePolicyConflict => "queue_policy_conflict",
             RejectCode::AclDenied => "acl_denied",
             RejectCode::InvalidAmResource => "invalid_am_resource",
+            RejectCode::MaxApplications => "max_applications",
+            RejectCode::QueueStopped => "queue_stopped",
         }
     }
 }
@@ -368,6 +393,15 @@ pub enum Event {
         priority: i32,
         /// Whether it is the application's AM container.
         am: bool,
+    },
+    /// The application's priority changed (Hadoop's `updateApplicationPriority`; a driver
+    /// sends it after the submission for an app submitted with a priority). Only the Capacity
+    /// Scheduler orders by it.
+    AppPriorityChanged {
+        /// The application.
+        app: AppId,
+        /// The new priority (higher is more important); the scheduler caps it.
+        priority: i32,
     },
     /// The application starts a new attempt after its previous AM ended (Hadoop's attempt
     /// removal then `addApplicationAttempt` without keeping containers across attempts): the
@@ -630,6 +664,55 @@ pub struct QueueSnapshot {
     /// Containers preempted from the queue's apps (the subtree's for a parent) since the
     /// scheduler started (Hadoop's `AggregateContainersPreempted`).
     pub preempted_containers: u64,
+}
+
+/// A Capacity Scheduler queue's figures as Hadoop's REST API reports them (capacity spec §9);
+/// percentages are 0-100.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CapacityQueueDetails {
+    /// Full name.
+    pub name: String,
+    /// Configured capacity, percent of the parent.
+    pub capacity: f64,
+    /// Maximum capacity, percent of the parent.
+    pub max_capacity: f64,
+    /// Capacity, percent of the cluster.
+    pub absolute_capacity: f64,
+    /// Maximum capacity, percent of the cluster.
+    pub absolute_max_capacity: f64,
+    /// Usage, percent of the queue's guaranteed resources (may exceed 100).
+    pub used_capacity: f64,
+    /// Usage, percent of the cluster.
+    pub absolute_used_capacity: f64,
+    /// `RUNNING`, `DRAINING` or `STOPPED`.
+    pub state: &'static str,
+    /// The guaranteed resources (`effMin`).
+    pub effective_min: Resource,
+    /// The elastic limit (`effMax`).
+    pub effective_max: Resource,
+    /// Leaves: each user with apps in the queue.
+    pub users: Vec<CapacityUserDetails>,
+    /// Leaves: the current per-user limit before user weights.
+    pub user_limit: Option<Resource>,
+    /// Leaves: the queue's AM resource limit.
+    pub am_limit: Option<Resource>,
+    /// Leaves: the most applications the queue accepts.
+    pub max_applications: Option<i64>,
+}
+
+/// One user of a Capacity Scheduler leaf.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CapacityUserDetails {
+    /// The user.
+    pub user: String,
+    /// What the user's apps in the queue use.
+    pub usage: Resource,
+    /// Activated apps.
+    pub running_apps: usize,
+    /// Apps waiting for activation (AM limits).
+    pub pending_apps: usize,
+    /// The user's own limit (the queue's user limit times the user's weight).
+    pub user_limit: Resource,
 }
 
 /// A queue's preemption settings (effective, after inheritance) and, for a leaf, its

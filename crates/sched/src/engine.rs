@@ -188,6 +188,13 @@ impl<R: Rules> Engine<R> {
                 am,
             } => self.recover_container(container, app, node, resources, priority, am),
             Event::AttemptRestarted { app, am_resource } => self.restart_attempt(app, am_resource),
+            Event::AppPriorityChanged { app, priority } => {
+                if !self.apps.contains_key(&app) {
+                    return Err(SchedError::UnknownApp(app));
+                }
+                R::priority_changed(self, app, priority);
+                Ok(())
+            }
         }
     }
 

@@ -1,4 +1,4 @@
-//! The scheduler core: Hadoop's Fair and FIFO schedulers as deterministic, sans-IO state machines.
+//! The scheduler core: Hadoop's Fair, Capacity and FIFO schedulers as deterministic, sans-IO state machines.
 //!
 //! Events go in through [`Scheduler::handle`] with the current time passed as an argument;
 //! decisions come out through [`Scheduler::poll_decision`] ("mutate, then drain").
@@ -8,6 +8,7 @@
 //! a hash map in an order that could affect a decision. `tests/tidy.rs` enforces the first four.
 
 mod api;
+mod capacity;
 mod engine;
 mod fair;
 mod fifo;

@@ -172,6 +172,17 @@ pub(crate) trait Rules: Sized {
     /// After a heartbeat that `heartbeat_starts` asked to watch: the decisions from `mark` on
     /// are what the heartbeat did.
     fn heartbeat_assigned(_e: &mut Engine<Self>, _node: NodeId, _mark: usize) {}
+    /// The application's priority changed (Hadoop's `updateApplicationPriority`). Default:
+    /// ignored (the Fair and FIFO schedulers do not order by application priority).
+    fn priority_changed(_e: &mut Engine<Self>, _app: AppId, _priority: i32) {}
+    /// `Engine::rebuild_derived` recomputed the shared figures: the rules recompute theirs.
+    /// Default: nothing.
+    fn rebuild_derived(_e: &mut Engine<Self>) {}
+    /// A node was reserved for the app (`added`) or its reservation dropped (whether turned
+    /// into an allocation or released), with the reserved size. Runs on every reservation
+    /// change only. Default: nothing (Fair and FIFO keep reservations out of queue usage).
+    #[inline]
+    fn reservation_changed(_e: &mut Engine<Self>, _app: AppId, _size: Resource, _added: bool) {}
     /// A new configuration; `Err` leaves the state as it was.
     fn reload(e: &mut Engine<Self>, config: SchedulerConfig) -> Result<(), SchedError>;
     /// The node set changed (the engine updated the cluster totals).

@@ -5,6 +5,7 @@
 use weft_types::{AppId, Resource, ResourceTypes, Time};
 
 use crate::api::*;
+use crate::capacity::Capacity;
 use crate::engine::Engine;
 pub use crate::engine::WalkMode;
 use crate::fair::Fair;
@@ -26,6 +27,7 @@ pub struct Scheduler {
 enum Kind {
     Fair(Engine<Fair>),
     Fifo(Engine<Fifo>),
+    Capacity(Engine<Capacity>),
 }
 
 /// Runs `$body` with `$e` bound to the engine, whatever its kind.
@@ -34,6 +36,7 @@ macro_rules! with_engine {
         match $self {
             Kind::Fair($e) => $body,
             Kind::Fifo($e) => $body,
+            Kind::Capacity($e) => $body,
         }
     };
 }
@@ -44,6 +47,7 @@ impl Scheduler {
         let kind = match config.clone() {
             SchedulerConfig::Fair(c) => Kind::Fair(Engine::new_fair(c, groups)),
             SchedulerConfig::Fifo(c) => Kind::Fifo(Engine::new_fifo(c, groups)),
+            SchedulerConfig::Capacity(c) => Kind::Capacity(Engine::new_capacity(c, groups)),
         };
         Scheduler { kind, config }
     }
@@ -143,6 +147,16 @@ impl Scheduler {
         match &self.kind {
             Kind::Fair(e) => e.queue_access(queue, user, access),
             Kind::Fifo(e) => e.queue_access(queue),
+            Kind::Capacity(e) => e.cs_queue_access(queue, user, access),
+        }
+    }
+
+    /// Each queue's Capacity Scheduler figures (capacities, used capacities, state, users and
+    /// limits) in snapshot order; empty for the other kinds.
+    pub fn capacity_details(&self) -> Vec<CapacityQueueDetails> {
+        match &self.kind {
+            Kind::Capacity(e) => e.capacity_details(),
+            Kind::Fair(_) | Kind::Fifo(_) => Vec::new(),
         }
     }
 

@@ -3,8 +3,9 @@
 
 use crate::scenario::{AllocationsSource, Problem, Scenario, ScenarioError};
 use weft_config::alloc_file::{parse_allocations_with, AllocationOptions};
+use weft_config::capacity::parse_capacity;
 use weft_config::{site, AllocationConfig, Diagnostic, Severity};
-use weft_sched::SchedulerConfig;
+use weft_sched::{CapacitySchedulerConfig, SchedulerConfig, SchedulerKind};
 use weft_types::ResourceTypes;
 
 /// The initial configuration and the warnings its texts produced (each a full sentence that
@@ -74,6 +75,9 @@ pub fn initial_config(scenario: &Scenario) -> Result<InitialConfig, ScenarioErro
         || scenario.resource_types.clone(),
         |p| p.resource_types.clone(),
     );
+    if scenario.scheduler == SchedulerKind::Capacity {
+        return capacity_config(scenario, properties, &types, problems, warnings);
+    }
     let allocations = match &scenario.allocations {
         None => Some(AllocationConfig::default()),
         Some(source) => {
@@ -144,6 +148,63 @@ pub fn initial_config(scenario: &Scenario) -> Result<InitialConfig, ScenarioErro
     }
 }
 
+/// The Capacity Scheduler's initial configuration: the scenario's `capacity` text parsed as
+/// capacity-scheduler.xml, each problem placed at its line in the scenario file.
+fn capacity_config(
+    scenario: &Scenario,
+    properties: Option<weft_config::SchedulerProperties>,
+    types: &ResourceTypes,
+    mut problems: Vec<Problem>,
+    mut warnings: Vec<String>,
+) -> Result<InitialConfig, ScenarioError> {
+    let mut capacity = None;
+    match &scenario.allocations {
+        Some(AllocationsSource::Inline(e)) => {
+            let place = Place::Capacity(e.first_line);
+            match parse_capacity(&e.text, types) {
+                Ok((config, warns)) => {
+                    warnings.extend(warns.iter().map(|d| place.problem(d).to_string()));
+                    capacity = Some(config);
+                }
+                Err(diags) => problems.extend(
+                    diags
+                        .0
+                        .iter()
+                        .filter(|d| d.severity == Severity::Error)
+                        .map(|d| place.problem(d)),
+                ),
+            }
+        }
+        Some(AllocationsSource::File { line, .. }) => problems.push(Problem {
+            line: *line,
+            field: "capacity".to_string(),
+            message: "the capacity-scheduler.xml text must be given inline (capacity = '''...''')"
+                .to_string(),
+        }),
+        None => problems.push(Problem {
+            line: 0,
+            field: "capacity".to_string(),
+            message: "scheduler = \"capacity\" needs the capacity-scheduler.xml text".to_string(),
+        }),
+    }
+    match (properties, capacity) {
+        (Some(properties), Some(capacity)) if problems.is_empty() => Ok(InitialConfig {
+            config: SchedulerConfig::Capacity(CapacitySchedulerConfig {
+                capacity,
+                properties,
+            }),
+            warnings: warnings
+                .into_iter()
+                .map(|w| format!("{}: {w}", scenario.file))
+                .collect(),
+        }),
+        _ => Err(ScenarioError {
+            file: scenario.file.clone(),
+            problems,
+        }),
+    }
+}
+
 /// Parses a `reload` event's allocation text; the error is the diagnostics' text.
 pub fn parse_reload(
     text: &str,
@@ -161,6 +222,8 @@ enum Place {
     Inline(u32),
     /// A separate file.
     File(String),
+    /// Inline capacity-scheduler.xml; its first line is this scenario line.
+    Capacity(u32),
 }
 
 impl Place {
@@ -172,6 +235,11 @@ impl Place {
             ),
             Place::Inline(_) => format!("allocations: {d}"),
             Place::File(path) => format!("allocations_file {path}: {d}"),
+            Place::Capacity(first) if d.line > 0 => format!(
+                "capacity (line {} of the scenario file): {d}",
+                first + d.line - 1
+            ),
+            Place::Capacity(_) => format!("capacity: {d}"),
         };
         Problem {
             line: 0,

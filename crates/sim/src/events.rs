@@ -208,7 +208,7 @@ fn action(
                 ctx.problem(
                     line,
                     &t.path_of("capacity"),
-                    "capacity-scheduler.xml text needs scheduler = \"capacity\", which is not supported yet",
+                    "reloading capacity-scheduler.xml (refreshQueues) is not implemented yet",
                 );
                 return None;
             }

@@ -11,7 +11,7 @@
 //! finished or killed: nothing was sent). `crates/sim/README.md` lists every line.
 
 use serde::Serialize;
-use weft_sched::{AppSnapshot, NodeSnapshot, QueueSnapshot, Snapshot};
+use weft_sched::{AppSnapshot, CapacityQueueDetails, NodeSnapshot, QueueSnapshot, Snapshot};
 use weft_types::{AppId, NodeId, Resource, ResourceTypes};
 
 /// A JSON object under construction; fields keep the order they are added in.
@@ -109,15 +109,30 @@ pub trait Names {
 /// in the allocation file rather than created by placement). Under the Fair Scheduler, queues
 /// also carry `preemptable`, `min_share_starvation` and `preempted_containers` (containers
 /// preempted from the queue's apps, its subtree's for a parent), apps `starvation` (fair-share plus
-/// min-share starvation, preemption spec part E) and `starved` (Hadoop's `isStarved`).
-pub fn snapshot_line(at_ms: u64, s: &Snapshot, types: &ResourceTypes, names: &dyn Names) -> String {
+/// min-share starvation, preemption spec part E) and `starved` (Hadoop's `isStarved`). Under
+/// the Capacity Scheduler (`capacity` non-empty, one entry per queue by name), queues carry
+/// Hadoop's capacity figures as percentages, `state`, and for leaves `users` and `user_limit`
+/// (scenario-format.md), plus `am_limit` and `max_applications`.
+pub fn snapshot_line(
+    at_ms: u64,
+    s: &Snapshot,
+    capacity: &[CapacityQueueDetails],
+    types: &ResourceTypes,
+    names: &dyn Names,
+) -> String {
     let res = |r: &Resource| resource_json(types, r);
     let cluster = Obj::new()
         .raw("capacity", &res(&s.cluster_capacity))
         .raw("used", &res(&s.cluster_used))
         .raw("pending", &res(&s.cluster_pending))
         .finish();
-    let queues = array(s.queues.iter().map(|q| queue_json(q, &res)));
+    let queues = array(s.queues.iter().map(|q| {
+        let json = queue_json(q, &res);
+        match capacity.iter().find(|c| c.name == q.name) {
+            Some(c) => with_capacity(json, c, &res),
+            None => json,
+        }
+    }));
     let apps = array(s.apps.iter().map(|a| app_json(a, &res, names)));
     let nodes = array(s.nodes.iter().map(|n| node_json(n, &res, names)));
     Obj::line("snapshot", at_ms)
@@ -126,6 +141,46 @@ pub fn snapshot_line(at_ms: u64, s: &Snapshot, types: &ResourceTypes, names: &dy
         .raw("apps", &apps)
         .raw("nodes", &nodes)
         .finish()
+}
+
+/// `json` (a queue object) with the Capacity Scheduler's figures added at its end.
+fn with_capacity(
+    json: String,
+    c: &CapacityQueueDetails,
+    res: &dyn Fn(&Resource) -> String,
+) -> String {
+    let mut obj = Obj::new()
+        .field("capacity", c.capacity)
+        .field("max_capacity", c.max_capacity)
+        .field("absolute_capacity", c.absolute_capacity)
+        .field("absolute_max_capacity", c.absolute_max_capacity)
+        .field("used_capacity", c.used_capacity)
+        .field("absolute_used_capacity", c.absolute_used_capacity)
+        .field("state", c.state);
+    if let Some(limit) = &c.user_limit {
+        let users = array(c.users.iter().map(|u| {
+            Obj::new()
+                .field("user", &u.user)
+                .raw("usage", &res(&u.usage))
+                .field("running_apps", u.running_apps)
+                .field("pending_apps", u.pending_apps)
+                .raw("user_limit", &res(&u.user_limit))
+                .finish()
+        }));
+        obj = obj.raw("users", &users).raw("user_limit", &res(limit));
+    }
+    if let Some(am) = &c.am_limit {
+        obj = obj.raw("am_limit", &res(am));
+    }
+    if let Some(n) = c.max_applications {
+        obj = obj.field("max_applications", n);
+    }
+    let extra = obj.finish();
+    // Both are objects: splice the extra fields in before the closing brace.
+    match (json.strip_suffix('}'), extra.strip_prefix('{')) {
+        (Some(head), Some(tail)) if tail != "}" => format!("{head},{tail}"),
+        _ => json,
+    }
 }
 
 fn queue_json(q: &QueueSnapshot, res: &dyn Fn(&Resource) -> String) -> String {

@@ -69,7 +69,13 @@ pub fn parse_scenario(text: &str, file: &str) -> Result<Scenario, ScenarioError>
         .int(&mut ctx, "seed", 0, i64::MAX)
         .map_or(0, |(v, _)| v.unsigned_abs());
     let (properties, properties_line) = properties(&mut ctx, &root);
-    let allocations = allocations(&mut ctx, &root, text);
+    // Under Capacity the configuration text is capacity-scheduler.xml, carried where Fair's
+    // allocation file is (`Scenario::allocations`); `initial_config` reads it by kind.
+    let allocations = if scheduler == SchedulerKind::Capacity {
+        embedded(&mut ctx, &root, "capacity", text).map(AllocationsSource::Inline)
+    } else {
+        allocations(&mut ctx, &root, text)
+    };
     let groups = groups(&mut ctx, &root);
     let resource_types = resource_types(&mut ctx, &root, &properties);
 
@@ -115,7 +121,7 @@ pub fn parse_scenario(text: &str, file: &str) -> Result<Scenario, ScenarioError>
     })
 }
 
-/// The `scheduler` field: fair (the default) or fifo; capacity is not built yet.
+/// The `scheduler` field: fair (the default), capacity (with its `capacity` text) or fifo.
 fn check_scheduler(ctx: &mut Ctx, root: &Tbl<'_, '_>) -> SchedulerKind {
     let (kind, line) = match root.str(ctx, "scheduler") {
         Some(v) => v,
@@ -148,11 +154,24 @@ fn check_scheduler(ctx: &mut Ctx, root: &Tbl<'_, '_>) -> SchedulerKind {
             SchedulerKind::Fifo
         }
         "capacity" => {
-            ctx.problem(
-                line,
-                "scheduler",
-                "scheduler 'capacity' is not built yet (fair and fifo are)",
-            );
+            if let Some(v) = root
+                .raw("allocations")
+                .or_else(|| root.raw("allocations_file"))
+            {
+                let l = ctx.line(v.span().start);
+                ctx.problem(
+                    l,
+                    "allocations",
+                    "the Capacity Scheduler reads capacity-scheduler.xml: give it as capacity = '''...''' (an allocation file needs scheduler = \"fair\")",
+                );
+            }
+            if root.raw("capacity").is_none() {
+                ctx.problem(
+                    line,
+                    "capacity",
+                    "scheduler = \"capacity\" needs the capacity-scheduler.xml text: capacity = '''<configuration>...</configuration>'''",
+                );
+            }
             SchedulerKind::Capacity
         }
         other => {

@@ -400,6 +400,7 @@ impl Runner<'_> {
                 user,
                 queue,
                 am,
+                priority,
                 ..
             } => {
                 let id = AppId(self.app_ids.len() as u64 + 1);
@@ -421,6 +422,17 @@ impl Runner<'_> {
                         am_resource: *am,
                     },
                 )?;
+                // The application priority follows the submission, as Hadoop's RM sets it on
+                // the accepted app (only the Capacity Scheduler orders by it).
+                if *priority != 0 && sim.sched.queue_name(id).is_some() {
+                    self.must(
+                        sim,
+                        Event::AppPriorityChanged {
+                            app: id,
+                            priority: *priority,
+                        },
+                    )?;
+                }
             }
             Action::Ask { app, ask, duration } => {
                 let Some(id) = self.live_app(sim, app, kind) else {
@@ -574,7 +586,14 @@ impl Runner<'_> {
             }
             Action::Snapshot => {
                 let snapshot = sim.snapshot_timed(self);
-                let line = snapshot_line(at, &snapshot, sim.sched.resource_types(), &self.names());
+                let capacity = sim.sched.capacity_details();
+                let line = snapshot_line(
+                    at,
+                    &snapshot,
+                    &capacity,
+                    sim.sched.resource_types(),
+                    &self.names(),
+                );
                 self.emit(line);
             }
             Action::Blacklist { app, add, remove } => {

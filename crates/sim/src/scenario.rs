@@ -144,7 +144,7 @@ pub enum Action {
         queue: Option<String>,
         /// The AM container's size; `None` = unmanaged AM.
         am: Option<Resource>,
-        /// Application priority (default 0); not yet passed to the scheduler.
+        /// Application priority (default 0), sent after the submission (`AppPriorityChanged`).
         priority: i32,
         /// Application type, if given; not yet passed to the scheduler.
         app_type: Option<String>,

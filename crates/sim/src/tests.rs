@@ -117,12 +117,30 @@ fn duplicate_and_unknown_hosts_are_errors() {
 }
 
 #[test]
-fn the_capacity_scheduler_is_refused_clearly_and_fifo_is_taken() {
+fn scheduler_kinds_take_their_own_configuration_text() {
     let e = error("scheduler = \"capacity\"\n");
     assert!(
-        e.contains("line 1, field scheduler: scheduler 'capacity' is not built yet"),
+        e.contains("line 1, field capacity: scheduler = \"capacity\" needs the capacity-scheduler.xml text"),
         "{e}"
     );
+    let e = error("scheduler = \"capacity\"\ncapacity = \"<configuration/>\"\nallocations = \"<allocations/>\"\n");
+    assert!(
+        e.contains(
+            "line 3, field allocations: the Capacity Scheduler reads capacity-scheduler.xml"
+        ),
+        "{e}"
+    );
+    let text = "scheduler = \"capacity\"\ncapacity = '''\n<configuration>\n<property><name>yarn.scheduler.capacity.root.queues</name><value>a</value></property>\n<property><name>yarn.scheduler.capacity.root.a.capacity</name><value>100</value></property>\n</configuration>\n'''\n";
+    let scenario = parse(text);
+    assert_eq!(scenario.scheduler, SchedulerKind::Capacity);
+    let initial = crate::initial_config(&scenario).expect("a valid capacity-scheduler.xml");
+    assert_eq!(initial.config.kind(), SchedulerKind::Capacity);
+    // A bad file names its line inside the scenario: the capacity 120 is on scenario line 5.
+    let bad = text.replace("<value>100</value>", "<value>120</value>");
+    let e = crate::initial_config(&parse(&bad))
+        .expect_err("capacity 120 is refused")
+        .to_string();
+    assert!(e.contains("capacity (line 5 of the scenario file)"), "{e}");
     assert_eq!(
         parse("scheduler = \"fifo\"\n").scheduler,
         SchedulerKind::Fifo

@@ -1,4 +1,4 @@
-//! The behaviour suite (Fair, and FIFO in the `fifo-*` scenarios): scenario files replayed by the simulator and compared with
+//! The behaviour suite (Fair, Capacity in the `capacity-*` scenarios, FIFO in the `fifo-*` ones): scenario files replayed by the simulator and compared with
 //! expectations derived BY HAND from `fair-scheduler-spec.md` (never copied from a run).
 //!
 //! # Layout
@@ -140,6 +140,21 @@ macro_rules! examples {
 }
 
 scenarios! {
+    capacity_worked_example => "capacity-worked-example",
+    capacity_user_limit => "capacity-user-limit",
+    capacity_submission => "capacity-submission",
+    capacity_ordering => "capacity-ordering",
+    capacity_locality => "capacity-locality",
+    capacity_locality_delay_off => "capacity-locality-delay-off",
+    capacity_reservation => "capacity-reservation",
+    capacity_reservation_wait => "capacity-reservation-wait",
+    capacity_assignments => "capacity-assignments",
+    capacity_fair_leaf => "capacity-fair-leaf",
+    capacity_app_priority => "capacity-app-priority",
+    capacity_priority_utilization => "capacity-priority-utilization",
+    capacity_seed001 => "capacity-seed001",
+    capacity_reserved_usage => "capacity-reserved-usage",
+    capacity_blocked_headroom => "capacity-blocked-headroom",
     fifo_order => "fifo-order",
     fifo_key_break => "fifo-key-break",
     fifo_memory_only => "fifo-memory-only",

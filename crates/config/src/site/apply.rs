@@ -220,6 +220,8 @@ fn set(a: &mut Applier, name: &str, value: &str) {
         PreemptionStrategy::parse(value).map(|s| p.preemption_strategy = s)
     } else if name == NM_HEARTBEAT_INTERVAL {
         values::long(value).map(|v| p.node_heartbeat_interval_ms = v)
+    } else if name == "yarn.cluster.max-application-priority" {
+        values::int(value).map(|v| p.max_application_priority = v)
     } else {
         let key = match name.strip_prefix(FAIR) {
             Some(short) => short,

@@ -299,3 +299,18 @@ fn preemption_strategy_and_interval_are_read_and_a_bad_strategy_is_named() {
         "{e:?}"
     );
 }
+
+#[test]
+fn the_cluster_max_application_priority_is_read() {
+    let (p, _) = ok(&[]);
+    assert_eq!(p.max_application_priority, 0);
+    let (p, w) = ok(&[("yarn.cluster.max-application-priority", "10")]);
+    assert!(w.is_empty(), "{w:?}");
+    assert_eq!(p.max_application_priority, 10);
+    let e = errors(&[("yarn.cluster.max-application-priority", "high")]);
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(
+        e[0].contains("yarn.cluster.max-application-priority"),
+        "{e:?}"
+    );
+}

@@ -265,6 +265,7 @@ impl<R: Rules> Engine<R> {
                 node,
                 resources: size,
             });
+            R::reservation_changed(self, app, size, true);
         }
     }
 
@@ -277,6 +278,7 @@ impl<R: Rules> Engine<R> {
             if let Some(a) = self.apps.get_mut(&r.app) {
                 a.reservations.remove(&node);
             }
+            R::reservation_changed(self, r.app, r.size, false);
         }
     }
 
@@ -329,6 +331,7 @@ impl<R: Rules> Engine<R> {
             q.runnable_count = runnable;
         }
         self.queues.refresh_path_bounds();
+        R::rebuild_derived(self);
         self.order_dirty = true;
     }
 }

@@ -19,6 +19,9 @@ pub(crate) enum Assignment {
     None,
     Allocated(Resource),
     Reserved,
+    /// Nothing, and the leaf's later apps are not to be tried on this walk (Capacity: the
+    /// leaf is at its limit, or its head app's ask exceeds the leaf's headroom).
+    QueueBlocked,
 }
 
 impl<R: Rules> Engine<R> {
@@ -59,7 +62,7 @@ impl<R: Rules> Engine<R> {
             }
             let a = self.assign_from_root(node);
             let size = match a {
-                Assignment::None => break,
+                Assignment::None | Assignment::QueueBlocked => break,
                 Assignment::Reserved => break,
                 Assignment::Allocated(size) => size,
             };
@@ -171,8 +174,10 @@ impl<R: Rules> Engine<R> {
                     } else {
                         self.assign_queue(QueueId(member as u32), node, reserve_only)
                     };
-                    if a != Assignment::None {
-                        return a;
+                    match a {
+                        Assignment::None => {}
+                        Assignment::QueueBlocked => return Assignment::None,
+                        done => return done,
                     }
                 }
             }
@@ -192,8 +197,10 @@ impl<R: Rules> Engine<R> {
                     } else {
                         self.assign_queue(QueueId(member as u32), node, false)
                     };
-                    if a != Assignment::None {
-                        return a;
+                    match a {
+                        Assignment::None => {}
+                        Assignment::QueueBlocked => return Assignment::None,
+                        done => return done,
                     }
                 }
                 Assignment::None

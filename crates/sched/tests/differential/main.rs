@@ -6,9 +6,10 @@
 //!   acts on it yet).
 //!
 //! The harness (`run`) and the event generator (`ops`) are shared; each kind only supplies its
-//! configurations (`fair`, `fifo`). `PROPTEST_CASES` raises the number of cases (default 96 each).
+//! configurations (`fair`, `capacity`, `fifo`). `PROPTEST_CASES` raises the number of cases (default 96 each).
 
 mod blacklists;
+mod capacity;
 mod fair;
 mod fifo;
 mod ops;
@@ -124,6 +125,22 @@ proptest! {
         let on = fair::config(multiple, locality, true);
         compare(&ops, &off, &on, WalkMode::Fast)?;
         run(&ops, &on)?;
+    }
+
+    #[test]
+    fn capacity_fast_path_decides_like_the_reference(
+        ops in prop::collection::vec(ops::op(), 1..120),
+        knobs in (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()),
+    ) {
+        let (fair_leaves, priority_utilization, locality, continue_looking, several_offswitch, dominant) = knobs;
+        run(&ops, &capacity::config(capacity::Knobs {
+            fair_leaves,
+            priority_utilization,
+            locality,
+            continue_looking,
+            several_offswitch,
+            dominant,
+        }))?;
     }
 
     #[test]

@@ -61,6 +61,11 @@ pub(crate) enum Op {
         app: u8,
         am: Option<i64>,
     },
+    /// An application priority change (`Event::AppPriorityChanged`).
+    Priority {
+        app: u8,
+        priority: i32,
+    },
 }
 
 /// The places a blacklist names: every host, both racks (see `node_event`), and a name no
@@ -81,6 +86,7 @@ pub(crate) fn op() -> impl Strategy<Value = Op> {
         2 => (0u8..12, prop::option::of(0..PLACES.len()), prop::option::of(0..PLACES.len())).prop_map(|(app, add, remove)| Op::Blacklist { app, add, remove }),
         1 => (0u8..12, 0..NODES, 256i64..3000, any::<bool>()).prop_map(|(app, node, mb, am)| Op::Recover { app, node, mb, am }),
         1 => (0u8..12, prop::option::of(512i64..2048)).prop_map(|(app, am)| Op::Restart { app, am }),
+        1 => (0u8..12, -1i32..4).prop_map(|(app, priority)| Op::Priority { app, priority }),
     ]
 }
 
@@ -161,6 +167,10 @@ pub(crate) fn to_event(
             resources: Resource::new(*mb, 1),
             priority: 0,
             am: *am,
+        },
+        Op::Priority { app, priority } => Event::AppPriorityChanged {
+            app: AppId(u64::from(*app) % submitted.max(1)),
+            priority: *priority,
         },
         Op::Restart { app, am } => Event::AttemptRestarted {
             app: AppId(u64::from(*app) % submitted.max(1)),

@@ -163,7 +163,10 @@ impl FairEngine {
                     Assignment::Allocated(size) if !pending.cw_min(size).is_zero() => {
                         pending = pending.saturating_sub(size).clamp_non_negative();
                     }
-                    Assignment::Allocated(_) | Assignment::None | Assignment::Reserved => break,
+                    Assignment::Allocated(_)
+                    | Assignment::None
+                    | Assignment::Reserved
+                    | Assignment::QueueBlocked => break,
                 }
             }
         }

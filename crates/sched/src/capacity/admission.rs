@@ -1,0 +1,282 @@
+//! Submission, activation and leaving (spec §7.1-§7.4).
+//!
+//! A submission names a queue by full path (`root.eng.batch`) or by its short name (a leaf's is
+//! unique in 3.3, checked at load); none means `default`. Checks in Hadoop's order, the first failing
+//! decides: the submit ACL (submit or administer on the leaf or an ancestor; Weft has no
+//! `yarn.acl.enable` switch, as for the Fair Scheduler, so ACLs always apply and the shipped
+//! root `*` lets everyone in), the system's `maximum-applications`, unknown queue, parent
+//! queue, the leaf's and then an ancestor's state, the leaf's and then the user's application
+//! cap. An accepted app waits (pending) until the AM limits let it in; it is never rejected for
+//! them (§7.3).
+//!
+//! Not modelled yet: queue mappings (the requested queue is used as is), `max-parallel-apps`
+//! (no app is held non-runnable for it), auto-created leaves, application-priority ACLs.
+
+use weft_types::{AppId, Resource};
+
+use crate::api::RejectCode;
+use crate::queues::QueueId;
+
+use super::{CapacityEngine, CsState};
+
+impl CapacityEngine {
+    /// The queue a name means: a full path, else a leaf's short name.
+    pub(crate) fn resolve_queue(&self, name: &str) -> Option<QueueId> {
+        if let Some(q) = self.queues.lookup(name) {
+            return Some(q);
+        }
+        if name.contains('.') {
+            return None;
+        }
+        // Leaf short names are unique (checked at load); a parent's short name is taken when
+        // no leaf has it, so a submission to it is refused as a parent, as Hadoop's.
+        let short = |q: &QueueId| self.queues.get(*q).name.rsplit('.').next() == Some(name);
+        self.queues
+            .ids()
+            .find(|q| self.queues.get(*q).is_leaf && short(q))
+            .or_else(|| self.queues.ids().find(short))
+    }
+
+    /// Spec §7.1: where the app goes, or why it is rejected.
+    pub(crate) fn cs_place(
+        &self,
+        app: AppId,
+        user: &str,
+        requested: Option<&str>,
+    ) -> Result<QueueId, (RejectCode, String)> {
+        let name = requested
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .unwrap_or("default");
+        let queue = self.resolve_queue(name);
+        if let Some(q) = queue {
+            let groups = self.groups.get(user).cloned().unwrap_or_default();
+            if !self.queues.allows(q, user, &groups, |x| &x.acl_submit)
+                && !self.queues.allows(q, user, &groups, |x| &x.acl_admin)
+            {
+                return Err((
+                    RejectCode::AclDenied,
+                    format!(
+                        "User {user} does not have permission to submit {app} to queue {}: not allowed by acl_submit_applications or acl_administer_queue of the queue or its parents",
+                        self.queues.get(q).name
+                    ),
+                ));
+            }
+        }
+        let system = i64::from(self.rules.file.globals.maximum_applications);
+        if self.apps.len() as i64 >= system {
+            return Err((
+                RejectCode::MaxApplications,
+                format!("Maximum system application limit reached,cannot accept submission of application: {app} (yarn.scheduler.capacity.maximum-applications is {system})"),
+            ));
+        }
+        let Some(q) = queue else {
+            return Err((
+                RejectCode::PlacementRejected,
+                format!("Application {app} submitted by user {user} to unknown queue: {name}"),
+            ));
+        };
+        let leaf = self.queues.get(q);
+        if !leaf.is_leaf {
+            return Err((
+                RejectCode::QueueNotLeaf,
+                format!(
+                    "Application {app} submitted by user : {user} to non-leaf queue : {}",
+                    leaf.name
+                ),
+            ));
+        }
+        if leaf.rules_cold.state != CsState::Running {
+            return Err(stopped(app, &leaf.name, leaf.rules_cold.state));
+        }
+        let Some(limits) = leaf.rules_cold.leaf.as_ref() else {
+            return Err((
+                RejectCode::QueueNotLeaf,
+                format!("queue {} is not a leaf", leaf.name),
+            ));
+        };
+        let apps = (leaf.runnable_apps.len() + leaf.non_runnable_apps.len()) as i64;
+        if apps >= limits.max_applications {
+            return Err((
+                RejectCode::MaxApplications,
+                format!(
+                    "Queue {} already has {apps} applications, cannot accept submission of application: {app}",
+                    leaf.name
+                ),
+            ));
+        }
+        let of_user = self
+            .leaf_users(q)
+            .get(user)
+            .map_or(0, |u| (u.running_apps + u.pending_apps) as i64);
+        if of_user >= limits.max_applications_per_user {
+            return Err((
+                RejectCode::MaxApplications,
+                format!(
+                    "Queue {} already has {of_user} applications from user {user} cannot accept submission of application: {app}",
+                    leaf.name
+                ),
+            ));
+        }
+        let mut up = leaf.parent;
+        while let Some(p) = up {
+            let parent = self.queues.get(p);
+            if parent.rules_cold.state != CsState::Running {
+                return Err(stopped(app, &parent.name, parent.rules_cold.state));
+            }
+            up = parent.parent;
+        }
+        Ok(q)
+    }
+
+    /// A newly accepted app starts pending; activation may let it (and others) in at once.
+    pub(crate) fn cs_admit(&mut self, app: AppId) {
+        let Some(a) = self.apps.get_mut(&app) else {
+            return;
+        };
+        a.runnable = false;
+        let leaf = a.queue;
+        // Spec §7.6: submitted without a priority, an app takes its leaf's default, lowered to
+        // the cluster's maximum (`Event::AppPriorityChanged` sets another).
+        if let Some(l) = self.queues.get(leaf).rules_cold.leaf.as_ref() {
+            let priority = l.default_priority.min(self.rules.max_priority);
+            if let Some(a) = self.apps.get_mut(&app) {
+                a.rules.priority = priority;
+            }
+        }
+        self.queues.get_mut(leaf).non_runnable_apps.push(app);
+        self.activate(leaf);
+    }
+
+    /// The app leaves its leaf's lists; pending apps may now be activated, and a draining leaf
+    /// with no apps left stops (spec §1.2, §7.4).
+    pub(crate) fn cs_leave(&mut self, app: AppId) {
+        let Some(a) = self.apps.get(&app) else {
+            return;
+        };
+        let (leaf, runnable) = (a.queue, a.runnable);
+        let am = a.am_resource.filter(|_| a.am_running);
+        let q = self.queues.get_mut(leaf);
+        if let Some(am) = am {
+            q.am_usage = q.am_usage.saturating_sub(am);
+        }
+        q.runnable_apps.retain(|x| *x != app);
+        q.non_runnable_apps.retain(|x| *x != app);
+        if runnable {
+            let path: Vec<QueueId> = self.queues.path_to_root(leaf).collect();
+            for p in path {
+                self.queues.get_mut(p).runnable_count -= 1;
+            }
+        }
+        if let Some(a) = self.apps.get_mut(&app) {
+            a.runnable = false;
+        }
+        self.activate(leaf);
+        self.stop_drained(leaf);
+    }
+
+    /// Draining queues from `leaf` up whose subtree holds no app become STOPPED.
+    fn stop_drained(&mut self, leaf: QueueId) {
+        let path: Vec<QueueId> = self.queues.path_to_root(leaf).collect();
+        for q in path {
+            let (running, pending) = self.subtree_counts(q);
+            let queue = self.queues.get_mut(q);
+            if queue.rules_cold.state == CsState::Draining && running + pending == 0 {
+                queue.rules_cold.state = CsState::Stopped;
+            }
+        }
+    }
+
+    fn subtree_counts(&self, q: QueueId) -> (usize, usize) {
+        let queue = self.queues.get(q);
+        let mut counts = (queue.runnable_apps.len(), queue.non_runnable_apps.len());
+        for c in &queue.children {
+            let (r, p) = self.subtree_counts(*c);
+            counts.0 += r;
+            counts.1 += p;
+        }
+        counts
+    }
+
+    /// Activates the leaf's pending apps the AM limits allow (spec §7.3): in order of
+    /// application priority (higher first) then id, each whose AM fits the queue's and its
+    /// user's AM limit, skipping (not stopping at) those that do not; the first AM of a queue
+    /// with no AM usage always goes in.
+    pub(crate) fn activate(&mut self, leaf: QueueId) {
+        if self.cluster.is_zero() {
+            // Hadoop waits for the next cluster update ("cluster resource is empty").
+            return;
+        }
+        let calc = self.rules.calc;
+        let mut pending: Vec<(i32, AppId)> = self
+            .queues
+            .get(leaf)
+            .non_runnable_apps
+            .iter()
+            .filter_map(|id| self.apps.get(id).map(|a| (a.rules.priority, a.id)))
+            .collect();
+        pending.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        for (_, id) in pending {
+            let Some(a) = self.apps.get(&id) else {
+                continue;
+            };
+            let am = a.am_resource.unwrap_or(Resource::ZERO);
+            let user = a.user.clone();
+            let q = self.queues.get(leaf);
+            let queue_am: Resource = q
+                .runnable_apps
+                .iter()
+                .filter_map(|x| self.apps.get(x))
+                .map(|x| x.am_resource.unwrap_or(Resource::ZERO))
+                .fold(Resource::ZERO, Resource::saturating_add);
+            let active = q.runnable_apps.len();
+            let escape = active == 0 || queue_am.is_zero();
+            let (am_limit, user_am_limit) = self.am_limits(leaf, &user);
+            if !calc.fits(&am.saturating_add(queue_am), &am_limit) && !escape {
+                continue;
+            }
+            let user_am = self
+                .leaf_users(leaf)
+                .get(user.as_str())
+                .map_or(Resource::ZERO, |u| u.am_used);
+            if !calc.fits(&am.saturating_add(user_am), &user_am_limit) && !escape {
+                continue;
+            }
+            let q = self.queues.get_mut(leaf);
+            q.non_runnable_apps.retain(|x| *x != id);
+            q.runnable_apps.push(id);
+            if let Some(a) = self.apps.get_mut(&id) {
+                a.runnable = true;
+            }
+            let path: Vec<QueueId> = self.queues.path_to_root(leaf).collect();
+            for p in path {
+                self.queues.get_mut(p).runnable_count += 1;
+            }
+            self.refresh_app(id);
+        }
+    }
+
+    /// Re-runs activation in every leaf (the cluster changed).
+    pub(crate) fn activate_all(&mut self) {
+        let leaves: Vec<QueueId> = self
+            .queues
+            .ids()
+            .filter(|q| self.queues.get(*q).is_leaf)
+            .collect();
+        for leaf in leaves {
+            self.activate(leaf);
+        }
+    }
+}
+
+/// `Queue <path> is STOPPED. Cannot accept submission of application: <appId>` (the same
+/// words for a draining queue, as Hadoop's).
+fn stopped(app: AppId, queue: &str, state: CsState) -> (RejectCode, String) {
+    (
+        RejectCode::QueueStopped,
+        format!(
+            "Queue {queue} is STOPPED. Cannot accept submission of application: {app} (its state is {})",
+            state.name()
+        ),
+    )
+}

@@ -1,0 +1,254 @@
+//! The queue tree from a capacity-scheduler.xml (`weft_config::capacity`), and the values
+//! derived from it and the cluster (spec §5.1-§5.5), recomputed whenever the node set changes.
+
+use weft_config::capacity::{
+    CapacityConfig, CapacityValue, MaxCapacityValue, QueueKind, QueueOrdering, QueueState,
+};
+use weft_types::Resource;
+
+use crate::api::{CapacitySchedulerConfig, ClusterProperties, GroupMapping};
+use crate::engine::Engine;
+use crate::queues::{QueueId, QueueTree, ROOT};
+
+use super::calc::Calc;
+use super::{Capacity, CapacityEngine, CsCold, CsHot, CsState, LeafLimits};
+
+impl CapacityEngine {
+    /// A Capacity Scheduler with the configured queues and no nodes or apps.
+    pub(crate) fn new_capacity(
+        config: CapacitySchedulerConfig,
+        groups: GroupMapping,
+    ) -> CapacityEngine {
+        let properties = ClusterProperties::from_site(&config.properties);
+        let calc = Calc::new(
+            config.capacity.globals.resource_calculator,
+            properties.resource_types.len(),
+        );
+        let mut queues: QueueTree<CsHot, CsCold> = QueueTree::new();
+        let mut ids: Vec<QueueId> = Vec::with_capacity(config.capacity.queues.len());
+        for (index, q) in config.capacity.queues.iter().enumerate() {
+            let id = match q.parent {
+                None => ROOT,
+                Some(p) => queues.add_child(ids[p], q.path.clone(), q.is_leaf()),
+            };
+            ids.push(id);
+            let queue = queues.get_mut(id);
+            queue.configured = true;
+            queue.acl_submit = q.acl_submit_applications.clone();
+            queue.acl_admin = q.acl_administer_queue.clone();
+            queue.rules = hot_settings(&config.capacity, index);
+            queue.rules_cold = cold_settings(&config.capacity, index);
+        }
+        queues.rank_names();
+        let rules = Capacity {
+            file: config.capacity,
+            calc,
+            offswitch_assigned: 0,
+            max_priority: config.properties.max_application_priority,
+            blocked_headroom: std::collections::BTreeMap::new(),
+        };
+        let mut e = Engine::new(rules, properties, queues, groups);
+        e.derive_capacities();
+        e
+    }
+
+    /// Spec §5.1-§5.3: capacities, absolute capacities and effective resources of every queue
+    /// against the current cluster, top down (a parent is configured before its children).
+    pub(crate) fn derive_capacities(&mut self) {
+        let cluster = self.cluster;
+        let calc = self.rules.calc;
+        let ids: Vec<QueueId> = self.queues.ids().collect();
+        for id in ids {
+            let parent = self.queues.get(id).parent;
+            let index = self.queues.get(id).rules_cold.index;
+            let Some(parent) = parent else {
+                let root = self.queues.get_mut(id);
+                root.rules_cold.capacity = 1.0;
+                root.rules_cold.max_capacity = 1.0;
+                root.rules_cold.abs_capacity = 1.0;
+                root.rules_cold.abs_max_capacity = 1.0;
+                root.rules_cold.eff_min = cluster;
+                root.rules_cold.eff_max = cluster;
+                root.rules.abs_capacity = 1.0;
+                root.rules.guaranteed =
+                    calc.max(&cluster, cluster, self.properties.minimum_allocation);
+                continue;
+            };
+            let p = self.queues.get(parent).rules_cold.clone();
+            let q = &self.rules.file.queues[index];
+            let (capacity, eff_min) = match &q.capacity {
+                CapacityValue::Percent(v) => {
+                    let c = f64::from(*v) / 100.0;
+                    (c, None)
+                }
+                CapacityValue::Weight(w) => {
+                    let sum: f64 = self.rules.file.queues
+                        [self.rules.file.queues[index].parent.unwrap_or(0)]
+                    .children()
+                    .iter()
+                    .filter_map(|c| match self.rules.file.queues[*c].capacity {
+                        CapacityValue::Weight(w) if w >= 0.0 => Some(f64::from(w)),
+                        _ => None,
+                    })
+                    .sum();
+                    let c = if sum > 0.0 { f64::from(*w) / sum } else { 0.0 };
+                    (c, None)
+                }
+                CapacityValue::Absolute(min) => {
+                    let scaled = self.scaled_absolute_min(index, *min, &p.eff_min);
+                    let c = if p.eff_min.is_zero() {
+                        0.0
+                    } else {
+                        finite_or_zero(calc.divide(&cluster, &scaled, &p.eff_min))
+                    };
+                    (c, Some(scaled))
+                }
+            };
+            let abs_capacity = if capacity > 0.0 {
+                capacity * p.abs_capacity
+            } else {
+                0.0
+            };
+            let (max_capacity, eff_max) = match &q.maximum_capacity {
+                MaxCapacityValue::Percent(m) => (f64::from(*m) / 100.0, None),
+                MaxCapacityValue::Absolute(max) => {
+                    let capped = calc.min(&cluster, *max, p.eff_max);
+                    let m = if p.eff_max.is_zero() {
+                        0.0
+                    } else {
+                        finite_or_zero(calc.divide(&cluster, &capped, &p.eff_max))
+                    };
+                    (m, Some(capped))
+                }
+            };
+            let abs_max_capacity = max_capacity * p.abs_max_capacity;
+            let eff_min = eff_min.unwrap_or_else(|| cluster.mul_trunc(abs_capacity));
+            let eff_max = eff_max.unwrap_or_else(|| cluster.mul_trunc(abs_max_capacity));
+            let queue = self.queues.get_mut(id);
+            let cold = &mut queue.rules_cold;
+            cold.capacity = capacity;
+            cold.max_capacity = max_capacity;
+            cold.abs_capacity = abs_capacity;
+            cold.abs_max_capacity = abs_max_capacity;
+            cold.eff_min = eff_min;
+            cold.eff_max = eff_max;
+            queue.rules.abs_capacity = abs_capacity;
+            queue.rules.guaranteed =
+                calc.max(&cluster, eff_min, self.properties.minimum_allocation);
+            if let Some(leaf) = &mut cold.leaf {
+                leaf.max_applications = max_applications(&self.rules.file, index, abs_capacity);
+                leaf.max_applications_per_user = leaf.per_user_cap();
+            }
+        }
+    }
+
+    /// Spec §5.3: an absolute minimum, scaled down per type when the siblings' minimums
+    /// together exceed the parent's effective minimum.
+    fn scaled_absolute_min(&self, index: usize, min: Resource, parent_min: &Resource) -> Resource {
+        let file = &self.rules.file;
+        let parent = file.queues[index].parent.unwrap_or(0);
+        let mut sum = Resource::ZERO;
+        for c in file.queues[parent].children() {
+            if let CapacityValue::Absolute(m) = file.queues[*c].capacity {
+                sum = sum.saturating_add(m);
+            }
+        }
+        let over = if parent == 0 {
+            !self.rules.calc.fits(&sum, &self.cluster)
+        } else {
+            self.rules.calc.gt(&self.cluster, &sum, parent_min)
+        };
+        if !over {
+            return min;
+        }
+        let mut out = min;
+        for i in 0..self.properties.resource_types.len() {
+            if sum.get(i) > 0 {
+                let ratio = parent_min.get(i) as f64 / sum.get(i) as f64;
+                out.set(i, (min.get(i) as f64 * ratio) as i64);
+            }
+        }
+        out
+    }
+}
+
+fn finite_or_zero(x: f64) -> f64 {
+    if x.is_finite() {
+        x
+    } else {
+        0.0
+    }
+}
+
+/// Spec §5.5 (3.3): the per-queue key, else `global-queue-max-application`, else
+/// `maximum-applications` × absolute capacity.
+fn max_applications(file: &CapacityConfig, index: usize, abs_capacity: f64) -> i64 {
+    let configured = match &file.queues[index].kind {
+        QueueKind::Leaf(l) => l.maximum_applications,
+        QueueKind::Parent { .. } => None,
+    };
+    match configured {
+        Some(n) if n >= 0 => i64::from(n),
+        _ if file.globals.global_queue_max_application > 0 => {
+            i64::from(file.globals.global_queue_max_application)
+        }
+        _ => (f64::from(file.globals.maximum_applications) * abs_capacity) as i64,
+    }
+}
+
+/// What the walk's keys read of queue `index`.
+fn hot_settings(file: &CapacityConfig, index: usize) -> CsHot {
+    let q = &file.queues[index];
+    let (priority_ordering, fair_leaf, size_based) = match &q.kind {
+        QueueKind::Parent { ordering, .. } => (
+            *ordering == QueueOrdering::PriorityUtilization,
+            false,
+            false,
+        ),
+        QueueKind::Leaf(l) => (
+            false,
+            l.ordering == weft_config::capacity::AppOrdering::Fair,
+            l.fair_size_based_weight,
+        ),
+    };
+    CsHot {
+        guaranteed: Resource::ZERO,
+        abs_capacity: 0.0,
+        priority: q.priority,
+        config_rank: index as u64,
+        children_by_priority: priority_ordering,
+        fair_leaf,
+        size_based,
+        reserved: Resource::ZERO,
+    }
+}
+
+/// What updates, admission and reports read of queue `index`.
+fn cold_settings(file: &CapacityConfig, index: usize) -> CsCold {
+    let q = &file.queues[index];
+    let leaf = match &q.kind {
+        QueueKind::Leaf(l) => Some(LeafLimits {
+            minimum_user_limit_percent: f64::from(l.minimum_user_limit_percent),
+            user_limit_factor: f64::from(l.user_limit_factor),
+            am_percent: f64::from(l.maximum_am_resource_percent),
+            max_applications: 0,
+            max_applications_per_user: 0,
+            user_weights: l
+                .user_weights
+                .iter()
+                .map(|(u, w)| (u.clone(), f64::from(*w)))
+                .collect(),
+            default_priority: l.default_application_priority,
+        }),
+        QueueKind::Parent { .. } => None,
+    };
+    CsCold {
+        index,
+        state: match q.state {
+            QueueState::Running => CsState::Running,
+            QueueState::Stopped => CsState::Stopped,
+        },
+        leaf,
+        ..CsCold::default()
+    }
+}
