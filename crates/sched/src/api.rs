@@ -166,17 +166,24 @@ pub enum RejectCode {
     /// The AM container's resources are invalid for the queue (a type the queue may never
     /// have, a negative amount).
     InvalidAmResource,
+    /// Resource pools are on, the queue is bound to none, and `unboundQueues="reject"`
+    /// (resource-pools spec §6).
+    NoResourcePool,
+    /// The queue's resource pool has no hosts (resource-pools spec §6).
+    ResourcePoolEmpty,
 }
 
 impl RejectCode {
     /// Every code, in declaration order.
-    pub const ALL: [RejectCode; 6] = [
+    pub const ALL: [RejectCode; 8] = [
         RejectCode::PlacementRejected,
         RejectCode::InvalidQueueName,
         RejectCode::QueueNotLeaf,
         RejectCode::QueuePolicyConflict,
         RejectCode::AclDenied,
         RejectCode::InvalidAmResource,
+        RejectCode::NoResourcePool,
+        RejectCode::ResourcePoolEmpty,
     ];
 
     /// The code as outputs write it.
@@ -188,6 +195,8 @@ impl RejectCode {
             RejectCode::QueuePolicyConflict => "queue_policy_conflict",
             RejectCode::AclDenied => "acl_denied",
             RejectCode::InvalidAmResource => "invalid_am_resource",
+            RejectCode::NoResourcePool => "no_resource_pool",
+            RejectCode::ResourcePoolEmpty => "resource_pool_empty",
         }
     }
 }
@@ -246,6 +255,9 @@ pub enum Event {
         node: NodeId,
         /// Host name, matched against asks' preferred hosts.
         host: String,
+        /// The NM's port (0 when the driver has none, as the simulator's nodes: then only a
+        /// resource pool's bare-host entries cover the node).
+        port: u16,
         /// Rack path, e.g. `/default-rack`.
         rack: String,
         /// Total resources of the node.

@@ -10,6 +10,7 @@ use crate::api::*;
 use crate::objects::app::{App, LocationAsk, Request};
 use crate::objects::containers::Owner;
 use crate::objects::node::{Container, Node};
+use crate::objects::pools::Pools;
 use crate::objects::table::{IdMap, Table};
 use crate::objects::timers::Timers;
 use crate::queues::{QueueId, QueueTree, ROOT};
@@ -55,6 +56,8 @@ pub(crate) struct Engine<R: Rules> {
     /// Twice the cluster fits in `Resource::UNBOUNDED`, so usage plus one container (each at
     /// most the cluster) can never exceed an unbounded max share.
     pub(crate) unbounded_never_binds: bool,
+    /// Resource pools (`None`: off, the whole cluster is one partition).
+    pub(crate) pools: Option<Box<Pools>>,
 }
 
 impl<R: Rules> Engine<R> {
@@ -87,6 +90,7 @@ impl<R: Rules> Engine<R> {
             pending_sizes: BTreeMap::new(),
             scratch_sizes: Vec::new(),
             unbounded_never_binds: true,
+            pools: None,
         }
     }
 
@@ -111,9 +115,10 @@ impl<R: Rules> Engine<R> {
             Event::NodeAdded {
                 node,
                 host,
+                port,
                 rack,
                 capability,
-            } => self.add_node(node, host, rack, capability),
+            } => self.add_node(node, host, port, rack, capability),
             Event::NodeRemoved { node } => self.remove_node(node),
             Event::NodeHeartbeat { node } => {
                 if !self.nodes.contains_key(&node) {
@@ -224,6 +229,7 @@ impl<R: Rules> Engine<R> {
         &mut self,
         id: NodeId,
         host: String,
+        port: u16,
         rack: String,
         capability: Resource,
     ) -> Result<(), SchedError> {
@@ -242,7 +248,15 @@ impl<R: Rules> Engine<R> {
         };
         self.hosts.insert(host.clone(), id);
         *self.rack_sizes.entry(rack.clone()).or_insert(0) += 1;
-        self.nodes.insert(id, Node::new(id, host, rack, capability));
+        let mut node = Node::new(id, host, rack, capability);
+        node.port = port;
+        if let Some(pools) = &mut self.pools {
+            node.pool = pools.pool_of_node(&node.host, port);
+            let i = usize::from(node.pool);
+            pools.capacity[i] = pools.capacity[i].saturating_add(capability);
+            pools.nodes[i] += 1;
+        }
+        self.nodes.insert(id, node);
         self.cluster = cluster;
         self.cluster_changed();
         Ok(())
@@ -261,6 +275,11 @@ impl<R: Rules> Engine<R> {
             return Err(SchedError::UnknownNode(id));
         };
         self.hosts.remove(&node.host);
+        if let Some(pools) = &mut self.pools {
+            let i = usize::from(node.pool);
+            pools.capacity[i] = pools.capacity[i].saturating_sub(node.capability);
+            pools.nodes[i] = pools.nodes[i].saturating_sub(1);
+        }
         if let Some(n) = self.rack_sizes.get_mut(&node.rack) {
             *n -= 1;
             if *n == 0 {
@@ -274,6 +293,38 @@ impl<R: Rules> Engine<R> {
             .unwrap_or(Resource::ZERO);
         self.cluster_changed();
         Ok(())
+    }
+
+    /// Turns resource pools on (`Some`) or off, re-assigning every node and queue to its
+    /// pool and recomputing each pool's capacity and usage; the order is rebuilt before the
+    /// next walk.
+    pub(crate) fn set_pools(
+        &mut self,
+        config: Option<std::sync::Arc<weft_config::pools::ResourcePools>>,
+    ) {
+        self.queues.set_pools(config.clone());
+        self.pools = config.map(|c| Box::new(Pools::new(c)));
+        let ids: Vec<NodeId> = self.nodes.values().map(|n| n.id).collect();
+        for id in ids {
+            let Some(n) = self.nodes.get(&id) else {
+                continue;
+            };
+            let pool = match &mut self.pools {
+                Some(pools) => {
+                    let pool = pools.pool_of_node(&n.host, n.port);
+                    let i = usize::from(pool);
+                    pools.capacity[i] = pools.capacity[i].saturating_add(n.capability);
+                    pools.used[i] = pools.used[i].saturating_add(n.allocated);
+                    pools.nodes[i] += 1;
+                    pool
+                }
+                None => 0,
+            };
+            if let Some(n) = self.nodes.get_mut(&id) {
+                n.pool = pool;
+            }
+        }
+        self.order_dirty = true;
     }
 
     /// Node set changed: the rules' cluster-relative state, root metrics and orders follow.

@@ -64,6 +64,10 @@ impl<R: Rules> Engine<R> {
         }
         if let Some(n) = self.nodes.at_mut(node_slot) {
             n.allocated = n.allocated.saturating_add(size);
+            if let Some(pools) = &mut self.pools {
+                let u = &mut pools.used[usize::from(n.pool)];
+                *u = u.saturating_add(size);
+            }
         }
         self.cluster_used = self.cluster_used.saturating_add(size);
         self.add_container(Container {
@@ -135,6 +139,10 @@ impl<R: Rules> Engine<R> {
         }
         if let Some(n) = self.nodes.at_mut(node_slot) {
             n.allocated = n.allocated.saturating_add(size);
+            if let Some(pools) = &mut self.pools {
+                let u = &mut pools.used[usize::from(n.pool)];
+                *u = u.saturating_add(size);
+            }
         }
         self.cluster_used = self.cluster_used.saturating_add(size);
         self.refresh_root_available();
@@ -180,6 +188,10 @@ impl<R: Rules> Engine<R> {
         R::container_ended(self, &c);
         if let Some(node) = self.nodes.at_mut(c.node_slot) {
             node.allocated = node.allocated.saturating_sub(c.size);
+            if let Some(pools) = &mut self.pools {
+                let u = &mut pools.used[usize::from(node.pool)];
+                *u = u.saturating_sub(c.size);
+            }
         }
         self.cluster_used = self.cluster_used.saturating_sub(c.size);
         self.refresh_root_available();
@@ -304,6 +316,9 @@ impl<R: Rules> Engine<R> {
             }
         }
         let mut used = Resource::ZERO;
+        if let Some(pools) = &mut self.pools {
+            pools.used.fill(Resource::ZERO);
+        }
         let node_ids: Vec<_> = self.nodes.values().map(|n| n.id).collect();
         for id in node_ids {
             let Some(slot) = self.nodes.slot_of(&id) else {
@@ -315,6 +330,10 @@ impl<R: Rules> Engine<R> {
             let allocated = self.list_summary(list, Owner::Node, slot).total;
             if let Some(n) = self.nodes.at_mut(slot) {
                 n.allocated = allocated;
+                if let Some(pools) = &mut self.pools {
+                    let u = &mut pools.used[usize::from(n.pool)];
+                    *u = u.saturating_add(allocated);
+                }
             }
             used = used.saturating_add(allocated);
         }

@@ -23,6 +23,10 @@ pub(crate) struct Node {
     /// Running containers.
     pub(crate) running: RunList,
     pub(crate) reservation: Option<Reservation>,
+    /// Its resource pool (0: DEFAULT, or pools off).
+    pub(crate) pool: u16,
+    /// The NM's port (0 when the driver gave none); with the host, what pools match.
+    pub(crate) port: u16,
 }
 
 impl Node {
@@ -35,6 +39,8 @@ impl Node {
             allocated: Resource::ZERO,
             running: RunList::default(),
             reservation: None,
+            pool: 0,
+            port: 0,
         }
     }
 
