@@ -273,7 +273,10 @@ fn lints_prefix_overlaps_and_bare_prefixes_and_nothing_in_explicit_mode() {
     );
     let (c, _) = parse(&explicit);
     let w = warnings(&explicit);
-    assert!(w.is_empty(), "no binding by prefix, so no prefix lint: {w:?}");
+    assert!(
+        w.is_empty(),
+        "no binding by prefix, so no prefix lint: {w:?}"
+    );
     assert_eq!(
         c.resource_pools
             .and_then(|p| p.binding("root.pool1_y").map(|_| ())),

@@ -324,6 +324,7 @@ impl<R: Rules> Engine<R> {
                 n.pool = pool;
             }
         }
+        self.refresh_root_available();
         self.order_dirty = true;
     }
 
@@ -331,7 +332,7 @@ impl<R: Rules> Engine<R> {
     fn cluster_changed(&mut self) {
         R::cluster_changed(self);
         self.unbounded_never_binds = self.cluster.saturating_mul(2).fits_in(&Resource::UNBOUNDED);
-        self.root_available = self.cluster.saturating_sub(self.cluster_used);
+        self.refresh_root_available();
         self.order_dirty = true;
     }
 

@@ -128,7 +128,8 @@ impl<R: Rules> Engine<R> {
     }
 
     /// Resource pools: each node in the pool its host names, each pool's capacity, usage and
-    /// node count equal to its nodes' sums, every container on a node of its app's pool, and
+    /// node count equal to its nodes' sums, every container but a recovered foreign one on a
+    /// node of its app's pool, and
     /// root's per-pool orders holding exactly root's candidates of that pool.
     fn verify_pools(&self, drift: &mut Vec<String>) {
         let Some(pools) = &self.pools else {
@@ -167,6 +168,7 @@ impl<R: Rules> Engine<R> {
                 let Some(node) = self
                     .containers
                     .get(&id)
+                    .filter(|c| !c.foreign)
                     .and_then(|c| self.nodes.at(c.node_slot))
                 else {
                     continue;

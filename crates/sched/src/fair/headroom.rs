@@ -19,7 +19,7 @@ impl FairEngine {
         let usage = leaf.usage;
         // The app's containers land only on its pool's nodes (resource-pools spec §8).
         let free = match &self.pools {
-            Some(pools) => pools.available(leaf.pool),
+            Some(pools) => pools.free_now(leaf.pool),
             None => self.cluster.saturating_sub(self.cluster_used),
         };
         let mut cluster_free = free.saturating_sub(self.free_on_blacklisted_nodes(app));

@@ -106,7 +106,11 @@ impl FairEngine {
         let mut max = q.rules_cold.fair_share;
         // Root's available resources, or the queue's pool's when shares are per pool.
         let available = match &self.pools {
-            Some(pools) if pools.per_pool_shares() => pools.available(q.pool),
+            Some(pools) if pools.per_pool_shares() => pools
+                .available
+                .get(usize::from(q.pool))
+                .copied()
+                .unwrap_or(Resource::ZERO),
             _ => self.root_available,
         };
         for i in 0..self.properties.resource_types.len() {

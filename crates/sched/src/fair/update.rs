@@ -54,7 +54,7 @@ impl FairEngine {
             }
         }
         self.rules.scratch_slots = reshared;
-        self.root_available = self.cluster.saturating_sub(self.cluster_used);
+        self.refresh_root_available();
         if self.rules.steady_dirty {
             self.compute_steady_shares();
         }

@@ -76,6 +76,7 @@ impl<R: Rules> Engine<R> {
             node_slot,
             size,
             priority: key.0,
+            foreign: false,
             by_app: Link::default(),
             by_node: Link::default(),
         });
@@ -147,12 +148,15 @@ impl<R: Rules> Engine<R> {
         self.cluster_used = self.cluster_used.saturating_add(size);
         self.refresh_root_available();
         self.next_container = self.next_container.max(id.0.saturating_add(1));
+        let foreign = self.pools.is_some()
+            && self.nodes.at(node_slot).map(|n| n.pool) != Some(self.queues.get(leaf).pool);
         self.add_container(Container {
             id,
             app_slot,
             node_slot,
             size,
             priority,
+            foreign,
             by_app: Link::default(),
             by_node: Link::default(),
         });
@@ -259,6 +263,9 @@ impl<R: Rules> Engine<R> {
     /// completion (not inside the heartbeat loop); the AM limit reads it (spec §8).
     pub(crate) fn refresh_root_available(&mut self) {
         self.root_available = self.cluster.saturating_sub(self.cluster_used);
+        if let Some(pools) = &mut self.pools {
+            pools.refresh_available();
+        }
     }
 
     /// Reserves `node` for the app's ask under `key`.

@@ -64,6 +64,9 @@ pub(crate) struct Container {
     /// The request priority it was allocated at (Hadoop's RMContainer keeps it: global
     /// preemption takes the largest number first).
     pub(crate) priority: i32,
+    /// Recovered on a node outside its app's resource pool (resource-pools spec §10: a host
+    /// moved while the RM was down); every allocated container is in its app's pool.
+    pub(crate) foreign: bool,
     /// Neighbours on its app's list of running containers.
     pub(crate) by_app: Link,
     /// Neighbours on its node's list.

@@ -23,6 +23,9 @@ pub(crate) struct Pools {
     pub(crate) used: Vec<Resource>,
     /// Per pool: how many nodes it has.
     pub(crate) nodes: Vec<u32>,
+    /// Per pool: capacity less usage as of the last refresh of root's available resources
+    /// (the AM limit reads it, as it reads root's: Hadoop's queue metrics lag the same way).
+    pub(crate) available: Vec<Resource>,
     /// Fast path: root's children with something to schedule, one order per pool (the same
     /// keys as root's own candidates).
     pub(crate) root_candidates: Vec<OrderedSet>,
@@ -37,6 +40,7 @@ impl Pools {
             config,
             capacity: vec![Resource::ZERO; n],
             used: vec![Resource::ZERO; n],
+            available: vec![Resource::ZERO; n],
             nodes: vec![0; n],
             root_candidates: (0..n).map(|_| OrderedSet::new()).collect(),
             root_reservable: vec![0; n],
@@ -77,8 +81,20 @@ impl Pools {
         self.config.unbound_queues == UnboundQueues::DefaultPartition
     }
 
-    /// The pool's capacity less its usage.
-    pub(crate) fn available(&self, pool: u16) -> Resource {
+    /// Takes each pool's capacity less usage as its available resources (`available`).
+    pub(crate) fn refresh_available(&mut self) {
+        for ((a, c), u) in self
+            .available
+            .iter_mut()
+            .zip(&self.capacity)
+            .zip(&self.used)
+        {
+            *a = c.saturating_sub(*u);
+        }
+    }
+
+    /// The pool's capacity less its usage, now.
+    pub(crate) fn free_now(&self, pool: u16) -> Resource {
         let i = usize::from(pool);
         match (self.capacity.get(i), self.used.get(i)) {
             (Some(c), Some(u)) => c.saturating_sub(*u),

@@ -228,6 +228,18 @@ impl<R: Rules> Engine<R> {
         self.nodes.get(&node).map(|n| n.pool)
     }
 
+    /// Whether `app` may get containers on `node`: always without pools, else only when the
+    /// node is in the app's queue's pool.
+    pub(crate) fn app_may_use_node(&self, app: AppId, node: NodeId) -> bool {
+        if self.pools.is_none() {
+            return true;
+        }
+        match (self.apps.get(&app), self.nodes.get(&node)) {
+            (Some(a), Some(n)) => self.queues.get(a.queue).pool == n.pool,
+            _ => false,
+        }
+    }
+
     /// Whether the queue's max share cannot stop any allocation (see `max_share_unbounded`).
     #[inline]
     fn max_share_never_binds(&self, queue: &QueueOf<R>) -> bool {
