@@ -1,0 +1,184 @@
+//! Resource pools in the scheduler core (resource-pools spec §6-§8), figures derived by hand:
+//! headroom and the AM limit against the pool, per-pool reservable-node counts, and the
+//! admission refusals' codes and texts through `Scheduler::submit`.
+
+use weft_config::alloc_file::parse_allocations;
+use weft_sched::{
+    ContainerAsk, Decision, Event, Placement, RejectCode, Scheduler, SchedulerConfig,
+};
+use weft_types::{AppId, NodeId, Resource, ResourceTypes, Time};
+
+/// pool1 = n1, pool2 = n2, u in no pool; every node 8192 MB / 8 vcores.
+const POOLS: &str = r#"<allocations>
+  <resourcePools>
+    <resourcePool name="pool1"><host>n1</host></resourcePool>
+    <resourcePool name="pool2"><host>n2</host></resourcePool>
+    <resourcePool name="pool3"/>
+  </resourcePools>
+  <queue name="pool1_ads"><maxAMShare>0.5</maxAMShare></queue>
+  <queue name="pool1_search"/>
+  <queue name="pool2_etl"/>
+  <queue name="pool3_x"/>
+  <queue name="adhoc"/>
+</allocations>"#;
+
+fn handle(s: &mut Scheduler, event: Event) -> Vec<Decision> {
+    s.handle(Time(0), event).expect("event accepted");
+    let mut out = Vec::new();
+    while let Some(d) = s.poll_decision() {
+        out.push(d);
+    }
+    assert_eq!(s.verify(), Vec::<String>::new(), "no drift");
+    out
+}
+
+fn scheduler() -> Scheduler {
+    let (allocations, _) =
+        parse_allocations(POOLS, &ResourceTypes::default()).expect("valid allocations");
+    let mut s = Scheduler::new(
+        SchedulerConfig::fair(allocations, Default::default()),
+        Default::default(),
+    );
+    for (id, host) in [(1, "n1"), (2, "n2"), (3, "u")] {
+        handle(
+            &mut s,
+            Event::NodeAdded {
+                node: NodeId(id),
+                host: host.into(),
+                port: 8041,
+                rack: "/r".into(),
+                capability: Resource::new(8192, 8),
+            },
+        );
+    }
+    s
+}
+
+fn submit(s: &mut Scheduler, app: u64, queue: &str, am: Option<Resource>) -> Placement {
+    let placement = s
+        .submit(Time(0), AppId(app), "alice".into(), Some(queue.into()), am)
+        .expect("new id");
+    while s.poll_decision().is_some() {}
+    placement
+}
+
+fn ask(s: &mut Scheduler, app: u64, count: u32) {
+    let ask = ContainerAsk {
+        priority: 1,
+        resources: Resource::new(1024, 1),
+        count,
+        hosts: vec![],
+        racks: vec![],
+        relax_locality: true,
+        tag: weft_sched::AskTag::NONE,
+    };
+    handle(
+        s,
+        Event::Ask {
+            app: AppId(app),
+            ask,
+        },
+    );
+}
+
+fn allocated_on(decisions: &[Decision]) -> Vec<(u64, u32)> {
+    decisions
+        .iter()
+        .filter_map(|d| match d {
+            Decision::Allocated { app, node, .. } => Some((app.0, node.0)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn the_two_seed_refusals_carry_their_codes_and_texts_and_a_bound_queue_is_accepted() {
+    let mut s = scheduler();
+    match submit(&mut s, 1, "adhoc", None) {
+        Placement::Rejected { code, reason } => {
+            assert_eq!(code, RejectCode::NoResourcePool);
+            assert_eq!(reason, "Application app_0001 submitted by user alice to queue root.adhoc rejected: queue root.adhoc is not bound to any resource pool (resource pools: pool1, pool2, pool3)");
+        }
+        other => panic!("adhoc must be refused: {other:?}"),
+    }
+    match submit(&mut s, 2, "pool3_x", None) {
+        Placement::Rejected { code, reason } => {
+            assert_eq!(code, RejectCode::ResourcePoolEmpty);
+            assert!(
+                reason
+                    .ends_with("to queue root.pool3_x rejected: resource pool pool3 has no hosts"),
+                "{reason}"
+            );
+        }
+        other => panic!("pool3_x must be refused: {other:?}"),
+    }
+    assert!(matches!(
+        submit(&mut s, 3, "pool1_ads", None),
+        Placement::Accepted { .. }
+    ));
+}
+
+/// B13: pool1 (n1) is full and pool2 (n2) empty. A pool1_ads app's headroom counts pool1's
+/// free resources only: min(pool free 0, max share - usage, fair share - usage) = 0 memory,
+/// where the cluster-wide figure would be n2's and u's 16384 MB.
+#[test]
+fn headroom_counts_only_the_apps_pool() {
+    let mut s = scheduler();
+    submit(&mut s, 1, "pool1_ads", None);
+    ask(&mut s, 1, 8);
+    handle(&mut s, Event::Update);
+    let mut placed = Vec::new();
+    for _ in 0..8 {
+        for node in 1..=3 {
+            placed.extend(allocated_on(&handle(
+                &mut s,
+                Event::NodeHeartbeat { node: NodeId(node) },
+            )));
+        }
+    }
+    assert_eq!(placed.len(), 8, "n1 holds 8 containers of 1024 MB");
+    assert!(placed.iter().all(|(_, node)| *node == 1), "{placed:?}");
+    ask(&mut s, 1, 1);
+    handle(&mut s, Event::Update);
+    assert_eq!(s.headroom(AppId(1)).map(|h| h.memory_mb()), Some(0));
+    // Under `fair` vcores are capped by the free resources only, not the fair share: 0 is
+    // pool1's free vcores, where the cluster's would be 16.
+    assert_eq!(s.headroom(AppId(1)).map(|h| h.vcores()), Some(0));
+}
+
+/// maxAMShare against the pool: pool1_ads and pool1_search split pool1's 8192 MB (4096 each
+/// once both are active), so pool1_ads's AM limit is 0.5 x 4096 = 2048 MB: two AMs of 1024 MB
+/// start on n1 and the third waits, however empty n2 and u are. (Against the cluster, 24576 MB
+/// split three ways, the limit would have let four start.)
+#[test]
+fn the_am_limit_is_a_share_of_the_pool_relative_fair_share() {
+    let mut s = scheduler();
+    submit(&mut s, 9, "pool1_search", None);
+    ask(&mut s, 9, 1);
+    for app in 1..=3 {
+        submit(&mut s, app, "pool1_ads", Some(Resource::new(1024, 1)));
+    }
+    handle(&mut s, Event::Update);
+    let mut ams = Vec::new();
+    for _ in 0..4 {
+        for node in 1..=3 {
+            for d in handle(&mut s, Event::NodeHeartbeat { node: NodeId(node) }) {
+                if let Decision::Allocated {
+                    app,
+                    node,
+                    am: true,
+                    ..
+                } = d
+                {
+                    ams.push((app.0, node.0));
+                }
+            }
+        }
+        handle(&mut s, Event::Update);
+    }
+    assert_eq!(
+        ams,
+        [(1, 1), (2, 1)],
+        "two AMs on n1, the third held by the AM limit"
+    );
+}
