@@ -182,3 +182,126 @@ fn the_am_limit_is_a_share_of_the_pool_relative_fair_share() {
         "two AMs on n1, the third held by the AM limit"
     );
 }
+
+/// B12 (DRF relative to the pool): pool1's hosts are memory-heavy (65536 MB / 8 vcores), pool2's
+/// CPU-heavy (8192 MB / 32 vcores); drf everywhere; apps ask 4096 MB / 1 vcore. Each pool must
+/// decide exactly as a cluster made of only its hosts and queues: the same allocations (app,
+/// node) in the same order, and the same instantaneous fair shares, because DRF's dominant shares are
+/// fractions of the pool's capacity, not the cluster's (against the cluster, memory would
+/// dominate in pool2 and vcores in pool1 differently than each pool alone).
+#[test]
+fn drf_inside_each_pool_decides_as_that_pool_alone() {
+    const QUEUES: [&str; 4] = ["pool1_x", "pool1_y", "pool2_x", "pool2_y"];
+    let xml = |pools: bool, keep: &str| {
+        let mut text = String::from(
+            "<allocations>\n<defaultQueueSchedulingPolicy>drf</defaultQueueSchedulingPolicy>\n",
+        );
+        if pools {
+            text.push_str(
+                r#"<resourcePools>
+  <resourcePool name="pool1"><host>m1</host><host>m2</host></resourcePool>
+  <resourcePool name="pool2"><host>c1</host><host>c2</host></resourcePool>
+</resourcePools>
+"#,
+            );
+        }
+        for (i, q) in QUEUES.iter().enumerate() {
+            if q.starts_with(keep) {
+                text.push_str(&format!(
+                    "<queue name=\"{q}\"><weight>{}</weight></queue>\n",
+                    1 + i % 2
+                ));
+            }
+        }
+        text.push_str("</allocations>");
+        let (allocations, _) =
+            parse_allocations(&text, &ResourceTypes::default()).expect("valid allocations");
+        Scheduler::new(
+            SchedulerConfig::fair(allocations, Default::default()),
+            Default::default(),
+        )
+    };
+    let nodes = [
+        (1, "m1", Resource::new(65536, 8)),
+        (2, "m2", Resource::new(65536, 8)),
+        (3, "c1", Resource::new(8192, 32)),
+        (4, "c2", Resource::new(8192, 32)),
+    ];
+    let mut both = xml(true, "pool");
+    let mut alone = [xml(false, "pool1"), xml(false, "pool2")];
+    let side = |host: &str| usize::from(host.starts_with('c'));
+    for (id, host, cap) in nodes {
+        let added = Event::NodeAdded {
+            node: NodeId(id),
+            host: host.into(),
+            port: 0,
+            rack: "/r".into(),
+            capability: cap,
+        };
+        handle(&mut both, added.clone());
+        handle(&mut alone[side(host)], added);
+    }
+    // Apps 1..=8, two per queue, with different demands; app n goes to QUEUES[(n - 1) % 4].
+    for app in 1..=8u64 {
+        let queue = QUEUES[((app - 1) % 4) as usize];
+        let pool = usize::from(queue.starts_with("pool2"));
+        for s in [&mut both, &mut alone[pool]] {
+            assert!(matches!(
+                submit(s, app, queue, None),
+                Placement::Accepted { .. }
+            ));
+            let ask = ContainerAsk {
+                priority: 1,
+                resources: Resource::new(4096, 1),
+                count: 3 + app as u32 * 2,
+                hosts: vec![],
+                racks: vec![],
+                relax_locality: true,
+                tag: weft_sched::AskTag::NONE,
+            };
+            handle(
+                s,
+                Event::Ask {
+                    app: AppId(app),
+                    ask,
+                },
+            );
+        }
+    }
+    let mut seen = [Vec::new(), Vec::new()];
+    let mut expected = [Vec::new(), Vec::new()];
+    for round in 0..12 {
+        if round % 3 == 0 {
+            handle(&mut both, Event::Update);
+            for s in &mut alone {
+                handle(s, Event::Update);
+            }
+        }
+        for (id, host, _) in nodes {
+            let beat = Event::NodeHeartbeat { node: NodeId(id) };
+            seen[side(host)].extend(allocated_on(&handle(&mut both, beat.clone())));
+            expected[side(host)].extend(allocated_on(&handle(&mut alone[side(host)], beat)));
+        }
+    }
+    // pool1 fills by vcores (2 x 8 containers of 1 vcore), pool2 by memory (2 x 2 of 4096 MB).
+    assert_eq!((seen[0].len(), seen[1].len()), (16, 4), "{seen:?}");
+    assert_eq!(seen, expected, "each pool allocates as it would alone");
+    both.update_shares(Time(0));
+    let shares = |s: &mut Scheduler| {
+        s.snapshot()
+            .queues
+            .into_iter()
+            .filter(|q| q.name.starts_with("root.pool"))
+            .map(|q| (q.name, q.fair_share))
+            .collect::<Vec<_>>()
+    };
+    let mut want = Vec::new();
+    for s in &mut alone {
+        s.update_shares(Time(0));
+        want.extend(shares(s));
+    }
+    // Instantaneous shares only: steady shares count inactive queues too, and a cluster made of
+    // one pool alone has root.default among them, which with pools is in no pool (steady
+    // shares per pool: scenario pools-fair-share).
+    assert_eq!(shares(&mut both), want, "fair shares per pool");
+}

@@ -156,6 +156,7 @@ scenarios! {
     pools_longest_prefix => "pools-longest-prefix",
     pools_dead_pool_waits => "pools-dead-pool-waits",
     pools_cross_move => "pools-cross-move",
+    pools_placement => "pools-placement",
     alloc_resource_syntax => "alloc-resource-syntax",
     am_usage_sticky => "am-usage-sticky",
     blacklist => "blacklist",
