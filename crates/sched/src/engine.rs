@@ -252,9 +252,7 @@ impl<R: Rules> Engine<R> {
         node.port = port;
         if let Some(pools) = &mut self.pools {
             node.pool = pools.pool_of_node(&node.host, port);
-            let i = usize::from(node.pool);
-            pools.capacity[i] = pools.capacity[i].saturating_add(capability);
-            pools.nodes[i] += 1;
+            pools.count_node(node.pool, &node.rack, capability, true);
         }
         self.nodes.insert(id, node);
         self.cluster = cluster;
@@ -276,9 +274,7 @@ impl<R: Rules> Engine<R> {
         };
         self.hosts.remove(&node.host);
         if let Some(pools) = &mut self.pools {
-            let i = usize::from(node.pool);
-            pools.capacity[i] = pools.capacity[i].saturating_sub(node.capability);
-            pools.nodes[i] = pools.nodes[i].saturating_sub(1);
+            pools.count_node(node.pool, &node.rack, node.capability, false);
         }
         if let Some(n) = self.rack_sizes.get_mut(&node.rack) {
             *n -= 1;
@@ -312,10 +308,9 @@ impl<R: Rules> Engine<R> {
             let pool = match &mut self.pools {
                 Some(pools) => {
                     let pool = pools.pool_of_node(&n.host, n.port);
-                    let i = usize::from(pool);
-                    pools.capacity[i] = pools.capacity[i].saturating_add(n.capability);
-                    pools.used[i] = pools.used[i].saturating_add(n.allocated);
-                    pools.nodes[i] += 1;
+                    pools.count_node(pool, &n.rack, n.capability, true);
+                    let used = &mut pools.used[usize::from(pool)];
+                    *used = used.saturating_add(n.allocated);
                     pool
                 }
                 None => 0,

@@ -141,6 +141,7 @@ impl<R: Rules> Engine<R> {
             vec![Resource::ZERO; n],
             vec![0u32; n],
         );
+        let mut racks = std::collections::BTreeMap::new();
         for node in self.nodes.values() {
             let pool = pools.pool_of_node(&node.host, node.port);
             if pool != node.pool {
@@ -155,6 +156,13 @@ impl<R: Rules> Engine<R> {
             capacity[i] = capacity[i].saturating_add(node.capability);
             used[i] = used[i].saturating_add(node.allocated);
             count[i] += 1;
+            *racks.entry((node.pool, node.rack.clone())).or_insert(0u32) += 1;
+        }
+        if racks != pools.rack_nodes {
+            drift.push(format!(
+                "pools' nodes per rack {:?}, recomputed {racks:?}",
+                pools.rack_nodes
+            ));
         }
         if capacity != pools.capacity || used != pools.used || count != pools.nodes {
             drift.push(format!(

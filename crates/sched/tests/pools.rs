@@ -305,3 +305,78 @@ fn drf_inside_each_pool_decides_as_that_pool_alone() {
     // shares per pool: scenario pools-fair-share).
     assert_eq!(shares(&mut both), want, "fair shares per pool");
 }
+
+/// Reservable nodes count the node's pool (spec §7): with
+/// `yarn.scheduler.fair.reservable-nodes` = 0.5, an app of pool1 (n1, n2 of a four-node
+/// cluster) may hold ceil(2 x 0.5) = 1 off-switch reservation, not ceil(4 x 0.5) = 2. A in
+/// pool1_ads fills 5120 MB of n1 and of n2; B in pool1_search (usage 0 below its fair share,
+/// 8192 MB of pool1's 16384) asks 2 x 4096 MB, which fit on neither: n1's heartbeat reserves
+/// for B, n2's does not.
+#[test]
+fn reservable_nodes_count_the_pool() {
+    let text = r#"<allocations>
+  <resourcePools>
+    <resourcePool name="pool1"><host>n1</host><host>n2</host></resourcePool>
+    <resourcePool name="pool2"><host>n3</host><host>n4</host></resourcePool>
+  </resourcePools>
+  <queue name="pool1_ads"/>
+  <queue name="pool1_search"/>
+</allocations>"#;
+    let (allocations, _) =
+        parse_allocations(text, &ResourceTypes::default()).expect("valid allocations");
+    let properties = weft_config::SchedulerProperties {
+        reservable_nodes: 0.5,
+        ..Default::default()
+    };
+    let mut s = Scheduler::new(
+        SchedulerConfig::fair(allocations, properties),
+        Default::default(),
+    );
+    for id in 1..=4 {
+        handle(
+            &mut s,
+            Event::NodeAdded {
+                node: NodeId(id),
+                host: format!("n{id}"),
+                port: 0,
+                rack: "/r".into(),
+                capability: Resource::new(8192, 8),
+            },
+        );
+    }
+    let big = |app: u64, mb: i64, count: u32| Event::Ask {
+        app: AppId(app),
+        ask: ContainerAsk {
+            priority: 1,
+            resources: Resource::new(mb, 1),
+            count,
+            hosts: vec![],
+            racks: vec![],
+            relax_locality: true,
+            tag: weft_sched::AskTag::NONE,
+        },
+    };
+    submit(&mut s, 1, "pool1_ads", None);
+    handle(&mut s, big(1, 5120, 2));
+    handle(&mut s, Event::Update);
+    for node in 1..=2 {
+        let got = allocated_on(&handle(&mut s, Event::NodeHeartbeat { node: NodeId(node) }));
+        assert_eq!(got, [(1, node)]);
+    }
+    submit(&mut s, 2, "pool1_search", None);
+    handle(&mut s, big(2, 4096, 2));
+    handle(&mut s, Event::Update);
+    let mut reserved = Vec::new();
+    for node in 1..=4 {
+        for d in handle(&mut s, Event::NodeHeartbeat { node: NodeId(node) }) {
+            if let Decision::Reserved { app, node, .. } = d {
+                reserved.push((app.0, node.0));
+            }
+        }
+    }
+    assert_eq!(
+        reserved,
+        [(2, 1)],
+        "one reservation: half of pool1's two nodes"
+    );
+}

@@ -175,10 +175,11 @@ impl FairEngine {
                     .iter()
                     .filter(|r| self.nodes.get(r).is_some_and(|x| x.rack == n.rack))
                     .count();
-                (
-                    in_rack,
-                    self.rack_sizes.get(&n.rack).copied().unwrap_or(0) as usize,
-                )
+                let rack_nodes = match &self.pools {
+                    Some(pools) => pools.rack_nodes.get(&(n.pool, n.rack.clone())).copied(),
+                    None => self.rack_sizes.get(&n.rack).copied(),
+                };
+                (in_rack, rack_nodes.unwrap_or(0) as usize)
             };
             let allowed = (scope as f64 * ratio).ceil() as usize;
             if existing >= allowed {

@@ -5,6 +5,7 @@
 //! Pool 0 is DEFAULT (the nodes in no pool); pool `i + 1` is the allocation file's `i`-th pool.
 //! Engines without pools keep `Engine::pools` at `None` and pay one branch where it is read.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use weft_config::pools::{FairShareScope, ResourcePools, UnboundQueues};
@@ -23,6 +24,8 @@ pub(crate) struct Pools {
     pub(crate) used: Vec<Resource>,
     /// Per pool: how many nodes it has.
     pub(crate) nodes: Vec<u32>,
+    /// How many nodes each (pool, rack) has (the rack-local reservable-node count).
+    pub(crate) rack_nodes: BTreeMap<(u16, String), u32>,
     /// Per pool: capacity less usage as of the last refresh of root's available resources
     /// (the AM limit reads it, as it reads root's: Hadoop's queue metrics lag the same way).
     pub(crate) available: Vec<Resource>,
@@ -42,6 +45,7 @@ impl Pools {
             used: vec![Resource::ZERO; n],
             available: vec![Resource::ZERO; n],
             nodes: vec![0; n],
+            rack_nodes: BTreeMap::new(),
             root_candidates: (0..n).map(|_| OrderedSet::new()).collect(),
             root_reservable: vec![0; n],
         }
@@ -57,6 +61,29 @@ impl Pools {
             .iter()
             .position(|p| p.hosts.iter().any(|h| h.covers(host, port)))
             .map_or(0, |i| (i + 1) as u16)
+    }
+
+    /// Counts a node of `capability` on `rack` joining (`joins`) or leaving pool `pool`.
+    pub(crate) fn count_node(&mut self, pool: u16, rack: &str, capability: Resource, joins: bool) {
+        let i = usize::from(pool);
+        let (Some(c), Some(n)) = (self.capacity.get_mut(i), self.nodes.get_mut(i)) else {
+            return;
+        };
+        let key = (pool, rack.to_string());
+        if joins {
+            *c = c.saturating_add(capability);
+            *n += 1;
+            *self.rack_nodes.entry(key).or_insert(0) += 1;
+        } else {
+            *c = c.saturating_sub(capability);
+            *n = n.saturating_sub(1);
+            if let Some(r) = self.rack_nodes.get_mut(&key) {
+                *r -= 1;
+                if *r == 0 {
+                    self.rack_nodes.remove(&key);
+                }
+            }
+        }
     }
 
     /// A pool's name (`""` for DEFAULT).
