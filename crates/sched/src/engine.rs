@@ -320,7 +320,46 @@ impl<R: Rules> Engine<R> {
             }
         }
         self.refresh_root_available();
+        self.refresh_pool_placements();
         self.order_dirty = true;
+    }
+
+    /// After the pools changed (a reload): running containers stay where they are, marked
+    /// foreign where their node is no longer in their app's pool (resource-pools spec §10: host
+    /// moves keep work), and a node's reservation for an app of another pool is cancelled.
+    fn refresh_pool_placements(&mut self) {
+        let app_ids: Vec<AppId> = self.apps.values().map(|a| a.id).collect();
+        for id in app_ids {
+            let Some(app) = self.apps.get(&id) else {
+                continue;
+            };
+            let pool = self.queues.get(app.queue).pool;
+            for c in self.container_ids(app.running, Owner::App) {
+                let node_pool = self
+                    .containers
+                    .get(&c)
+                    .and_then(|c| self.nodes.at(c.node_slot))
+                    .map(|n| n.pool);
+                if let Some(container) = self.containers.get_mut(&c) {
+                    container.foreign = self.pools.is_some() && node_pool != Some(pool);
+                }
+            }
+        }
+        let stale: Vec<NodeId> = self
+            .nodes
+            .values()
+            .filter(|n| {
+                n.reservation.as_ref().is_some_and(|r| {
+                    self.apps
+                        .get(&r.app)
+                        .is_none_or(|a| self.queues.get(a.queue).pool != n.pool)
+                })
+            })
+            .map(|n| n.id)
+            .collect();
+        for node in stale {
+            self.unreserve_node(node);
+        }
     }
 
     /// Node set changed: the rules' cluster-relative state, root metrics and orders follow.

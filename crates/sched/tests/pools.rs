@@ -380,3 +380,68 @@ fn reservable_nodes_count_the_pool() {
         "one reservation: half of pool1's two nodes"
     );
 }
+
+/// A reload moving host n2 from pool1 to pool2 (spec §10): A's containers on n2 keep running
+/// (nothing completes; they count as foreign, which verify accepts, and stay in pool2's usage),
+/// and from then on n2 serves only pool2's apps: A's new asks go to n1, B's (pool2_etl) to n2.
+#[test]
+fn a_host_moved_by_a_reload_keeps_its_containers_and_serves_its_new_pool() {
+    let layout = |pool1: &str, pool2: &str| {
+        let text = format!(
+            r#"<allocations>
+  <resourcePools>
+    <resourcePool name="pool1">{pool1}</resourcePool>
+    <resourcePool name="pool2">{pool2}</resourcePool>
+  </resourcePools>
+  <queue name="pool1_ads"/>
+  <queue name="pool2_etl"/>
+</allocations>"#
+        );
+        let (allocations, _) =
+            parse_allocations(&text, &ResourceTypes::default()).expect("valid allocations");
+        SchedulerConfig::fair(allocations, Default::default())
+    };
+    let mut s = Scheduler::new(
+        layout("<host>n1</host><host>n2</host>", "<host>n3</host>"),
+        Default::default(),
+    );
+    for id in 1..=3 {
+        handle(
+            &mut s,
+            Event::NodeAdded {
+                node: NodeId(id),
+                host: format!("n{id}"),
+                port: 0,
+                rack: "/r".into(),
+                capability: Resource::new(8192, 8),
+            },
+        );
+    }
+    submit(&mut s, 1, "pool1_ads", None);
+    ask(&mut s, 1, 2);
+    handle(&mut s, Event::Update);
+    let placed = allocated_on(&handle(&mut s, Event::NodeHeartbeat { node: NodeId(2) }));
+    let placed2 = allocated_on(&handle(&mut s, Event::NodeHeartbeat { node: NodeId(2) }));
+    assert_eq!([placed, placed2].concat(), [(1, 2), (1, 2)]);
+    let moved = handle(
+        &mut s,
+        Event::Reload(Box::new(layout(
+            "<host>n1</host>",
+            "<host>n2</host><host>n3</host>",
+        ))),
+    );
+    assert!(
+        !moved
+            .iter()
+            .any(|d| matches!(d, Decision::Completed { .. })),
+        "nothing ends at reload time: {moved:?}"
+    );
+    assert_eq!(s.node_allocated(NodeId(2)), Some(Resource::new(2048, 2)));
+    submit(&mut s, 2, "pool2_etl", None);
+    ask(&mut s, 1, 1);
+    ask(&mut s, 2, 1);
+    handle(&mut s, Event::Update);
+    let on_n2 = allocated_on(&handle(&mut s, Event::NodeHeartbeat { node: NodeId(2) }));
+    let on_n1 = allocated_on(&handle(&mut s, Event::NodeHeartbeat { node: NodeId(1) }));
+    assert_eq!((on_n2, on_n1), (vec![(2, 2)], vec![(1, 1)]));
+}
