@@ -143,8 +143,10 @@ impl RmCore {
             queue,
             state: AppState::Failed,
             final_status: FinalStatus::Failed,
+            // The scheduler names the app by its own id; the user knows the YARN one.
             diagnostics: format!(
-                "Application {id} was rejected by the scheduler ({code}): {reason}"
+                "Application {id} was rejected by the scheduler ({code}): {}",
+                reason.replace(&AppId(id.seq).to_string(), &id.to_string())
             ),
             submit_time: now,
             launch_time: None,

@@ -199,10 +199,11 @@ impl RmCore {
         rack: String,
         capability: Resource,
     ) -> Result<(), RmError> {
-        let host = node_id
-            .rsplit_once(':')
-            .map_or(node_id, |(h, _)| h)
-            .to_string();
+        let (host, port) = match node_id.rsplit_once(':') {
+            Some((h, p)) => (h, p.parse::<u16>().unwrap_or(0)),
+            None => (node_id, 0),
+        };
+        let host = host.to_string();
         // The scheduler wants one node per host name; further NMs on a host go by their id.
         let host_taken = self
             .nodes
@@ -219,6 +220,7 @@ impl RmCore {
             Event::NodeAdded {
                 node: sched,
                 host: sched_host.clone(),
+                port,
                 rack: rack.clone(),
                 capability,
             },

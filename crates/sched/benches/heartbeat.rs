@@ -60,6 +60,7 @@ fn build(mode: WalkMode) -> Scheduler {
             Event::NodeAdded {
                 node: NodeId(n),
                 host: format!("h{n}"),
+                port: 0,
                 rack: format!("/r{}", n / 40),
                 capability: Resource::new(409_600, 100),
             },

@@ -187,11 +187,16 @@ pub enum RejectCode {
     MaxApplications,
     /// Capacity Scheduler: the leaf or an ancestor is STOPPED or DRAINING.
     QueueStopped,
+    /// Resource pools are on, the queue is bound to none, and `unboundQueues="reject"`
+    /// (resource-pools spec §6).
+    NoResourcePool,
+    /// The queue's resource pool has no hosts (resource-pools spec §6).
+    ResourcePoolEmpty,
 }
 
 impl RejectCode {
     /// Every code, in declaration order.
-    pub const ALL: [RejectCode; 8] = [
+    pub const ALL: [RejectCode; 10] = [
         RejectCode::PlacementRejected,
         RejectCode::InvalidQueueName,
         RejectCode::QueueNotLeaf,
@@ -200,6 +205,8 @@ impl RejectCode {
         RejectCode::InvalidAmResource,
         RejectCode::MaxApplications,
         RejectCode::QueueStopped,
+        RejectCode::NoResourcePool,
+        RejectCode::ResourcePoolEmpty,
     ];
 
     /// The code as outputs write it.
@@ -213,6 +220,8 @@ impl RejectCode {
             RejectCode::InvalidAmResource => "invalid_am_resource",
             RejectCode::MaxApplications => "max_applications",
             RejectCode::QueueStopped => "queue_stopped",
+            RejectCode::NoResourcePool => "no_resource_pool",
+            RejectCode::ResourcePoolEmpty => "resource_pool_empty",
         }
     }
 }
@@ -271,6 +280,9 @@ pub enum Event {
         node: NodeId,
         /// Host name, matched against asks' preferred hosts.
         host: String,
+        /// The NM's port (0 when the driver has none, as the simulator's nodes: then only a
+        /// resource pool's bare-host entries cover the node).
+        port: u16,
         /// Rack path, e.g. `/default-rack`.
         rack: String,
         /// Total resources of the node.

@@ -10,6 +10,7 @@ use crate::api::*;
 use crate::objects::app::{App, LocationAsk, Request};
 use crate::objects::containers::Owner;
 use crate::objects::node::{Container, Node};
+use crate::objects::pools::Pools;
 use crate::objects::table::{IdMap, Table};
 use crate::objects::timers::Timers;
 use crate::queues::{QueueId, QueueTree, ROOT};
@@ -55,6 +56,8 @@ pub(crate) struct Engine<R: Rules> {
     /// Twice the cluster fits in `Resource::UNBOUNDED`, so usage plus one container (each at
     /// most the cluster) can never exceed an unbounded max share.
     pub(crate) unbounded_never_binds: bool,
+    /// Resource pools (`None`: off, the whole cluster is one partition).
+    pub(crate) pools: Option<Box<Pools>>,
 }
 
 impl<R: Rules> Engine<R> {
@@ -87,6 +90,7 @@ impl<R: Rules> Engine<R> {
             pending_sizes: BTreeMap::new(),
             scratch_sizes: Vec::new(),
             unbounded_never_binds: true,
+            pools: None,
         }
     }
 
@@ -111,9 +115,10 @@ impl<R: Rules> Engine<R> {
             Event::NodeAdded {
                 node,
                 host,
+                port,
                 rack,
                 capability,
-            } => self.add_node(node, host, rack, capability),
+            } => self.add_node(node, host, port, rack, capability),
             Event::NodeRemoved { node } => self.remove_node(node),
             Event::NodeHeartbeat { node } => {
                 if !self.nodes.contains_key(&node) {
@@ -231,6 +236,7 @@ impl<R: Rules> Engine<R> {
         &mut self,
         id: NodeId,
         host: String,
+        port: u16,
         rack: String,
         capability: Resource,
     ) -> Result<(), SchedError> {
@@ -249,7 +255,13 @@ impl<R: Rules> Engine<R> {
         };
         self.hosts.insert(host.clone(), id);
         *self.rack_sizes.entry(rack.clone()).or_insert(0) += 1;
-        self.nodes.insert(id, Node::new(id, host, rack, capability));
+        let mut node = Node::new(id, host, rack, capability);
+        node.port = port;
+        if let Some(pools) = &mut self.pools {
+            node.pool = pools.pool_of_node(&node.host, port);
+            pools.count_node(node.pool, &node.rack, capability, true);
+        }
+        self.nodes.insert(id, node);
         self.cluster = cluster;
         self.cluster_changed();
         Ok(())
@@ -268,6 +280,9 @@ impl<R: Rules> Engine<R> {
             return Err(SchedError::UnknownNode(id));
         };
         self.hosts.remove(&node.host);
+        if let Some(pools) = &mut self.pools {
+            pools.count_node(node.pool, &node.rack, node.capability, false);
+        }
         if let Some(n) = self.rack_sizes.get_mut(&node.rack) {
             *n -= 1;
             if *n == 0 {
@@ -283,11 +298,82 @@ impl<R: Rules> Engine<R> {
         Ok(())
     }
 
+    /// Turns resource pools on (`Some`) or off, re-assigning every node and queue to its
+    /// pool and recomputing each pool's capacity and usage; the order is rebuilt before the
+    /// next walk.
+    pub(crate) fn set_pools(
+        &mut self,
+        config: Option<std::sync::Arc<weft_config::pools::ResourcePools>>,
+    ) {
+        self.queues.set_pools(config.clone());
+        self.pools = config.map(|c| Box::new(Pools::new(c)));
+        let ids: Vec<NodeId> = self.nodes.values().map(|n| n.id).collect();
+        for id in ids {
+            let Some(n) = self.nodes.get(&id) else {
+                continue;
+            };
+            let pool = match &mut self.pools {
+                Some(pools) => {
+                    let pool = pools.pool_of_node(&n.host, n.port);
+                    pools.count_node(pool, &n.rack, n.capability, true);
+                    let used = &mut pools.used[usize::from(pool)];
+                    *used = used.saturating_add(n.allocated);
+                    pool
+                }
+                None => 0,
+            };
+            if let Some(n) = self.nodes.get_mut(&id) {
+                n.pool = pool;
+            }
+        }
+        self.refresh_root_available();
+        self.refresh_pool_placements();
+        self.order_dirty = true;
+    }
+
+    /// After the pools changed (a reload): running containers stay where they are, marked
+    /// foreign where their node is no longer in their app's pool (resource-pools spec §10: host
+    /// moves keep work), and a node's reservation for an app of another pool is cancelled.
+    fn refresh_pool_placements(&mut self) {
+        let app_ids: Vec<AppId> = self.apps.values().map(|a| a.id).collect();
+        for id in app_ids {
+            let Some(app) = self.apps.get(&id) else {
+                continue;
+            };
+            let pool = self.queues.get(app.queue).pool;
+            for c in self.container_ids(app.running, Owner::App) {
+                let node_pool = self
+                    .containers
+                    .get(&c)
+                    .and_then(|c| self.nodes.at(c.node_slot))
+                    .map(|n| n.pool);
+                if let Some(container) = self.containers.get_mut(&c) {
+                    container.foreign = self.pools.is_some() && node_pool != Some(pool);
+                }
+            }
+        }
+        let stale: Vec<NodeId> = self
+            .nodes
+            .values()
+            .filter(|n| {
+                n.reservation.as_ref().is_some_and(|r| {
+                    self.apps
+                        .get(&r.app)
+                        .is_none_or(|a| self.queues.get(a.queue).pool != n.pool)
+                })
+            })
+            .map(|n| n.id)
+            .collect();
+        for node in stale {
+            self.unreserve_node(node);
+        }
+    }
+
     /// Node set changed: the rules' cluster-relative state, root metrics and orders follow.
     fn cluster_changed(&mut self) {
         R::cluster_changed(self);
         self.unbounded_never_binds = self.cluster.saturating_mul(2).fits_in(&Resource::UNBOUNDED);
-        self.root_available = self.cluster.saturating_sub(self.cluster_used);
+        self.refresh_root_available();
         self.order_dirty = true;
     }
 

@@ -74,6 +74,7 @@ impl<R: Rules> Engine<R> {
                 self.cluster_used, used
             ));
         }
+        self.verify_pools(&mut drift);
         for a in self.apps.values() {
             let slot = self.apps.slot_of(&a.id).unwrap_or(u32::MAX);
             let what = format!("app {}", a.id);
@@ -124,6 +125,105 @@ impl<R: Rules> Engine<R> {
         }
         R::verify(self, &mut drift);
         drift
+    }
+
+    /// Resource pools: each node in the pool its host names, each pool's capacity, usage and
+    /// node count equal to its nodes' sums, every container but a recovered foreign one on a
+    /// node of its app's pool, and
+    /// root's per-pool orders holding exactly root's candidates of that pool.
+    fn verify_pools(&self, drift: &mut Vec<String>) {
+        let Some(pools) = &self.pools else {
+            return;
+        };
+        let n = pools.capacity.len();
+        let (mut capacity, mut used, mut count) = (
+            vec![Resource::ZERO; n],
+            vec![Resource::ZERO; n],
+            vec![0u32; n],
+        );
+        let mut racks = std::collections::BTreeMap::new();
+        for node in self.nodes.values() {
+            let pool = pools.pool_of_node(&node.host, node.port);
+            if pool != node.pool {
+                drift.push(format!(
+                    "node {} is in pool {:?}, its host belongs to {:?}",
+                    node.host,
+                    pools.name(node.pool),
+                    pools.name(pool)
+                ));
+            }
+            let i = usize::from(node.pool).min(n - 1);
+            capacity[i] = capacity[i].saturating_add(node.capability);
+            used[i] = used[i].saturating_add(node.allocated);
+            count[i] += 1;
+            *racks.entry((node.pool, node.rack.clone())).or_insert(0u32) += 1;
+        }
+        if racks != pools.rack_nodes {
+            drift.push(format!(
+                "pools' nodes per rack {:?}, recomputed {racks:?}",
+                pools.rack_nodes
+            ));
+        }
+        if capacity != pools.capacity || used != pools.used || count != pools.nodes {
+            drift.push(format!(
+                "pools' capacity {:?} used {:?} nodes {:?}, recomputed {capacity:?} {used:?} {count:?}",
+                pools.capacity, pools.used, pools.nodes
+            ));
+        }
+        for app in self.apps.values() {
+            let pool = self.queues.get(app.queue).pool;
+            for id in self.container_ids(app.running, Owner::App) {
+                let Some(node) = self
+                    .containers
+                    .get(&id)
+                    .filter(|c| !c.foreign)
+                    .and_then(|c| self.nodes.at(c.node_slot))
+                else {
+                    continue;
+                };
+                if pool != node.pool {
+                    drift.push(format!(
+                        "container {id} of app {} (pool {:?}) runs on node {} of pool {:?}",
+                        app.id,
+                        pools.name(pool),
+                        node.host,
+                        pools.name(node.pool)
+                    ));
+                }
+            }
+        }
+        if self.order_dirty || self.walk != WalkMode::Fast {
+            return;
+        }
+        let root = self.queues.get(crate::queues::ROOT);
+        for (pool, set) in pools.root_candidates.iter().enumerate() {
+            let mut members: Vec<u64> = set.iter().map(|(_, m)| m).collect();
+            let mut expected: Vec<u64> = root
+                .candidates
+                .iter()
+                .map(|(_, m)| m)
+                .filter(|m| usize::from(self.queues.get(QueueId(*m as u32)).pool) == pool)
+                .collect();
+            members.sort_unstable();
+            expected.sort_unstable();
+            if members != expected {
+                drift.push(format!(
+                    "root's order of pool {:?} holds queues {members:?}, root's candidates in that pool are {expected:?}",
+                    pools.name(pool as u16)
+                ));
+            }
+            let reservable = set
+                .iter()
+                .filter(|(_, m)| self.queues.get(QueueId(*m as u32)).reservable_in_parent)
+                .count() as u32;
+            if pools.root_reservable.get(pool) != Some(&reservable) {
+                drift.push(format!(
+                    "root's order of pool {:?} counts {:?} reservable members, flags say {reservable}",
+                    pools.name(pool as u16),
+                    pools.root_reservable.get(pool)
+                ));
+            }
+        }
     }
 
     /// One app's or node's list of running containers against what it records: every

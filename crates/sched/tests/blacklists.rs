@@ -43,6 +43,7 @@ fn add_nodes(s: &mut Scheduler) {
             Event::NodeAdded {
                 node: NodeId(id),
                 host: format!("n{id}"),
+                port: 0,
                 rack: rack.into(),
                 capability: Resource::new(8192, 8),
             },
@@ -192,6 +193,7 @@ fn a_reservation_on_a_node_listed_later_is_dropped_not_served() {
         Event::NodeAdded {
             node: NodeId(1),
             host: "n".into(),
+            port: 0,
             rack: "/r".into(),
             capability: Resource::new(8192, 8),
         },

@@ -20,6 +20,7 @@ fn add(s: &mut Scheduler, id: u32, capability: Resource) -> Result<(), SchedErro
         Event::NodeAdded {
             node: NodeId(id),
             host: format!("n{id}"),
+            port: 0,
             rack: "/r".into(),
             capability,
         },

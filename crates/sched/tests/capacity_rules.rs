@@ -36,6 +36,7 @@ fn add_nodes(s: &mut Scheduler, count: u32, capability: Resource) {
             Event::NodeAdded {
                 node: NodeId(n),
                 host: format!("h{n}"),
+                port: 0,
                 rack: "/r".into(),
                 capability,
             },
@@ -282,6 +283,7 @@ fn a_reservation_counts_in_used_capacity_and_survives_a_rebuild() {
             Event::NodeAdded {
                 node: NodeId(n),
                 host: format!("h{n}"),
+                port: 0,
                 rack: "/r".into(),
                 capability: Resource::new(mb, 4),
             },

@@ -39,6 +39,7 @@ fn add_node(s: &mut Scheduler, id: u32, mb: i64, vcores: i64) {
         Event::NodeAdded {
             node: NodeId(id),
             host: format!("n{id}"),
+            port: 0,
             rack: "/default-rack".into(),
             capability: Resource::new(mb, vcores),
         },

@@ -29,6 +29,7 @@ fn add_nodes(s: &mut Scheduler) {
             Event::NodeAdded {
                 node: NodeId(id),
                 host: format!("n{id}"),
+                port: 0,
                 rack: "/r".into(),
                 capability: Resource::new(8192, 8),
             },

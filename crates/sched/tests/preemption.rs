@@ -73,6 +73,7 @@ fn one_scheduler(a_preemptable: bool, threshold: &str, wait_ms: &str, nodes: u32
             Event::NodeAdded {
                 node: NodeId(n),
                 host: format!("n{n}"),
+                port: 0,
                 rack: "/r".into(),
                 capability: Resource::new(4096, 4),
             },

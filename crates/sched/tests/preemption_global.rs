@@ -70,6 +70,7 @@ fn one_scheduler(a_preemptable: bool, wait_ms: u64, nodes: u32, walk: WalkMode) 
             Event::NodeAdded {
                 node: NodeId(n),
                 host: format!("n{n}"),
+                port: 0,
                 rack: "/r".into(),
                 capability: Resource::new(4096, 4),
             },

@@ -39,6 +39,7 @@ fn add_node(s: &mut Scheduler, id: u32, memory_mb: i64, vcores: i64) {
         Event::NodeAdded {
             node: NodeId(id),
             host: format!("n{id}"),
+            port: 0,
             rack: "/r".into(),
             capability: Resource::new(memory_mb, vcores),
         },

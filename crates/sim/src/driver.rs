@@ -344,6 +344,7 @@ impl<'c> Sim<'c> {
             Event::NodeAdded {
                 node,
                 host: host.to_string(),
+                port: 0,
                 rack: rack.to_string(),
                 capability,
             },

@@ -88,12 +88,6 @@ pub(super) fn parse(sink: &mut Sink<'_>, element: Node<'_, '_>) -> ResourcePools
         pools.pools.push(pool);
     }
     check_hosts_disjoint(sink, element, &pools);
-    // TODO(issue 16 items 2-4): drop this once admission and the walk honour the pools.
-    sink.warn(
-        element,
-        PATH,
-        "resource pools are validated but not enforced yet: applications may still run on any node",
-    );
     pools
 }
 
@@ -299,7 +293,43 @@ pub(super) fn check_queues(
     let pools = &*pools;
 
     check_spanning_parents(sink, pools, queues, &pos);
+    check_top_level_partitions(sink, pools, queues, &pos);
     lint(sink, pools, queues, &pos);
+}
+
+/// The scheduler keeps one candidate order per pool at the root only, so every queue must be
+/// in its top-level ancestor's partition: an explicit binding below a top-level queue of
+/// another partition (which would make that queue span partitions) is refused.
+fn check_top_level_partitions(
+    sink: &mut Sink<'_>,
+    pools: &ResourcePools,
+    queues: &BTreeMap<String, QueueConfig>,
+    pos: &dyn Fn(&str) -> (u32, u32),
+) {
+    let partition = |q: &str| pools.binding(q).map(Binding::pool);
+    for name in queues.keys() {
+        let Some(rest) = name.strip_prefix("root.") else {
+            continue;
+        };
+        let Some((top, _)) = rest.split_once('.') else {
+            continue;
+        };
+        let top = format!("root.{top}");
+        let (own, above) = (partition(name), partition(&top));
+        if own != above {
+            let show = |p: Option<&str>| p.map_or("no pool".to_string(), |p| format!("pool {p}"));
+            sink.push(
+                Severity::Error,
+                pos(name),
+                &format!("queue {name}"),
+                format!(
+                    "resourcePool: queue {name} is in {} but its top-level queue {top} is in {}: a top-level queue spanning resource pools is not supported; bind {top} itself",
+                    show(own),
+                    show(above)
+                ),
+            );
+        }
+    }
 }
 
 /// A parent whose declared subtree spans two partitions has no single capacity to resolve

@@ -158,6 +158,34 @@ fn a_submission_the_scheduler_refuses_is_accepted_and_ends_failed() {
             Err(RmError::AlreadySubmitted(_))
         ));
     }
+}
+
+/// Resource pools (spec §6): a queue bound to no pool is refused at admission; the RM records
+/// the app FAILED with the scheduler's text, naming the app by its YARN id.
+#[test]
+fn a_submission_to_a_queue_in_no_resource_pool_ends_failed_with_the_pools_text() {
+    let xml = r#"<allocations>
+        <resourcePools>
+          <resourcePool name="pool1"><host>h1</host></resourcePool>
+        </resourcePools>
+        <queue name="pool1_ads"/>
+        <queue name="adhoc"/>
+      </allocations>"#;
+    let mut c = RmCore::new(config(xml), TS, Time(0));
+    drain(&mut c);
+    let id = c.new_application(Time(1));
+    c.submit(Time(1), id, submission("alice", Some("root.adhoc")))
+        .unwrap();
+    let r = c.app_report(&id).unwrap();
+    assert_eq!(
+        (r.state, r.final_status),
+        (AppState::Failed, FinalStatus::Failed)
+    );
+    assert_eq!(
+        r.diagnostics,
+        format!("Application {id} was rejected by the scheduler (no_resource_pool): Application {id} submitted by user alice to queue root.adhoc rejected: queue root.adhoc is not bound to any resource pool (resource pools: pool1)")
+    );
+    assert!(r.current_attempt.is_none());
     let ok = c.new_application(Time(3));
     c.submit(Time(3), ok, submission("alice", Some("root.known")))
         .unwrap();

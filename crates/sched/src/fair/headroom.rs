@@ -17,10 +17,12 @@ impl FairEngine {
     pub(crate) fn headroom(&self, app: &AppOf<Fair>) -> Resource {
         let leaf = self.queues.get(app.queue);
         let usage = leaf.usage;
-        let mut cluster_free = self
-            .cluster
-            .saturating_sub(self.cluster_used)
-            .saturating_sub(self.free_on_blacklisted_nodes(app));
+        // The app's containers land only on its pool's nodes (resource-pools spec §8).
+        let free = match &self.pools {
+            Some(pools) => pools.free_now(leaf.pool),
+            None => self.cluster.saturating_sub(self.cluster_used),
+        };
+        let mut cluster_free = free.saturating_sub(self.free_on_blacklisted_nodes(app));
         for lane in [MEMORY, VCORES] {
             cluster_free.set(lane, cluster_free.get(lane).max(0));
         }

@@ -40,7 +40,7 @@ impl FairEngine {
         let name = self.queues.plan_default(name);
         let queue = self
             .queues
-            .get_or_create_leaf(&name, &config.allocations, self.cluster)
+            .get_or_create_leaf(&name, &config.allocations, &self.share_capacities())
             .map_err(|e| {
                 let reason =
                     format!("application {id} submitted by user {user} could not be placed: {e}");
@@ -55,7 +55,45 @@ impl FairEngine {
                 "user {user} cannot submit applications to queue {name}: not allowed by aclSubmitApps or aclAdministerApps of the queue or its parents"
             )));
         }
+        self.check_pool(id, user, queue)?;
         Ok(queue)
+    }
+
+    /// The resource-pool admission check (resource-pools spec §6): a queue bound to no pool
+    /// is refused under `unboundQueues="reject"`, and so is a pool that lists no hosts. A pool
+    /// whose hosts are listed but none alive is accepted: the app waits for them.
+    fn check_pool(
+        &self,
+        id: AppId,
+        user: &str,
+        queue: QueueId,
+    ) -> Result<(), (RejectCode, String)> {
+        let Some(pools) = &self.pools else {
+            return Ok(());
+        };
+        let q = self.queues.get(queue);
+        let prefix = format!(
+            "Application {id} submitted by user {user} to queue {} rejected",
+            q.name
+        );
+        match q.pool.checked_sub(1) {
+            None if pools.unbound_run_in_default() => Ok(()),
+            None => Err((
+                RejectCode::NoResourcePool,
+                format!(
+                    "{prefix}: queue {} is not bound to any resource pool (resource pools: {})",
+                    q.name,
+                    pools.config.sorted_names().join(", ")
+                ),
+            )),
+            Some(i) => match pools.config.pools.get(usize::from(i)) {
+                Some(p) if p.hosts.is_empty() => Err((
+                    RejectCode::ResourcePoolEmpty,
+                    format!("{prefix}: resource pool {} has no hosts", p.name),
+                )),
+                _ => Ok(()),
+            },
+        }
     }
 
     /// Whether the leaf of `app` can admit an AM of `am` (spec §8).
@@ -66,9 +104,18 @@ impl FairEngine {
             return true;
         }
         let mut max = q.rules_cold.fair_share;
+        // Root's available resources, or the queue's pool's when shares are per pool.
+        let available = match &self.pools {
+            Some(pools) if pools.per_pool_shares() => pools
+                .available
+                .get(usize::from(q.pool))
+                .copied()
+                .unwrap_or(Resource::ZERO),
+            _ => self.root_available,
+        };
         for i in 0..self.properties.resource_types.len() {
             if max.get(i) == 0 {
-                max.set(i, self.root_available.get(i).min(q.max_share.get(i)));
+                max.set(i, available.get(i).min(q.max_share.get(i)));
             }
         }
         let max = max.mul_ceil(f64::from(max_am_share));
@@ -87,19 +134,18 @@ impl FairEngine {
             return false;
         };
         let props = &self.rules.config.properties;
-        let policy = self.queues.get(a.queue).rules.policy;
+        let (policy, pool) = (
+            self.queues.get(a.queue).rules.policy,
+            self.queues.get(a.queue).pool,
+        );
+        let ctx = self.policy_context_of(pool);
         let threshold = self.rules.reservation_threshold;
-        if !policy::at_least_threshold(policy, size, threshold, &self.policy_context()) {
+        if !policy::at_least_threshold(policy, size, threshold, &ctx) {
             return false;
         }
         // Hadoop's `isStarved`: below the fair share, or min-share starved.
         if !a.rules.min_share_starved
-            && !policy::is_starved_for_reservation(
-                policy,
-                a.usage,
-                a.rules.fair_share,
-                &self.policy_context(),
-            )
+            && !policy::is_starved_for_reservation(policy, a.usage, a.rules.fair_share, &ctx)
         {
             return false;
         }
@@ -115,17 +161,25 @@ impl FairEngine {
         if locality != Locality::NodeLocal && n.reservation.is_none() {
             let ratio = f64::from(props.reservable_nodes);
             let (existing, scope) = if locality == Locality::OffSwitch {
-                (a.reservations.len(), self.nodes.len())
+                let nodes = match &self.pools {
+                    Some(pools) => pools
+                        .nodes
+                        .get(usize::from(n.pool))
+                        .map_or(0, |c| *c as usize),
+                    None => self.nodes.len(),
+                };
+                (a.reservations.len(), nodes)
             } else {
                 let in_rack = a
                     .reservations
                     .iter()
                     .filter(|r| self.nodes.get(r).is_some_and(|x| x.rack == n.rack))
                     .count();
-                (
-                    in_rack,
-                    self.rack_sizes.get(&n.rack).copied().unwrap_or(0) as usize,
-                )
+                let rack_nodes = match &self.pools {
+                    Some(pools) => pools.rack_nodes.get(&(n.pool, n.rack.clone())).copied(),
+                    None => self.rack_sizes.get(&n.rack).copied(),
+                };
+                (in_rack, rack_nodes.unwrap_or(0) as usize)
             };
             let allowed = (scope as f64 * ratio).ceil() as usize;
             if existing >= allowed {
@@ -138,19 +192,23 @@ impl FairEngine {
     /// Whether the app is starved for a reservation under its leaf's policy.
     #[inline]
     pub(crate) fn starved_for_reservation(&self, app: &AppOf<Fair>) -> bool {
-        let policy = self.queues.get(app.queue).rules.policy;
+        let q = self.queues.get(app.queue);
         policy::is_starved_for_reservation(
-            policy,
+            q.rules.policy,
             app.usage,
             app.rules.fair_share,
-            &self.policy_context(),
+            &self.policy_context_of(q.pool),
         )
     }
 
     /// Whether an outstanding ask is at or above the reservation threshold.
     pub(crate) fn has_threshold_ask(&self, app: &AppOf<Fair>) -> bool {
-        let policy = self.queues.get(app.queue).rules.policy;
-        let (threshold, ctx) = (self.rules.reservation_threshold, self.policy_context());
+        let q = self.queues.get(app.queue);
+        let policy = q.rules.policy;
+        let (threshold, ctx) = (
+            self.rules.reservation_threshold,
+            self.policy_context_of(q.pool),
+        );
         app.requests
             .values()
             .any(|r| r.any.count > 0 && policy::at_least_threshold(policy, r.size, threshold, &ctx))
@@ -159,9 +217,9 @@ impl FairEngine {
     /// The fast keys (`fair_sort_key` for `fair` levels) equal the keys built from the
     /// comparators' views, for every candidate.
     pub(crate) fn verify_fair_keys(&self, drift: &mut Vec<String>) {
-        let ctx = self.policy_context();
         for a in self.apps.values().filter(|a| Fair::is_candidate(self, a)) {
             let policy = self.queues.get(a.queue).rules.policy;
+            let ctx = self.policy_context_of(self.queues.get(a.queue).pool);
             if policy == PolicyKind::Fair
                 && Fair::app_key(self, a) != sort_key(policy, &Self::app_view(a), &ctx)
             {
@@ -177,6 +235,7 @@ impl FairEngine {
                 continue;
             };
             let policy = self.queues.get(parent).rules.policy;
+            let ctx = self.policy_context_of(q.pool);
             if policy == PolicyKind::Fair
                 && Fair::queue_key(self, parent, q)
                     != sort_key(policy, &Self::queue_view(q, q.usage), &ctx)

@@ -97,7 +97,7 @@ impl FairEngine {
         let mut queues = queues::new_tree(&config.allocations);
         // Absolute max shares do not depend on the cluster, so node joins leave them alone
         // (`cluster_changed`); they are resolved here, and on every reload.
-        queues.resolve_max_shares(Resource::ZERO);
+        queues.resolve_max_shares(&queues::Capacities::default());
         let rules = Fair {
             reservation_threshold: reservation_threshold_of(&config),
             config: Arc::new(config),
@@ -111,13 +111,50 @@ impl FairEngine {
             preemption: Box::default(),
         };
         let properties = ClusterProperties::from_site(&rules.config.properties);
-        Engine::new(rules, properties, queues, groups)
+        let pools = rules
+            .config
+            .allocations
+            .resource_pools
+            .clone()
+            .map(Arc::new);
+        let mut engine = Engine::new(rules, properties, queues, groups);
+        engine.set_pools(pools);
+        engine
     }
 
     pub(crate) fn policy_context(&self) -> PolicyContext {
         PolicyContext {
             cluster: self.cluster,
             resource_types: self.properties.resource_types.len(),
+        }
+    }
+
+    /// The comparators' inputs for a member of pool `pool`: with per-pool shares, DRF's
+    /// dominant shares are fractions of the pool's capacity (resource-pools spec §8).
+    pub(crate) fn policy_context_of(&self, pool: u16) -> PolicyContext {
+        let cluster = match &self.pools {
+            Some(pools) if pools.per_pool_shares() => pools
+                .capacity
+                .get(usize::from(pool))
+                .copied()
+                .unwrap_or(self.cluster),
+            _ => self.cluster,
+        };
+        PolicyContext {
+            cluster,
+            resource_types: self.properties.resource_types.len(),
+        }
+    }
+
+    /// The capacity each queue's percentages and shares resolve against.
+    pub(crate) fn share_capacities(&self) -> queues::Capacities {
+        let pools = match &self.pools {
+            Some(pools) if pools.per_pool_shares() => pools.capacity.clone(),
+            _ => Vec::new(),
+        };
+        queues::Capacities {
+            cluster: self.cluster,
+            pools,
         }
     }
 
@@ -148,8 +185,10 @@ impl FairEngine {
         self.properties = ClusterProperties::from_site(&config.properties);
         self.rules.config = Arc::new(config);
         let config = Arc::clone(&self.rules.config);
+        self.set_pools(config.allocations.resource_pools.clone().map(Arc::new));
         self.queues.apply_config(&config.allocations);
-        self.queues.resolve_max_shares(self.cluster);
+        let caps = self.share_capacities();
+        self.queues.resolve_max_shares(&caps);
         self.update_runnability_on_reload();
         self.rules.steady_dirty = true;
         self.order_dirty = true;
@@ -213,7 +252,12 @@ impl Rules for Fair {
                 app.id.0,
             );
         }
-        policy::sort_key(policy, &FairEngine::app_view(app), &e.policy_context())
+        let pool = e.queues.get(app.queue).pool;
+        policy::sort_key(
+            policy,
+            &FairEngine::app_view(app),
+            &e.policy_context_of(pool),
+        )
     }
 
     #[inline]
@@ -232,14 +276,14 @@ impl Rules for Fair {
         policy::sort_key(
             policy,
             &FairEngine::queue_view(q, q.usage),
-            &e.policy_context(),
+            &e.policy_context_of(q.pool),
         )
     }
 
     fn compare_apps(e: &FairEngine, leaf: QueueId, a: &AppOf<Fair>, b: &AppOf<Fair>) -> Ordering {
-        let policy = e.queues.get(leaf).rules.policy;
+        let (policy, pool) = (e.queues.get(leaf).rules.policy, e.queues.get(leaf).pool);
         let (a, b) = (FairEngine::app_view(a), FairEngine::app_view(b));
-        policy::compare(policy, &a, &b, &e.policy_context())
+        policy::compare(policy, &a, &b, &e.policy_context_of(pool))
     }
 
     fn compare_queues(
@@ -248,12 +292,12 @@ impl Rules for Fair {
         a: (&QueueOf<Fair>, Resource),
         b: (&QueueOf<Fair>, Resource),
     ) -> Ordering {
-        let policy = e.queues.get(parent).rules.policy;
+        let (policy, pool) = (e.queues.get(parent).rules.policy, a.0.pool);
         let (a, b) = (
             FairEngine::queue_view(a.0, a.1),
             FairEngine::queue_view(b.0, b.1),
         );
-        policy::compare(policy, &a, &b, &e.policy_context())
+        policy::compare(policy, &a, &b, &e.policy_context_of(pool))
     }
 
     #[inline]
@@ -308,8 +352,11 @@ impl Rules for Fair {
     }
 
     fn max_container_allocation(e: &FairEngine, queue: QueueId) -> Resource {
-        e.queues
-            .max_container_allocation(queue, e.properties.maximum_allocation, e.cluster)
+        e.queues.max_container_allocation(
+            queue,
+            e.properties.maximum_allocation,
+            e.share_capacities().of(e.queues.get(queue)),
+        )
     }
 
     fn update(e: &mut FairEngine, now: Time) {
@@ -354,7 +401,8 @@ impl Rules for Fair {
     }
 
     fn cluster_changed(e: &mut FairEngine) {
-        e.queues.resolve_relative_max_shares(e.cluster);
+        let caps = e.share_capacities();
+        e.queues.resolve_relative_max_shares(&caps);
         e.rules.steady_dirty = true;
         e.forget_node_preemption();
     }

@@ -1,6 +1,6 @@
 //! Moving an application between leaf queues (spec §16).
 
-use weft_types::AppId;
+use weft_types::{AppId, Resource};
 
 use crate::api::{QueueAccess, SchedError};
 use crate::fair::FairEngine;
@@ -50,6 +50,21 @@ impl FairEngine {
         let old = app.queue;
         if old == new {
             return Ok(());
+        }
+        if let Some(pools) = &self.pools {
+            let (from, to) = (self.queues.get(old).pool, self.queues.get(new).pool);
+            // Containers and reservations sit on the old pool's nodes (spec §6, moves).
+            if from != to && (app.usage != Resource::ZERO || !app.reservations.is_empty()) {
+                let show = |p: u16| match pools.name(p) {
+                    "" => "(no pool)".to_string(),
+                    name => name.to_string(),
+                };
+                return Err(refuse(format!(
+                    "cannot move {id} from resource pool {} to {} while it has running containers",
+                    show(from),
+                    show(to)
+                )));
+            }
         }
         let was_runnable = app.runnable;
         let usage = app.usage;

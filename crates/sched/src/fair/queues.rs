@@ -75,9 +75,32 @@ pub(crate) type FairTree = QueueTree<FairQueue, FairQueueCold>;
 /// One queue with Fair's payloads.
 pub(crate) type FairQueueOf = crate::queues::Queue<FairQueue, FairQueueCold>;
 
-/// Sets `max_share` from the configuration and `cluster`: `cwMax(maxResources resolved, min
+/// What percentages resolve against: the cluster, or with per-pool shares each queue's
+/// pool's capacity (resource-pools spec §8; root spans the pools and takes the cluster).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Capacities {
+    pub(crate) cluster: Resource,
+    /// Per pool (empty: every queue resolves against the cluster).
+    pub(crate) pools: Vec<Resource>,
+}
+
+impl Capacities {
+    /// The capacity `q`'s percentages resolve against.
+    pub(crate) fn of(&self, q: &FairQueueOf) -> Resource {
+        if q.parent.is_none() {
+            return self.cluster;
+        }
+        self.pools
+            .get(usize::from(q.pool))
+            .copied()
+            .unwrap_or(self.cluster)
+    }
+}
+
+/// Sets `max_share` from the configuration and `caps`: `cwMax(maxResources resolved, min
 /// share)` (spec §4.4).
-pub(crate) fn resolve_max_share(q: &mut FairQueueOf, cluster: Resource) {
+pub(crate) fn resolve_max_share(q: &mut FairQueueOf, caps: &Capacities) {
+    let cluster = caps.of(q);
     let max = q
         .rules_cold
         .max_share_cfg
@@ -236,21 +259,21 @@ impl FairTree {
     }
 
     /// Recomputes every max share against the cluster capacity (percentages resolve at use).
-    pub(crate) fn resolve_max_shares(&mut self, cluster: Resource) {
+    pub(crate) fn resolve_max_shares(&mut self, caps: &Capacities) {
         for q in self.iter_mut() {
-            resolve_max_share(q, cluster);
+            resolve_max_share(q, caps);
         }
         self.refresh_path_bounds();
     }
 
     /// `resolve_max_shares` after a change of the cluster capacity alone: only percentages
     /// move (every node joining used to re-resolve all 2,000 queues of a large tree).
-    pub(crate) fn resolve_relative_max_shares(&mut self, cluster: Resource) {
+    pub(crate) fn resolve_relative_max_shares(&mut self, caps: &Capacities) {
         let mut flipped = false;
         for q in self.iter_mut() {
             if matches!(q.rules_cold.max_share_cfg, ConfiguredResource::Percent(_)) {
                 let was = q.max_share_unbounded;
-                resolve_max_share(q, cluster);
+                resolve_max_share(q, caps);
                 flipped |= was != q.max_share_unbounded;
             }
         }
@@ -276,7 +299,7 @@ impl FairTree {
         &mut self,
         name: &str,
         alloc: &AllocationConfig,
-        cluster: Resource,
+        caps: &Capacities,
     ) -> Result<QueueId, QueueError> {
         if let Some(id) = self.lookup(name) {
             return if self.get(id).is_leaf {
@@ -288,7 +311,7 @@ impl FairTree {
         let id = self.create_path(name, true, alloc, false)?;
         let created: Vec<QueueId> = self.path_to_root(id).collect();
         for q in created {
-            resolve_max_share(self.get_mut(q), cluster);
+            resolve_max_share(self.get_mut(q), caps);
         }
         self.refresh_path_bounds();
         Ok(id)

@@ -16,6 +16,7 @@ fn busy_scheduler() -> Scheduler {
             Event::NodeAdded {
                 node: NodeId(n),
                 host: format!("n{n}"),
+                port: 0,
                 rack: "/r".into(),
                 capability: Resource::new(8192, 8),
             },

@@ -22,7 +22,8 @@ impl FairEngine {
                 self.rules.steady_dirty = true;
                 let config = std::sync::Arc::clone(&self.rules.config);
                 self.queues.apply_config(&config.allocations);
-                self.queues.resolve_max_shares(self.cluster);
+                let caps = self.share_capacities();
+                self.queues.resolve_max_shares(&caps);
             }
             if self.queues.len() != before {
                 self.rules.steady_dirty = true;
@@ -53,7 +54,7 @@ impl FairEngine {
             }
         }
         self.rules.scratch_slots = reshared;
-        self.root_available = self.cluster.saturating_sub(self.cluster_used);
+        self.refresh_root_available();
         if self.rules.steady_dirty {
             self.compute_steady_shares();
         }
@@ -187,16 +188,21 @@ impl FairEngine {
             self.rules.scratch_items = items;
         } else {
             let children: Vec<QueueId> = q.children.iter().copied().collect();
-            let items: Vec<ShareItem> =
-                children.iter().map(|c| self.queue_share_item(*c)).collect();
-            let mut memo = std::mem::take(&mut self.queues.get_mut(id).rules_cold.share_memo);
-            let (shares, _) = memo.shares(policy, &items, total, ShareMode::Instantaneous, types);
-            for (c, s) in children.iter().zip(shares) {
-                if let Some(s) = s {
-                    self.queues.get_mut(*c).rules_cold.fair_share = *s;
+            if id == ROOT && self.pools.as_ref().is_some_and(|p| p.per_pool_shares()) {
+                self.root_shares_per_pool(&children, ShareMode::Instantaneous);
+            } else {
+                let items: Vec<ShareItem> =
+                    children.iter().map(|c| self.queue_share_item(*c)).collect();
+                let mut memo = std::mem::take(&mut self.queues.get_mut(id).rules_cold.share_memo);
+                let (shares, _) =
+                    memo.shares(policy, &items, total, ShareMode::Instantaneous, types);
+                for (c, s) in children.iter().zip(shares) {
+                    if let Some(s) = s {
+                        self.queues.get_mut(*c).rules_cold.fair_share = *s;
+                    }
                 }
+                self.queues.get_mut(id).rules_cold.share_memo = memo;
             }
-            self.queues.get_mut(id).rules_cold.share_memo = memo;
             for c in children {
                 self.compute_fair_shares(c, reshared);
             }
@@ -230,13 +236,61 @@ impl FairEngine {
         }
         let (policy, total) = (q.rules.policy, q.rules_cold.steady_fair_share);
         let children: Vec<QueueId> = q.children.iter().copied().collect();
-        let items: Vec<ShareItem> = children.iter().map(|c| self.queue_share_item(*c)).collect();
-        let shares = policy_shares(policy, &items, total, ShareMode::Steady, types);
-        for (c, s) in children.iter().zip(shares) {
-            if let Some(s) = s {
-                self.queues.get_mut(*c).rules_cold.steady_fair_share = s;
+        if id == ROOT && self.pools.as_ref().is_some_and(|p| p.per_pool_shares()) {
+            self.root_shares_per_pool(&children, ShareMode::Steady);
+        } else {
+            let items: Vec<ShareItem> =
+                children.iter().map(|c| self.queue_share_item(*c)).collect();
+            let shares = policy_shares(policy, &items, total, ShareMode::Steady, types);
+            for (c, s) in children.iter().zip(shares) {
+                if let Some(s) = s {
+                    self.queues.get_mut(*c).rules_cold.steady_fair_share = s;
+                }
             }
-            self.steady_from(*c);
+        }
+        for c in children {
+            self.steady_from(c);
+        }
+    }
+
+    /// Root's shares with per-pool shares (resource-pools spec §8): root's children are split
+    /// by pool, and each pool's capacity is shared among its own top-level queues by root's
+    /// policy; DRF inside a pool compares against that pool's capacity. Under
+    /// `unboundQueues="reject"` queues in no pool get nothing (their apps are refused), so
+    /// DEFAULT's capacity is shared only when unbound queues run there.
+    fn root_shares_per_pool(&mut self, children: &[QueueId], mode: ShareMode) {
+        let Some(pools) = &self.pools else {
+            return;
+        };
+        let (capacity, default_runs) = (pools.capacity.clone(), pools.unbound_run_in_default());
+        let types = self.properties.resource_types.len();
+        let policy = self.queues.get(ROOT).rules.policy;
+        for (pool, total) in capacity.iter().enumerate() {
+            let members: Vec<QueueId> = children
+                .iter()
+                .copied()
+                .filter(|c| usize::from(self.queues.get(*c).pool) == pool)
+                .collect();
+            if members.is_empty() {
+                continue;
+            }
+            let total = if pool == 0 && !default_runs {
+                Resource::ZERO
+            } else {
+                *total
+            };
+            let items: Vec<ShareItem> = members.iter().map(|c| self.queue_share_item(*c)).collect();
+            let shares = policy_shares(policy, &items, total, mode, types);
+            for (c, s) in members.iter().zip(shares) {
+                let Some(share) = s else {
+                    continue;
+                };
+                let cold = &mut self.queues.get_mut(*c).rules_cold;
+                match mode {
+                    ShareMode::Instantaneous => cold.fair_share = share,
+                    ShareMode::Steady => cold.steady_fair_share = share,
+                }
+            }
         }
     }
 }

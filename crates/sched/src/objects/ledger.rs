@@ -64,6 +64,10 @@ impl<R: Rules> Engine<R> {
         }
         if let Some(n) = self.nodes.at_mut(node_slot) {
             n.allocated = n.allocated.saturating_add(size);
+            if let Some(pools) = &mut self.pools {
+                let u = &mut pools.used[usize::from(n.pool)];
+                *u = u.saturating_add(size);
+            }
         }
         self.cluster_used = self.cluster_used.saturating_add(size);
         self.add_container(Container {
@@ -72,6 +76,7 @@ impl<R: Rules> Engine<R> {
             node_slot,
             size,
             priority: key.0,
+            foreign: false,
             by_app: Link::default(),
             by_node: Link::default(),
         });
@@ -135,16 +140,23 @@ impl<R: Rules> Engine<R> {
         }
         if let Some(n) = self.nodes.at_mut(node_slot) {
             n.allocated = n.allocated.saturating_add(size);
+            if let Some(pools) = &mut self.pools {
+                let u = &mut pools.used[usize::from(n.pool)];
+                *u = u.saturating_add(size);
+            }
         }
         self.cluster_used = self.cluster_used.saturating_add(size);
         self.refresh_root_available();
         self.next_container = self.next_container.max(id.0.saturating_add(1));
+        let foreign = self.pools.is_some()
+            && self.nodes.at(node_slot).map(|n| n.pool) != Some(self.queues.get(leaf).pool);
         self.add_container(Container {
             id,
             app_slot,
             node_slot,
             size,
             priority,
+            foreign,
             by_app: Link::default(),
             by_node: Link::default(),
         });
@@ -180,6 +192,10 @@ impl<R: Rules> Engine<R> {
         R::container_ended(self, &c);
         if let Some(node) = self.nodes.at_mut(c.node_slot) {
             node.allocated = node.allocated.saturating_sub(c.size);
+            if let Some(pools) = &mut self.pools {
+                let u = &mut pools.used[usize::from(node.pool)];
+                *u = u.saturating_sub(c.size);
+            }
         }
         self.cluster_used = self.cluster_used.saturating_sub(c.size);
         self.refresh_root_available();
@@ -247,6 +263,9 @@ impl<R: Rules> Engine<R> {
     /// completion (not inside the heartbeat loop); the AM limit reads it (spec §8).
     pub(crate) fn refresh_root_available(&mut self) {
         self.root_available = self.cluster.saturating_sub(self.cluster_used);
+        if let Some(pools) = &mut self.pools {
+            pools.refresh_available();
+        }
     }
 
     /// Reserves `node` for the app's ask under `key`.
@@ -306,6 +325,9 @@ impl<R: Rules> Engine<R> {
             }
         }
         let mut used = Resource::ZERO;
+        if let Some(pools) = &mut self.pools {
+            pools.used.fill(Resource::ZERO);
+        }
         let node_ids: Vec<_> = self.nodes.values().map(|n| n.id).collect();
         for id in node_ids {
             let Some(slot) = self.nodes.slot_of(&id) else {
@@ -317,6 +339,10 @@ impl<R: Rules> Engine<R> {
             let allocated = self.list_summary(list, Owner::Node, slot).total;
             if let Some(n) = self.nodes.at_mut(slot) {
                 n.allocated = allocated;
+                if let Some(pools) = &mut self.pools {
+                    let u = &mut pools.used[usize::from(n.pool)];
+                    *u = u.saturating_add(allocated);
+                }
             }
             used = used.saturating_add(allocated);
         }

@@ -131,6 +131,7 @@ mod tests {
                 Event::NodeAdded {
                     node: NodeId(n),
                     host: format!("n{n}"),
+                    port: 0,
                     rack: "/r".into(),
                     capability: Resource::new(8192, 8),
                 },
@@ -379,6 +380,7 @@ mod tests {
                 Event::NodeAdded {
                     node: NodeId(1),
                     host: "n1".into(),
+                    port: 0,
                     rack: "/r".into(),
                     capability: Resource::new(4096, 4),
                 },
@@ -444,6 +446,7 @@ mod tests {
             Event::NodeAdded {
                 node: NodeId(1),
                 host: "n1".into(),
+                port: 0,
                 rack: "/r".into(),
                 capability: Resource::new(4096, 4),
             },

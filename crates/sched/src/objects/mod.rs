@@ -8,6 +8,7 @@ pub(crate) mod containers;
 pub(crate) mod ledger;
 pub(crate) mod lifecycle;
 pub(crate) mod node;
+pub(crate) mod pools;
 pub(crate) mod requests;
 pub(crate) mod table;
 pub(crate) mod timers;

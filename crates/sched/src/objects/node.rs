@@ -23,6 +23,10 @@ pub(crate) struct Node {
     /// Running containers.
     pub(crate) running: RunList,
     pub(crate) reservation: Option<Reservation>,
+    /// Its resource pool (0: DEFAULT, or pools off).
+    pub(crate) pool: u16,
+    /// The NM's port (0 when the driver gave none); with the host, what pools match.
+    pub(crate) port: u16,
 }
 
 impl Node {
@@ -35,6 +39,8 @@ impl Node {
             allocated: Resource::ZERO,
             running: RunList::default(),
             reservation: None,
+            pool: 0,
+            port: 0,
         }
     }
 
@@ -58,6 +64,9 @@ pub(crate) struct Container {
     /// The request priority it was allocated at (Hadoop's RMContainer keeps it: global
     /// preemption takes the largest number first).
     pub(crate) priority: i32,
+    /// Recovered on a node outside its app's resource pool (resource-pools spec §10: a host
+    /// moved while the RM was down); every allocated container is in its app's pool.
+    pub(crate) foreign: bool,
     /// Neighbours on its app's list of running containers.
     pub(crate) by_app: Link,
     /// Neighbours on its node's list.

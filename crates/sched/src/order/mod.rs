@@ -25,7 +25,7 @@ use weft_types::{AppId, Resource, MAX_RESOURCE_TYPES};
 use crate::engine::{Engine, WalkMode};
 use crate::order::key::SortKey;
 use crate::order::ordset::OrderedSet;
-use crate::queues::QueueId;
+use crate::queues::{QueueId, ROOT};
 use crate::rules::{AppOf, QueueOf, Rules};
 
 impl<R: Rules> Engine<R> {
@@ -225,7 +225,20 @@ impl<R: Rules> Engine<R> {
             count_reservable(&mut p.reservable_members, old_res, new_res);
             let q = self.queues.get_mut(cur);
             q.parent_slot = slot;
-            q.reservable_in_parent = new_res;
+            let old_pool_res = std::mem::replace(&mut q.reservable_in_parent, new_res);
+            if parent == ROOT {
+                if let Some(pools) = &mut self.pools {
+                    // Root's per-pool orders hold the same entries as its own, split by pool.
+                    let (pool, pool_slot) = (usize::from(q.pool), q.pool_slot);
+                    if let (Some(set), Some(count)) = (
+                        pools.root_candidates.get_mut(pool),
+                        pools.root_reservable.get_mut(pool),
+                    ) {
+                        q.pool_slot = move_entry(set, pool_slot, new.as_ref(), cur.0 as u64);
+                        count_reservable(count, old_pool_res, new_res);
+                    }
+                }
+            }
             Some(parent)
         }
     }
@@ -241,8 +254,13 @@ impl<R: Rules> Engine<R> {
             let q = self.queues.get_mut(*id);
             q.candidates.clear();
             q.parent_slot = None;
+            q.pool_slot = None;
             q.reservable_members = 0;
             q.reservable_in_parent = false;
+        }
+        if let Some(pools) = &mut self.pools {
+            pools.root_candidates.iter_mut().for_each(OrderedSet::clear);
+            pools.root_reservable.fill(0);
         }
         self.pending_sizes.clear();
         let fast = self.walk == WalkMode::Fast;
@@ -283,6 +301,18 @@ impl<R: Rules> Engine<R> {
                     let q = self.queues.get_mut(id);
                     q.parent_slot = Some(slot);
                     q.reservable_in_parent = reservable;
+                    if parent == ROOT {
+                        if let Some(pools) = &mut self.pools {
+                            let pool = usize::from(q.pool);
+                            if let (Some(set), Some(count)) = (
+                                pools.root_candidates.get_mut(pool),
+                                pools.root_reservable.get_mut(pool),
+                            ) {
+                                q.pool_slot = Some(set.insert(&k, id.0 as u64));
+                                count_reservable(count, false, reservable);
+                            }
+                        }
+                    }
                 }
             }
         }

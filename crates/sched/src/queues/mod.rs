@@ -62,6 +62,12 @@ pub(crate) struct Queue<H, C> {
     pub(crate) runnable_count: i32,
     pub(crate) id: QueueId,
     pub(crate) depth: u32,
+    /// The queue's resource pool: 0 for DEFAULT (no pool, or pools off), else the pool's
+    /// index in the allocation file plus one. Every queue is in its top-level ancestor's
+    /// pool (the allocation file refuses anything else), so it is inherited on creation.
+    pub(crate) pool: u16,
+    /// Fast path, pools on, root's children only: the slot in root's candidates of its pool.
+    pub(crate) pool_slot: Option<u32>,
     /// Declared in the configuration (static); otherwise created by placement (dynamic).
     pub(crate) configured: bool,
     pub(crate) name: String,
@@ -92,6 +98,8 @@ impl<H: Default, C: Default> Queue<H, C> {
             is_leaf,
             configured: false,
             depth,
+            pool: 0,
+            pool_slot: None,
             max_share: Resource::UNBOUNDED,
             max_share_unbounded: true,
             path_unbounded: true,
@@ -144,6 +152,8 @@ pub(crate) struct QueueTree<H, C> {
     pub(crate) structure_changed: bool,
     /// A declared type change waits for its queue to become empty (retried on every GC tick).
     pub(crate) pending_retype: bool,
+    /// The resource pools queues bind to (`None`: pools off, every queue in DEFAULT).
+    pools: Option<std::sync::Arc<weft_config::pools::ResourcePools>>,
 }
 
 impl<H: Default, C: Default> QueueTree<H, C> {
@@ -154,6 +164,7 @@ impl<H: Default, C: Default> QueueTree<H, C> {
             by_name: BTreeMap::new(),
             structure_changed: true,
             pending_retype: false,
+            pools: None,
         };
         let root = Queue::new(ROOT, ROOT_NAME.to_string(), None, false, 0);
         tree.slots.push(Some(root));
@@ -165,7 +176,9 @@ impl<H: Default, C: Default> QueueTree<H, C> {
     pub(crate) fn add_child(&mut self, parent: QueueId, name: String, is_leaf: bool) -> QueueId {
         let id = QueueId(self.slots.len() as u32);
         let depth = self.get(parent).depth + 1;
-        let q = Queue::new(id, name.clone(), Some(parent), is_leaf, depth);
+        let pool = self.pool_for(parent, &name);
+        let mut q = Queue::new(id, name.clone(), Some(parent), is_leaf, depth);
+        q.pool = pool;
         self.slots.push(Some(q));
         self.by_name.insert(name, id);
         self.get_mut(parent).children.insert(id);
@@ -175,6 +188,40 @@ impl<H: Default, C: Default> QueueTree<H, C> {
 }
 
 impl<H, C> QueueTree<H, C> {
+    /// The pool of a new child `name` of `parent`: a top-level queue's by the binding rule,
+    /// any other's its parent's.
+    fn pool_for(&self, parent: QueueId, name: &str) -> u16 {
+        if parent != ROOT {
+            return self.get(parent).pool;
+        }
+        let Some(pools) = &self.pools else {
+            return 0;
+        };
+        pools
+            .binding(name)
+            .and_then(|b| pools.pools.iter().position(|p| p.name == b.pool()))
+            .map_or(0, |i| (i + 1) as u16)
+    }
+
+    /// Sets the resource pools and re-binds every queue (in name order, where a parent's name
+    /// sorts before its children's, so each parent's pool is known first).
+    pub(crate) fn set_pools(
+        &mut self,
+        pools: Option<std::sync::Arc<weft_config::pools::ResourcePools>>,
+    ) {
+        self.pools = pools;
+        let ids: Vec<QueueId> = self.ids().collect();
+        for id in ids {
+            let q = self.get(id);
+            let pool = match q.parent {
+                Some(parent) => self.pool_for(parent, &q.name.clone()),
+                None => 0,
+            };
+            self.get_mut(id).pool = pool;
+        }
+        self.structure_changed = true;
+    }
+
     pub(crate) fn get(&self, id: QueueId) -> &Queue<H, C> {
         match &self.slots[id.0 as usize] {
             Some(q) => q,

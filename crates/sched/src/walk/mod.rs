@@ -85,7 +85,17 @@ impl<R: Rules> Engine<R> {
                 return Assignment::None;
             };
             if !self.any_pending_fits(free) {
-                if self.queues.get(ROOT).reservable_members == 0 {
+                let reservable = match &self.pools {
+                    None => self.queues.get(ROOT).reservable_members,
+                    Some(pools) => self.node_pool(node).map_or(0, |p| {
+                        pools
+                            .root_reservable
+                            .get(usize::from(p))
+                            .copied()
+                            .unwrap_or(0)
+                    }),
+                };
+                if reservable == 0 {
                     return Assignment::None;
                 }
                 return self.assign_queue(ROOT, node, true);
@@ -141,11 +151,22 @@ impl<R: Rules> Engine<R> {
             return Assignment::None;
         }
         let is_leaf = queue.is_leaf;
+        // With pools, root's members come from the order of the node's pool only.
+        let root_pool = match &self.pools {
+            Some(_) if q == ROOT => self.node_pool(node).map(usize::from),
+            _ => None,
+        };
         match self.walk {
             WalkMode::Fast => {
                 let mut cursor = None;
                 loop {
-                    let set = &self.queues.get(q).candidates;
+                    let set = match (root_pool, &self.pools) {
+                        (Some(p), Some(pools)) => match pools.root_candidates.get(p) {
+                            Some(set) => set,
+                            None => return Assignment::None,
+                        },
+                        _ => &self.queues.get(q).candidates,
+                    };
                     let next = match cursor {
                         None => set.first(),
                         Some(c) => set.next(c),
@@ -182,7 +203,7 @@ impl<R: Rules> Engine<R> {
                 }
             }
             WalkMode::Reference => {
-                let order = self.reference_order(q);
+                let order = self.reference_order(q, root_pool);
                 for member in order {
                     let a = if is_leaf {
                         let app = AppId(member);
@@ -208,6 +229,24 @@ impl<R: Rules> Engine<R> {
         }
     }
 
+    /// The resource pool of `node` (pools on or off).
+    #[inline]
+    pub(crate) fn node_pool(&self, node: NodeId) -> Option<u16> {
+        self.nodes.get(&node).map(|n| n.pool)
+    }
+
+    /// Whether `app` may get containers on `node`: always without pools, else only when the
+    /// node is in the app's queue's pool.
+    pub(crate) fn app_may_use_node(&self, app: AppId, node: NodeId) -> bool {
+        if self.pools.is_none() {
+            return true;
+        }
+        match (self.apps.get(&app), self.nodes.get(&node)) {
+            (Some(a), Some(n)) => self.queues.get(a.queue).pool == n.pool,
+            _ => false,
+        }
+    }
+
     /// Whether the queue's max share cannot stop any allocation (see `max_share_unbounded`).
     #[inline]
     fn max_share_never_binds(&self, queue: &QueueOf<R>) -> bool {
@@ -226,8 +265,8 @@ impl<R: Rules> Engine<R> {
     }
 
     /// The textbook order at one level: every child queue, or every runnable app with pending
-    /// demand, sorted with the comparator.
-    fn reference_order(&self, q: QueueId) -> Vec<u64> {
+    /// demand, sorted with the comparator (with `pool`, only the children in that pool).
+    fn reference_order(&self, q: QueueId, pool: Option<usize>) -> Vec<u64> {
         let queue = self.queues.get(q);
         if queue.is_leaf {
             let mut apps: Vec<&AppOf<R>> = queue
@@ -242,6 +281,7 @@ impl<R: Rules> Engine<R> {
             let mut children: Vec<_> = queue
                 .children
                 .iter()
+                .filter(|c| pool.is_none_or(|p| usize::from(self.queues.get(**c).pool) == p))
                 .map(|c| (self.queues.get(*c), self.recursive_usage(*c)))
                 .collect();
             children.sort_by(|x, y| R::compare_queues(self, q, *x, *y));

@@ -56,3 +56,60 @@ pub(crate) fn config(assign_multiple: bool, locality: bool, preemption: bool) ->
     };
     SchedulerConfig::fair(allocations, properties)
 }
+
+/// `config` with resource pools: one pool `all` covering every host and binding the whole
+/// tree (an explicit binding on root), which must decide exactly as no pools at all.
+pub(crate) fn one_pool(assign_multiple: bool, locality: bool) -> SchedulerConfig {
+    with_pools(
+        config(assign_multiple, locality, false),
+        &[("all", &["h0", "h1", "h2", "h3"])],
+        &[("root", "all")],
+    )
+}
+
+/// `config` split over two pools: `p1` (h0, h1) holds root.a's subtree, `p2` (h2) root.b and
+/// root.c's; h3 is in no pool, where queues bound to none (root.default) run.
+pub(crate) fn two_pools(assign_multiple: bool, locality: bool) -> SchedulerConfig {
+    with_pools(
+        config(assign_multiple, locality, false),
+        &[("p1", &["h0", "h1"]), ("p2", &["h2"])],
+        &[("root.a", "p1"), ("root.b", "p2"), ("root.c", "p2")],
+    )
+}
+
+fn with_pools(
+    config: SchedulerConfig,
+    pools: &[(&str, &[&str])],
+    explicit: &[(&str, &str)],
+) -> SchedulerConfig {
+    use weft_config::pools::{PoolHost, ResourcePool, ResourcePools, UnboundQueues};
+    let SchedulerConfig::Fair(mut fair) = config else {
+        panic!("a Fair configuration");
+    };
+    fair.allocations.resource_pools = Some(ResourcePools {
+        unbound_queues: UnboundQueues::DefaultPartition,
+        pools: pools
+            .iter()
+            .map(|(name, hosts)| ResourcePool {
+                name: name.to_string(),
+                exclusive: true,
+                hosts: hosts
+                    .iter()
+                    .map(|h| PoolHost {
+                        host: h.to_string(),
+                        port: None,
+                    })
+                    .collect(),
+                preemption_utilization_threshold: None,
+                foreign_container_timeout_ms: None,
+                position: (0, 0),
+            })
+            .collect(),
+        explicit: explicit
+            .iter()
+            .map(|(q, p)| (q.to_string(), p.to_string()))
+            .collect(),
+        ..ResourcePools::default()
+    });
+    SchedulerConfig::Fair(fair)
+}

@@ -144,6 +144,16 @@ proptest! {
     }
 
     #[test]
+    fn fair_one_pool_over_every_host_decides_like_no_pools(ops in prop::collection::vec(ops::op(), 1..120), multiple in any::<bool>(), locality in any::<bool>()) {
+        compare(&ops, &fair::config(multiple, locality, false), &fair::one_pool(multiple, locality), WalkMode::Fast)?;
+    }
+
+    #[test]
+    fn fair_pools_fast_path_decides_like_the_reference(ops in prop::collection::vec(ops::op(), 1..120), multiple in any::<bool>(), locality in any::<bool>()) {
+        run(&ops, &fair::two_pools(multiple, locality))?;
+    }
+
+    #[test]
     fn fifo_fast_path_decides_like_the_reference(ops in prop::collection::vec(ops::op(), 1..120), coarse in any::<bool>()) {
         run(&ops, &fifo::config(coarse))?;
     }

@@ -94,6 +94,7 @@ pub(crate) fn node_event(n: u32) -> Event {
     Event::NodeAdded {
         node: NodeId(n),
         host: format!("h{n}"),
+        port: 0,
         rack: format!("/r{}", n % 2),
         capability: Resource::new(4096 * (1 + n as i64 % 2), 4),
     }

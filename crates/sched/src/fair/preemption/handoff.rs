@@ -157,6 +157,11 @@ impl FairEngine {
             .map(|e| e.for_apps.clone())
             .unwrap_or_default();
         for (app, mut pending) in owed {
+            // Preemption is not pool-aware yet (issue 16 item 5): room freed on another pool's
+            // node is never handed to the app, which runs only on its own pool's nodes.
+            if self.pools.is_some() && !self.app_may_use_node(app, node) {
+                continue;
+            }
             while self.apps.contains_key(&app) && !pending.is_zero() {
                 match self.assign_app(app, node, None) {
                     // A container of no size would never pay anything off.

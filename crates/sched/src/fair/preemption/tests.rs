@@ -46,6 +46,7 @@ fn scheduler(wait_before_kill_ms: i64) -> Scheduler {
             Event::NodeAdded {
                 node: NodeId(n),
                 host: format!("n{n}"),
+                port: 0,
                 rack: "/r".into(),
                 capability: Resource::new(4096, 12),
             },
@@ -386,6 +387,7 @@ mod requests_to_preempt_for {
                 Event::NodeAdded {
                     node: NodeId(n),
                     host: format!("n{n}"),
+                    port: 0,
                     rack: rack.into(),
                     capability: Resource::new(8192, 8),
                 },

@@ -385,6 +385,7 @@ fn test_preemption_decision_deficits_after_5_and_10_seconds() {
             Event::NodeAdded {
                 node: NodeId(n),
                 host: format!("n{n}"),
+                port: 0,
                 rack: "/r".into(),
                 capability: Resource::new(2048, 2),
             },
@@ -467,6 +468,7 @@ fn b10_three_warnings_the_round_ends_at_b_and_the_kills_come_a_round_later() {
         Event::NodeAdded {
             node: NodeId(1),
             host: "n1".into(),
+            port: 0,
             rack: "/r".into(),
             capability: Resource::new(8192, 8),
         },
@@ -575,6 +577,7 @@ fn the_am_container_goes_last_and_the_am_switch_spares_it() {
             Event::NodeAdded {
                 node: NodeId(1),
                 host: "n1".into(),
+                port: 0,
                 rack: "/r".into(),
                 capability: Resource::new(4096, 4),
             },
