@@ -66,9 +66,11 @@ fn plan(args: &RmBenchArgs) -> Result<Plan, BenchError> {
         preset(&name, args.scale, args.seed).map_err(|e| BenchError::Args(e.to_string()))?;
     let mut apps = match &workload.apps {
         AppSource::ClosedLoop(c) => c.clone(),
-        _ => return Err(BenchError::Args(format!(
+        _ => {
+            return Err(BenchError::Args(format!(
             "preset '{name}' is not a closed loop of apps; rm-bench plays closed loops (meituan)"
-        ))),
+        )))
+        }
     };
     if apps.am.is_none() {
         return Err(BenchError::Args(format!(
