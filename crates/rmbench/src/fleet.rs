@@ -504,13 +504,14 @@ async fn drive(
     );
 
     let mut observations = vec![observe(&fleet.rest, &shared, &fleet.counters, rm_pid).await];
+    let started = tokio::time::Instant::now();
     let start_ms = shared.now_ms();
     for n in 0..concurrent {
         let _ = numbers.send(n);
     }
     let run = args.warmup + args.duration;
-    let end = tokio::time::Instant::now() + run;
-    let mut next = tokio::time::Instant::now() + args.observe_every;
+    let end = started + run;
+    let mut next = started + args.observe_every;
     let mut minute_shown = 0;
     while next < end {
         tokio::time::sleep_until(next).await;
@@ -676,7 +677,8 @@ fn assemble(a: &Assembly<'_>) -> FleetReport {
     }
     let run_ms = a.stop_ms.saturating_sub(a.start_ms);
     let mut minutes = Vec::new();
-    for minute in 0..run_ms.div_ceil(60_000) {
+    // A last minute of under a second is timer slack, not a minute of figures.
+    for minute in 0..(run_ms + 59_000) / 60_000 {
         let from = a.start_ms + minute * 60_000;
         let to = (from + 60_000).min(a.stop_ms);
         let seen: Vec<&Observation> = a
