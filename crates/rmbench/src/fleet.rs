@@ -33,8 +33,9 @@ use crate::shared::Shared;
 use crate::stats::{percentiles, Sample, Timeline};
 use crate::RmBenchArgs;
 
-/// Submissions in flight at once (each is two REST calls the RM persists).
-const SUBMITTERS: usize = 4;
+/// Submissions in flight at once (each is two REST calls the RM persists; the RM writes
+/// the submissions of one batch in one transaction, so more in flight is cheaper per app).
+const SUBMITTERS: usize = 64;
 /// Bound on registering the nodes.
 const SETUP_TIMEOUT: Duration = Duration::from_secs(120);
 /// Bound on the apps unregistering and the nodes stopping after the run.
@@ -200,6 +201,8 @@ struct Observation {
     bench_cpu: Option<f64>,
     rm_rss: Option<u64>,
     rm_peak_rss: Option<u64>,
+    /// Apps submitted and not yet ended (the closed loop's count when the bench keeps up).
+    live_apps: u64,
 }
 
 /// The largest share the RM's cluster metrics show in use (memory or vcores).
@@ -217,12 +220,8 @@ fn cluster_usage(metrics: &Value) -> Option<f64> {
     }
 }
 
-async fn observe(
-    rest: &Arc<Rest>,
-    shared: &Shared,
-    counters: &FleetCounters,
-    rm_pid: Option<u32>,
-) -> Observation {
+async fn observe(fleet: &Fleet, shared: &Shared, rm_pid: Option<u32>) -> Observation {
+    let (rest, counters) = (&fleet.rest, &fleet.counters);
     let at_ms = shared.now_ms();
     let client = Arc::clone(rest);
     let metrics = tokio::task::spawn_blocking(move || {
@@ -251,6 +250,10 @@ async fn observe(
         bench_cpu: process_cpu_seconds("self"),
         rm_rss: memory.map(|m| m.0),
         rm_peak_rss: memory.map(|m| m.1),
+        live_apps: fleet
+            .submitted
+            .load(Ordering::Relaxed)
+            .saturating_sub(fleet.ams_done.load(Ordering::Relaxed)),
     }
 }
 
@@ -503,7 +506,7 @@ async fn drive(
         am_launches,
     );
 
-    let mut observations = vec![observe(&fleet.rest, &shared, &fleet.counters, rm_pid).await];
+    let mut observations = vec![observe(&fleet, &shared, rm_pid).await];
     let started = tokio::time::Instant::now();
     let start_ms = shared.now_ms();
     for n in 0..concurrent {
@@ -516,7 +519,7 @@ async fn drive(
     while next < end {
         tokio::time::sleep_until(next).await;
         next += args.observe_every;
-        let o = observe(&fleet.rest, &shared, &fleet.counters, rm_pid).await;
+        let o = observe(&fleet, &shared, rm_pid).await;
         let minute = schedule_minute(o.at_ms.saturating_sub(start_ms));
         if minute > minute_shown && !args.json {
             eprintln!("rm-bench: minute {minute_shown} done");
@@ -525,7 +528,7 @@ async fn drive(
         observations.push(o);
     }
     tokio::time::sleep_until(end).await;
-    observations.push(observe(&fleet.rest, &shared, &fleet.counters, rm_pid).await);
+    observations.push(observe(&fleet, &shared, rm_pid).await);
     let stop_ms = shared.now_ms();
 
     // The AMs unregister (the RM stops their containers); AMs launched from now on register
@@ -699,6 +702,12 @@ fn assemble(a: &Assembly<'_>) -> FleetReport {
         let mut why = Vec::new();
         if let Some(c) = cpu.bench_cores.filter(|c| *c >= BENCH_BUSY_CORES) {
             why.push(format!("it used {c:.2} cores (near a whole core)"));
+        }
+        let concurrent = u64::from(a.plan.apps.concurrent);
+        if let Some(live) = seen.last().map(|o| o.live_apps).filter(|l| *l < concurrent) {
+            why.push(format!(
+                "only {live} of {concurrent} apps were submitted and running at the minute's end (submissions lagging)"
+            ));
         }
         let sent = heartbeat_latency.count as u64;
         if sent > 0 && late_count as f64 > LATE_FRACTION * sent as f64 {
