@@ -45,3 +45,79 @@ fn rm_bench_drives_a_child_rm_and_reports_json() {
     );
     assert_eq!(report["rm_warnings"], serde_json::json!([]), "{report:#}");
 }
+
+/// Seed 003's shape at scale 0.05 (600 NMs, 500 AMs, 100 queues), correctness only: every app
+/// submitted ends through its AM and the RM lists none unfinished, nothing errs. Bounded: the
+/// bench stops itself; this kills it if it has not within the limit.
+#[test]
+fn rm_bench_preset_meituan_smoke_at_scale_0_05() {
+    use std::time::Duration;
+    const LIMIT: Duration = Duration::from_secs(240);
+    const POLL: Duration = Duration::from_millis(200);
+    let dir = tempfile::tempdir().unwrap();
+    let (out_path, err_path) = (dir.path().join("out.json"), dir.path().join("err.txt"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_weft"))
+        .args([
+            "rm-bench",
+            "--preset",
+            "meituan",
+            "--scale",
+            "0.05",
+            "--warmup",
+            "2s",
+            "--duration",
+            "10s",
+            "--json",
+        ])
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(std::fs::File::create(&err_path).unwrap())
+        .spawn()
+        .unwrap();
+    let mut polls = 0;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        polls += 1;
+        // Counted in sleeps (at least LIMIT of wall time; no clock read in tests).
+        if POLL * polls > LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("weft rm-bench --preset meituan --scale 0.05 ran over {LIMIT:?}");
+        }
+        std::thread::sleep(POLL);
+    };
+    let stdout = std::fs::read_to_string(&out_path).unwrap();
+    assert!(
+        status.success(),
+        "stdout: {stdout}\nstderr: {}",
+        std::fs::read_to_string(&err_path).unwrap_or_default()
+    );
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(report["errors"], 0, "{report:#}");
+    assert_eq!(
+        (&report["nodes"], &report["apps"], &report["queues"]),
+        (
+            &serde_json::json!(600),
+            &serde_json::json!(500),
+            &serde_json::json!(100)
+        )
+    );
+    let count = |k: &str| report[k].as_u64().unwrap();
+    assert!(count("apps_submitted") >= 500, "{report:#}");
+    assert_eq!(
+        count("apps_completed") + count("apps_stopped"),
+        count("apps_submitted"),
+        "every app ended through its AM: {report:#}"
+    );
+    assert_eq!(count("apps_failed"), 0, "{report:#}");
+    assert_eq!(count("apps_unfinished"), 0, "{report:#}");
+    assert!(count("allocated") > 0, "{report:#}");
+    assert_eq!(count("unroutable"), 0);
+    assert_eq!(count("resyncs"), 0);
+    assert!(
+        report["minutes"][0]["valid_schedule"].is_boolean(),
+        "{report:#}"
+    );
+    assert!(report["rm_peak_rss_mib"].as_f64().is_some(), "{report:#}");
+}

@@ -12,6 +12,25 @@ use crate::core::{ContainerState, RmCore};
 use crate::model::*;
 use crate::RmError;
 
+/// Refuses a request with two sizes at one priority: an absolute total per priority could not
+/// say which size it counts (Hadoop 2 keeps one capability per priority).
+fn check_one_size_per_priority(asks: &[ResourceAsk]) -> Result<(), RmError> {
+    let mut sizes: BTreeMap<i32, Resource> = BTreeMap::new();
+    for ask in asks {
+        if let Some(size) = sizes.insert(ask.priority, ask.resource) {
+            if size != ask.resource {
+                return Err(RmError::InvalidRequest(format!(
+                    "two asks at priority {} with different sizes ({} and {}); ask each size at its own priority",
+                    ask.priority,
+                    show(size),
+                    show(ask.resource)
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 impl RmCore {
     /// Checks that `attempt` is its app's current, live attempt and `token` is its token.
     fn authenticate(&self, attempt: &AttemptId, token: &str) -> Result<(), RmError> {
@@ -121,6 +140,7 @@ impl RmCore {
         for ask in &req.asks {
             self.check_size(&format!("ask at priority {}", ask.priority), ask.resource)?;
         }
+        check_one_size_per_priority(&req.asks)?;
         self.check_queue_maximum(attempt, &req)?;
         crate::blacklist::check_update(&req)?;
         for c in &req.releases {
@@ -156,17 +176,8 @@ impl RmCore {
                 true,
             );
         }
-        for ask in req.asks.into_iter().filter(|a| a.count > 0) {
-            let ask = ContainerAsk {
-                priority: ask.priority,
-                resources: ask.resource,
-                count: ask.count,
-                hosts: ask.hosts,
-                racks: ask.racks,
-                relax_locality: ask.relax_locality,
-                tag: weft_sched::AskTag::NONE,
-            };
-            self.sched.handle(now, Event::Ask { app: seq, ask })?;
+        for ask in req.asks {
+            self.set_outstanding(now, attempt, seq, ask)?;
         }
         self.drain(now);
         // The scheduler holds every app with a running attempt; one it no longer holds can
@@ -182,8 +193,14 @@ impl RmCore {
         else {
             return Err(RmError::UnknownAttempt(attempt.to_string()));
         };
-        let allocated = std::mem::take(&mut t.new_containers);
-        let completed = std::mem::take(&mut t.completed);
+        // A large grant goes out over several calls, oldest first.
+        let cap = self.config.allocate_max_containers.max(1);
+        let allocated: Vec<AllocatedContainer> = t
+            .new_containers
+            .drain(..cap.min(t.new_containers.len()))
+            .collect();
+        let completed: Vec<CompletedContainer> =
+            t.completed.drain(..cap.min(t.completed.len())).collect();
         let seen = std::mem::replace(&mut t.nodes_seen, changes_len);
         let mut updated: BTreeMap<String, NodeState> = BTreeMap::new();
         for (n, s) in &self.node_changes[seen.min(changes_len)..] {
@@ -210,6 +227,70 @@ impl RmCore {
             cluster_nodes,
             preempt,
         })
+    }
+
+    /// Makes the scheduler hold `ask.count` containers at the ask's priority: YARN's AMs send
+    /// the absolute outstanding total, so the difference from what the scheduler still holds
+    /// is asked for or cancelled. A new size at a priority replaces the old ask (Hadoop 2's one
+    /// capability per priority).
+    fn set_outstanding(
+        &mut self,
+        now: Time,
+        attempt: AttemptId,
+        app: AppId,
+        ask: ResourceAsk,
+    ) -> Result<(), RmError> {
+        let held = self
+            .apps
+            .get(&attempt.app)
+            .and_then(|a| a.current())
+            .and_then(|t| t.asked.get(&ask.priority).copied());
+        let held_count = match held {
+            Some((size, n)) if size == ask.resource => n,
+            Some((_, n)) => {
+                if n > 0 {
+                    self.sched.handle(
+                        now,
+                        Event::CancelAsks {
+                            app,
+                            priority: Some(ask.priority),
+                            count: None,
+                        },
+                    )?;
+                }
+                0
+            }
+            None => 0,
+        };
+        if ask.count > held_count {
+            let more = ContainerAsk {
+                priority: ask.priority,
+                resources: ask.resource,
+                count: ask.count - held_count,
+                hosts: ask.hosts,
+                racks: ask.racks,
+                relax_locality: ask.relax_locality,
+                tag: weft_sched::AskTag::NONE,
+            };
+            self.sched.handle(now, Event::Ask { app, ask: more })?;
+        } else if ask.count < held_count {
+            self.sched.handle(
+                now,
+                Event::CancelAsks {
+                    app,
+                    priority: Some(ask.priority),
+                    count: Some(held_count - ask.count),
+                },
+            )?;
+        }
+        if let Some(t) = self
+            .apps
+            .get_mut(&attempt.app)
+            .and_then(|a| a.current_mut())
+        {
+            t.asked.insert(ask.priority, (ask.resource, ask.count));
+        }
+        Ok(())
     }
 
     /// Refuses an ask larger than the app's queue allows (its `maxContainerAllocation`, own or

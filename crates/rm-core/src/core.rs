@@ -47,7 +47,15 @@ pub struct RmConfig {
     /// every node before the attempt fails and the next one starts (its own node
     /// re-registering without it fails it at once).
     pub am_recovery_grace: Duration,
+    /// At most this many allocated containers, and this many completed statuses, in one
+    /// Allocate answer; the rest wait for the AM's next call
+    /// (`weft.resourcemanager.am.allocate.max-containers`, Weft's own, 10,000).
+    pub allocate_max_containers: usize,
 }
+
+/// The default cap on containers per Allocate answer: about 2 MB on the wire, well under the
+/// 4 MB a gRPC client accepts by default.
+pub const DEFAULT_ALLOCATE_MAX_CONTAINERS: usize = 10_000;
 
 impl RmConfig {
     /// YARN's defaults around the given scheduler configuration.
@@ -66,6 +74,7 @@ impl RmConfig {
             max_completed_apps: crate::retention::DEFAULT_MAX_COMPLETED_APPS,
             store_max_completed_apps: crate::retention::DEFAULT_MAX_COMPLETED_APPS,
             am_recovery_grace: Duration::from_secs(10),
+            allocate_max_containers: DEFAULT_ALLOCATE_MAX_CONTAINERS,
         }
     }
 }
@@ -155,8 +164,13 @@ pub(crate) struct Attempt {
     pub(crate) start_time: Time,
     pub(crate) finish_time: Option<Time>,
     pub(crate) diagnostics: String,
-    pub(crate) new_containers: Vec<AllocatedContainer>,
-    pub(crate) completed: Vec<CompletedContainer>,
+    /// Allocated and not yet handed to the AM, oldest first.
+    pub(crate) new_containers: VecDeque<AllocatedContainer>,
+    /// Completions not yet reported to the AM, oldest first.
+    pub(crate) completed: VecDeque<CompletedContainer>,
+    /// The AM's outstanding ask per priority, as YARN's absolute totals: the size it asked
+    /// and how many the scheduler still holds (lowered as containers are allocated).
+    pub(crate) asked: BTreeMap<i32, (Resource, u32)>,
     pub(crate) blacklist: BTreeSet<String>,
     /// Position in the node-change log up to which this AM was told.
     pub(crate) nodes_seen: usize,
@@ -515,7 +529,7 @@ impl RmCore {
             );
             self.attempt_failed(now, id.app, diag);
         } else {
-            attempt.completed.push(CompletedContainer {
+            attempt.completed.push_back(CompletedContainer {
                 id,
                 exit_status: status,
                 diagnostics,
@@ -633,7 +647,10 @@ impl RmCore {
                 token,
             };
             if let Some(attempt) = self.apps.get_mut(&app_key).and_then(App::current_mut) {
-                attempt.new_containers.push(container);
+                if let Some((_, held)) = attempt.asked.get_mut(&priority) {
+                    *held = held.saturating_sub(1);
+                }
+                attempt.new_containers.push_back(container);
             }
         }
     }

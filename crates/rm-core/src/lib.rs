@@ -27,7 +27,7 @@ mod tokens;
 #[cfg(test)]
 mod tests;
 
-pub use crate::core::{RmConfig, RmCore, ENDED_CONTAINERS_KEPT};
+pub use crate::core::{RmConfig, RmCore, DEFAULT_ALLOCATE_MAX_CONTAINERS, ENDED_CONTAINERS_KEPT};
 pub use error::RmError;
 pub use limits::*;
 pub use model::*;

@@ -12,11 +12,9 @@ use weft_proto::auth::with_nm_token;
 use weft_proto::v1::container_management_client::ContainerManagementClient;
 use weft_proto::v1::{
     ContainerLaunchContext, LocalResourceType, StartContainerRequest, StartContainersRequest,
-    StopContainersRequest,
 };
 use weft_rm_core::{AmLaunch, LocalResourceKind, Output, RmCore, Write};
 use weft_store::StateStore;
-use weft_types::yarn_id::ContainerId;
 use weft_types::{ResourceTypes, Time};
 
 use crate::clock;
@@ -234,6 +232,8 @@ pub(crate) struct Loop {
     /// Set (once) when the store refused a write: the loop has stopped, see [`StoreFailure`].
     failure: watch::Sender<Option<String>>,
     verifier: Verifier,
+    /// Channels to the NMs for stopping containers.
+    nm_channels: crate::nm_stops::NmChannels,
 }
 
 /// Tells whether the driver stopped because the state store failed, and why.
@@ -280,6 +280,7 @@ pub(crate) fn new(
         next_update: Time(0),
         failure,
         verifier: Verifier::new(0),
+        nm_channels: Default::default(),
     };
     (driver, state, StoreFailure(failed))
 }
@@ -395,6 +396,7 @@ impl Loop {
     }
 
     fn carry_out(&self, outputs: Vec<Output>) {
+        let mut stops = Vec::new();
         for o in outputs {
             match o {
                 Output::LaunchAm(launch) => {
@@ -407,11 +409,12 @@ impl Loop {
                     container,
                     nm_token,
                     ..
-                } => {
-                    tokio::spawn(stop_container(node_address, container, nm_token));
-                }
+                } => stops.push((node_address, nm_token, container)),
                 Output::Persist(_) => {}
             }
+        }
+        for batch in crate::nm_stops::batches(stops) {
+            tokio::spawn(self.nm_channels.clone().stop(batch));
         }
     }
 }
@@ -511,26 +514,6 @@ async fn start(launch: &AmLaunch, types: &ResourceTypes) -> Result<(), String> {
 }
 
 /// Best effort: the container is also in the node's next heartbeat reply.
-async fn stop_container(address: String, container: ContainerId, nm_token: String) {
-    let result = async {
-        let mut nm = client(&address).await?;
-        let request = with_nm_token(
-            StopContainersRequest {
-                container_id: vec![container.to_string()],
-            },
-            &nm_token,
-        )
-        .map_err(|e| e.to_string())?;
-        nm.stop_containers(request)
-            .await
-            .map_err(|s| s.message().to_string())
-    }
-    .await;
-    if let Err(e) = result {
-        tracing::debug!(%container, %address, error = %e, "stop through the NM failed; the heartbeat will carry it");
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

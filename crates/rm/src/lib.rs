@@ -11,6 +11,7 @@ mod driver;
 #[doc(hidden)]
 pub mod fuzzing;
 mod metrics;
+mod nm_stops;
 mod reload;
 mod rest;
 mod settings;
@@ -204,6 +205,7 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
     config.max_attempts = settings.max_attempts;
     config.max_completed_apps = settings.max_completed_apps;
     config.store_max_completed_apps = settings.store_max_completed_apps;
+    config.allocate_max_containers = settings.allocate_max_containers;
     config.scheduler_address = scheduler.to_string();
     config.token_secret = clock::token_secret();
     config.admin_acl = settings.admin_acl.clone();

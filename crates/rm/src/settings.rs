@@ -94,6 +94,9 @@ pub struct Settings {
     pub max_completed_apps: usize,
     /// `yarn.resourcemanager.state-store.max-completed-applications` (the in-memory limit).
     pub store_max_completed_apps: usize,
+    /// `weft.resourcemanager.am.allocate.max-containers` (Weft's own, 10,000): at most this
+    /// many allocated containers and this many completions in one Allocate answer.
+    pub allocate_max_containers: usize,
     /// How often the scheduler's state is verified and repaired
     /// (`weft.scheduler.verify-interval-ms`, 60000; 0 = never).
     pub verify_interval_ms: u64,
@@ -253,8 +256,19 @@ impl Settings {
         let store_max_completed_apps =
             num("yarn.resourcemanager.state-store.max-completed-applications")?
                 .map_or(max_completed_apps, count);
+        let allocate_max_containers = match num("weft.resourcemanager.am.allocate.max-containers")?
+        {
+            None => weft_rm_core::DEFAULT_ALLOCATE_MAX_CONTAINERS,
+            Some(0) => {
+                return Err(SettingsError::Invalid(
+                    "weft.resourcemanager.am.allocate.max-containers must be at least 1".into(),
+                ))
+            }
+            Some(n) => count(n),
+        };
         Ok(Settings {
             notes,
+            allocate_max_containers,
             admin_acl,
             max_completed_apps,
             store_max_completed_apps,

@@ -112,10 +112,10 @@ impl Am {
     pub(crate) async fn run(mut self, mut stop: watch::Receiver<bool>) -> AmResult {
         let mut result = AmResult::default();
         while !*stop.borrow() {
-            // Weft's RM takes the `*` count as more containers on top of what is outstanding
-            // (as the dshell AM sends it), so ask once per chunk rather than every call.
+            // The `*` count is the absolute total outstanding (YARN's asks); the RM lowers its
+            // copy as it allocates, so the AM sends it again only to top it up.
             let ask = if self.outstanding < i64::from(ASK_CHUNK / 2) {
-                self.outstanding += i64::from(ASK_CHUNK);
+                self.outstanding = i64::from(ASK_CHUNK);
                 vec![self.ask(ASK_CHUNK)]
             } else {
                 Vec::new()

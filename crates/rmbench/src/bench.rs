@@ -28,15 +28,15 @@ const SETUP_TIMEOUT: Duration = Duration::from_secs(60);
 /// Bound on the tasks winding down after the window.
 const WIND_DOWN: Duration = Duration::from_secs(15);
 /// Simulated NMs per tracker connection unless --connections says otherwise.
-const NMS_PER_CONNECTION: usize = 100;
+pub(crate) const NMS_PER_CONNECTION: usize = 100;
 /// Simulated NMs registering at the same time.
-const REGISTERING: usize = 64;
+pub(crate) const REGISTERING: usize = 64;
 /// HTTP/2 receive windows: an Allocate answer can carry hundreds of thousands of containers
 /// (tens of MB); with the 64 KiB default every window has to be refilled by a round trip
 /// between two busy runtimes, and one answer took longer than the whole run.
 const WINDOW: u32 = 32 << 20;
 /// Bench runtime threads (the machine is small and shared with the RM).
-const WORKERS: usize = 2;
+pub(crate) const WORKERS: usize = 2;
 
 fn validate(args: &RmBenchArgs) -> Result<i64, BenchError> {
     if args.nms == 0 {
@@ -82,6 +82,8 @@ pub fn bench(args: &RmBenchArgs) -> Result<Report, BenchError> {
                 heartbeat_ms: args.heartbeat_ms.unwrap_or(1000),
                 assign_multiple: !args.no_assign_multiple,
                 max_assign: Some(args.max_assign),
+                allocations_xml: None,
+                properties: Vec::new(),
             })?;
             let found = (rm.addresses.clone(), Some(rm.pid()));
             child = Some(rm);
@@ -120,7 +122,7 @@ pub fn bench(args: &RmBenchArgs) -> Result<Report, BenchError> {
     }
 }
 
-async fn connect(address: &str) -> Result<Channel, BenchError> {
+pub(crate) async fn connect(address: &str) -> Result<Channel, BenchError> {
     let url = if address.starts_with("http://") {
         address.to_string()
     } else {
@@ -173,7 +175,10 @@ fn cpu_between(a: &CpuSample, b: &CpuSample) -> Cpu {
     }
 }
 
-async fn wait_registered(mut rx: mpsc::Receiver<()>, nms: usize) -> Result<(), BenchError> {
+pub(crate) async fn wait_registered(
+    mut rx: mpsc::Receiver<()>,
+    nms: usize,
+) -> Result<(), BenchError> {
     let deadline = tokio::time::Instant::now() + SETUP_TIMEOUT;
     let mut n = 0;
     while n < nms {
@@ -225,9 +230,10 @@ async fn drive(
             of: args.nms,
             memory_mb: args.node_memory_mb,
             vcores: args.node_vcores,
+            rack: "/default-rack".into(),
             cm_port,
             heartbeat: args.heartbeat_ms.map(Duration::from_millis),
-            container_run: Duration::from_millis(args.container_ms),
+            container_run: Duration::from_millis(args.container_ms.unwrap_or(0)),
         };
         let client = ResourceTrackerClient::new(channels[index % channels.len()].clone());
         let start = nm::Start {
@@ -247,7 +253,7 @@ async fn drive(
 
     let (web, queue) = (rm.web.clone(), args.queue.clone());
     let (memory, vcores) = (args.container_memory_mb, args.container_vcores);
-    tokio::task::spawn_blocking(move || rest::submit(&web, &queue, memory, vcores))
+    tokio::task::spawn_blocking(move || rest::Rest::new(&web).submit(None, &queue, memory, vcores))
         .await
         .map_err(|e| BenchError::Rm(format!("submission task failed: {e}")))??;
     let launch = tokio::time::timeout(SETUP_TIMEOUT, am_launches.recv())
@@ -272,7 +278,7 @@ async fn drive(
         AmSpec {
             memory_mb: args.container_memory_mb,
             vcores: args.container_vcores,
-            interval: Duration::from_millis(args.am_interval_ms),
+            interval: Duration::from_millis(args.am_interval_ms.unwrap_or(0)),
         },
         Arc::clone(&shared),
     )
@@ -361,7 +367,7 @@ fn assemble(a: Assembly<'_>) -> Report {
         container_memory_mb: a.args.container_memory_mb,
         container_vcores: a.args.container_vcores,
         slots_per_node: a.slots,
-        container_ms: a.args.container_ms,
+        container_ms: a.args.container_ms.unwrap_or(0),
         heartbeat_ms: a.nodes.first().map_or(0, |n| n.interval_ms),
         warmup_s: from.saturating_sub(a.start_ms) as f64 / 1000.0,
         window_s,

@@ -8,12 +8,21 @@
 //! heartbeat (or after `--container-ms`), so the cluster keeps churning. The report gives the
 //! allocation rate over a steady window, heartbeat and Allocate rates and latencies, and the
 //! CPU the RM and the bench used, so what bounds the rate can be read off rather than guessed.
+//!
+//! With `--preset meituan [--scale F]` the bench plays seed 003's cluster instead (`fleet`):
+//! the simulator's preset gives the nodes, the allocation file and the closed loop of apps,
+//! and every app gets its own AM that asks, runs its tasks, finishes and is replaced; the
+//! report is per minute (usage, validSchedule, latencies, RM CPU per heartbeat and per
+//! allocation, RM memory) and says when the bench itself was the bottleneck.
 
 mod am;
 mod bench;
 mod clock;
 mod cm;
 mod error;
+mod fleet;
+mod fleet_am;
+mod fleet_report;
 mod nm;
 mod report;
 mod rest;
@@ -26,6 +35,8 @@ use std::time::Duration;
 
 pub use bench::bench;
 pub use error::BenchError;
+pub use fleet::fleet;
+pub use fleet_report::{FleetReport, MinuteRow};
 pub use report::{Cpu, Report};
 pub use stats::Percentiles;
 
@@ -63,8 +74,9 @@ pub struct RmBenchArgs {
     #[arg(long = "container-vcores", default_value_t = 1)]
     pub container_vcores: i64,
     /// How long each container runs, ms (0: it completes at its node's next heartbeat).
-    #[arg(long = "container-ms", default_value_t = 0)]
-    pub container_ms: u64,
+    /// Default 0, or the preset's task duration with --preset.
+    #[arg(long = "container-ms")]
+    pub container_ms: Option<u64>,
     /// The measured window (after the warm-up), e.g. 20s, 500ms, 1m.
     #[arg(long, default_value = "20s", value_parser = parse_duration)]
     pub duration: Duration,
@@ -76,8 +88,9 @@ pub struct RmBenchArgs {
     #[arg(long = "heartbeat-ms")]
     pub heartbeat_ms: Option<u64>,
     /// Pause between the AM's Allocate calls, ms (0: call again as soon as the answer is in).
-    #[arg(long = "am-interval-ms", default_value_t = 0)]
-    pub am_interval_ms: u64,
+    /// Default 0, or 1000 (a YARN AM's heartbeat) with --preset.
+    #[arg(long = "am-interval-ms")]
+    pub am_interval_ms: Option<u64>,
     /// HTTP/2 connections the simulated NMs share to the resource tracker (0: one per
     /// 100 NMs; hundreds of small requests outstanding on one connection trip h2's
     /// flood protection in the RM's server, which then closes the connection).
@@ -92,9 +105,44 @@ pub struct RmBenchArgs {
     /// Child RM: `yarn.scheduler.fair.max.assign` (-1: no limit; turns dynamic max-assign off).
     #[arg(long = "max-assign", default_value_t = -1, allow_hyphen_values = true)]
     pub max_assign: i32,
+    /// Play a preset's cluster (`meituan`: seed 003's) instead of one greedy AM: its nodes,
+    /// allocation file and closed loop of apps, each with its own AM.
+    #[arg(long)]
+    pub preset: Option<String>,
+    /// The preset's scale (nodes, apps and queues times F).
+    #[arg(long, default_value_t = 1.0, requires = "preset")]
+    pub scale: f64,
+    /// The preset's generator seed (tasks per app).
+    #[arg(long, default_value_t = 1, requires = "preset")]
+    pub seed: u64,
+    /// Tasks per app as MIN-MAX instead of the preset's (e.g. for a short smoke run).
+    #[arg(long = "tasks-per-app", value_parser = parse_range, requires = "preset")]
+    pub tasks_per_app: Option<(u32, u32)>,
+    /// How often usage and pending demand are observed for validSchedule, e.g. 5s.
+    #[arg(long = "observe-every", default_value = "5s", value_parser = parse_duration)]
+    pub observe_every: Duration,
+    /// Put the RM on one CPU and the bench on another (sched_setaffinity on every thread), so
+    /// neither's CPU is confused with the other's. Needs two CPUs.
+    #[arg(long)]
+    pub pin: bool,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Reads `MIN-MAX` (or a single number) as an inclusive range of positive counts.
+pub fn parse_range(s: &str) -> Result<(u32, u32), String> {
+    let (lo, hi) = s.split_once('-').unwrap_or((s, s));
+    let parse = |v: &str| {
+        v.trim()
+            .parse::<u32>()
+            .map_err(|_| format!("'{s}' is not a range of counts (e.g. 200-600)"))
+    };
+    let (lo, hi) = (parse(lo)?, parse(hi)?);
+    if lo == 0 || lo > hi {
+        return Err(format!("'{s}': need 1 <= MIN <= MAX"));
+    }
+    Ok((lo, hi))
 }
 
 /// Reads `20s`, `500ms`, `2m` or a bare number of seconds.
@@ -118,6 +166,15 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 
 /// Runs the benchmark and prints its report (text, or JSON with `--json`).
 pub fn run(args: RmBenchArgs) -> anyhow::Result<()> {
+    if args.preset.is_some() {
+        let report = fleet(&args)?;
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&report)?);
+        } else {
+            print!("{}", report.text());
+        }
+        return Ok(());
+    }
     let report = bench(&args)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -146,6 +203,15 @@ mod tests {
         assert_eq!(parse_duration("1.5"), Ok(Duration::from_millis(1500)));
         assert!(parse_duration("fast").is_err());
         assert!(parse_duration("3h").is_err());
+    }
+
+    #[test]
+    fn ranges_read_min_max_or_one_number() {
+        assert_eq!(parse_range("200-600"), Ok((200, 600)));
+        assert_eq!(parse_range("3"), Ok((3, 3)));
+        assert!(parse_range("0-2").is_err());
+        assert!(parse_range("5-2").is_err());
+        assert!(parse_range("a-b").is_err());
     }
 
     #[test]

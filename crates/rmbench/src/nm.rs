@@ -23,6 +23,8 @@ const EXIT_INVALID: i32 = -1000;
 const EXIT_KILLED_BY_RM: i32 = -106;
 /// Back-off between attempts to register again after a failure.
 const RETRY: Duration = Duration::from_millis(200);
+/// A heartbeat whose task woke this long after its due time was sent late by the bench.
+pub(crate) const LATE: Duration = Duration::from_millis(100);
 
 /// How one simulated node behaves.
 #[derive(Clone, Debug)]
@@ -35,6 +37,8 @@ pub(crate) struct NodeSpec {
     pub(crate) memory_mb: i64,
     /// Virtual cores.
     pub(crate) vcores: i64,
+    /// Its rack.
+    pub(crate) rack: String,
     /// The bench's container-management port.
     pub(crate) cm_port: u16,
     /// Heartbeat interval forced by the bench; `None` follows the RM.
@@ -54,6 +58,9 @@ pub(crate) struct NodeResult {
     pub(crate) resyncs: u64,
     /// The heartbeat interval the node used, ms.
     pub(crate) interval_ms: u64,
+    /// Heartbeats the bench itself sent late (its task woke more than [`LATE`] after the due
+    /// time: the bench's runtime was too busy), by due time.
+    pub(crate) late: Timeline,
 }
 
 struct Running {
@@ -90,7 +97,7 @@ impl Node {
                 .unwrap_or_default(),
             http_address: String::new(),
             total_capability: Some(Resource::new(self.spec.memory_mb, self.spec.vcores)),
-            rack: "/default-rack".into(),
+            rack: self.spec.rack.clone(),
             nm_version: "weft-rmbench".into(),
             container_statuses: self
                 .running
@@ -308,9 +315,19 @@ pub(crate) async fn run(
         .mul_f64(node.spec.index as f64 / node.spec.of.max(1) as f64);
     let mut next = tokio::time::Instant::now() + offset;
     loop {
+        // Only a beat that was waited for can be late by the bench's fault: one already due
+        // when the previous round trip ended was held up by the RM.
+        let waited = next > tokio::time::Instant::now();
         tokio::select! {
             _ = tokio::time::sleep_until(next) => {}
             _ = stop.wait_for(|s| *s) => break,
+        }
+        if waited && next.elapsed() > LATE {
+            let due_ms = node
+                .shared
+                .now_ms()
+                .saturating_sub(u64::try_from(next.elapsed().as_millis()).unwrap_or(u64::MAX));
+            node.result.late.add(due_ms, 1);
         }
         // A node that falls behind skips the missed beats instead of bunching them up.
         next = (next + node.interval).max(tokio::time::Instant::now());
@@ -340,6 +357,7 @@ mod tests {
                 of: 1,
                 memory_mb: 1024,
                 vcores: 1,
+                rack: "/default-rack".into(),
                 cm_port: 1,
                 heartbeat: None,
                 container_run: Duration::from_millis(run_ms),

@@ -53,45 +53,108 @@ fn call(
     serde_json::from_str(&text).map_err(|e| err(format!("bad JSON ({e}): {text}")))
 }
 
-/// Creates and submits the application; returns its id. Blocking (run it off the runtime).
-pub(crate) fn submit(
-    web: &str,
-    queue: &str,
-    am_memory_mb: i64,
-    am_vcores: i64,
-) -> Result<String, BenchError> {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(CALL_TIMEOUT))
-        .build()
-        .into();
-    let base = if web.starts_with("http://") || web.starts_with("https://") {
-        web.trim_end_matches('/').to_string()
-    } else {
-        format!("http://{}", web.trim_end_matches('/'))
-    };
-    let user = std::env::var("USER").unwrap_or_else(|_| "weft-rmbench".into());
-    let new_app = call(
-        &agent,
-        "new-application",
-        &format!("{base}/ws/v1/cluster/apps/new-application?user.name={user}"),
-        None,
-    )?;
-    let app_id = new_app
-        .get("application-id")
-        .and_then(Value::as_str)
-        .ok_or_else(|| BenchError::Rest {
-            what: "new-application",
-            message: format!("no application-id in {new_app}"),
-        })?
-        .to_string();
-    call(
-        &agent,
-        "submit",
-        &format!("{base}/ws/v1/cluster/apps?user.name={user}"),
-        Some(&submission(&app_id, queue, am_memory_mb, am_vcores)),
-    )?;
-    Ok(app_id)
+/// The RM's REST API with one agent for every call. Blocking (run it off the runtime).
+pub(crate) struct Rest {
+    agent: ureq::Agent,
+    base: String,
+}
+
+impl Rest {
+    /// A client for the RM at `web` (host:port or URL).
+    pub(crate) fn new(web: &str) -> Rest {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(CALL_TIMEOUT))
+            .build()
+            .into();
+        let base = if web.starts_with("http://") || web.starts_with("https://") {
+            web.trim_end_matches('/').to_string()
+        } else {
+            format!("http://{}", web.trim_end_matches('/'))
+        };
+        Rest { agent, base }
+    }
+
+    /// Creates and submits an application for `user` (default: `$USER`); returns its id.
+    pub(crate) fn submit(
+        &self,
+        user: Option<&str>,
+        queue: &str,
+        am_memory_mb: i64,
+        am_vcores: i64,
+    ) -> Result<String, BenchError> {
+        let app_id = self.new_application(user)?;
+        self.submit_app(user, &app_id, queue, am_memory_mb, am_vcores)?;
+        Ok(app_id)
+    }
+
+    fn user(user: Option<&str>) -> String {
+        match user {
+            Some(u) => u.to_string(),
+            None => std::env::var("USER").unwrap_or_else(|_| "weft-rmbench".into()),
+        }
+    }
+
+    /// A new application id (`new-application`).
+    pub(crate) fn new_application(&self, user: Option<&str>) -> Result<String, BenchError> {
+        let new_app = call(
+            &self.agent,
+            "new-application",
+            &format!(
+                "{}/ws/v1/cluster/apps/new-application?user.name={}",
+                self.base,
+                Rest::user(user)
+            ),
+            None,
+        )?;
+        new_app
+            .get("application-id")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .ok_or_else(|| BenchError::Rest {
+                what: "new-application",
+                message: format!("no application-id in {new_app}"),
+            })
+    }
+
+    /// Submits application `app_id` to `queue` for `user`.
+    pub(crate) fn submit_app(
+        &self,
+        user: Option<&str>,
+        app_id: &str,
+        queue: &str,
+        am_memory_mb: i64,
+        am_vcores: i64,
+    ) -> Result<(), BenchError> {
+        call(
+            &self.agent,
+            "submit",
+            &format!(
+                "{}/ws/v1/cluster/apps?user.name={}",
+                self.base,
+                Rest::user(user)
+            ),
+            Some(&submission(app_id, queue, am_memory_mb, am_vcores)),
+        )?;
+        Ok(())
+    }
+
+    /// `GET path` (e.g. `/ws/v1/cluster/metrics`) as JSON.
+    pub(crate) fn get(&self, what: &'static str, path: &str) -> Result<Value, BenchError> {
+        let err = |message: String| BenchError::Rest { what, message };
+        let url = format!("{}{path}", self.base);
+        let mut response = self
+            .agent
+            .get(&url)
+            .call()
+            .map_err(|e| err(format!("cannot reach {url}: {e}")))?;
+        let status = response.status();
+        let text = response.body_mut().read_to_string().unwrap_or_default();
+        if !status.is_success() {
+            return Err(err(format!("HTTP {}: {text}", status.as_u16())));
+        }
+        serde_json::from_str(&text).map_err(|e| err(format!("bad JSON ({e}): {text}")))
+    }
 }
 
 #[cfg(test)]

@@ -41,11 +41,38 @@ pub(crate) struct RmSetup {
     pub(crate) assign_multiple: bool,
     /// `yarn.scheduler.fair.max.assign` (-1 = no limit); dynamic max-assign is off when set.
     pub(crate) max_assign: Option<i32>,
+    /// The allocation file's text (fair-scheduler.xml), if the run brings one.
+    pub(crate) allocations_xml: Option<String>,
+    /// More yarn-site properties (a preset's), written after the ones above.
+    pub(crate) properties: Vec<(String, String)>,
+}
+
+/// A TOML basic string holding `text` (quotes, backslashes and control characters escaped).
+fn toml_string(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// The configuration file the child RM is started with.
-pub(crate) fn config_toml(setup: &RmSetup) -> String {
-    let mut s = format!(
+pub(crate) fn config_toml(setup: &RmSetup, allocations: Option<&Path>) -> String {
+    let mut s = String::new();
+    if let Some(path) = allocations {
+        s.push_str(&format!(
+            "allocations = {}\n",
+            toml_string(&path.display().to_string())
+        ));
+    }
+    s.push_str(&format!(
         "heartbeat_interval_ms = {}\n\
          # Simulated NMs are never silent on purpose; a slow bench must not look like dead nodes.\n\
          nm_expiry_ms = 600000\n\
@@ -53,12 +80,21 @@ pub(crate) fn config_toml(setup: &RmSetup) -> String {
          [properties]\n\
          \"yarn.scheduler.fair.assignmultiple\" = {}\n",
         setup.heartbeat_ms, setup.assign_multiple
-    );
+    ));
     if let Some(max) = setup.max_assign {
         s.push_str(&format!(
             "\"yarn.scheduler.fair.dynamic.max.assign\" = false\n\
              \"yarn.scheduler.fair.max.assign\" = {max}\n"
         ));
+    }
+    for (name, value) in &setup.properties {
+        let set_above = name == "yarn.scheduler.fair.assignmultiple"
+            || (setup.max_assign.is_some()
+                && (name == "yarn.scheduler.fair.max.assign"
+                    || name == "yarn.scheduler.fair.dynamic.max.assign"));
+        if !set_above {
+            s.push_str(&format!("{} = {}\n", toml_string(name), toml_string(value)));
+        }
     }
     s
 }
@@ -79,8 +115,17 @@ impl RmProcess {
             .prefix("weft-rmbench-")
             .tempdir()
             .map_err(BenchError::io("cannot create a temp dir"))?;
+        let allocations = match &setup.allocations_xml {
+            Some(xml) => {
+                let path = dir.path().join("fair-scheduler.xml");
+                std::fs::write(&path, xml)
+                    .map_err(BenchError::io(format!("cannot write {}", path.display())))?;
+                Some(path)
+            }
+            None => None,
+        };
         let config = dir.path().join("rm.toml");
-        std::fs::write(&config, config_toml(setup))
+        std::fs::write(&config, config_toml(setup, allocations.as_deref()))
             .map_err(BenchError::io(format!("cannot write {}", config.display())))?;
         let ready = dir.path().join("ready.json");
         let log = dir.path().join("rm.log");
@@ -218,6 +263,55 @@ pub(crate) fn process_cpu_seconds(pid: &str) -> Option<f64> {
     Some((utime + stime) / CLOCK_TICKS_PER_SEC)
 }
 
+/// A process's resident memory now and its peak so far (`VmRSS`, `VmHWM` in
+/// `/proc/<pid>/status`), in bytes.
+pub(crate) fn process_memory(pid: &str) -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let field = |name: &str| -> Option<u64> {
+        let line = text.lines().find(|l| l.starts_with(name))?;
+        let kib: u64 = line[name.len()..]
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse()
+            .ok()?;
+        Some(kib * 1024)
+    };
+    Some((field("VmRSS:")?, field("VmHWM:")?))
+}
+
+/// Binds every thread of process `pid` (`self` for this one) to CPU `cpu`: threads started
+/// later inherit their creator's binding, so this holds for the rest of the run.
+pub(crate) fn pin_process(pid: &str, cpu: usize) -> Result<(), BenchError> {
+    use nix::sched::{sched_setaffinity, CpuSet};
+    let mut set = CpuSet::new();
+    set.set(cpu)
+        .map_err(|e| BenchError::Args(format!("cannot pin to CPU {cpu}: {e}")))?;
+    let tasks = format!("/proc/{pid}/task");
+    let entries =
+        std::fs::read_dir(&tasks).map_err(BenchError::io(format!("cannot list {tasks}")))?;
+    for entry in entries {
+        let entry = entry.map_err(BenchError::io(format!("cannot list {tasks}")))?;
+        let Some(tid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|t| t.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        // A thread may end between the listing and the call; that is no failure.
+        match sched_setaffinity(Pid::from_raw(tid), &set) {
+            Ok(()) | Err(nix::errno::Errno::ESRCH) => {}
+            Err(e) => {
+                return Err(BenchError::Args(format!(
+                    "cannot pin thread {tid} of process {pid} to CPU {cpu}: {e}"
+                )))
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Busy and total CPU seconds of the whole machine so far, from `/proc/stat`.
 pub(crate) fn machine_cpu_seconds() -> Option<(f64, f64)> {
     let text = std::fs::read_to_string("/proc/stat").ok()?;
@@ -253,16 +347,36 @@ mod tests {
             heartbeat_ms: 250,
             assign_multiple: true,
             max_assign: Some(-1),
+            allocations_xml: None,
+            properties: vec![
+                ("yarn.scheduler.fair.max.assign".into(), "7".into()),
+                (
+                    "yarn.scheduler.fair.update-interval-ms".into(),
+                    "500".into(),
+                ),
+            ],
         };
-        let text = config_toml(&setup);
+        let text = config_toml(&setup, Some(Path::new("/tmp/a \"b\".xml")));
+        assert!(text.starts_with("allocations = \"/tmp/a \\\"b\\\".xml\"\n"));
+        assert!(text.contains("\"yarn.scheduler.fair.update-interval-ms\" = \"500\"\n"));
+        assert!(
+            !text.contains("= \"7\""),
+            "the bench's own max.assign wins: {text}"
+        );
+        let parsed: toml::Table = toml::from_str(&text).unwrap();
+        assert_eq!(parsed["allocations"].as_str(), Some("/tmp/a \"b\".xml"));
         assert!(text.contains("heartbeat_interval_ms = 250\n"));
         assert!(text.contains("\"yarn.scheduler.fair.assignmultiple\" = true"));
         assert!(text.contains("\"yarn.scheduler.fair.max.assign\" = -1"));
         assert!(text.contains("\"yarn.scheduler.fair.dynamic.max.assign\" = false"));
-        let plain = config_toml(&RmSetup {
-            max_assign: None,
-            ..setup
-        });
+        let plain = config_toml(
+            &RmSetup {
+                max_assign: None,
+                properties: Vec::new(),
+                ..setup
+            },
+            None,
+        );
         assert!(!plain.contains("max.assign"));
     }
 
@@ -280,5 +394,7 @@ mod tests {
         let (busy, total) = machine_cpu_seconds().unwrap();
         assert!(busy > 0.0 && total >= busy);
         assert!(load_average().is_some_and(|l| l >= 0.0));
+        let (rss, peak) = process_memory("self").unwrap();
+        assert!(rss > 0 && peak >= rss, "{rss} {peak}");
     }
 }

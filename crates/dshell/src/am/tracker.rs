@@ -107,22 +107,18 @@ impl Tracker {
 
     /// How many containers to ask the RM for now, if any.
     ///
-    /// The RM lowers its copy of the ask as it allocates, so the AM asks only when its own
-    /// view changes for another reason: everything outstanding at first and after a resync
-    /// (the RM lost its copy), and one more container per preempted one. Weft's RM adds each
-    /// ask to what it holds (docs/TODO.md, "AM asks are increments"), so a re-ask names only
-    /// the preempted containers.
+    /// As a YARN AM, the count is the absolute total still outstanding (the RM replaces its
+    /// copy with it). The RM lowers its copy as it allocates, so the AM asks only when its own
+    /// view changes for another reason: at first, after a resync (the RM lost its copy), and
+    /// after a preemption (its task is outstanding again).
     pub fn take_ask(&mut self) -> Option<u32> {
-        match self.asked {
-            None => {
-                let n = self.outstanding();
-                self.asked = Some(n);
-                self.to_reask = 0;
-                Some(n)
-            }
-            Some(_) if self.to_reask > 0 => Some(std::mem::take(&mut self.to_reask)),
-            Some(_) => None,
+        if self.asked.is_some() && self.to_reask == 0 {
+            return None;
         }
+        let n = self.outstanding();
+        self.asked = Some(n);
+        self.to_reask = 0;
+        Some(n)
     }
 
     /// Forgets what the RM was told, so the next [`take_ask`](Self::take_ask) resends it (the
@@ -498,6 +494,18 @@ mod tests {
             "{diag}"
         );
         assert_eq!(t.preempted(), 1);
+    }
+
+    #[test]
+    fn a_re_ask_after_a_preemption_is_the_absolute_total_outstanding() {
+        let mut t = Tracker::new(4);
+        assert_eq!(t.take_ask(), Some(4));
+        t.on_allocated("c2", "n1:1");
+        t.on_allocated("c3", "n1:1");
+        // Two still outstanding at the RM; the preempted one makes three, sent as the total.
+        t.on_completed("c2", exit_status::PREEMPTED, "");
+        assert_eq!(t.take_ask(), Some(3));
+        assert_eq!(t.take_ask(), None);
     }
 
     #[test]

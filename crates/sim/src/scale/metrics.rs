@@ -25,6 +25,24 @@ pub const STARVED_BELOW: f64 = 0.5;
 /// At this fraction of its entitled share a starved leaf counts as having reached it.
 pub const REACHED_SHARE: f64 = 0.9;
 
+/// Seed 003's usage bar: at or above this share of the cluster a minute is valid whatever is
+/// pending (below it, small fragments left on every node may fit no ask).
+pub const VALID_USAGE: f64 = 0.9;
+
+/// Seed 003's validSchedule for one observation: the cluster's usage (dominant share) is at
+/// least [`VALID_USAGE`], or nothing valid is pending (validPending = min(queue pending, the
+/// queue's max quota), summed over the queues, is zero). A minute is valid when every
+/// observation in it is; the simulator and `weft rm-bench` both judge with this.
+pub fn valid_schedule(usage: f64, valid_pending: bool) -> bool {
+    usage >= VALID_USAGE || !valid_pending
+}
+
+/// The minute (0-based) an observation at `t_ms` counts toward: minute `m` is `(60m, 60(m+1)]`
+/// seconds, so the observation at exactly one minute closes minute 0.
+pub fn schedule_minute(t_ms: u64) -> u64 {
+    t_ms.saturating_sub(1) / 60_000
+}
+
 /// One metrics sample.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Sample {
@@ -391,8 +409,8 @@ impl Recorder {
         self.window_allocations = 0;
         self.window_nanos = 0;
         let t = now.as_millis();
-        let minute = t.saturating_sub(1) / 60_000;
-        let valid = usage >= 0.9 || !valid_pending;
+        let minute = schedule_minute(t);
+        let valid = valid_schedule(usage, valid_pending);
         let entry = self.minutes.entry(minute).or_insert(true);
         *entry &= valid;
         self.samples.push(Sample {
@@ -529,6 +547,17 @@ fn percentile(sorted: &[u64], p: f64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn valid_schedule_is_high_usage_or_nothing_valid_pending() {
+        assert!(valid_schedule(0.95, true));
+        assert!(valid_schedule(0.9, true));
+        assert!(!valid_schedule(0.89, true));
+        assert!(valid_schedule(0.1, false));
+        assert_eq!(schedule_minute(0), 0);
+        assert_eq!(schedule_minute(60_000), 0);
+        assert_eq!(schedule_minute(60_001), 1);
+    }
 
     #[test]
     fn dominant_share_takes_the_largest_type() {

@@ -1,0 +1,143 @@
+//! Stopping containers through their NMs: the stops the core asks for in one batch go out as
+//! one `StopContainers` call per node and NM token (an attempt's containers on one node), over
+//! a channel kept per node, so an app finishing with thousands of live containers costs one
+//! call per node rather than one connection per container. The node's next heartbeat reply
+//! carries every stop as well, so a failed call loses nothing.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use tonic::transport::{Channel, Endpoint};
+use weft_proto::auth::with_nm_token;
+use weft_proto::v1::container_management_client::ContainerManagementClient;
+use weft_proto::v1::StopContainersRequest;
+use weft_types::yarn_id::ContainerId;
+
+/// Bound on one stop call.
+const STOP_TIMEOUT: Duration = Duration::from_secs(10);
+/// Containers in one call at most (keeps each request small).
+pub(crate) const STOP_BATCH: usize = 1_000;
+/// Channels kept at most; past this the cache starts over (nodes that left are forgotten).
+const CHANNELS_KEPT: usize = 100_000;
+
+/// Containers to stop on one node under one NM token.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct StopBatch {
+    pub(crate) address: String,
+    pub(crate) nm_token: String,
+    pub(crate) containers: Vec<ContainerId>,
+}
+
+/// Groups stops by node address and NM token, in the order first seen, each group cut into
+/// batches of at most [`STOP_BATCH`] containers.
+pub(crate) fn batches(
+    stops: impl IntoIterator<Item = (String, String, ContainerId)>,
+) -> Vec<StopBatch> {
+    let mut groups: BTreeMap<(String, String), Vec<ContainerId>> = BTreeMap::new();
+    for (address, nm_token, container) in stops {
+        groups
+            .entry((address, nm_token))
+            .or_default()
+            .push(container);
+    }
+    let mut out = Vec::new();
+    for ((address, nm_token), containers) in groups {
+        for chunk in containers.chunks(STOP_BATCH) {
+            out.push(StopBatch {
+                address: address.clone(),
+                nm_token: nm_token.clone(),
+                containers: chunk.to_vec(),
+            });
+        }
+    }
+    out
+}
+
+/// One lazily connected channel per NM address, shared by every stop call.
+#[derive(Clone, Default)]
+pub(crate) struct NmChannels(Arc<Mutex<HashMap<String, Channel>>>);
+
+impl NmChannels {
+    fn channel(&self, address: &str) -> Result<Channel, String> {
+        let mut map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(c) = map.get(address) {
+            return Ok(c.clone());
+        }
+        let channel = Endpoint::from_shared(format!("http://{address}"))
+            .map_err(|e| format!("bad NM address {address}: {e}"))?
+            .connect_timeout(STOP_TIMEOUT)
+            .timeout(STOP_TIMEOUT)
+            .tcp_nodelay(true)
+            .connect_lazy();
+        if map.len() >= CHANNELS_KEPT {
+            map.clear();
+        }
+        map.insert(address.to_string(), channel.clone());
+        Ok(channel)
+    }
+
+    /// Sends one batch (spawned: the driver does not wait for NMs).
+    pub(crate) async fn stop(self, batch: StopBatch) {
+        let result = async {
+            let mut nm = ContainerManagementClient::new(self.channel(&batch.address)?);
+            let request = with_nm_token(
+                StopContainersRequest {
+                    container_id: batch
+                        .containers
+                        .iter()
+                        .map(ContainerId::to_string)
+                        .collect(),
+                },
+                &batch.nm_token,
+            )
+            .map_err(|e| e.to_string())?;
+            nm.stop_containers(request)
+                .await
+                .map_err(|s| s.message().to_string())
+        }
+        .await;
+        if let Err(e) = result {
+            tracing::debug!(address = %batch.address, containers = batch.containers.len(), error = %e,
+                "stop through the NM failed; the heartbeat will carry it");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(n: u64) -> ContainerId {
+        format!("container_1_0001_01_{n:06}").parse().unwrap()
+    }
+
+    #[test]
+    fn stops_group_per_node_and_token_in_bounded_batches() {
+        let mut stops = Vec::new();
+        for n in 1..=(STOP_BATCH as u64 + 5) {
+            stops.push(("a:1".to_string(), "t1".to_string(), id(n)));
+        }
+        stops.push(("b:1".to_string(), "t1".to_string(), id(9_000)));
+        stops.push(("a:1".to_string(), "t2".to_string(), id(9_001)));
+        let b = batches(stops);
+        assert_eq!(b.len(), 4, "{b:?}");
+        assert_eq!(
+            (b[0].address.as_str(), b[0].nm_token.as_str()),
+            ("a:1", "t1")
+        );
+        assert_eq!(b[0].containers.len(), STOP_BATCH);
+        assert_eq!(b[1].containers.len(), 5);
+        assert_eq!(b[1].containers[0], id(STOP_BATCH as u64 + 1));
+        assert_eq!(
+            (
+                b[2].address.as_str(),
+                b[2].nm_token.as_str(),
+                b[2].containers.clone()
+            ),
+            ("a:1", "t2", vec![id(9_001)])
+        );
+        assert_eq!(b[3].containers, vec![id(9_000)]);
+        assert!(batches(Vec::new()).is_empty());
+    }
+}

@@ -1,0 +1,327 @@
+//! Allocate against a real RM in-process (127.0.0.1, ephemeral ports, a fake NM): a large
+//! grant is spread over calls of at most `weft.resourcemanager.am.allocate.max-containers`
+//! containers, and asks are YARN's absolute outstanding totals per priority.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::runtime::Runtime;
+use weft_proto::auth::AmCredentials;
+use weft_proto::v1::application_master_protocol_client::ApplicationMasterProtocolClient;
+use weft_proto::v1::container_management_server::{ContainerManagement, ContainerManagementServer};
+use weft_proto::v1::resource_tracker_client::ResourceTrackerClient;
+use weft_proto::v1::*;
+use weft_rm::RmArgs;
+
+/// The cap the RM is configured with.
+const CAP: usize = 5;
+
+#[derive(Clone, Default)]
+struct FakeNm {
+    started: Arc<Mutex<Vec<StartContainerRequest>>>,
+}
+
+#[tonic::async_trait]
+impl ContainerManagement for FakeNm {
+    async fn start_containers(
+        &self,
+        request: tonic::Request<StartContainersRequest>,
+    ) -> Result<tonic::Response<StartContainersResponse>, tonic::Status> {
+        let req = request.into_inner();
+        let ids = req
+            .start_container_request
+            .iter()
+            .map(|r| r.container_id.clone())
+            .collect();
+        self.started
+            .lock()
+            .unwrap()
+            .extend(req.start_container_request);
+        Ok(tonic::Response::new(StartContainersResponse {
+            succeeded_requests: ids,
+            failed_requests: Vec::new(),
+        }))
+    }
+    async fn stop_containers(
+        &self,
+        request: tonic::Request<StopContainersRequest>,
+    ) -> Result<tonic::Response<StopContainersResponse>, tonic::Status> {
+        Ok(tonic::Response::new(StopContainersResponse {
+            succeeded_requests: request.into_inner().container_id,
+            failed_requests: Vec::new(),
+        }))
+    }
+    async fn get_container_statuses(
+        &self,
+        _: tonic::Request<GetContainerStatusesRequest>,
+    ) -> Result<tonic::Response<GetContainerStatusesResponse>, tonic::Status> {
+        Ok(tonic::Response::new(GetContainerStatusesResponse::default()))
+    }
+}
+
+fn post(agent: &ureq::Agent, url: &str, body: Option<Value>) -> Value {
+    let mut r = match body {
+        Some(b) => agent.post(url).send_json(&b),
+        None => agent.post(url).send_empty(),
+    }
+    .expect("the RM answers");
+    assert!(r.status().is_success(), "{url}: {}", r.status());
+    let text = r.body_mut().read_to_string().unwrap_or_default();
+    serde_json::from_str(&text).unwrap_or(Value::Null)
+}
+
+/// One node, one running AM; `allocate` sends asks and returns the reply.
+struct Setup {
+    rt: Runtime,
+    am: ApplicationMasterProtocolClient<tonic::transport::Channel>,
+    creds: AmCredentials,
+    tracker: ResourceTrackerClient<tonic::transport::Channel>,
+    node_id: String,
+    secret: String,
+    _rm: weft_rm::RunningRm,
+    _dir: tempfile::TempDir,
+}
+
+impl Setup {
+    fn start() -> Setup {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("rm.toml");
+        std::fs::write(
+            &config,
+            format!(
+                "[properties]\n\
+                 \"weft.resourcemanager.am.allocate.max-containers\" = {CAP}\n\
+                 \"yarn.scheduler.fair.assignmultiple\" = true\n\
+                 \"yarn.scheduler.fair.dynamic.max.assign\" = false\n\
+                 \"yarn.scheduler.fair.max.assign\" = -1\n\
+                 \"yarn.scheduler.fair.update-interval-ms\" = 20\n"
+            ),
+        )
+        .unwrap();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let rm = rt
+            .block_on(weft_rm::start(RmArgs {
+                config: Some(config),
+                data_dir: Some(dir.path().join("data")),
+                scheduler_address: Some("127.0.0.1:0".into()),
+                tracker_address: Some("127.0.0.1:0".into()),
+                web_address: Some("127.0.0.1:0".into()),
+                ..RmArgs::default()
+            }))
+            .unwrap();
+        let nm = FakeNm::default();
+        let listener = rt
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .unwrap();
+        let nm_addr = listener.local_addr().unwrap();
+        let service = nm.clone();
+        rt.spawn(async move {
+            tonic::transport::Server::builder()
+                .add_service(ContainerManagementServer::new(service))
+                .serve_with_incoming(tonic::transport::server::TcpIncoming::from(listener))
+                .await
+        });
+        let node_id = format!("nm-host:{}", nm_addr.port());
+        let mut tracker = rt
+            .block_on(ResourceTrackerClient::connect(format!(
+                "http://{}",
+                rm.tracker
+            )))
+            .unwrap();
+        let registered = rt
+            .block_on(tracker.register_node_manager(RegisterNodeManagerRequest {
+                node_id: node_id.clone(),
+                address: nm_addr.to_string(),
+                total_capability: Some(Resource::new(64 * 1024, 64)),
+                ..Default::default()
+            }))
+            .unwrap()
+            .into_inner();
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .timeout_global(Some(Duration::from_secs(10)))
+            .build()
+            .into();
+        let base = format!("http://{}/ws/v1/cluster/apps", rm.web);
+        let app = post(&agent, &format!("{base}/new-application"), None);
+        let id = app["application-id"].as_str().unwrap().to_string();
+        post(
+            &agent,
+            &base,
+            Some(json!({
+                "application-id": id,
+                "application-name": "t",
+                "queue": "root.default",
+                "am-container-spec": {"commands": {"command": "sleep 100"}},
+                "resource": {"memory": 1024, "vCores": 1},
+            })),
+        );
+        let am = rt
+            .block_on(ApplicationMasterProtocolClient::connect(format!(
+                "http://{}",
+                rm.scheduler
+            )))
+            .unwrap();
+        let mut s = Setup {
+            rt,
+            am,
+            creds: AmCredentials {
+                attempt_id: String::new(),
+                token: String::new(),
+            },
+            tracker,
+            node_id,
+            secret: registered.node_secret,
+            _rm: rm,
+            _dir: dir,
+        };
+        let mut polls = 0; // bounded: at most 200 heartbeats
+        let launch = loop {
+            s.heartbeat();
+            if let Some(l) = nm.started.lock().unwrap().first().cloned() {
+                break l;
+            }
+            polls += 1;
+            assert!(polls < 200, "the AM was never launched");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let env = launch.container_launch_context.unwrap().environment;
+        s.creds = AmCredentials {
+            attempt_id: env["APPLICATION_ATTEMPT_ID"].clone(),
+            token: env["WEFT_AM_TOKEN"].clone(),
+        };
+        let register = s
+            .creds
+            .request(RegisterApplicationMasterRequest::default())
+            .unwrap();
+        s.rt.block_on(s.am.register_application_master(register))
+            .unwrap();
+        s
+    }
+
+    /// A node heartbeat once the scheduler's update has seen the latest asks (Fair serves
+    /// demand as of its last update).
+    fn heartbeat(&mut self) {
+        std::thread::sleep(Duration::from_millis(150));
+        let reply = self
+            .rt
+            .block_on(self.tracker.node_heartbeat(NodeHeartbeatRequest {
+                node_id: self.node_id.clone(),
+                node_secret: self.secret.clone(),
+                node_health_status: Some(NodeHealthStatus {
+                    is_node_healthy: true,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }))
+            .unwrap()
+            .into_inner();
+        assert_ne!(reply.node_action, NodeAction::Resync as i32);
+    }
+
+    /// Sends `asks` (priority, total) of 1 GB / 1 vcore containers anywhere.
+    fn allocate(&mut self, asks: &[(i32, i32)]) -> AllocateResponse {
+        let ask = asks
+            .iter()
+            .map(|&(priority, total)| ResourceRequest {
+                priority,
+                resource_name: "*".into(),
+                capability: Some(Resource::new(1024, 1)),
+                num_containers: total,
+                relax_locality: Some(true),
+                ..Default::default()
+            })
+            .collect();
+        let request = self
+            .creds
+            .request(AllocateRequest {
+                ask,
+                ..Default::default()
+            })
+            .unwrap();
+        self.rt
+            .block_on(self.am.allocate(request))
+            .unwrap()
+            .into_inner()
+    }
+
+    /// Allocate calls without asks until one brings nothing; the size of each answer.
+    fn collect(&mut self, ids: &mut BTreeSet<String>) -> Vec<usize> {
+        let mut sizes = Vec::new();
+        for _ in 0..100 {
+            let reply = self.allocate(&[]);
+            let n = reply.allocated_containers.len();
+            if n == 0 {
+                return sizes;
+            }
+            for c in reply.allocated_containers {
+                assert!(
+                    ids.insert(c.container_id.clone()),
+                    "{} twice",
+                    c.container_id
+                );
+            }
+            sizes.push(n);
+        }
+        panic!("the grant never ran out");
+    }
+}
+
+#[test]
+fn a_large_grant_is_spread_over_capped_answers() {
+    let mut s = Setup::start();
+    assert!(s.allocate(&[(1, 12)]).allocated_containers.is_empty());
+    s.heartbeat();
+    let mut ids = BTreeSet::new();
+    assert_eq!(
+        s.collect(&mut ids),
+        vec![CAP, CAP, 2],
+        "12 containers over answers of at most {CAP}"
+    );
+    assert_eq!(ids.len(), 12);
+}
+
+#[test]
+fn asks_are_absolute_totals_per_priority() {
+    let mut s = Setup::start();
+    let mut ids = BTreeSet::new();
+    // A lower total replaces a higher one: 4 outstanding, not 14.
+    s.allocate(&[(2, 10)]);
+    s.allocate(&[(2, 4)]);
+    s.heartbeat();
+    assert_eq!(s.collect(&mut ids).iter().sum::<usize>(), 4);
+    // The same total sent twice is still that total.
+    s.allocate(&[(3, 3)]);
+    s.allocate(&[(3, 3)]);
+    s.heartbeat();
+    assert_eq!(s.collect(&mut ids).iter().sum::<usize>(), 3);
+    // Once allocated, the RM's copy is zero: a new total asks for that many more; zero
+    // withdraws what is outstanding.
+    s.allocate(&[(2, 2)]);
+    s.allocate(&[(3, 5)]);
+    s.allocate(&[(3, 0)]);
+    s.heartbeat();
+    assert_eq!(s.collect(&mut ids).iter().sum::<usize>(), 2);
+    assert_eq!(ids.len(), 9);
+    // Two sizes at one priority cannot be one total.
+    let mut bad = AllocateRequest::default();
+    for size in [1024, 2048] {
+        bad.ask.push(ResourceRequest {
+            priority: 4,
+            resource_name: "*".into(),
+            capability: Some(Resource::new(size, 1)),
+            num_containers: 1,
+            ..Default::default()
+        });
+    }
+    let refused =
+        s.rt.block_on(s.am.allocate(s.creds.request(bad).unwrap()))
+            .unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::InvalidArgument, "{refused:?}");
+    assert!(refused.message().contains("priority 4"), "{refused:?}");
+}
