@@ -2,64 +2,23 @@
 //! grant is spread over calls of at most `weft.resourcemanager.am.allocate.max-containers`
 //! containers, and asks are YARN's absolute outstanding totals per priority.
 
+mod support;
+
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use support::FakeNm;
 use tokio::runtime::Runtime;
 use weft_proto::auth::AmCredentials;
 use weft_proto::v1::application_master_protocol_client::ApplicationMasterProtocolClient;
-use weft_proto::v1::container_management_server::{ContainerManagement, ContainerManagementServer};
+use weft_proto::v1::container_management_server::ContainerManagementServer;
 use weft_proto::v1::resource_tracker_client::ResourceTrackerClient;
 use weft_proto::v1::*;
 use weft_rm::RmArgs;
 
 /// The cap the RM is configured with.
 const CAP: usize = 5;
-
-#[derive(Clone, Default)]
-struct FakeNm {
-    started: Arc<Mutex<Vec<StartContainerRequest>>>,
-}
-
-#[tonic::async_trait]
-impl ContainerManagement for FakeNm {
-    async fn start_containers(
-        &self,
-        request: tonic::Request<StartContainersRequest>,
-    ) -> Result<tonic::Response<StartContainersResponse>, tonic::Status> {
-        let req = request.into_inner();
-        let ids = req
-            .start_container_request
-            .iter()
-            .map(|r| r.container_id.clone())
-            .collect();
-        self.started
-            .lock()
-            .unwrap()
-            .extend(req.start_container_request);
-        Ok(tonic::Response::new(StartContainersResponse {
-            succeeded_requests: ids,
-            failed_requests: Vec::new(),
-        }))
-    }
-    async fn stop_containers(
-        &self,
-        request: tonic::Request<StopContainersRequest>,
-    ) -> Result<tonic::Response<StopContainersResponse>, tonic::Status> {
-        Ok(tonic::Response::new(StopContainersResponse {
-            succeeded_requests: request.into_inner().container_id,
-            failed_requests: Vec::new(),
-        }))
-    }
-    async fn get_container_statuses(
-        &self,
-        _: tonic::Request<GetContainerStatusesRequest>,
-    ) -> Result<tonic::Response<GetContainerStatusesResponse>, tonic::Status> {
-        Ok(tonic::Response::new(GetContainerStatusesResponse::default()))
-    }
-}
 
 fn post(agent: &ureq::Agent, url: &str, body: Option<Value>) -> Value {
     let mut r = match body {

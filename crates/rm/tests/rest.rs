@@ -1,15 +1,17 @@
 //! The RM in-process on 127.0.0.1 with ephemeral ports: REST error paths change nothing, state
 //! survives a restart, the allocation file reloads, and a fake NM and AM run an app end to end.
 
+mod support;
+
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use support::FakeNm;
 use tokio::runtime::Runtime;
 use weft_proto::auth::AmCredentials;
 use weft_proto::v1::application_master_protocol_client::ApplicationMasterProtocolClient;
-use weft_proto::v1::container_management_server::{ContainerManagement, ContainerManagementServer};
+use weft_proto::v1::container_management_server::ContainerManagementServer;
 use weft_proto::v1::resource_tracker_client::ResourceTrackerClient;
 use weft_proto::v1::*;
 use weft_rm::{RmArgs, RunningRm};
@@ -356,50 +358,6 @@ fn allocation_file_reloads_and_bad_files_keep_the_old_queues() {
         std::thread::sleep(Duration::from_millis(50));
     }
     rt.block_on(rm.stop());
-}
-
-/// A fake NM's container manager that records what it is asked to start.
-#[derive(Clone, Default)]
-struct FakeNm {
-    started: Arc<Mutex<Vec<StartContainerRequest>>>,
-}
-
-#[tonic::async_trait]
-impl ContainerManagement for FakeNm {
-    async fn start_containers(
-        &self,
-        request: tonic::Request<StartContainersRequest>,
-    ) -> Result<tonic::Response<StartContainersResponse>, tonic::Status> {
-        let req = request.into_inner();
-        let ids = req
-            .start_container_request
-            .iter()
-            .map(|r| r.container_id.clone())
-            .collect();
-        self.started
-            .lock()
-            .unwrap()
-            .extend(req.start_container_request);
-        Ok(tonic::Response::new(StartContainersResponse {
-            succeeded_requests: ids,
-            failed_requests: Vec::new(),
-        }))
-    }
-    async fn stop_containers(
-        &self,
-        request: tonic::Request<StopContainersRequest>,
-    ) -> Result<tonic::Response<StopContainersResponse>, tonic::Status> {
-        Ok(tonic::Response::new(StopContainersResponse {
-            succeeded_requests: request.into_inner().container_id,
-            failed_requests: Vec::new(),
-        }))
-    }
-    async fn get_container_statuses(
-        &self,
-        _: tonic::Request<GetContainerStatusesRequest>,
-    ) -> Result<tonic::Response<GetContainerStatusesResponse>, tonic::Status> {
-        Ok(tonic::Response::new(GetContainerStatusesResponse::default()))
-    }
 }
 
 #[test]

@@ -17,7 +17,8 @@ use crate::nm::{self, NodeResult, NodeSpec};
 use crate::report::{Cpu, Report};
 use crate::rest;
 use crate::rm_proc::{
-    load_average, machine_cpu_seconds, process_cpu_seconds, RmAddresses, RmProcess, RmSetup,
+    checked_against_child, load_average, machine_cpu_seconds, process_cpu_seconds, target_rm,
+    RmAddresses, RmProcess, RmSetup,
 };
 use crate::shared::Shared;
 use crate::stats::{percentiles, Sample, Timeline};
@@ -61,40 +62,14 @@ fn validate(args: &RmBenchArgs) -> Result<i64, BenchError> {
 /// Runs the benchmark described by `args` and returns its figures.
 pub fn bench(args: &RmBenchArgs) -> Result<Report, BenchError> {
     let slots = validate(args)?;
-    let mut child = None;
-    let (addresses, rm_pid) = match (&args.rm_scheduler, &args.rm_tracker, &args.rm_web) {
-        (Some(scheduler), Some(tracker), Some(web)) => (
-            RmAddresses {
-                scheduler: scheduler.clone(),
-                tracker: tracker.clone(),
-                web: web.clone(),
-            },
-            args.rm_pid,
-        ),
-        (None, None, None) => {
-            let binary = match &args.rm_binary {
-                Some(b) => b.clone(),
-                None => std::env::current_exe()
-                    .map_err(BenchError::io("cannot find this executable"))?,
-            };
-            let rm = RmProcess::start(&RmSetup {
-                binary,
-                heartbeat_ms: args.heartbeat_ms.unwrap_or(1000),
-                assign_multiple: !args.no_assign_multiple,
-                max_assign: Some(args.max_assign),
-                allocations_xml: None,
-                properties: Vec::new(),
-            })?;
-            let found = (rm.addresses.clone(), Some(rm.pid()));
-            child = Some(rm);
-            found
-        }
-        _ => {
-            return Err(BenchError::Args(
-                "a running RM needs --rm-scheduler, --rm-tracker and --rm-web".into(),
-            ))
-        }
-    };
+    let (addresses, rm_pid, mut child) = target_rm(args, |binary| RmSetup {
+        binary,
+        heartbeat_ms: args.heartbeat_ms.unwrap_or(1000),
+        assign_multiple: !args.no_assign_multiple,
+        max_assign: Some(args.max_assign),
+        allocations_xml: None,
+        properties: Vec::new(),
+    })?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(WORKERS)
         .enable_all()
@@ -102,24 +77,11 @@ pub fn bench(args: &RmBenchArgs) -> Result<Report, BenchError> {
         .map_err(BenchError::io("cannot start the async runtime"))?;
     let result = runtime.block_on(drive(args, slots, &addresses, rm_pid, child.as_ref()));
     runtime.shutdown_timeout(Duration::from_secs(2));
-    match child
-        .as_mut()
-        .and_then(|c| c.exited().map(|s| (s, c.log_tail())))
-    {
-        Some((status, tail)) => Err(BenchError::Rm(format!(
-            "exited with {status} during the run; its log ends:\n{tail}"
-        ))),
-        None => {
-            let mut report = result.map_err(|e| match &child {
-                Some(c) => BenchError::Rm(format!("{e}\nthe RM's log ends:\n{}", c.log_tail())),
-                None => e,
-            })?;
-            if let (Some(c), Some(until)) = (&child, report.rm_log_mark) {
-                report.rm_warnings = c.warnings(until);
-            }
-            Ok(report)
-        }
+    let mut report = checked_against_child(&mut child, result)?;
+    if let (Some(c), Some(until)) = (&child, report.rm_log_mark) {
+        report.rm_warnings = c.warnings(until);
     }
+    Ok(report)
 }
 
 pub(crate) async fn connect(address: &str) -> Result<Channel, BenchError> {

@@ -28,7 +28,10 @@ use crate::fleet_am::{AppMaster, AppResult, FleetCounters, Tasks};
 use crate::fleet_report::{FleetReport, MinuteRow};
 use crate::nm::{self, NodeResult, NodeSpec};
 use crate::rest::{Rest, APPLICATION_TYPE};
-use crate::rm_proc::{pin_process, process_cpu_seconds, process_memory, RmProcess, RmSetup};
+use crate::rm_proc::{
+    checked_against_child, pin_process, process_cpu_seconds, process_memory, target_rm, RmProcess,
+    RmSetup,
+};
 use crate::shared::Shared;
 use crate::stats::{percentiles, Sample, Timeline};
 use crate::RmBenchArgs;
@@ -109,40 +112,14 @@ fn plan(args: &RmBenchArgs) -> Result<Plan, BenchError> {
 /// Runs a preset and returns its figures.
 pub fn fleet(args: &RmBenchArgs) -> Result<FleetReport, BenchError> {
     let plan = plan(args)?;
-    let mut child = None;
-    let (addresses, rm_pid) = match (&args.rm_scheduler, &args.rm_tracker, &args.rm_web) {
-        (Some(scheduler), Some(tracker), Some(web)) => (
-            crate::rm_proc::RmAddresses {
-                scheduler: scheduler.clone(),
-                tracker: tracker.clone(),
-                web: web.clone(),
-            },
-            args.rm_pid,
-        ),
-        (None, None, None) => {
-            let binary = match &args.rm_binary {
-                Some(b) => b.clone(),
-                None => std::env::current_exe()
-                    .map_err(BenchError::io("cannot find this executable"))?,
-            };
-            let rm = RmProcess::start(&RmSetup {
-                binary,
-                heartbeat_ms: plan.heartbeat_ms,
-                assign_multiple: !args.no_assign_multiple,
-                max_assign: Some(args.max_assign),
-                allocations_xml: plan.workload.allocations_xml.clone(),
-                properties: plan.workload.properties.clone(),
-            })?;
-            let found = (rm.addresses.clone(), Some(rm.pid()));
-            child = Some(rm);
-            found
-        }
-        _ => {
-            return Err(BenchError::Args(
-                "a running RM needs --rm-scheduler, --rm-tracker and --rm-web".into(),
-            ))
-        }
-    };
+    let (addresses, rm_pid, mut child) = target_rm(args, |binary| RmSetup {
+        binary,
+        heartbeat_ms: plan.heartbeat_ms,
+        assign_multiple: !args.no_assign_multiple,
+        max_assign: Some(args.max_assign),
+        allocations_xml: plan.workload.allocations_xml.clone(),
+        properties: plan.workload.properties.clone(),
+    })?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(WORKERS)
         .enable_all()
@@ -169,25 +146,12 @@ pub fn fleet(args: &RmBenchArgs) -> Result<FleetReport, BenchError> {
     };
     let result = runtime.block_on(drive(args, &plan, &addresses, rm_pid, child.as_ref()));
     runtime.shutdown_timeout(Duration::from_secs(2));
-    match child
-        .as_mut()
-        .and_then(|c| c.exited().map(|s| (s, c.log_tail())))
-    {
-        Some((status, tail)) => Err(BenchError::Rm(format!(
-            "exited with {status} during the run; its log ends:\n{tail}"
-        ))),
-        None => {
-            let (mut report, log_mark) = result.map_err(|e| match &child {
-                Some(c) => BenchError::Rm(format!("{e}\nthe RM's log ends:\n{}", c.log_tail())),
-                None => e,
-            })?;
-            report.pinned = pinned;
-            if let Some(c) = &child {
-                report.rm_warnings = c.warnings(log_mark.unwrap_or(u64::MAX));
-            }
-            Ok(report)
-        }
+    let (mut report, log_mark) = checked_against_child(&mut child, result)?;
+    report.pinned = pinned;
+    if let Some(c) = &child {
+        report.rm_warnings = c.warnings(log_mark.unwrap_or(u64::MAX));
     }
+    Ok(report)
 }
 
 /// One look at the cluster: usage and pending demand (for validSchedule) and the processes'

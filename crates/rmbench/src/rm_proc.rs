@@ -30,6 +30,59 @@ pub(crate) struct RmAddresses {
     pub(crate) web: String,
 }
 
+/// The RM a run drives: a running one named by `--rm-scheduler`, `--rm-tracker` and `--rm-web`
+/// (its pid from `--rm-pid`, if given), or a child started with `setup` (its `binary` replaced
+/// by `--rm-binary` or this executable). The child, if any, is returned for the run to watch.
+pub(crate) fn target_rm(
+    args: &crate::RmBenchArgs,
+    setup: impl FnOnce(PathBuf) -> RmSetup,
+) -> Result<(RmAddresses, Option<u32>, Option<RmProcess>), BenchError> {
+    match (&args.rm_scheduler, &args.rm_tracker, &args.rm_web) {
+        (Some(scheduler), Some(tracker), Some(web)) => Ok((
+            RmAddresses {
+                scheduler: scheduler.clone(),
+                tracker: tracker.clone(),
+                web: web.clone(),
+            },
+            args.rm_pid,
+            None,
+        )),
+        (None, None, None) => {
+            let binary = match &args.rm_binary {
+                Some(b) => b.clone(),
+                None => std::env::current_exe()
+                    .map_err(BenchError::io("cannot find this executable"))?,
+            };
+            let rm = RmProcess::start(&setup(binary))?;
+            Ok((rm.addresses.clone(), Some(rm.pid()), Some(rm)))
+        }
+        _ => Err(BenchError::Args(
+            "a running RM needs --rm-scheduler, --rm-tracker and --rm-web".into(),
+        )),
+    }
+}
+
+/// A run's result as the caller should see it: an error if the child RM died during the run
+/// (with its log's tail), the run's own error with the child's log tail appended, or the
+/// result itself.
+pub(crate) fn checked_against_child<T>(
+    child: &mut Option<RmProcess>,
+    result: Result<T, BenchError>,
+) -> Result<T, BenchError> {
+    if let Some((status, tail)) = child
+        .as_mut()
+        .and_then(|c| c.exited().map(|s| (s, c.log_tail())))
+    {
+        return Err(BenchError::Rm(format!(
+            "exited with {status} during the run; its log ends:\n{tail}"
+        )));
+    }
+    result.map_err(|e| match child {
+        Some(c) => BenchError::Rm(format!("{e}\nthe RM's log ends:\n{}", c.log_tail())),
+        None => e,
+    })
+}
+
 /// What the child RM's configuration sets.
 #[derive(Clone, Debug)]
 pub(crate) struct RmSetup {
