@@ -11,6 +11,7 @@ use std::cmp::Ordering;
 
 use weft_types::{AppId, ContainerId, NodeId, Resource, Time};
 
+use crate::engine::WalkMode;
 use crate::fair::policy::calculator_compare;
 use crate::fair::preemption::marks::LiveContainer;
 use crate::fair::preemption::KillBatch;
@@ -103,8 +104,9 @@ impl FairEngine {
         let kill_at = Time(now.as_millis().saturating_add(wait));
         let mut batch = Vec::new();
         for target in self.targets_for(app, starvation) {
+            let mut scan = NodeScan::new(self, &target, nodes);
             for _ in 0..target.count {
-                let Some(victims) = self.victims_for(&target, nodes) else {
+                let Some(victims) = self.victims_for(&target, nodes, &mut scan) else {
                     continue;
                 };
                 let mut earmarked = Resource::ZERO;
@@ -205,38 +207,67 @@ impl FairEngine {
 
     /// Spec A.6 for one container of `target`: the node (in `nodes` order) whose victims
     /// include the fewest AM containers; `None` if no node works or the best needs nothing
-    /// preempted.
-    pub(crate) fn victims_for(&self, target: &Target, nodes: &[NodeId]) -> Option<Victims> {
-        let candidates: Vec<NodeId> = match &target.place {
-            Place::Node(n) => vec![*n],
-            Place::Rack(r) => nodes
-                .iter()
-                .copied()
-                .filter(|n| self.nodes.get(n).is_some_and(|node| &node.rack == r))
-                .collect(),
-            Place::Any => nodes.to_vec(),
+    /// preempted. `scan` carries what the target's earlier containers learnt.
+    fn victims_for(
+        &self,
+        target: &Target,
+        nodes: &[NodeId],
+        scan: &mut NodeScan,
+    ) -> Option<Victims> {
+        let mut best = match &target.place {
+            Place::Any => self.best_node_resuming(target.size, nodes, scan),
+            Place::Node(_) | Place::Rack(_) => self.best_node(target.size, &scan.local, 0).1,
         };
-        let mut best = self.best_node(target.size, &candidates);
         let relaxes = target.place != Place::Any && target.relax_locality;
         if relaxes && best.as_ref().is_some_and(|b| b.am_count > 0) {
-            best = self.best_node(target.size, nodes);
+            best = self.best_node_resuming(target.size, nodes, scan);
         }
         best.filter(|b| !b.containers.is_empty())
     }
 
-    fn best_node(&self, size: Resource, nodes: &[NodeId]) -> Option<Victims> {
+    /// `best_node` over every node, starting where the target's previous container found a
+    /// node needing no AM container. The result is the full scan's: within one target the
+    /// round only marks containers and earmarks room, so each node's set can only get harder
+    /// to find (fewer candidates, victims closer to their fair share, less free room), and a
+    /// node before that point, which had no AM-free set then, has none now. Without an AM-free
+    /// node from there, the full scan decides (the fewest AM containers may be anywhere).
+    fn best_node_resuming(
+        &self,
+        size: Resource,
+        nodes: &[NodeId],
+        scan: &mut NodeScan,
+    ) -> Option<Victims> {
+        // The reference walk always scans from the first node (the property tests compare).
+        if scan.resume_at > 0 && self.walk == WalkMode::Fast {
+            if let (at, Some(v)) = self.best_node(size, nodes, scan.resume_at) {
+                if v.am_count == 0 {
+                    scan.resume_at = at;
+                    return Some(v);
+                }
+            }
+        }
+        let (at, best) = self.best_node(size, nodes, 0);
+        if best.as_ref().is_some_and(|v| v.am_count == 0) {
+            scan.resume_at = at;
+        }
+        best
+    }
+
+    /// The first node from `from` on whose set needs no AM container, else the one needing the
+    /// fewest (the first of equals); with the index it stopped at.
+    fn best_node(&self, size: Resource, nodes: &[NodeId], from: usize) -> (usize, Option<Victims>) {
         let mut best = None;
         let mut max_am = u32::MAX;
-        for node in nodes {
+        for (at, node) in nodes.iter().enumerate().skip(from) {
             if let Some(v) = self.try_node(*node, size, max_am) {
                 max_am = v.am_count;
                 best = Some(v);
                 if max_am == 0 {
-                    break;
+                    return (at, best);
                 }
             }
         }
-        best
+        (nodes.len(), best)
     }
 
     /// Hadoop's `identifyContainersToPreemptOnNode`: the node's preemptable containers,
@@ -339,6 +370,33 @@ impl FairEngine {
             let name = &self.queues.get(a.queue).name;
             self.rules.config.properties.am_preemption_enabled(name)
         })
+    }
+}
+
+/// One target's scan state across its containers (spec A.6).
+struct NodeScan {
+    /// A node or rack target's own nodes, in `nodes` order (computed once per target).
+    local: Vec<NodeId>,
+    /// Where the last node needing no AM container was found in the full node list: no node
+    /// before it can have such a set any more.
+    resume_at: usize,
+}
+
+impl NodeScan {
+    fn new(e: &FairEngine, target: &Target, nodes: &[NodeId]) -> NodeScan {
+        let local = match &target.place {
+            Place::Node(n) => vec![*n],
+            Place::Rack(r) => nodes
+                .iter()
+                .copied()
+                .filter(|n| e.nodes.get(n).is_some_and(|node| &node.rack == r))
+                .collect(),
+            Place::Any => Vec::new(),
+        };
+        NodeScan {
+            local,
+            resume_at: 0,
+        }
     }
 }
 
