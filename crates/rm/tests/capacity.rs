@@ -196,6 +196,48 @@ fn the_rm_runs_capacity_from_its_conf_dir_and_refreshes_with_hadoops_rules() {
     let (_, v) = call(&rm, "GET", &format!("/ws/v1/cluster/apps/{id}"), None);
     assert_eq!(v["app"]["queue"], "root.a", "{v}");
 
+    // Hadoop's capacityScheduler answer: root flattened into schedulerInfo, leaves typed.
+    let (status, before) = call(&rm, "GET", "/ws/v1/cluster/scheduler", None);
+    assert_eq!(status, 200, "{before}");
+    let info = &before["scheduler"]["schedulerInfo"];
+    assert_eq!(info["type"], "capacityScheduler", "{info}");
+    assert_eq!(info["queueName"], "root");
+    assert_eq!(info["capacity"], 100.0);
+    assert_eq!(info["numApplications"], 1);
+    let queues = info["queues"]["queue"].as_array().expect("root's children");
+    let a = &queues[0];
+    assert_eq!(
+        (&a["queueName"], &a["queuePath"], &a["type"]),
+        (
+            &json!("a"),
+            &json!("root.a"),
+            &json!("capacitySchedulerLeafQueueInfo")
+        )
+    );
+    assert_eq!(
+        a["capacity"], 50.0,
+        "the file's 50 wins over yarn-site's 10"
+    );
+    assert_eq!(
+        queues[1]["capacity"], 50.0,
+        "b's capacity comes from yarn-site.xml"
+    );
+    assert_eq!(a["state"], "RUNNING");
+    assert_eq!(
+        (
+            &a["numApplications"],
+            &a["userLimit"],
+            &a["userLimitFactor"]
+        ),
+        (&json!(1), &json!(100), &json!(1.0))
+    );
+    // No node yet: the app waits for activation.
+    assert_eq!(a["numPendingApplications"], 1, "{a}");
+    assert_eq!(
+        a["capacities"]["queueCapacitiesByPartition"][0]["partitionName"], "",
+        "{a}"
+    );
+
     // A refresh deleting a (RUNNING, with alice's app) is refused and keeps the queues.
     write_capacity(
         dir.path(),
@@ -203,6 +245,8 @@ fn the_rm_runs_capacity_from_its_conf_dir_and_refreshes_with_hadoops_rules() {
     );
     let (status, v) = call(&rm, "PUT", "/ws/v1/cluster/admin/refresh-queues", None);
     assert_eq!(status, 400, "{v}");
+    let (_, after) = call(&rm, "GET", "/ws/v1/cluster/scheduler", None);
+    assert_eq!(after, before, "a refused refresh changes no queue");
     assert!(
         v.to_string().contains(
             "root.a cannot be deleted from the capacity scheduler configuration, as the queue is not yet in stopped state. Current State : RUNNING"
@@ -225,6 +269,13 @@ fn the_rm_runs_capacity_from_its_conf_dir_and_refreshes_with_hadoops_rules() {
     );
     let (status, v) = call(&rm, "PUT", "/ws/v1/cluster/admin/refresh-queues", None);
     assert_eq!(status, 200, "{v}");
+    let (_, v) = call(&rm, "GET", "/ws/v1/cluster/scheduler", None);
+    let a = &v["scheduler"]["schedulerInfo"]["queues"]["queue"][0];
+    assert_eq!(
+        (&a["queueName"], &a["state"]),
+        (&json!("a"), &json!("DRAINING")),
+        "{a}"
+    );
     let id3 = submit(&rm, "a", "carol");
     let (_, v) = call(&rm, "GET", &format!("/ws/v1/cluster/apps/{id3}"), None);
     assert_eq!(v["app"]["state"], "FAILED", "{v}");
