@@ -247,6 +247,15 @@ fn the_rm_runs_capacity_from_its_conf_dir_and_refreshes_with_hadoops_rules() {
     assert_eq!(status, 400, "{v}");
     let (_, after) = call(&rm, "GET", "/ws/v1/cluster/scheduler", None);
     assert_eq!(after, before, "a refused refresh changes no queue");
+    // The web UI says so on every page until a good file loads.
+    let (status, page) = call(&rm, "GET", "/cluster/scheduler", None);
+    assert_eq!(status, 200);
+    let page = page.as_str().unwrap_or_default().to_string();
+    assert!(
+        page.contains("<strong>Queue configuration refused</strong>"),
+        "{page}"
+    );
+    assert!(page.contains("cannot be deleted"), "{page}");
     assert!(
         v.to_string().contains(
             "root.a cannot be deleted from the capacity scheduler configuration, as the queue is not yet in stopped state. Current State : RUNNING"

@@ -171,8 +171,14 @@ fn with_reload_banner(s: &Rest, mut page: Page) -> Page {
             .map_or("the allocation file".to_string(), |f| {
                 f.display().to_string()
             });
+        // The Capacity Scheduler's file is no allocation file: say what it is.
+        let what = if file.ends_with(crate::CAPACITY_FILE) {
+            "Queue configuration refused"
+        } else {
+            "Allocation file refused"
+        };
         page.live = format!(
-            "<div class=\"banner bad\" id=\"reload-banner\" role=\"alert\"><strong>Allocation file refused</strong> \
+            "<div class=\"banner bad\" id=\"reload-banner\" role=\"alert\"><strong>{what}</strong> \
 (last read {when} UTC, {count} refused since start): <code>{error}</code><br>The previous queue \
 configuration stays in force until {file} loads: fix it (it is re-read when it changes) or run \
 <code>weft rmadmin -refreshQueues</code>.</div>{live}",
