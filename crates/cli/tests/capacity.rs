@@ -269,9 +269,23 @@ fn weft_up_runs_the_capacity_scheduler_and_two_users_hit_the_user_limit() {
     assert_eq!(page.matches("<tr class=\"queue").count(), 3, "{page}");
     assert!(page.contains("50% · factor 0.5"), "{page}");
 
-    // /metrics: the leaf's capacities and its user limit.
+    // /metrics: the leaf's capacities and its user limit; every family METRICS.md marks
+    // Capacity-only is there.
     let (status, metrics) = get_text(&web, "/metrics");
     assert_eq!(status, 200, "{metrics}");
+    let doc = std::fs::read_to_string(workspace().join("crates/rm/METRICS.md")).expect("doc");
+    let capacity_only: Vec<&str> = doc
+        .lines()
+        .filter(|l| l.starts_with("| `weft_") && l.contains("| *Capacity.*"))
+        .filter_map(|l| l.split('`').nth(1))
+        .collect();
+    assert_eq!(capacity_only.len(), 8, "{capacity_only:?}");
+    for family in capacity_only {
+        assert!(
+            metrics.contains(&format!("# TYPE {family} gauge\n")),
+            "{family} missing in:\n{metrics}"
+        );
+    }
     for line in [
         "weft_scheduler_info{kind=\"capacity\",",
         "weft_queue_capacity_percent{queue=\"root.shared\"} 50\n",

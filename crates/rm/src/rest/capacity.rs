@@ -5,6 +5,8 @@
 //! from the scheduler (`Scheduler::capacity_details`), settings from the capacity-scheduler.xml
 //! in force. Only the default partition exists (node labels are not modelled).
 
+use std::collections::BTreeMap;
+
 use serde_json::{json, Map, Value};
 use weft_config::capacity::{CapacityConfig, CapacityValue, CsQueue, QueueKind};
 use weft_config::Acl;
@@ -52,7 +54,9 @@ impl SchedulerView {
         let (Some(file), Some(root)) = (&self.capacity_file, self.capacity.first()) else {
             return json!({"scheduler": {"schedulerInfo": {"type": "capacityScheduler"}}});
         };
-        let mut info = self.capacity_queue(file, root);
+        let by_name: BTreeMap<&str, &CapacityQueueDetails> =
+            self.capacity.iter().map(|d| (d.name.as_str(), d)).collect();
+        let mut info = self.capacity_queue(file, &by_name, root);
         info.remove("type");
         info.insert("type".into(), json!("capacityScheduler"));
         // Root's usedCapacity is the cluster's use (its guarantee is the cluster).
@@ -64,6 +68,7 @@ impl SchedulerView {
     fn capacity_queue(
         &self,
         file: &CapacityConfig,
+        by_name: &BTreeMap<&str, &CapacityQueueDetails>,
         d: &CapacityQueueDetails,
     ) -> Map<String, Value> {
         let Some(q) = file.queue(&d.name) else {
@@ -243,12 +248,8 @@ impl SchedulerView {
             let children: Vec<Value> = q
                 .children()
                 .iter()
-                .filter_map(|c| {
-                    self.capacity
-                        .iter()
-                        .find(|d| d.name == file.queues[*c].path)
-                })
-                .map(|c| Value::Object(self.capacity_queue(file, c)))
+                .filter_map(|c| by_name.get(file.queues[*c].path.as_str()))
+                .map(|c| Value::Object(self.capacity_queue(file, by_name, c)))
                 .collect();
             o.insert("queues".into(), json!({"queue": children}));
         }
