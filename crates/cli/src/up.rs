@@ -51,6 +51,43 @@ const DEFAULT_ALLOCATIONS: &str = r#"<?xml version="1.0"?>
 </allocations>
 "#;
 
+/// A capacity-scheduler.xml for a first cluster, as Hadoop ships it: one leaf, `default`, with
+/// the whole cluster.
+const DEFAULT_CAPACITY: &str = r#"<?xml version="1.0"?>
+<!-- Written by `weft up`. Edit freely: the RM re-reads this file when it changes and on
+     `weft rmadmin -refreshQueues` (a refresh Hadoop's rules refuse keeps the running queues). -->
+<configuration>
+  <property>
+    <name>yarn.scheduler.capacity.root.queues</name>
+    <value>default</value>
+  </property>
+  <property>
+    <name>yarn.scheduler.capacity.root.default.capacity</name>
+    <value>100</value>
+  </property>
+  <property>
+    <name>yarn.scheduler.capacity.root.default.user-limit-factor</name>
+    <value>1</value>
+  </property>
+  <property>
+    <name>yarn.scheduler.capacity.root.default.maximum-capacity</name>
+    <value>100</value>
+  </property>
+  <property>
+    <name>yarn.scheduler.capacity.root.default.state</name>
+    <value>RUNNING</value>
+  </property>
+  <property>
+    <name>yarn.scheduler.capacity.root.default.acl_submit_applications</name>
+    <value>*</value>
+  </property>
+  <property>
+    <name>yarn.scheduler.capacity.root.default.acl_administer_queue</name>
+    <value>*</value>
+  </property>
+</configuration>
+"#;
+
 /// The schedulers `weft up` can run.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum SchedulerChoice {
@@ -58,6 +95,9 @@ pub(crate) enum SchedulerChoice {
     Fair,
     /// Hadoop's FIFO scheduler: one queue (`default`), no allocation file.
     Fifo,
+    /// Hadoop's Capacity Scheduler, with a capacity-scheduler.xml the RM reloads when it
+    /// changes.
+    Capacity,
 }
 
 impl SchedulerChoice {
@@ -65,6 +105,7 @@ impl SchedulerChoice {
         match self {
             SchedulerChoice::Fair => SchedulerKind::Fair,
             SchedulerChoice::Fifo => SchedulerKind::Fifo,
+            SchedulerChoice::Capacity => SchedulerKind::Capacity,
         }
     }
 }
@@ -88,6 +129,11 @@ pub(crate) struct UpArgs {
     /// Under fifo no allocation file is written, handed over or watched.
     #[arg(long, value_enum)]
     scheduler: Option<SchedulerChoice>,
+    /// Under the Capacity Scheduler, the directory holding capacity-scheduler.xml [default:
+    /// --yarn-site's directory when it has one, else the data directory, where a file with
+    /// one queue, default, at 100% is written when missing].
+    #[arg(long = "conf-dir")]
+    conf_dir: Option<PathBuf>,
     /// A TOML configuration file for the RM (see `weft rm --help`).
     #[arg(long = "rm-config")]
     rm_config: Option<PathBuf>,
@@ -463,6 +509,9 @@ async fn start(
     if let Some(path) = &scheduler.allocations {
         rm_args.extend(["--allocations".into(), path.display().to_string()]);
     }
+    if let Some(dir) = &scheduler.conf_dir {
+        rm_args.extend(["--conf-dir".into(), dir.display().to_string()]);
+    }
     if args.scheduler.is_some() {
         rm_args.extend(["--scheduler".into(), scheduler.kind.short_name().into()]);
     }
@@ -584,6 +633,15 @@ fn print_banner(args: &UpArgs, layout: &Layout, scheduler: &Scheduler, a: &Addre
         );
     }
     match (&scheduler.allocations, scheduler.kind) {
+        (None, SchedulerKind::Capacity) => {
+            println!("  scheduler    Capacity");
+            if let Some(dir) = &scheduler.conf_dir {
+                println!(
+                    "  queues       {}  (reloaded when it changes)",
+                    dir.join(weft_rm::CAPACITY_FILE).display()
+                );
+            }
+        }
         (Some(path), _) => {
             println!("  scheduler    Fair");
             println!(
@@ -643,11 +701,13 @@ enum End {
     Died(usize, ExitStatus),
 }
 
-/// The scheduler the RM runs and the allocation file `up` hands it.
+/// The scheduler the RM runs and the queue file `up` hands it.
 struct Scheduler {
     kind: SchedulerKind,
     /// Only the Fair Scheduler has one.
     allocations: Option<PathBuf>,
+    /// Only the Capacity Scheduler has one: the directory of its capacity-scheduler.xml.
+    conf_dir: Option<PathBuf>,
 }
 
 /// The scheduler kind: the flag, else what the RM's configuration files name (so a yarn-site
@@ -665,9 +725,19 @@ fn scheduler_kind(args: &UpArgs) -> anyhow::Result<SchedulerKind> {
     Ok(settings.properties.scheduler_kind)
 }
 
-/// Decides the scheduler; under fair, writes the default allocation file when there is none.
+/// Decides the scheduler; under fair, writes the default allocation file when there is none,
+/// under capacity the default capacity-scheduler.xml.
 fn scheduler(args: &UpArgs, layout: &Layout) -> anyhow::Result<Scheduler> {
     let kind = scheduler_kind(args)?;
+    if kind != SchedulerKind::Capacity {
+        if let Some(dir) = &args.conf_dir {
+            bail!(
+                "--conf-dir {} names where capacity-scheduler.xml lives, but the scheduler is {}, which reads none",
+                dir.display(),
+                kind.short_name()
+            );
+        }
+    }
     if kind != SchedulerKind::Fair {
         if let Some(path) = &args.allocations {
             bail!(
@@ -679,6 +749,9 @@ fn scheduler(args: &UpArgs, layout: &Layout) -> anyhow::Result<Scheduler> {
         return Ok(Scheduler {
             kind,
             allocations: None,
+            conf_dir: (kind == SchedulerKind::Capacity)
+                .then(|| capacity_dir(args, layout))
+                .transpose()?,
         });
     }
     let path = match &args.allocations {
@@ -696,7 +769,32 @@ fn scheduler(args: &UpArgs, layout: &Layout) -> anyhow::Result<Scheduler> {
     Ok(Scheduler {
         kind,
         allocations: Some(path),
+        conf_dir: None,
     })
+}
+
+/// Where capacity-scheduler.xml is read: `--conf-dir`, else --yarn-site's directory when it
+/// holds one, else the data directory, where the default file is written when missing (an
+/// existing one is the user's, perhaps edited: kept).
+fn capacity_dir(args: &UpArgs, layout: &Layout) -> anyhow::Result<PathBuf> {
+    if let Some(dir) = &args.conf_dir {
+        return absolute(dir);
+    }
+    if let Some(site) = &args.yarn_site {
+        let dir = absolute(site)?
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        if dir.join(weft_rm::CAPACITY_FILE).exists() {
+            return Ok(dir);
+        }
+    }
+    let path = layout.root.join(weft_rm::CAPACITY_FILE);
+    if !path.exists() {
+        std::fs::write(&path, DEFAULT_CAPACITY)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(layout.root.clone())
 }
 
 async fn up(args: UpArgs) -> anyhow::Result<()> {
@@ -735,9 +833,10 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         }
     }
 
-    // Only an allocation file has reloads to tell of.
+    // Only a queue file has reloads to tell of.
     let stop_watching = Arc::new(AtomicBool::new(false));
-    let watcher = scheduler.allocations.is_some().then(|| {
+    let has_queue_file = scheduler.allocations.is_some() || scheduler.conf_dir.is_some();
+    let watcher = has_queue_file.then(|| {
         tokio::task::spawn_blocking({
             let web = addresses.web.clone();
             let stop = Arc::clone(&stop_watching);
@@ -897,5 +996,60 @@ mod tests {
             scheduler(&parse(&["--yarn-site", site.to_str().unwrap()]), &layout).unwrap();
         assert_eq!(from_site.kind, SchedulerKind::Fifo);
         assert_eq!(from_site.allocations, None);
+    }
+
+    #[test]
+    fn the_capacity_scheduler_gets_hadoops_default_file_or_the_users() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            up: UpArgs,
+        }
+        let parse = |argv: &[&str]| {
+            Cli::try_parse_from(std::iter::once("up").chain(argv.iter().copied()))
+                .unwrap()
+                .up
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let layout = Layout::new(dir.path().join("data")).unwrap();
+        let cs = scheduler(&parse(&["--scheduler", "capacity"]), &layout).unwrap();
+        assert_eq!(cs.kind, SchedulerKind::Capacity);
+        assert_eq!(cs.allocations, None);
+        assert_eq!(cs.conf_dir.as_deref(), Some(layout.root.as_path()));
+        let written = std::fs::read_to_string(layout.root.join("capacity-scheduler.xml")).unwrap();
+        let (config, warnings) =
+            weft_config::capacity::parse_capacity(&written, &Default::default()).unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let leaves: Vec<&str> = config.leaves().map(|q| q.path.as_str()).collect();
+        assert_eq!(leaves, ["root.default"]);
+        assert_eq!(
+            config.queue("root.default").map(|q| q.capacity.clone()),
+            Some(weft_config::capacity::CapacityValue::Percent(100.0))
+        );
+
+        // The user's directory is handed over as it is, and nothing is written there.
+        let mine = dir.path().join("conf");
+        std::fs::create_dir(&mine).unwrap();
+        let conf = mine.to_str().unwrap();
+        let cs = scheduler(
+            &parse(&["--scheduler", "capacity", "--conf-dir", conf]),
+            &layout,
+        )
+        .unwrap();
+        assert_eq!(cs.conf_dir.as_deref(), Some(mine.as_path()));
+        assert!(!mine.join("capacity-scheduler.xml").exists());
+
+        let e = scheduler(
+            &parse(&["--scheduler", "fair", "--conf-dir", conf]),
+            &layout,
+        )
+        .err()
+        .expect("a configuration directory for fair is refused");
+        assert!(
+            e.to_string()
+                .contains("the scheduler is fair, which reads none"),
+            "{e}"
+        );
     }
 }

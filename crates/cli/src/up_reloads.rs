@@ -36,6 +36,12 @@ pub(crate) fn news(seen: &mut Seen, answer: &Value) -> Option<String> {
         .get("path")
         .and_then(Value::as_str)
         .unwrap_or("the allocation file");
+    // The Capacity Scheduler's file is no allocation file: say what it is.
+    let what = if path.ends_with("capacity-scheduler.xml") {
+        "Queue configuration"
+    } else {
+        "Allocation file"
+    };
     let first = !seen.started;
     let newly_refused = !loaded && (errors > seen.errors || first);
     let newly_loaded = loaded && last_success > seen.last_success && !first;
@@ -52,14 +58,14 @@ pub(crate) fn news(seen: &mut Seen, answer: &Value) -> Option<String> {
             .and_then(Value::as_str)
             .unwrap_or("no reason given");
         Some(format!(
-            "Allocation file refused: {why}\n  The ResourceManager keeps the previous queues; fix {path} (it is re-read when it changes) or run `weft rmadmin -refreshQueues`."
+            "{what} refused: {why}\n  The ResourceManager keeps the previous queues; fix {path} (it is re-read when it changes) or run `weft rmadmin -refreshQueues`."
         ))
     } else if newly_loaded && was_refused {
         Some(format!(
-            "Allocation file {path} loaded: the new queues are in force."
+            "{what} {path} loaded: the new queues are in force."
         ))
     } else if newly_loaded {
-        Some(format!("Allocation file {path} reloaded."))
+        Some(format!("{what} {path} reloaded."))
     } else {
         None
     }
@@ -122,6 +128,24 @@ mod tests {
             news(&mut seen, &status(true, 2, 30)).as_deref(),
             Some("Allocation file /d/fair-scheduler.xml reloaded.")
         );
+    }
+
+    #[test]
+    fn the_capacity_schedulers_file_is_called_the_queue_configuration() {
+        let mut seen = Seen::default();
+        let answer = json!({"allocationFile": {
+            "path": "/c/capacity-scheduler.xml",
+            "loaded": false,
+            "error": "/c/capacity-scheduler.xml: root.a cannot be deleted",
+            "lastSuccessTime": 10,
+            "errorCount": 1,
+        }});
+        let line = news(&mut seen, &answer).expect("told");
+        assert!(
+            line.starts_with("Queue configuration refused: /c/capacity-scheduler.xml: root.a cannot be deleted\n"),
+            "{line}"
+        );
+        assert!(line.contains("fix /c/capacity-scheduler.xml"), "{line}");
     }
 
     #[test]

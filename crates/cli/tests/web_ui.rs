@@ -356,6 +356,108 @@ fn every_page_renders_refreshes_live_and_logs_nothing_to_the_console() {
     );
 }
 
+/// Two leaves under root: default (40%) and prod (60%, at most 80% of the cluster).
+const CAPACITY_QUEUES: &str = r#"<?xml version="1.0"?>
+<configuration>
+  <property><name>yarn.scheduler.capacity.root.queues</name><value>default,prod</value></property>
+  <property><name>yarn.scheduler.capacity.root.default.capacity</name><value>40</value></property>
+  <property><name>yarn.scheduler.capacity.root.prod.capacity</name><value>60</value></property>
+  <property><name>yarn.scheduler.capacity.root.prod.maximum-capacity</name><value>80</value></property>
+  <property><name>yarn.scheduler.capacity.root.prod.maximum-am-resource-percent</name><value>0.5</value></property>
+</configuration>
+"#;
+
+/// Under the Capacity Scheduler the scheduler page shows the capacity tree: each queue's bar of
+/// use against its capacity and maximum capacity, the running app with its user, refreshed
+/// live, with nothing in the browser's console. Also its screenshot
+/// (`capacity-scheduler.png` in `$WEFT_UI_SCREENSHOT_DIR`).
+#[test]
+fn the_capacity_scheduler_page_shows_the_capacity_tree_with_no_console_errors() {
+    require_chromium();
+    let opts = Options {
+        capacity: Some(CAPACITY_QUEUES),
+        ..Options::default()
+    };
+    let c = Cluster::start(2, 4096, &opts);
+    let base = format!("http://{}", c.web);
+    let mut long = c.dshell(
+        "long",
+        &[
+            "-num_containers",
+            "2",
+            "-container_memory",
+            "512",
+            "-queue",
+            "prod",
+            "-appname",
+            HOSTILE_NAME,
+            "-shell_command",
+            "sleep 300",
+        ],
+    );
+    let running = c.submitted_app(&mut long);
+    c.wait_app_state(&running, &["RUNNING"], MINUTE);
+    wait_for(MINUTE, "the long app's containers to run", || {
+        (c.app(&running)["runningContainers"].as_u64() >= Some(3)).then_some(())
+    });
+
+    let dir = c.path("browser");
+    std::fs::create_dir_all(&dir).expect("browser dir");
+    let url = format!("{base}/cluster/scheduler");
+    let run = chromium(&dir, "capacity", &url, &["--dump-dom".to_string()]);
+    for needle in [
+        "<b>Capacity Scheduler</b>",
+        "data-queue=\"root\"",
+        "data-queue=\"root.default\"",
+        "data-queue=\"root.prod\"",
+        "class=\"mark fair\"",
+        "class=\"mark steady\"",
+        "class=\"fill",
+        "60.0% · 80.0%",
+        "s-running",
+        running.as_str(),
+    ] {
+        assert!(
+            run.dom.contains(needle),
+            "{url}: {needle:?} is not in the DOM:\n{}",
+            run.dom
+        );
+    }
+    // The prod row lists the app's user with the usage and limit.
+    let prod = row_of(&run.dom, "data-queue=\"root.prod\"");
+    assert!(prod.contains("class=\"user\""), "{prod}");
+    assert!(
+        refreshes(&run.dom) >= 1,
+        "{url}: the live refresh never swapped in a fragment:\n{}\nchromium log:\n{}",
+        run.dom,
+        run.log
+    );
+    assert_clean(&run, &url);
+
+    let shot = dir.join("capacity-scheduler.png");
+    let run = chromium(
+        &dir,
+        "capacity-screenshot",
+        &url,
+        &[
+            format!("--screenshot={}", shot.display()),
+            "--window-size=1400,1000".to_string(),
+        ],
+    );
+    assert_clean(&run, "the capacity scheduler screenshot");
+    let png = std::fs::read(&shot).expect("screenshot written");
+    assert!(png.starts_with(b"\x89PNG"), "not a PNG");
+    if let Some(out) = std::env::var_os("WEFT_UI_SCREENSHOT_DIR") {
+        let out = PathBuf::from(out);
+        std::fs::create_dir_all(&out).expect("screenshot dir");
+        std::fs::copy(&shot, out.join("capacity-scheduler.png")).expect("copy screenshot");
+    }
+    let _ = c.put(
+        &format!("/ws/v1/cluster/apps/{running}/state"),
+        &serde_json::json!({"state": "KILLED"}),
+    );
+}
+
 /// The value of `<body data-overflow="N">`: how many tables (and the page itself) are wider
 /// than the window, as the page's script counts them; `None` if the script did not run.
 fn overflow(dom: &str) -> Option<u32> {

@@ -96,6 +96,7 @@ impl RmCore {
                 return Ok(());
             }
         };
+        self.tell_priority(now, AppId(id.seq), sub.priority)?;
         let mut app = App {
             id,
             sub,
@@ -320,6 +321,86 @@ impl RmCore {
         let record = app_record(app);
         self.persist(vec![Write::PutApp(record)]);
         Ok(name)
+    }
+
+    /// Hands a submitted priority to the scheduler (only the Capacity Scheduler orders by it).
+    /// Zero is also what a submission without one carries, so it is not sent: the leaf's
+    /// `default-application-priority` stays in force.
+    pub(crate) fn tell_priority(
+        &mut self,
+        now: Time,
+        app: AppId,
+        priority: i32,
+    ) -> Result<(), RmError> {
+        if priority == 0 {
+            return Ok(());
+        }
+        self.sched
+            .handle(now, Event::AppPriorityChanged { app, priority })?;
+        self.drain(now);
+        Ok(())
+    }
+
+    /// Changes a running application's priority (Hadoop's `updateApplicationPriority`): the
+    /// caller must own it, administer its queue or be a cluster administrator (`None` is the
+    /// RM itself). The priority is capped at `yarn.cluster.max-application-priority`; returns
+    /// the priority in force. Only the Capacity Scheduler orders by priority, so the others
+    /// refuse the change.
+    pub fn update_priority(
+        &mut self,
+        now: Time,
+        id: ApplicationId,
+        priority: i32,
+        caller: Option<&str>,
+    ) -> Result<i32, RmError> {
+        let app = self
+            .apps
+            .get(&id)
+            .ok_or_else(|| RmError::UnknownApp(id.to_string()))?;
+        if app.state.is_final() {
+            return Err(RmError::FinalState {
+                app: id.to_string(),
+                state: format!("{:?}", app.state).to_uppercase(),
+            });
+        }
+        let kind = self.sched.kind();
+        if kind != weft_sched::SchedulerKind::Capacity {
+            return Err(RmError::Unsupported(format!(
+                "changing an application's priority under the {} scheduler (only the Capacity Scheduler orders applications by priority)",
+                kind.short_name()
+            )));
+        }
+        let owner = app.sub.user.clone();
+        if let Some(user) = caller {
+            let may_modify = user == owner
+                || self.is_admin(user)
+                || self
+                    .sched
+                    .queue_access(&app.queue, user, QueueAccess::Administer)
+                    == Some(true);
+            if !may_modify {
+                return Err(RmError::Forbidden(format!(
+                    "user {user} cannot change the priority of application {id}: not its owner ({owner}), not allowed by acl_administer_queue of queue {} or its parents, and not in yarn.admin.acl",
+                    app.queue
+                )));
+            }
+        }
+        let capped = priority.min(self.config.scheduler.properties().max_application_priority);
+        self.sched.handle(
+            now,
+            Event::AppPriorityChanged {
+                app: AppId(id.seq),
+                priority: capped,
+            },
+        )?;
+        self.drain(now);
+        let Some(app) = self.apps.get_mut(&id) else {
+            return Err(RmError::UnknownApp(id.to_string()));
+        };
+        app.sub.priority = capped;
+        let record = app_record(app);
+        self.persist(vec![Write::PutApp(record)]);
+        Ok(capped)
     }
 
     /// Ends every container of app `id` here, with YARN's `status` and `diagnostics` (the NM

@@ -364,9 +364,10 @@ impl RmCore {
 
     /// Replaces the scheduler configuration (an allocation-file reload, already validated).
     pub fn reload(&mut self, now: Time, config: SchedulerConfig) -> Result<(), crate::RmError> {
-        self.config.scheduler = config.clone();
+        // Recorded only once the scheduler took it: a refused configuration changes nothing.
         self.sched
-            .handle(now, weft_sched::Event::Reload(Box::new(config)))?;
+            .handle(now, weft_sched::Event::Reload(Box::new(config.clone())))?;
+        self.config.scheduler = config;
         self.drain(now);
         Ok(())
     }

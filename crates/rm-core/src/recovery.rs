@@ -111,12 +111,15 @@ impl RmCore {
             }
         }
         let (user, queue) = (app.sub.user.clone(), app.queue.clone());
+        let priority = app.sub.priority;
         let placement = self
             .sched
             .submit(now, AppId(id.seq), user, Some(queue), am_resource);
         self.drain(now);
         let reason = match placement {
             Ok(Placement::Accepted { queue }) => {
+                // Only an unknown app is refused, and this one was just accepted.
+                let _ = self.tell_priority(now, AppId(id.seq), priority);
                 let attempt =
                     needs_attempt.then(|| self.apps.get(&id).map(|a| self.make_attempt(now, a)));
                 let Some(app) = self.apps.get_mut(&id) else {

@@ -38,7 +38,7 @@ use weft_sched::SchedulerConfig;
 use weft_store::{RedbStore, StateStore};
 use weft_types::Duration as CoreDuration;
 
-pub use settings::{Settings, SettingsError};
+pub use settings::{Settings, SettingsError, CAPACITY_FILE};
 
 /// How often the core's `tick` runs (liveness, the scheduler update when due).
 const TICK: Duration = Duration::from_millis(100);
@@ -56,10 +56,15 @@ pub struct RmArgs {
     /// The Fair Scheduler allocation file (fair-scheduler.xml), reloaded when it changes.
     #[arg(long)]
     pub allocations: Option<PathBuf>,
-    /// The scheduler: fair, fifo, or one of Hadoop's class names (sets
+    /// The scheduler: fair, capacity, fifo, or one of Hadoop's class names (sets
     /// yarn.resourcemanager.scheduler.class over the TOML and yarn-site.xml; default fair).
     #[arg(long)]
     pub scheduler: Option<String>,
+    /// The configuration directory (Hadoop's HADOOP_CONF_DIR): the Capacity Scheduler reads
+    /// capacity-scheduler.xml here [default: --yarn-site's directory, else --config's, else
+    /// the current directory].
+    #[arg(long = "conf-dir")]
+    pub conf_dir: Option<PathBuf>,
     /// Where the state store lives (default ./weft-rm-data).
     #[arg(long = "data-dir")]
     pub data_dir: Option<PathBuf>,
@@ -187,9 +192,18 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
     let recovered = store.load()?;
 
     let properties = settings.properties.clone();
-    let allocations = match &settings.allocations {
-        Some(path) => reload::load(path, &properties).map_err(anyhow::Error::msg)?,
-        None => Default::default(),
+    let queue_file = match (&settings.capacity_file, &settings.allocations) {
+        (Some(path), _) => Some(reload::QueueFile::Capacity {
+            path: path.clone(),
+            site: settings.capacity_site.clone(),
+        }),
+        (None, Some(path)) => Some(reload::QueueFile::Fair(path.clone())),
+        (None, None) => None,
+    };
+    // A bad queue file stops the RM here, before it listens, with the file's own message.
+    let scheduler_config = match &queue_file {
+        Some(file) => file.read(&properties).map_err(anyhow::Error::msg)?,
+        None => SchedulerConfig::from_site(properties.clone(), Default::default())?,
     };
     let scheduler_listener = bind("AM service", &settings.scheduler_address).await?;
     let tracker_listener = bind("resource tracker", &settings.tracker_address).await?;
@@ -198,7 +212,6 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
     let tracker = reachable(tracker_listener.local_addr()?);
     let web = reachable(web_listener.local_addr()?);
 
-    let scheduler_config = SchedulerConfig::from_site(properties.clone(), allocations)?;
     let mut config = RmConfig::new(scheduler_config);
     config.nm_expiry = CoreDuration::from_millis(settings.nm_expiry_ms);
     config.am_expiry = CoreDuration::from_millis(settings.am_expiry_ms);
@@ -268,10 +281,10 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
         }
     }));
     let reload_log = reload::ReloadLog::new(reload::ReloadStatus::loaded_at_start(
-        settings.allocations.clone(),
+        queue_file.as_ref().map(|f| f.path().to_path_buf()),
         now.as_millis(),
     ));
-    let (refresher, refresh_requests) = match settings.allocations {
+    let (refresher, refresh_requests) = match &queue_file {
         Some(_) => {
             let (refresher, requests) = reload::refresh_channel(reload_log.clone());
             (refresher, Some(requests))
@@ -296,9 +309,9 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
             tracing::error!("REST server failed: {e}");
         }
     }));
-    if let (Some(path), Some(requests)) = (settings.allocations.clone(), refresh_requests) {
+    if let (Some(file), Some(requests)) = (queue_file, refresh_requests) {
         tasks.push(tokio::spawn(reload::watch_file(
-            path,
+            file,
             Duration::from_millis(settings.allocations_poll_ms.max(10)),
             properties,
             driver.clone(),

@@ -229,7 +229,7 @@ fn scheduler_info(o: &mut Out, kind: SchedulerKind) {
     o.family(
         "weft_scheduler_info",
         "gauge",
-        "The scheduler this ResourceManager runs: kind (fair or fifo) and Hadoop's class name; always 1.",
+        "The scheduler this ResourceManager runs: kind (fair, capacity or fifo) and Hadoop's class name; always 1.",
     );
     o.sample(
         "weft_scheduler_info",
@@ -252,8 +252,13 @@ const FAIR_ONLY_QUEUE_FAMILIES: [&str; 8] = [
 ];
 
 fn queue_families(o: &mut Out, v: &View) {
-    let exported =
-        |name: &str| v.kind == SchedulerKind::Fair || !FAIR_ONLY_QUEUE_FAMILIES.contains(&name);
+    // Capacity's pending apps wait for the AM limits: the family means the same (waiting to
+    // run), so it is exported there too.
+    let exported = |name: &str| {
+        v.kind == SchedulerKind::Fair
+            || !FAIR_ONLY_QUEUE_FAMILIES.contains(&name)
+            || (v.kind == SchedulerKind::Capacity && name == "weft_queue_apps_pending")
+    };
     type Field = fn(&weft_sched::QueueSnapshot) -> Resource;
     let resources: [(&str, &str, Field); 7] = [
         (
@@ -307,7 +312,7 @@ fn queue_families(o: &mut Out, v: &View) {
         ),
         (
             "weft_queue_apps_pending",
-            "Applications waiting for the queue's maxRunningApps (its subtree for parents).",
+            "Applications waiting to run: for the queue's maxRunningApps (Fair) or its AM limits (Capacity); its subtree for parents.",
             |q| q.pending_apps as f64,
         ),
         ("weft_queue_weight", "The queue's weight.", |q| q.weight),
@@ -320,6 +325,77 @@ fn queue_families(o: &mut Out, v: &View) {
     }
     if v.kind == SchedulerKind::Fair {
         preemption_families(o, v);
+    }
+    if v.kind == SchedulerKind::Capacity {
+        capacity_families(o, v);
+    }
+}
+
+/// The Capacity Scheduler's per-queue capacities as its REST API reports them (percent).
+fn capacity_families(o: &mut Out, v: &View) {
+    type Figure = fn(&weft_sched::CapacityQueueDetails) -> f64;
+    let figures: [(&str, &str, Figure); 6] = [
+        (
+            "weft_queue_capacity_percent",
+            "Capacity Scheduler: the queue's configured capacity, percent of its parent.",
+            |d| d.capacity,
+        ),
+        (
+            "weft_queue_max_capacity_percent",
+            "Capacity Scheduler: the queue's maximum capacity, percent of its parent.",
+            |d| d.max_capacity,
+        ),
+        (
+            "weft_queue_absolute_capacity_percent",
+            "Capacity Scheduler: the queue's guaranteed capacity, percent of the cluster.",
+            |d| d.absolute_capacity,
+        ),
+        (
+            "weft_queue_absolute_max_capacity_percent",
+            "Capacity Scheduler: the queue's maximum capacity, percent of the cluster.",
+            |d| d.absolute_max_capacity,
+        ),
+        (
+            "weft_queue_used_capacity_percent",
+            "Capacity Scheduler: used resources (reservations included), percent of the queue's guaranteed resources; above 100 when elastic.",
+            |d| d.used_capacity,
+        ),
+        (
+            "weft_queue_absolute_used_capacity_percent",
+            "Capacity Scheduler: used resources (reservations included), percent of the cluster.",
+            |d| d.absolute_used_capacity,
+        ),
+    ];
+    for (name, help, figure) in figures {
+        o.family(name, "gauge", help);
+        for d in &v.capacity {
+            o.sample(name, &[("queue", &d.name)], figure(d));
+        }
+    }
+    o.family(
+        "weft_queue_state",
+        "gauge",
+        "Capacity Scheduler: 1 for the queue's state (RUNNING, DRAINING or STOPPED), 0 for the others.",
+    );
+    for d in &v.capacity {
+        for state in ["RUNNING", "DRAINING", "STOPPED"] {
+            let on = if d.state == state { 1.0 } else { 0.0 };
+            o.sample(
+                "weft_queue_state",
+                &[("queue", &d.name), ("state", state)],
+                on,
+            );
+        }
+    }
+    o.family(
+        "weft_queue_user_limit",
+        "gauge",
+        "Capacity Scheduler: a leaf's current per-user limit (before user weights).",
+    );
+    for d in &v.capacity {
+        if let Some(limit) = d.user_limit {
+            o.resource("weft_queue_user_limit", &[("queue", &d.name)], limit, v);
+        }
     }
 }
 
@@ -547,6 +623,8 @@ mod tests {
             nodes: Vec::new(),
             types: weft_types::ResourceTypes::default(),
             allocations: 0,
+            capacity: Vec::new(),
+            capacity_file: None,
         }
     }
 
@@ -587,6 +665,60 @@ mod tests {
                 "{name}:\n{fair}"
             );
         }
+    }
+
+    #[test]
+    fn capacity_queues_export_their_capacities_state_and_user_limit() {
+        let xml = "<configuration>\
+            <property><name>yarn.scheduler.capacity.root.queues</name><value>default,b</value></property>\
+            <property><name>yarn.scheduler.capacity.root.default.capacity</name><value>60</value></property>\
+            <property><name>yarn.scheduler.capacity.root.b.capacity</name><value>40</value></property>\
+            <property><name>yarn.scheduler.capacity.root.b.state</name><value>STOPPED</value></property>\
+            </configuration>";
+        let (capacity, _) =
+            weft_config::capacity::parse_capacity(xml, &Default::default()).expect("valid");
+        let mut s = weft_sched::Scheduler::new(
+            weft_sched::SchedulerConfig::Capacity(weft_sched::CapacitySchedulerConfig {
+                capacity,
+                properties: Default::default(),
+            }),
+            Default::default(),
+        );
+        s.handle(
+            weft_types::Time(0),
+            weft_sched::Event::NodeAdded {
+                node: weft_types::NodeId(0),
+                host: "h".into(),
+                port: 0,
+                rack: "/r".into(),
+                capability: Resource::new(8192, 8),
+            },
+        )
+        .expect("node");
+        let mut v = view(SchedulerKind::Capacity);
+        v.capacity = s.capacity_details();
+        let mut o = Out {
+            text: String::new(),
+        };
+        queue_families(&mut o, &v);
+        let text = o.text;
+        for line in [
+            "weft_queue_capacity_percent{queue=\"root.default\"} 60\n",
+            "weft_queue_absolute_capacity_percent{queue=\"root.b\"} 40\n",
+            "weft_queue_max_capacity_percent{queue=\"root\"} 100\n",
+            "weft_queue_state{queue=\"root.b\",state=\"STOPPED\"} 1\n",
+            "weft_queue_state{queue=\"root.b\",state=\"RUNNING\"} 0\n",
+            "weft_queue_apps_pending{queue=\"root.default\"} 0\n",
+            // Leaves have a user limit, parents none.
+            "weft_queue_user_limit{queue=\"root.default\",resource=\"memory-mb\"}",
+        ] {
+            assert!(text.contains(line), "{line:?} missing in:\n{text}");
+        }
+        assert!(!text.contains("weft_queue_fair_share"), "{text}");
+        assert!(
+            !text.contains("weft_queue_user_limit{queue=\"root\""),
+            "{text}"
+        );
     }
 
     #[test]

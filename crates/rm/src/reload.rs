@@ -1,7 +1,9 @@
-//! Reloading the allocation file: polled when it changes (as Hadoop's
-//! `AllocationFileLoaderService` does) and on demand (`PUT /ws/v1/cluster/admin/refresh-queues`,
-//! `weft rmadmin -refreshQueues`). A bad file is refused with its file and line; the old queues
-//! stay.
+//! Reloading the scheduler's queue file (fair-scheduler.xml, or capacity-scheduler.xml under
+//! the Capacity Scheduler): polled when it changes (as Hadoop's
+//! `AllocationFileLoaderService` does for the Fair Scheduler) and on demand
+//! (`PUT /ws/v1/cluster/admin/refresh-queues`, `weft rmadmin -refreshQueues`). A bad file is
+//! refused with its file and line, a refresh the scheduler refuses (the Capacity Scheduler's
+//! refresh rules) with its reasons; the old queues stay.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -9,7 +11,7 @@ use std::time::{Duration, SystemTime};
 
 use tokio::sync::{mpsc, oneshot, watch};
 use weft_config::{AllocationConfig, SchedulerProperties};
-use weft_sched::SchedulerConfig;
+use weft_sched::{CapacitySchedulerConfig, SchedulerConfig};
 
 use crate::driver::Driver;
 
@@ -24,6 +26,75 @@ pub(crate) fn load(path: &Path, props: &SchedulerProperties) -> Result<Allocatio
         tracing::warn!(file = %path.display(), "{w}");
     }
     Ok(config)
+}
+
+/// Reads and validates capacity-scheduler.xml over yarn-site's Capacity keys (`site`), with
+/// the load-time rule that needs yarn-site (no queue's maximum allocation above the
+/// cluster's).
+pub(crate) fn load_capacity(
+    path: &Path,
+    site: &[(String, String)],
+    props: &SchedulerProperties,
+) -> Result<CapacitySchedulerConfig, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        format!(
+            "cannot read {}: {e} (the Capacity Scheduler reads capacity-scheduler.xml from the configuration directory; see --conf-dir)",
+            path.display()
+        )
+    })?;
+    let refused = |d: weft_config::Diagnostics| {
+        let from_site = if d.0.iter().any(|x| x.line == 0) {
+            " (a problem without a line is in a yarn.scheduler.capacity.* property of yarn-site.xml)"
+        } else {
+            ""
+        };
+        format!("{}{from_site}: {d}", path.display())
+    };
+    let (capacity, warnings) =
+        weft_config::capacity::parse_capacity_over_site(&text, site, &props.resource_types)
+            .map_err(refused)?;
+    weft_config::capacity::check_maximum_allocations(&capacity, props.maximum_allocation)
+        .map_err(refused)?;
+    for w in warnings {
+        tracing::warn!(file = %path.display(), "{w}");
+    }
+    Ok(CapacitySchedulerConfig {
+        capacity,
+        properties: props.clone(),
+    })
+}
+
+/// The file the scheduler's queues come from, and how to read it.
+#[derive(Clone, Debug)]
+pub(crate) enum QueueFile {
+    /// The Fair Scheduler's allocation file.
+    Fair(PathBuf),
+    /// The Capacity Scheduler's capacity-scheduler.xml, read over yarn-site's Capacity keys.
+    Capacity {
+        /// The file.
+        path: PathBuf,
+        /// yarn-site's `yarn.scheduler.capacity.*` (and preemption) properties.
+        site: Vec<(String, String)>,
+    },
+}
+
+impl QueueFile {
+    /// The file watched and named in messages.
+    pub(crate) fn path(&self) -> &Path {
+        match self {
+            QueueFile::Fair(path) | QueueFile::Capacity { path, .. } => path,
+        }
+    }
+
+    /// The whole scheduler configuration the file gives, or why it is refused.
+    pub(crate) fn read(&self, props: &SchedulerProperties) -> Result<SchedulerConfig, String> {
+        match self {
+            QueueFile::Fair(path) => Ok(SchedulerConfig::fair(load(path, props)?, props.clone())),
+            QueueFile::Capacity { path, site } => {
+                Ok(SchedulerConfig::Capacity(load_capacity(path, site, props)?))
+            }
+        }
+    }
 }
 
 fn stamp(path: &Path) -> Option<(SystemTime, u64)> {
@@ -162,14 +233,14 @@ impl Refresher {
     }
 }
 
-/// Parses `path` and, if valid, swaps it into the core.
+/// Parses `file` and, if valid, swaps it into the core (which may still refuse it).
 async fn apply(
-    path: &Path,
+    file: &QueueFile,
     props: &SchedulerProperties,
     driver: &Driver,
 ) -> Result<(), RefreshError> {
-    let allocations = load(path, props).map_err(RefreshError::Invalid)?;
-    let config = SchedulerConfig::fair(allocations, props.clone());
+    let config = file.read(props).map_err(RefreshError::Invalid)?;
+    let path = file.path().to_path_buf();
     match driver.call(move |core, now| core.reload(now, config)).await {
         Ok(Ok(())) => Ok(()),
         Ok(Err(e)) => Err(RefreshError::Invalid(format!("{}: {e}", path.display()))),
@@ -191,7 +262,7 @@ fn note(log: &ReloadLog, result: &Result<(), RefreshError>) {
 /// Polls `path` every `every` until `stop`; each change is parsed and, if valid, swapped in.
 /// Also serves the on-demand refreshes of its [`Refresher`]; every outcome goes to `log`.
 pub(crate) async fn watch_file(
-    path: PathBuf,
+    file: QueueFile,
     every: Duration,
     props: SchedulerProperties,
     driver: Driver,
@@ -199,6 +270,7 @@ pub(crate) async fn watch_file(
     log: ReloadLog,
     mut stop: watch::Receiver<bool>,
 ) {
+    let path = file.path().to_path_buf();
     let mut last = stamp(&path);
     loop {
         // The select only picks what woke us: its output holds a `watch::Ref`, which must
@@ -210,7 +282,7 @@ pub(crate) async fn watch_file(
         };
         if let Some(reply) = request {
             last = stamp(&path);
-            let result = apply(&path, &props, &driver).await;
+            let result = apply(&file, &props, &driver).await;
             note(&log, &result);
             match &result {
                 Ok(()) => {
@@ -226,7 +298,7 @@ pub(crate) async fn watch_file(
             continue;
         }
         last = now;
-        let result = apply(&path, &props, &driver).await;
+        let result = apply(&file, &props, &driver).await;
         note(&log, &result);
         match result {
             Ok(()) => tracing::info!(file = %path.display(), "allocation file reloaded"),

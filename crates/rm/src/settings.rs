@@ -52,6 +52,7 @@ struct TomlFile {
     data_dir: Option<PathBuf>,
     allocations: Option<PathBuf>,
     yarn_site: Option<PathBuf>,
+    conf_dir: Option<PathBuf>,
     nm_expiry_ms: Option<u64>,
     am_expiry_ms: Option<u64>,
     max_attempts: Option<u32>,
@@ -76,6 +77,11 @@ pub struct Settings {
     pub data_dir: PathBuf,
     /// The allocation file, if any (reloaded when it changes).
     pub allocations: Option<PathBuf>,
+    /// Under the Capacity Scheduler, its capacity-scheduler.xml (in the configuration
+    /// directory; reloaded when it changes and on refreshQueues).
+    pub capacity_file: Option<PathBuf>,
+    /// yarn-site's (and the TOML's) Capacity Scheduler keys, read under `capacity_file`.
+    pub capacity_site: Vec<(String, String)>,
     /// The scheduler's yarn-site properties.
     pub properties: SchedulerProperties,
     /// NM expiry (`yarn.nm.liveness-monitor.expiry-interval-ms`, 600000).
@@ -180,6 +186,26 @@ fn allocations(
     Ok(None)
 }
 
+/// The Capacity Scheduler's file name in the configuration directory (as Hadoop's).
+pub const CAPACITY_FILE: &str = "capacity-scheduler.xml";
+
+/// The configuration directory (Hadoop's `HADOOP_CONF_DIR`, where capacity-scheduler.xml
+/// lives): the one given, else the directory of yarn-site.xml, else of the TOML file, else the
+/// current directory.
+fn conf_dir(given: Option<&Path>, yarn_site: Option<&Path>, toml: Option<&Path>) -> PathBuf {
+    let parent = |p: &Path| {
+        p.parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+    };
+    match (given, yarn_site, toml) {
+        (Some(dir), _, _) => dir.to_path_buf(),
+        (None, Some(site), _) => parent(site),
+        (None, None, Some(toml)) => parent(toml),
+        (None, None, None) => PathBuf::from("."),
+    }
+}
+
 impl Settings {
     /// Builds the settings from the flags and the files they name.
     pub fn load(args: &RmArgs) -> Result<Settings, SettingsError> {
@@ -239,6 +265,22 @@ impl Settings {
             pairs.get(ALLOCATION_FILE).map(PathBuf::from),
             &mut notes,
         )?;
+        let (capacity_file, capacity_site) = if properties.scheduler_kind == SchedulerKind::Capacity
+        {
+            let dir = conf_dir(
+                args.conf_dir.as_deref().or(toml_file.conf_dir.as_deref()),
+                args.yarn_site.as_deref().or(toml_file.yarn_site.as_deref()),
+                args.config.as_deref(),
+            );
+            let site = pairs
+                .iter()
+                .filter(|(k, _)| weft_config::capacity::is_capacity_property(k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            (Some(dir.join(CAPACITY_FILE)), site)
+        } else {
+            (None, Vec::new())
+        };
         let max_attempts = match toml_file.max_attempts {
             Some(n) => n,
             None => num("yarn.resourcemanager.am.max-attempts")?.map_or(2, |n| n as u32),
@@ -297,6 +339,8 @@ impl Settings {
                 .or(toml_file.data_dir)
                 .unwrap_or_else(|| PathBuf::from("weft-rm-data")),
             allocations,
+            capacity_file,
+            capacity_site,
             properties,
             nm_expiry_ms: args
                 .nm_expiry_ms

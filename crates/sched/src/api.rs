@@ -67,8 +67,7 @@ impl SchedulerConfig {
     /// The configuration of the scheduler `properties` names
     /// (`yarn.resourcemanager.scheduler.class`); `allocations` is the Fair Scheduler's
     /// allocation file (other kinds ignore it). The Capacity Scheduler is refused here: it needs
-    /// its capacity-scheduler.xml (build `SchedulerConfig::Capacity` with it; the daemons do
-    /// not read one yet).
+    /// its capacity-scheduler.xml (the RM reads it and builds `SchedulerConfig::Capacity`).
     pub fn from_site(
         properties: SchedulerProperties,
         allocations: AllocationConfig,
@@ -77,7 +76,7 @@ impl SchedulerConfig {
             SchedulerKind::Fair => Ok(SchedulerConfig::fair(allocations, properties)),
             SchedulerKind::Fifo => Ok(SchedulerConfig::Fifo(FifoConfig { properties })),
             SchedulerKind::Capacity => Err(SchedError::ConfigRefused(format!(
-                "yarn.resourcemanager.scheduler.class is the Capacity Scheduler ({}), which the daemons cannot run yet (the simulator can): use fair or fifo",
+                "yarn.resourcemanager.scheduler.class is the Capacity Scheduler ({}), whose configuration is its capacity-scheduler.xml: build SchedulerConfig::Capacity from it",
                 SchedulerKind::Capacity.class_name()
             ))),
         }
@@ -708,8 +707,21 @@ pub struct CapacityQueueDetails {
     pub user_limit: Option<Resource>,
     /// Leaves: the queue's AM resource limit.
     pub am_limit: Option<Resource>,
+    /// Leaves: the AM limit of a user (the first listed user's, else of a new user).
+    pub user_am_limit: Option<Resource>,
     /// Leaves: the most applications the queue accepts.
     pub max_applications: Option<i64>,
+    /// Leaves: the most applications one user may have in the queue.
+    pub max_applications_per_user: Option<i64>,
+    /// Resources held in reservations on nodes (included in the used capacities).
+    pub reserved: Resource,
+    /// AM resources of the queue's activated apps (the subtree's for a parent).
+    pub am_used: Resource,
+    /// Applications activated (running) in the queue (the subtree's for a parent).
+    pub active_apps: usize,
+    /// Applications waiting for activation (AM limits) in the queue (the subtree's for a
+    /// parent).
+    pub pending_apps: usize,
 }
 
 /// One user of a Capacity Scheduler leaf.
@@ -725,6 +737,12 @@ pub struct CapacityUserDetails {
     pub pending_apps: usize,
     /// The user's own limit (the queue's user limit times the user's weight).
     pub user_limit: Resource,
+    /// AM resources of the user's activated apps.
+    pub am_used: Resource,
+    /// Some app of the user has outstanding asks (counts as an active user).
+    pub active: bool,
+    /// The user's weight (`user-settings.<user>.weight`, default 1).
+    pub weight: f64,
 }
 
 /// A queue's preemption settings (effective, after inheritance) and, for a leaf, its

@@ -57,10 +57,16 @@ pub(crate) struct Proc {
 impl Proc {
     /// Starts `weft <args>` with stdout and stderr to `log`.
     pub(crate) fn spawn(name: &str, args: &[String], log: &Path) -> Proc {
+        Proc::spawn_env(name, args, log, &[])
+    }
+
+    /// [`Proc::spawn`] with more environment variables (e.g. `HADOOP_USER_NAME`).
+    pub(crate) fn spawn_env(name: &str, args: &[String], log: &Path, env: &[(&str, &str)]) -> Proc {
         let out = File::create(log).expect("log file");
         let err = out.try_clone().expect("log file");
         let child = Command::new(WEFT)
             .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err)
@@ -178,6 +184,9 @@ pub(crate) struct Options {
     pub(crate) allocations: &'static str,
     /// More `"key" = "value"` lines for the RM's `[properties]` (yarn-site keys).
     pub(crate) rm_properties: &'static str,
+    /// Run the Capacity Scheduler with this capacity-scheduler.xml (then `allocations` is
+    /// not used).
+    pub(crate) capacity: Option<&'static str>,
 }
 
 impl Default for Options {
@@ -188,6 +197,7 @@ impl Default for Options {
             no_cgroups: false,
             allocations: ALLOCATIONS,
             rm_properties: "",
+            capacity: None,
         }
     }
 }
@@ -233,14 +243,12 @@ impl Cluster {
         let rm_config = format!("{RM_CONFIG}{}\n", opts.rm_properties);
         std::fs::write(root.join("rm.toml"), rm_config).expect("rm config");
         let p = |name: &str| root.join(name).display().to_string();
-        let rm_args: Vec<String> = [
+        let mut rm_args: Vec<String> = [
             "rm",
             "--config",
             &p("rm.toml"),
             "--data-dir",
             &p("rm-data"),
-            "--allocations",
-            &p("fair-scheduler.xml"),
             "--nm-expiry-ms",
             &opts.nm_expiry_ms.to_string(),
             "--am-expiry-ms",
@@ -249,6 +257,14 @@ impl Cluster {
         .iter()
         .map(|s| s.to_string())
         .collect();
+        match opts.capacity {
+            Some(xml) => {
+                std::fs::write(root.join("capacity-scheduler.xml"), xml).expect("capacity file");
+                rm_args.extend(["--scheduler".into(), "capacity".into()]);
+                rm_args.extend(["--conf-dir".into(), root.display().to_string()]);
+            }
+            None => rm_args.extend(["--allocations".into(), p("fair-scheduler.xml")]),
+        }
         let mut c = Cluster {
             dir,
             rm: None,

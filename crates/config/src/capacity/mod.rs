@@ -83,7 +83,36 @@ pub fn parse_capacity(
     text: &str,
     types: &ResourceTypes,
 ) -> Result<(CapacityConfig, Vec<Diagnostic>), Diagnostics> {
-    let (properties, diags) = conf_xml::read_properties(text, "capacity-scheduler.xml")?;
+    parse_capacity_over_site(text, &[], types)
+}
+
+/// Whether yarn-site.xml's property `name` belongs to the Capacity Scheduler (Hadoop's
+/// `CapacitySchedulerConfiguration` reads yarn-site.xml too, so such keys may live there).
+pub fn is_capacity_property(name: &str) -> bool {
+    name.starts_with(PREFIX) || name.starts_with(globals::PREEMPTION)
+}
+
+/// [`parse_capacity`] over the Capacity Scheduler's keys found in yarn-site.xml (`site`, name
+/// and value; other names are skipped): the file's value wins where both set a key, as in
+/// Hadoop, where capacity-scheduler.xml is loaded after yarn-site.xml. A problem with a key
+/// only yarn-site.xml sets has no line or column (it names the property).
+pub fn parse_capacity_over_site(
+    text: &str,
+    site: &[(String, String)],
+    types: &ResourceTypes,
+) -> Result<(CapacityConfig, Vec<Diagnostic>), Diagnostics> {
+    let (mut properties, diags) = conf_xml::read_properties(text, "capacity-scheduler.xml")?;
+    let in_file: std::collections::BTreeSet<String> =
+        properties.iter().map(|p| p.name.clone()).collect();
+    let from_site = site
+        .iter()
+        .filter(|(name, _)| is_capacity_property(name) && !in_file.contains(name))
+        .map(|(name, value)| conf_xml::Property {
+            name: name.clone(),
+            value: value.clone(),
+            pos: (0, 0),
+        });
+    properties.splice(0..0, from_site);
     let mut r = Reader::new(properties, diags);
     let globals = globals::globals(&mut r);
     let preemption = globals::preemption(&mut r);

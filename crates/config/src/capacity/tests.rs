@@ -732,3 +732,36 @@ fn max_parallel_apps_is_the_smallest_along_the_branch() {
         "the global key where no ancestor sets one"
     );
 }
+
+#[test]
+fn yarn_site_keys_fill_in_under_the_file_which_wins() {
+    let site = |name: &str, value: &str| (format!("{PREFIX}{name}"), value.to_string());
+    let text = xml(&[("root.queues", "a,b"), ("root.a.capacity", "40")]);
+    let from_site = [
+        site("root.a.capacity", "90"), // the file's 40 wins
+        site("root.b.capacity", "60"), // only yarn-site sets it
+        site("root.b.user-limit-factor", "2"),
+        (
+            "yarn.scheduler.minimum-allocation-mb".to_string(),
+            "512".to_string(),
+        ), // not a CS key
+    ];
+    let (config, warnings) = parse_capacity_over_site(&text, &from_site, &ResourceTypes::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let capacity = |path: &str| config.queue(path).map(|q| q.capacity.clone());
+    assert_eq!(capacity("root.a"), Some(CapacityValue::Percent(40.0)));
+    assert_eq!(capacity("root.b"), Some(CapacityValue::Percent(60.0)));
+
+    // A bad value from yarn-site.xml names its property, with no line in the file.
+    let bad = [site("root.b.capacity", "sixty")];
+    let Err(Diagnostics(errs)) = parse_capacity_over_site(&text, &bad, &ResourceTypes::default())
+    else {
+        panic!("a capacity of 'sixty' is refused")
+    };
+    let e = errs
+        .iter()
+        .find(|d| d.path == format!("{PREFIX}root.b.capacity"))
+        .unwrap_or_else(|| panic!("{errs:?}"));
+    assert_eq!((e.line, e.column), (0, 0));
+}

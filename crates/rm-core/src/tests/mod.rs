@@ -2,6 +2,7 @@
 
 mod am;
 mod apps;
+mod capacity;
 mod liveness;
 mod nodes;
 mod preemption;

@@ -198,12 +198,14 @@ pub(crate) async fn get_priority(
     Ok(Json(json!({"priority": r.priority})))
 }
 
-/// `PUT /apps/{id}/priority`: the Fair Scheduler orders apps by fairness, the FIFO scheduler
-/// by submission (neither by priority, as in Hadoop), and the core cannot change a priority
-/// after submission, so a valid request is a clear 400 naming the scheduler.
+/// `PUT /apps/{id}/priority`: the Capacity Scheduler takes the new priority (capped at
+/// `yarn.cluster.max-application-priority`, as Hadoop's); the Fair Scheduler orders apps by
+/// fairness and the FIFO scheduler by submission (neither by priority, as in Hadoop), so they
+/// refuse a change with a clear 400 naming the scheduler.
 pub(crate) async fn put_priority(
     State(s): State<Rest>,
     Path(id): Path<String>,
+    Caller(who): Caller,
     body: Bytes,
 ) -> Result<Json<Value>, RestError> {
     let r = report(&s, &id).await?;
@@ -218,7 +220,19 @@ pub(crate) async fn put_priority(
     }
     let scheduler = match s.driver.call(|core, _| core.scheduler().kind()).await? {
         SchedulerKind::Fifo => "FIFO scheduler (which serves applications in submission order)",
-        SchedulerKind::Fair | SchedulerKind::Capacity => "Fair Scheduler",
+        SchedulerKind::Fair => "Fair Scheduler",
+        SchedulerKind::Capacity => {
+            let priority = i32::try_from(wanted).map_err(|_| {
+                RestError::bad_request(format!("priority {wanted} is out of range"))
+            })?;
+            let app = r.id;
+            let now_in_force = s
+                .driver
+                .call(move |core, now| core.update_priority(now, app, priority, Some(&who)))
+                .await??;
+            tracing::info!(app = %app, priority = now_in_force, "application priority changed");
+            return Ok(Json(json!({"priority": now_in_force})));
+        }
     };
     Err(RestError::bad_request(format!(
         "Changing the priority of {} is not supported: Weft's {scheduler} keeps the \

@@ -3,6 +3,7 @@
 
 mod apps;
 pub(crate) mod auth;
+mod capacity;
 mod error;
 mod filters;
 mod json;
@@ -128,6 +129,11 @@ async fn scheduler(State(s): State<Rest>) -> Result<Json<Value>, RestError> {
                 .allocations()
                 .cloned()
                 .unwrap_or_default(),
+            capacity: core.scheduler().capacity_details(),
+            capacity_file: match core.scheduler().config() {
+                weft_sched::SchedulerConfig::Capacity(c) => Some(c.capacity.clone()),
+                _ => None,
+            },
         })
         .await?;
     Ok(Json(view.to_json()))

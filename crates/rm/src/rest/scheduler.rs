@@ -2,6 +2,7 @@
 //! tree from a scheduler snapshot, with the per-queue limits the snapshot does not carry
 //! (maxApps, maxAMShare, preemptability) taken from the allocation
 //! config. FIFO: Hadoop's flat `fifoScheduler` object (its one queue and the nodes' memory).
+//! Capacity: `rest::capacity`.
 
 use std::collections::BTreeMap;
 
@@ -24,14 +25,18 @@ pub(crate) struct SchedulerView {
     pub(crate) min_allocation: Resource,
     /// `yarn.scheduler.maximum-allocation-*`.
     pub(crate) max_allocation: Resource,
+    /// Capacity Scheduler: each queue's figures, root first (empty for other kinds).
+    pub(crate) capacity: Vec<weft_sched::CapacityQueueDetails>,
+    /// Capacity Scheduler: the capacity-scheduler.xml in force.
+    pub(crate) capacity_file: Option<weft_config::capacity::CapacityConfig>,
 }
 
 /// Container and reservation figures of one queue's subtree.
 #[derive(Default, Clone, Copy)]
-struct Counts {
-    pending: u64,
-    allocated: u64,
-    reserved: u64,
+pub(super) struct Counts {
+    pub(super) pending: u64,
+    pub(super) allocated: u64,
+    pub(super) reserved: u64,
     reserved_res: Resource,
 }
 
@@ -73,7 +78,7 @@ fn lineage<'a>(
 }
 
 impl SchedulerView {
-    fn counts(&self, queue: &str) -> Counts {
+    pub(super) fn counts(&self, queue: &str) -> Counts {
         let mut c = Counts::default();
         let mut app_queue = BTreeMap::new();
         for a in &self.snap.apps {
@@ -199,7 +204,8 @@ impl SchedulerView {
     pub(crate) fn to_json(&self) -> Value {
         match self.kind {
             SchedulerKind::Fifo => self.fifo_json(),
-            SchedulerKind::Fair | SchedulerKind::Capacity => self.fair_json(),
+            SchedulerKind::Fair => self.fair_json(),
+            SchedulerKind::Capacity => self.capacity_json(),
         }
     }
 
@@ -324,6 +330,8 @@ mod tests {
             kind: SchedulerKind::Fair,
             min_allocation: Resource::new(1024, 1),
             max_allocation: Resource::new(8192, 4),
+            capacity: Vec::new(),
+            capacity_file: None,
         };
         let v = view.to_json();
         let root = &v["scheduler"]["schedulerInfo"]["rootQueue"];
@@ -382,6 +390,8 @@ mod tests {
             allocations: AllocationConfig::default(),
             min_allocation: Resource::new(512, 1),
             max_allocation: Resource::new(8192, 4),
+            capacity: Vec::new(),
+            capacity_file: None,
         }
     }
 
@@ -472,6 +482,8 @@ mod tests {
             kind: SchedulerKind::Fair,
             min_allocation: Resource::new(1024, 1),
             max_allocation: Resource::new(8192, 4),
+            capacity: Vec::new(),
+            capacity_file: None,
         };
         let v = view.to_json();
         let root = &v["scheduler"]["schedulerInfo"]["rootQueue"];

@@ -167,6 +167,8 @@ mod tests {
             nodes: Vec::new(),
             types: ResourceTypes::default(),
             allocations: 4,
+            capacity: Vec::new(),
+            capacity_file: None,
         };
         let html = super::super::scheduler::page(&view, Time(0)).live;
         assert!(html.contains("<b>FIFO Scheduler</b>"), "{html}");

@@ -6,6 +6,7 @@
 //! and without any script build step.
 
 mod apps;
+mod capacity;
 mod fifo;
 mod html;
 mod nodes;
@@ -73,6 +74,10 @@ pub(crate) struct View {
     pub(crate) types: ResourceTypes,
     /// Containers allocated since the start.
     pub(crate) allocations: u64,
+    /// Capacity Scheduler: each queue's figures, root first (empty for other kinds).
+    pub(crate) capacity: Vec<weft_sched::CapacityQueueDetails>,
+    /// Capacity Scheduler: the capacity-scheduler.xml in force.
+    pub(crate) capacity_file: Option<weft_config::capacity::CapacityConfig>,
 }
 
 /// Reads a [`View`] from the core.
@@ -85,6 +90,11 @@ pub(crate) async fn view(driver: &Driver) -> Result<View, DriverError> {
             nodes: core.node_infos(),
             types: core.scheduler().resource_types().clone(),
             allocations: core.scheduler().allocation_count(),
+            capacity: core.scheduler().capacity_details(),
+            capacity_file: match core.scheduler().config() {
+                weft_sched::SchedulerConfig::Capacity(c) => Some(c.capacity.clone()),
+                _ => None,
+            },
         })
         .await
 }
@@ -161,8 +171,14 @@ fn with_reload_banner(s: &Rest, mut page: Page) -> Page {
             .map_or("the allocation file".to_string(), |f| {
                 f.display().to_string()
             });
+        // The Capacity Scheduler's file is no allocation file: say what it is.
+        let what = if file.ends_with(crate::CAPACITY_FILE) {
+            "Queue configuration refused"
+        } else {
+            "Allocation file refused"
+        };
         page.live = format!(
-            "<div class=\"banner bad\" id=\"reload-banner\" role=\"alert\"><strong>Allocation file refused</strong> \
+            "<div class=\"banner bad\" id=\"reload-banner\" role=\"alert\"><strong>{what}</strong> \
 (last read {when} UTC, {count} refused since start): <code>{error}</code><br>The previous queue \
 configuration stays in force until {file} loads: fix it (it is re-read when it changes) or run \
 <code>weft rmadmin -refreshQueues</code>.</div>{live}",

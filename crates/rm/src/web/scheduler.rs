@@ -1,6 +1,6 @@
 //! `/cluster/scheduler`: the Fair Scheduler's queue tree, each queue's usage against its
 //! instantaneous and steady fair shares, its limits and apps; then the apps the scheduler holds.
-//! Under the FIFO scheduler, its own page (`web/fifo`).
+//! Under the FIFO and Capacity schedulers, their own pages (`web/fifo`, `web/capacity`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -17,7 +17,8 @@ use super::View;
 pub(crate) fn page(v: &View, _now: Time) -> Page {
     match v.kind {
         SchedulerKind::Fifo => super::fifo::page(v),
-        SchedulerKind::Fair | SchedulerKind::Capacity => fair_page(v),
+        SchedulerKind::Capacity => super::capacity::page(v),
+        SchedulerKind::Fair => fair_page(v),
     }
 }
 
@@ -336,6 +337,8 @@ mod tests {
             nodes: Vec::new(),
             types: ResourceTypes::default(),
             allocations: 0,
+            capacity: Vec::new(),
+            capacity_file: None,
         };
         let html = page(&view, Time(0)).live;
         assert_eq!(

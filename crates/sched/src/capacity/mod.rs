@@ -14,8 +14,8 @@
 //! Every comparison and rounding goes through the configured resource calculator (`calc`).
 //!
 //! The spec's open points (§13), decided here:
-//! * 2: the per-heartbeat keys are read from the configuration in force; a refresh (not built
-//!   yet) will change them like any other key.
+//! * 2: the per-heartbeat keys are read from the configuration in force; a refresh (`refresh`)
+//!   changes them like any other key.
 //! * 3: `node-locality-delay = -1` removes only the rack-level wait; the off-switch wait keeps
 //!   its rule (Hadoop's code, not its documentation) — `assign.rs`.
 //! * 6: a user's weight scales the user limit normalized *down* to the minimum allocation
@@ -32,6 +32,7 @@ mod assign;
 mod calc;
 mod limits;
 mod order;
+mod refresh;
 mod report;
 mod setup;
 
@@ -369,12 +370,8 @@ impl Rules for Capacity {
 
     fn reload(e: &mut CapacityEngine, config: SchedulerConfig) -> Result<(), SchedError> {
         match config {
-            SchedulerConfig::Capacity(_) => Err(SchedError::ConfigRefused(
-                "refreshing the Capacity Scheduler's queues is not implemented yet; the running configuration is kept"
-                    .to_string(),
-            )),
+            SchedulerConfig::Capacity(config) => e.cs_refresh(config),
             other => {
-                let _ = e;
                 Err(SchedError::ConfigRefused(format!(
                     "the Capacity Scheduler cannot take a {} scheduler's configuration; changing the scheduler needs a restart",
                     other.kind().short_name()

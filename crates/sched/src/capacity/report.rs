@@ -2,6 +2,8 @@
 //! API reports them (capacity spec §9: capacities as percentages, state, users and limits).
 
 use crate::api::{CapacityQueueDetails, CapacityUserDetails, QueueAccess};
+use weft_types::Resource;
+
 use crate::queues::{QueueId, ROOT};
 
 use super::CapacityEngine;
@@ -55,16 +57,33 @@ impl CapacityEngine {
                     running_apps: u.running_apps,
                     pending_apps: u.pending_apps,
                     user_limit: self.user_limit_of(id, name, limit),
+                    am_used: u.am_used,
+                    active: u.active,
+                    weight: c
+                        .leaf
+                        .as_ref()
+                        .and_then(|l| l.user_weights.get(name).copied())
+                        .unwrap_or(1.0),
                 })
                 .collect();
             (users, Some(limit))
         } else {
             (Vec::new(), None)
         };
-        let (am_limit, max_applications) = match &c.leaf {
-            Some(l) => (Some(self.am_limits(id, "").0), Some(l.max_applications)),
-            None => (None, None),
+        let (am_limit, user_am_limit, max_applications, max_applications_per_user) = match &c.leaf {
+            Some(l) => {
+                let first_user = users.first().map_or("", |u| u.user.as_str());
+                let (queue_limit, user_limit) = self.am_limits(id, first_user);
+                (
+                    Some(queue_limit),
+                    Some(user_limit),
+                    Some(l.max_applications),
+                    Some(l.max_applications_per_user),
+                )
+            }
+            None => (None, None, None, None),
         };
+        let (active_apps, pending_apps) = self.apps_below(id);
         out.push(CapacityQueueDetails {
             name: q.name.clone(),
             capacity: c.capacity * 100.0,
@@ -79,13 +98,46 @@ impl CapacityEngine {
             users,
             user_limit,
             am_limit,
+            user_am_limit,
             max_applications,
+            max_applications_per_user,
+            reserved: q.rules.reserved,
+            am_used: self.subtree_am_used(id),
+            active_apps,
+            pending_apps,
         });
         let mut children: Vec<QueueId> = q.children.iter().copied().collect();
         children.sort_by(|a, b| self.queues.get(*a).name.cmp(&self.queues.get(*b).name));
         for ch in children {
             self.details_of(ch, out);
         }
+    }
+}
+
+impl CapacityEngine {
+    /// Activated and pending apps in the subtree of `id`.
+    fn apps_below(&self, id: QueueId) -> (usize, usize) {
+        let mut counts = (0, 0);
+        let mut stack = vec![id];
+        while let Some(q) = stack.pop() {
+            let queue = self.queues.get(q);
+            counts.0 += queue.runnable_apps.len();
+            counts.1 += queue.non_runnable_apps.len();
+            stack.extend(queue.children.iter().copied());
+        }
+        counts
+    }
+
+    /// AM resources of the activated apps in the subtree of `id`.
+    fn subtree_am_used(&self, id: QueueId) -> Resource {
+        let mut used = Resource::ZERO;
+        let mut stack = vec![id];
+        while let Some(q) = stack.pop() {
+            let queue = self.queues.get(q);
+            used = used.saturating_add(queue.am_usage);
+            stack.extend(queue.children.iter().copied());
+        }
+        used
     }
 }
 

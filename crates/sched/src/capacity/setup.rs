@@ -197,7 +197,7 @@ fn max_applications(file: &CapacityConfig, index: usize, abs_capacity: f64) -> i
 }
 
 /// What the walk's keys read of queue `index`.
-fn hot_settings(file: &CapacityConfig, index: usize) -> CsHot {
+pub(super) fn hot_settings(file: &CapacityConfig, index: usize) -> CsHot {
     let q = &file.queues[index];
     let (priority_ordering, fair_leaf, size_based) = match &q.kind {
         QueueKind::Parent { ordering, .. } => (
@@ -224,7 +224,7 @@ fn hot_settings(file: &CapacityConfig, index: usize) -> CsHot {
 }
 
 /// What updates, admission and reports read of queue `index`.
-fn cold_settings(file: &CapacityConfig, index: usize) -> CsCold {
+pub(super) fn cold_settings(file: &CapacityConfig, index: usize) -> CsCold {
     let q = &file.queues[index];
     let leaf = match &q.kind {
         QueueKind::Leaf(l) => Some(LeafLimits {
