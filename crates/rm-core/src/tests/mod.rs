@@ -3,6 +3,7 @@
 mod am;
 mod apps;
 mod liveness;
+mod node_labels;
 mod nodes;
 mod preemption;
 mod recovery;
