@@ -1,4 +1,5 @@
-//! `/cluster/nodes`: every node the RM knows, with its state, usage and health.
+//! `/cluster/nodes`: every node the RM knows, with its partition (resource pool), state,
+//! usage and health.
 
 use weft_rm_core::NodeInfo;
 use weft_types::Time;
@@ -36,6 +37,7 @@ pub(crate) fn page(v: &View, now: Time) -> Page {
             vec![
                 esc(&n.node_id),
                 esc(&n.rack),
+                node_label(n.label.as_deref()),
                 badge(n.state.as_str()),
                 esc(&n.address),
                 web,
@@ -56,6 +58,7 @@ pub(crate) fn page(v: &View, now: Time) -> Page {
         &[
             "Node",
             "Rack",
+            "Node Labels",
             "State",
             "Address",
             "Web address",
@@ -73,5 +76,13 @@ pub(crate) fn page(v: &View, now: Time) -> Page {
         nav: "/cluster/nodes",
         head: String::new(),
         live,
+    }
+}
+
+/// A node's partition as Hadoop's nodes page shows it: the label, or nothing for DEFAULT.
+fn node_label(label: Option<&str>) -> String {
+    match label {
+        Some(l) => format!("<span class=\"pool\">{}</span>", esc(l)),
+        None => "<span class=\"muted\">&lt;DEFAULT_PARTITION&gt;</span>".to_string(),
     }
 }
