@@ -345,6 +345,29 @@ fn pools_confine_apps_to_their_nodes_refuse_unbound_queues_and_move_nodes() {
         .find(|r| r.contains(nodes[3].as_str()))
         .unwrap_or_else(|| panic!("a row for {}: {page}", nodes[3]));
     assert!(row.contains(">spare<"), "{row}");
+    // The node-labels page: Hadoop's columns, a row per pool and one for DEFAULT.
+    let (status, page) = get_text(&web, "/cluster/nodelabels");
+    assert_eq!(status, 200);
+    let row_of = |label: &str| {
+        page.split("<tr")
+            .find(|r| r.contains(&format!(">{label}<")))
+            .unwrap_or_else(|| panic!("a row for {label}: {page}"))
+            .to_string()
+    };
+    for (label, count, memory, vcores) in [
+        ("blue", 2, 2048, 16),
+        ("green", 1, 1024, 8),
+        ("spare", 1, 1024, 8),
+        ("&lt;DEFAULT_PARTITION&gt;", 0, 0, 0),
+    ] {
+        let row = row_of(label);
+        assert!(row.contains("Exclusive Partition"), "{row}");
+        assert!(row.contains(&format!("\">{count}</a>")), "{row}");
+        assert!(
+            row.contains(&format!("&lt;memory:{memory}, vCores:{vcores}&gt;")),
+            "{row}"
+        );
+    }
 
     up.signal(nix::sys::signal::Signal::SIGTERM);
     up.wait(MINUTE);

@@ -334,6 +334,7 @@ mod tests {
             },
             apps: Vec::new(),
             nodes: Vec::new(),
+            labels: Vec::new(),
             types: ResourceTypes::default(),
             allocations: 0,
         };
