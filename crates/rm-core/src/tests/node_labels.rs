@@ -236,3 +236,37 @@ fn the_admin_part_survives_a_restart() {
     }
     assert_eq!(labels_of(&r), before);
 }
+
+#[test]
+fn a_refused_reload_keeps_the_old_file_and_the_mappings() {
+    let mut c = pooled_core();
+    c.replace_node_labels(Time(10), &map("h2:1", &["pb"]))
+        .expect("mapped");
+    let app = c.new_application(Time(20));
+    c.submit(Time(20), app, submission("alice", Some("pb_q")))
+        .expect("pb has a host");
+    drain(&mut c);
+    // A file without pb, while pb_q has an app: refused, nothing changes.
+    let without_pb = config(
+        r#"<allocations>
+  <resourcePools>
+    <resourcePool name="pa"><host>h1</host></resourcePool>
+    <resourcePool name="pc"/>
+  </resourcePools>
+  <queue name="pa_q"/>
+  <queue name="pb_q"/>
+</allocations>"#,
+    )
+    .scheduler;
+    let e = c
+        .reload(Time(30), without_pb)
+        .expect_err("pb still has an app");
+    assert!(
+        e.to_string()
+            .contains("cannot remove resource pool pb: queue root.pb_q (1 application) still has applications"),
+        "{e}"
+    );
+    assert_eq!(c.node_label("h2:1").as_deref(), Some("pb"));
+    assert_eq!(c.queue_partition("pb_q").as_deref(), Some("pb"));
+    assert!(c.node_labels().iter().any(|l| l.name == "pb"));
+}
