@@ -49,7 +49,10 @@ enum Command {
     Node(weft_client::NodeArgs),
     /// A queue's report: -status (as `yarn queue`).
     Queue(weft_client::QueueArgs),
-    /// ResourceManager administration: -refreshQueues (as `yarn rmadmin`).
+    /// The cluster's node labels: --list-node-labels (as `yarn cluster`).
+    Cluster(weft_client::ClusterArgs),
+    /// ResourceManager administration: -refreshQueues and the node-label verbs (as
+    /// `yarn rmadmin`).
     #[command(name = "rmadmin")]
     RmAdmin(weft_client::RmAdminArgs),
     /// Container logs of an application, from the NodeManagers (as `yarn logs`).
@@ -119,6 +122,7 @@ fn main() -> ExitCode {
         Command::Node(args) => weft_client::main(&args),
         Command::Queue(args) => weft_client::main(&args),
         Command::RmAdmin(args) => weft_client::main(&args),
+        Command::Cluster(args) => weft_client::main(&args),
         Command::Logs(args) => weft_client::main(&args),
         Command::Top(args) => weft_client::main(&args),
         Command::Sim { command } => sim::main(command),

@@ -7,7 +7,7 @@ use clap::{Args, ValueEnum};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use weft_sched::WalkMode;
-use weft_sim::presets::preset;
+use weft_sim::presets::preset_with_pools;
 use weft_sim::progress::Progress;
 use weft_sim::report::render_report;
 use weft_sim::scale::metrics::ScaleReport;
@@ -35,6 +35,10 @@ pub(crate) struct WorkloadArgs {
     /// Shrink the preset's nodes, apps and queues by this factor.
     #[arg(long, default_value_t = 1.0)]
     pub(crate) scale: f64,
+    /// Split the preset's nodes and top-level queues into this many resource pools
+    /// (meituan only; 0 = no pools).
+    #[arg(long, default_value_t = 0)]
+    pub(crate) pools: u32,
     /// An SLS nodes file (topology and node sizes) for --sls or --synth.
     #[arg(long, value_name = "NODES.json")]
     pub(crate) nodes: Option<PathBuf>,
@@ -209,10 +213,13 @@ pub(crate) fn load_workload(args: &WorkloadArgs) -> anyhow::Result<(Workload, St
         if args.nodes.is_some() || args.allocations.is_some() {
             bail!("--nodes and --allocations go with --sls or --synth, not --preset");
         }
-        let mut w = preset(name, args.scale, args.seed.unwrap_or(0))?;
+        let mut w = preset_with_pools(name, args.scale, args.seed.unwrap_or(0), args.pools)?;
         apply_end(&mut w, args)?;
         apply_properties(&mut w, args)?;
         return Ok((w, format!("the {name} preset's allocation file")));
+    }
+    if args.pools > 0 {
+        bail!("--pools goes with --preset meituan");
     }
     let default_node = Resource::new(10240, 10);
     let (plans, mut nodes, name) = if let Some(path) = &args.sls {

@@ -256,7 +256,18 @@ fn every_page_renders_refreshes_live_and_logs_nothing_to_the_console() {
         (
             "nodes",
             "/cluster/nodes".into(),
-            vec![node.clone(), "RUNNING".into()],
+            vec![node.clone(), "RUNNING".into(), "Node Labels".into()],
+        ),
+        (
+            // No pools here: DEFAULT holds both NMs.
+            "nodelabels",
+            "/cluster/nodelabels".into(),
+            vec![
+                "&lt;DEFAULT_PARTITION&gt;".into(),
+                "Exclusive Partition".into(),
+                "/cluster/nodes?node.label=\">2<".into(),
+                "&lt;memory:8192, vCores:16&gt;".into(),
+            ],
         ),
     ];
     for (name, path, expected) in &pages {
@@ -529,6 +540,7 @@ fn every_page_fits_1400_and_1920_px_windows() {
         ("app", format!("/cluster/app/{app}")),
         ("app-finished", format!("/cluster/app/{finished}")),
         ("nodes", "/cluster/nodes".to_string()),
+        ("nodelabels", "/cluster/nodelabels".to_string()),
     ];
     let mut wide = Vec::new();
     for width in [1400, 1920] {
@@ -604,6 +616,7 @@ fn a_refused_allocation_file_shows_a_banner_on_every_page_until_a_good_one_loads
         "/cluster/scheduler",
         "/cluster/apps",
         "/cluster/nodes",
+        "/cluster/nodelabels",
     ];
     for p in pages {
         let (status, body) = http_status(&format!("{base}{p}"));

@@ -23,6 +23,7 @@
 mod address;
 mod application;
 mod attempt;
+mod cluster;
 mod error;
 mod fmt;
 mod logs;
@@ -38,6 +39,7 @@ use std::process::ExitCode;
 pub use address::{normalize_url, resolve_rm, rm_from_site_xml, DEFAULT_RM};
 pub use application::ApplicationArgs;
 pub use attempt::{AttemptArgs, ContainerArgs};
+pub use cluster::ClusterArgs;
 pub use error::ClientError;
 pub use logs::LogsArgs;
 pub use node::NodeArgs;

@@ -125,6 +125,37 @@ impl Rm {
     }
 }
 
+impl Rm {
+    /// POST to a path of the RM as the current user, with `query` and an optional JSON body:
+    /// the JSON answer (Null when empty) of a 2xx answer.
+    pub fn post(
+        &self,
+        path: &str,
+        query: &[(&str, String)],
+        body: Option<&Value>,
+    ) -> Result<Value, ClientError> {
+        let url = self.url(path);
+        let mut req = self
+            .agent
+            .post(&url)
+            .header("Accept", "application/json")
+            .query_pairs(query.iter().map(|(k, v)| (*k, v.as_str())));
+        if let Some(u) = &self.user {
+            req = req.query("user.name", u);
+        }
+        let reply = match body {
+            Some(b) => req.send_json(b),
+            None => req.send_empty(),
+        };
+        let text = finish(&url, reply)?;
+        if text.trim().is_empty() {
+            Ok(Value::Null)
+        } else {
+            parse_json(&url, &text)
+        }
+    }
+}
+
 fn parse_json(url: &str, text: &str) -> Result<Value, ClientError> {
     serde_json::from_str(text).map_err(|e| ClientError::BadAnswer {
         url: url.to_string(),

@@ -51,6 +51,9 @@ pub struct RmConfig {
     /// Allocate answer; the rest wait for the AM's next call
     /// (`weft.resourcemanager.am.allocate.max-containers`, Weft's own, 10,000).
     pub allocate_max_containers: usize,
+    /// `yarn.node-labels.enabled` (false): whether the admin interfaces may change node labels
+    /// (the allocation file's pools work either way).
+    pub node_labels_enabled: bool,
 }
 
 /// The default cap on containers per Allocate answer: about 2 MB on the wire, well under the
@@ -75,6 +78,7 @@ impl RmConfig {
             store_max_completed_apps: crate::retention::DEFAULT_MAX_COMPLETED_APPS,
             am_recovery_grace: Duration::from_secs(10),
             allocate_max_containers: DEFAULT_ALLOCATE_MAX_CONTAINERS,
+            node_labels_enabled: false,
         }
     }
 }
@@ -264,6 +268,8 @@ pub struct RmCore {
     /// Containers the scheduler just preempted -> the queue they were taken for, kept from
     /// `Decision::Preempted` until the `Completed` that follows it.
     pub(crate) preempted_for: BTreeMap<weft_types::ContainerId, String>,
+    /// The node-label registry's admin part (labels added, nodes mapped).
+    pub(crate) labels: crate::node_labels::NodeLabels,
 }
 
 impl RmCore {
@@ -283,6 +289,7 @@ impl RmCore {
             unconfirmed_am: BTreeMap::new(),
             registrations: 0,
             preempted_for: BTreeMap::new(),
+            labels: Default::default(),
             config,
             sched,
             cluster_ts,
@@ -363,11 +370,17 @@ impl RmCore {
     }
 
     /// Replaces the scheduler configuration (an allocation-file reload, already validated).
+    /// The scheduler gets it with the node-label registry's admin mappings applied.
     pub fn reload(&mut self, now: Time, config: SchedulerConfig) -> Result<(), crate::RmError> {
-        // Recorded only once the scheduler took it: a refused configuration changes nothing.
-        self.sched
-            .handle(now, weft_sched::Event::Reload(Box::new(config.clone())))?;
-        self.config.scheduler = config;
+        let previous = std::mem::replace(&mut self.config.scheduler, config);
+        let effective = self.effective_scheduler_config();
+        if let Err(e) = self
+            .sched
+            .handle(now, weft_sched::Event::Reload(Box::new(effective)))
+        {
+            self.config.scheduler = previous;
+            return Err(e.into());
+        }
         self.drain(now);
         Ok(())
     }
@@ -770,9 +783,11 @@ impl RmCore {
 
     /// Reports of every node, by id.
     pub fn node_infos(&self) -> Vec<NodeInfo> {
+        let pools = self.effective_pools();
         self.nodes
             .iter()
             .map(|(id, n)| NodeInfo {
+                label: self.node_label_in(pools.as_ref(), id),
                 node_id: id.clone(),
                 address: n.address.clone(),
                 http_address: n.http_address.clone(),

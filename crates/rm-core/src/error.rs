@@ -66,6 +66,9 @@ pub enum RmError {
     /// A stored record could not be recovered.
     #[error("cannot recover stored state: {0}")]
     Corrupt(String),
+    /// A node-label change was refused (unknown node or label, ownership, ...).
+    #[error("{0}")]
+    NodeLabels(String),
     /// Not supported (yet).
     #[error("unsupported: {0}")]
     Unsupported(String),

@@ -17,6 +17,7 @@ mod limits;
 mod liveness;
 mod model;
 mod node_identity;
+mod node_labels;
 mod nodes;
 mod preemption;
 mod recovery;
@@ -31,6 +32,7 @@ pub use crate::core::{RmConfig, RmCore, DEFAULT_ALLOCATE_MAX_CONTAINERS, ENDED_C
 pub use error::RmError;
 pub use limits::*;
 pub use model::*;
+pub use node_labels::{LabelSource, NodeLabelInfo, NODE_LABELS_DISABLED};
 pub use retention::DEFAULT_MAX_COMPLETED_APPS;
 pub use weft_store::{
     AppState, AttemptState, FinalStatus, LaunchContext, LocalResource, LocalResourceKind, Write,

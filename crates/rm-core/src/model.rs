@@ -440,6 +440,8 @@ pub struct NodeInfo {
     pub last_heartbeat: Time,
     /// The health report.
     pub health_report: String,
+    /// Its partition (node label; `None`: DEFAULT).
+    pub label: Option<String>,
 }
 
 /// Re-exported so drivers need not name the store crate for launch contexts.

@@ -222,6 +222,7 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
     config.scheduler_address = scheduler.to_string();
     config.token_secret = clock::token_secret();
     config.admin_acl = settings.admin_acl.clone();
+    config.node_labels_enabled = settings.node_labels_enabled;
     config.am_recovery_grace = CoreDuration::from_millis(settings.am_recovery_grace_ms);
     let now = clock::now();
     let core = RmCore::recover(config, recovered, now.as_millis(), now)?;

@@ -621,6 +621,7 @@ mod tests {
             },
             apps: Vec::new(),
             nodes: Vec::new(),
+            labels: Vec::new(),
             types: weft_types::ResourceTypes::default(),
             allocations: 0,
             capacity: Vec::new(),

@@ -96,6 +96,9 @@ pub struct Settings {
     pub allocations_poll_ms: u64,
     /// `yarn.admin.acl` (Hadoop's default `*`): cluster administrators.
     pub admin_acl: weft_config::Acl,
+    /// `yarn.node-labels.enabled` (false): whether node labels may be changed through rmadmin
+    /// and REST.
+    pub node_labels_enabled: bool,
     /// `yarn.resourcemanager.max-completed-applications` (1000).
     pub max_completed_apps: usize,
     /// `yarn.resourcemanager.state-store.max-completed-applications` (the in-memory limit).
@@ -292,6 +295,16 @@ impl Settings {
         }
         let admin_acl =
             weft_config::Acl::parse(pairs.get("yarn.admin.acl").map_or("*", String::as_str));
+        let node_labels_enabled = match pairs.get("yarn.node-labels.enabled").map(|v| v.trim()) {
+            None => false,
+            Some(v) if v.eq_ignore_ascii_case("true") => true,
+            Some(v) if v.eq_ignore_ascii_case("false") => false,
+            Some(v) => {
+                return Err(SettingsError::Invalid(format!(
+                    "yarn.node-labels.enabled: '{v}' is not true or false"
+                )))
+            }
+        };
         let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
         let max_completed_apps = num("yarn.resourcemanager.max-completed-applications")?
             .map_or(weft_rm_core::DEFAULT_MAX_COMPLETED_APPS, count);
@@ -312,6 +325,7 @@ impl Settings {
             notes,
             allocate_max_containers,
             admin_acl,
+            node_labels_enabled,
             max_completed_apps,
             store_max_completed_apps,
             am_recovery_grace_ms: toml_file.am_recovery_grace_ms.unwrap_or(10_000),

@@ -23,7 +23,8 @@ pub(crate) fn rm_status(e: &RmError) -> Status {
         | RmError::InvalidRequest(_)
         | RmError::AboveMaximum { .. }
         | RmError::UnknownContainer(_)
-        | RmError::InvalidNode(_) => Status::invalid_argument(m),
+        | RmError::InvalidNode(_)
+        | RmError::NodeLabels(_) => Status::invalid_argument(m),
         RmError::Unsupported(_) => Status::unimplemented(m),
         RmError::Corrupt(_) | RmError::Scheduler(_) => Status::internal(m),
     }

@@ -833,6 +833,22 @@ pub struct LeafQueueStats<'a> {
     pub max_resources: Resource,
     /// Runnable apps.
     pub running_apps: usize,
+    /// The queue's resource pool (`""`: DEFAULT, or no pools).
+    pub pool: &'a str,
+}
+
+/// One resource pool's figures, as [`Scheduler::pool_stats`](crate::Scheduler::pool_stats)
+/// reports them (resource-pools spec §7's per-partition accounting).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PoolStats {
+    /// The pool's name (`""`: DEFAULT, the nodes in no pool).
+    pub name: String,
+    /// Its nodes.
+    pub nodes: u32,
+    /// Their total resources.
+    pub capacity: Resource,
+    /// What they have allocated.
+    pub used: Resource,
 }
 
 /// One node in a [`Snapshot`].

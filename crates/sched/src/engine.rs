@@ -49,6 +49,12 @@ pub(crate) struct Engine<R: Rules> {
     /// The fast-path order must be rebuilt before the next walk.
     pub(crate) order_dirty: bool,
     pub(crate) allocations: u64,
+    /// Queues the heartbeat walks entered (root included), since the engine was made: what a
+    /// heartbeat costs in tree visits, for benchmarks (one increment per visit).
+    pub(crate) queues_visited: u64,
+    /// Summed over the walks: how many top-level queues each could descend to (root's
+    /// candidates, or its node's pool's): the breadth a heartbeat draws from.
+    pub(crate) top_level_reachable: u64,
     /// Fast path: distinct outstanding ask sizes of candidate apps -> how many apps have them.
     pub(crate) pending_sizes: BTreeMap<[i64; weft_types::MAX_RESOURCE_TYPES], u32>,
     /// Reused buffer for re-indexing an app's sizes without allocating.
@@ -87,6 +93,8 @@ impl<R: Rules> Engine<R> {
             walk: WalkMode::Fast,
             order_dirty: true,
             allocations: 0,
+            queues_visited: 0,
+            top_level_reachable: 0,
             pending_sizes: BTreeMap::new(),
             scratch_sizes: Vec::new(),
             unbounded_never_binds: true,
@@ -596,9 +604,28 @@ impl<R: Rules> Engine<R> {
                     demand: q.demand,
                     max_resources: q.max_share,
                     running_apps: q.runnable_apps.len(),
+                    pool: self.pools.as_ref().map_or("", |p| p.name(q.pool)),
                 });
             }
         }
+    }
+
+    /// Each pool's nodes, capacity and usage (empty without pools).
+    pub(crate) fn pool_stats(&self) -> Vec<PoolStats> {
+        let Some(pools) = &self.pools else {
+            return Vec::new();
+        };
+        (0..pools.capacity.len())
+            .map(|i| {
+                let pool = i as u16;
+                PoolStats {
+                    name: pools.name(pool).to_string(),
+                    nodes: pools.nodes.get(i).copied().unwrap_or(0),
+                    capacity: pools.capacity.get(i).copied().unwrap_or(Resource::ZERO),
+                    used: pools.used.get(i).copied().unwrap_or(Resource::ZERO),
+                }
+            })
+            .collect()
     }
 
     /// The update's demand and shares for a report at `now`, without starvation.

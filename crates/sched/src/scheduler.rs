@@ -116,6 +116,24 @@ impl Scheduler {
         with_engine!(&self.kind, e => e.cluster_used)
     }
 
+    /// Queues the heartbeat walks have entered so far (root included, every visit counted):
+    /// divided by the heartbeats, what one heartbeat costs in tree visits.
+    pub fn queues_visited(&self) -> u64 {
+        with_engine!(&self.kind, e => e.queues_visited)
+    }
+
+    /// Summed over the heartbeat walks so far: how many top-level queues with something to
+    /// schedule each walk could descend to (with resource pools, only its node's pool's).
+    pub fn top_level_reachable(&self) -> u64 {
+        with_engine!(&self.kind, e => e.top_level_reachable)
+    }
+
+    /// Each resource pool's nodes, capacity and usage, DEFAULT first then the allocation
+    /// file's order; empty without resource pools.
+    pub fn pool_stats(&self) -> Vec<PoolStats> {
+        with_engine!(&self.kind, e => e.pool_stats())
+    }
+
     /// Calls `visit` for every leaf queue with its current figures: a cheap alternative to
     /// [`Scheduler::snapshot`] for drivers that sample often (no strings are cloned).
     pub fn visit_leaf_queues(&self, visit: impl FnMut(LeafQueueStats<'_>)) {

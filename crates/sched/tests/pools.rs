@@ -445,3 +445,102 @@ fn a_host_moved_by_a_reload_keeps_its_containers_and_serves_its_new_pool() {
     let on_n1 = allocated_on(&handle(&mut s, Event::NodeHeartbeat { node: NodeId(1) }));
     assert_eq!((on_n2, on_n1), (vec![(2, 2)], vec![(1, 1)]));
 }
+
+/// The spec's base layout with `pools` as the `<resourcePools>` body and `queues` after it.
+fn config_of(pools: &str, queues: &str) -> SchedulerConfig {
+    let text =
+        format!("<allocations>\n  <resourcePools>{pools}</resourcePools>\n{queues}</allocations>");
+    let (allocations, _) =
+        parse_allocations(&text, &ResourceTypes::default()).expect("valid allocations");
+    SchedulerConfig::fair(allocations, Default::default())
+}
+
+const TWO_POOLS: &str = r#"<resourcePool name="pool1"><host>n1</host></resourcePool>
+    <resourcePool name="pool2"><host>n2</host></resourcePool>"#;
+const QUEUES: &str = r#"  <queue name="pool1_ads"/>
+  <queue name="pool1_search"/>
+  <queue name="pool2_etl"/>
+"#;
+
+/// Spec §10 (scenarios 17 and 18): removing a pool, or rebinding a queue, while a queue of it
+/// has applications is refused naming the queues and apps, and the old layout keeps
+/// scheduling; once the queue is empty the same reload applies.
+#[test]
+fn a_reload_removing_a_pool_or_rebinding_a_queue_with_apps_is_refused() {
+    let mut s = Scheduler::new(config_of(TWO_POOLS, QUEUES), Default::default());
+    for (id, host) in [(1, "n1"), (2, "n2")] {
+        handle(
+            &mut s,
+            Event::NodeAdded {
+                node: NodeId(id),
+                host: host.into(),
+                port: 0,
+                rack: "/r".into(),
+                capability: Resource::new(8192, 8),
+            },
+        );
+    }
+    submit(&mut s, 1, "pool2_etl", None);
+    submit(&mut s, 2, "pool1_ads", None);
+    submit(&mut s, 3, "pool1_ads", None);
+    submit(&mut s, 4, "pool1_search", None);
+
+    let without_pool2 = config_of(
+        r#"<resourcePool name="pool1"><host>n1</host><host>n2</host></resourcePool>"#,
+        QUEUES,
+    );
+    let e = s
+        .handle(Time(1), Event::Reload(Box::new(without_pool2.clone())))
+        .expect_err("pool2 still has an app");
+    assert_eq!(
+        e.to_string(),
+        "configuration refused: cannot remove resource pool pool2: queue root.pool2_etl (1 application) still has applications"
+    );
+    let without_pool1 = config_of(
+        r#"<resourcePool name="pool2"><host>n1</host><host>n2</host></resourcePool>"#,
+        QUEUES,
+    );
+    let e = s
+        .handle(Time(1), Event::Reload(Box::new(without_pool1)))
+        .expect_err("pool1 has apps");
+    assert!(
+        e.to_string().contains(
+            "cannot remove resource pool pool1: queues root.pool1_ads (2 applications), root.pool1_search (1 application) still have applications"
+        ),
+        "{e}"
+    );
+    let rebound = config_of(
+        TWO_POOLS,
+        r#"  <queue name="pool1_ads"><resourcePool>pool2</resourcePool></queue>
+  <queue name="pool1_search"/>
+  <queue name="pool2_etl"/>
+"#,
+    );
+    let e = s
+        .handle(Time(1), Event::Reload(Box::new(rebound)))
+        .expect_err("pool1_ads has apps");
+    assert!(
+        e.to_string().contains(
+            "cannot move queue root.pool1_ads from resource pool pool1 to resource pool pool2 while it has applications: app_0002, app_0003"
+        ),
+        "{e}"
+    );
+    // The old layout still runs: app 1 (pool2_etl) gets its containers on n2 only.
+    ask(&mut s, 1, 1);
+    handle(&mut s, Event::Update);
+    assert!(allocated_on(&handle(&mut s, Event::NodeHeartbeat { node: NodeId(1) })).is_empty());
+    assert_eq!(
+        allocated_on(&handle(&mut s, Event::NodeHeartbeat { node: NodeId(2) })),
+        [(1, 2)]
+    );
+    // Once pool2_etl is empty, removing pool2 applies (n2 joins pool1, its container foreign).
+    handle(&mut s, Event::AppFinished { app: AppId(1) });
+    handle(&mut s, Event::Reload(Box::new(without_pool2)));
+    assert_eq!(
+        submit(&mut s, 5, "pool2_etl", None),
+        Placement::Rejected {
+            code: RejectCode::NoResourcePool,
+            reason: "Application app_0005 submitted by user alice to queue root.pool2_etl rejected: queue root.pool2_etl is not bound to any resource pool (resource pools: pool1)".into(),
+        }
+    );
+}

@@ -34,15 +34,50 @@ pub enum PresetError {
     /// The scale factor is not a positive finite number.
     #[error("the scale must be a positive number, found {0}")]
     BadScale(f64),
+    /// `--pools` asked of a preset that does not split into pools.
+    #[error("the {name} preset has no resource pools (--pools goes with the meituan preset)")]
+    PoolsUnsupported {
+        /// The preset.
+        name: String,
+    },
+    /// More pools than the (scaled) preset has nodes or leaf queues to give each one.
+    #[error("{pools} resource pools need at least {pools} nodes and leaf queues; the preset at this scale has {nodes} nodes and {queues} queues")]
+    TooManyPools {
+        /// Pools asked for.
+        pools: u32,
+        /// Nodes at this scale.
+        nodes: u32,
+        /// Leaf queues at this scale.
+        queues: u32,
+    },
 }
 
 /// Builds the preset `name` at `scale` (1.0 = full size) with generator seed `seed`.
 pub fn preset(name: &str, scale: f64, seed: u64) -> Result<Workload, PresetError> {
+    preset_with_pools(name, scale, seed, 0)
+}
+
+/// [`preset`], with the nodes and top-level queues split into `pools` resource pools (0: no
+/// pools; only `meituan` splits, see [`MeituanParams::pools`]).
+pub fn preset_with_pools(
+    name: &str,
+    scale: f64,
+    seed: u64,
+    pools: u32,
+) -> Result<Workload, PresetError> {
     if !(scale.is_finite() && scale > 0.0) {
         return Err(PresetError::BadScale(scale));
     }
+    if pools > 0 && name != "meituan" {
+        return Err(PresetError::PoolsUnsupported {
+            name: name.to_string(),
+        });
+    }
     match name {
-        "meituan" => Ok(MeituanParams::full().scaled(scale).workload(seed)),
+        "meituan" => {
+            let params = MeituanParams::full().scaled(scale).with_pools(pools)?;
+            Ok(params.workload(seed))
+        }
         "small" => Ok(SmallParams::full().scaled(scale).workload(seed)),
         "preemption" => Ok(PreemptionParams::full().scaled(scale).workload(seed)),
         _ => Err(PresetError::Unknown {
@@ -82,6 +117,56 @@ pub fn leaf_queues(parents: u32, queues: u32) -> Vec<String> {
         }
     }
     names
+}
+
+/// The pool (0-based) of item `i` of `n` split into `pools` consecutive blocks.
+fn block_of(i: u32, n: u32, pools: u32) -> u32 {
+    (u64::from(i) * u64::from(pools) / u64::from(n.max(1))) as u32
+}
+
+/// The name of pool `k` of `pools` (zero-padded, so no pool name prefixes another).
+pub fn pool_name(k: u32, pools: u32) -> String {
+    format!("pool{k:0w$}", w = width(pools))
+}
+
+/// [`leaf_queues`] with each parent `p` renamed `pool<k>_p<p>`, where pool `k` takes the
+/// `k`-th block of parents (so the name-prefix rule binds it to pool `k`).
+pub fn pooled_leaf_queues(parents: u32, queues: u32, pools: u32) -> Vec<String> {
+    let parents = parents.clamp(1, queues.max(1));
+    leaf_queues(parents, queues)
+        .into_iter()
+        .map(|leaf| {
+            let rest = leaf.strip_prefix("root.p").unwrap_or(&leaf);
+            let (number, tail) = rest.split_once('.').unwrap_or((rest, ""));
+            let p: u32 = number.parse().unwrap_or(0);
+            let pool = pool_name(block_of(p, parents, pools), pools);
+            format!("root.{pool}_p{number}.{tail}")
+        })
+        .collect()
+}
+
+/// `xml` (an allocation file from [`allocations_for`]) with a `<resourcePools>` block: `pools`
+/// pools, pool `k` holding the `k`-th block of `hosts`.
+pub fn with_resource_pools(xml: &str, pools: u32, hosts: &[&str]) -> String {
+    let n = hosts.len() as u32;
+    let mut block = String::from("  <resourcePools>\n");
+    for k in 0..pools {
+        block.push_str(&format!(
+            "    <resourcePool name=\"{}\">\n",
+            pool_name(k, pools)
+        ));
+        for (i, host) in hosts.iter().enumerate() {
+            if block_of(i as u32, n, pools) == k {
+                block.push_str(&format!("      <host>{host}</host>\n"));
+            }
+        }
+        block.push_str("    </resourcePool>\n");
+    }
+    block.push_str("  </resourcePools>\n");
+    match xml.split_once("<allocations>\n") {
+        Some((head, tail)) => format!("{head}<allocations>\n{block}{tail}"),
+        None => xml.to_string(),
+    }
 }
 
 /// A fair-scheduler.xml declaring `leaves` (full names `root.<parent>.<leaf>`) with weight 1
@@ -200,6 +285,10 @@ pub struct MeituanParams {
     pub update: Duration,
     /// Run length.
     pub end: Duration,
+    /// Resource pools (0: none). Pool `k` (`pool<k>`, zero-padded) holds the `k`-th block of
+    /// consecutive nodes and of parent queues; each parent is named `pool<k>_p<i>`, so the
+    /// spec's name-prefix rule binds it (and its leaves) to its pool.
+    pub pools: u32,
 }
 
 impl MeituanParams {
@@ -219,7 +308,26 @@ impl MeituanParams {
             heartbeat: Duration::from_secs(1),
             update: Duration::from_millis(500),
             end: Duration::from_secs(120),
+            pools: 0,
         }
+    }
+
+    /// The same, split into `pools` resource pools: parents are raised to `pools` when fewer
+    /// (every pool gets at least one top-level queue). Refused when there are fewer nodes or
+    /// leaf queues than pools.
+    pub fn with_pools(&self, pools: u32) -> Result<MeituanParams, PresetError> {
+        if pools > self.nodes || pools > self.queues {
+            return Err(PresetError::TooManyPools {
+                pools,
+                nodes: self.nodes,
+                queues: self.queues,
+            });
+        }
+        Ok(MeituanParams {
+            pools,
+            parents: self.parents.max(pools),
+            ..self.clone()
+        })
     }
 
     /// Nodes, apps and queues times `scale` (each at least 1); parents shrink so that leaves
@@ -239,13 +347,23 @@ impl MeituanParams {
     /// The workload: nodes, allocation file, properties, and the closed loop of apps spread
     /// round robin over the leaves (app `n` in leaf `n mod queues`, user `u<leaf>`).
     pub fn workload(&self, seed: u64) -> Workload {
-        let leaves = leaf_queues(self.parents, self.queues);
+        let nodes = cluster(self.nodes, self.nodes_per_rack, self.node);
+        let (leaves, allocations_xml) = if self.pools == 0 {
+            let leaves = leaf_queues(self.parents, self.queues);
+            let xml = allocations_for(&leaves);
+            (leaves, xml)
+        } else {
+            let leaves = pooled_leaf_queues(self.parents, self.queues, self.pools);
+            let hosts: Vec<&str> = nodes.iter().map(|n| n.host.as_str()).collect();
+            let xml = with_resource_pools(&allocations_for(&leaves), self.pools, &hosts);
+            (leaves, xml)
+        };
         let users = (0..leaves.len()).map(|i| format!("u{i}")).collect();
         let ms = self.task_duration.as_millis();
         Workload {
             name: "meituan".to_string(),
-            nodes: cluster(self.nodes, self.nodes_per_rack, self.node),
-            allocations_xml: Some(allocations_for(&leaves)),
+            nodes,
+            allocations_xml: Some(allocations_xml),
             properties: fill_node_properties(self.update),
             resource_types: ResourceTypes::default(),
             heartbeat_interval: self.heartbeat,
@@ -592,6 +710,46 @@ mod tests {
         // Scaled, the pressure stays: the big job still asks 2.5 times the cluster.
         let p = PreemptionParams::full().scaled(0.1);
         assert_eq!((p.nodes, p.big_tasks, p.small_tasks), (10, 400, (30, 50)));
+    }
+
+    #[test]
+    fn pools_split_nodes_and_parents_in_blocks_bound_by_prefix() {
+        let w = preset_with_pools("meituan", 0.01, 0, 4).expect("meituan splits");
+        let xml = w.allocations_xml.as_deref().unwrap_or("");
+        let (config, warnings) =
+            weft_config::alloc_file::parse_allocations(xml, &ResourceTypes::default())
+                .expect("the pooled file parses");
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let pools = config.resource_pools.expect("pools declared");
+        let names: Vec<&str> = pools.pools.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["pool0", "pool1", "pool2", "pool3"]);
+        // 120 nodes: 30 per pool, in order.
+        let counts: Vec<usize> = pools.pools.iter().map(|p| p.hosts.len()).collect();
+        assert_eq!(counts, [30, 30, 30, 30]);
+        assert_eq!(pools.pool_of_node("node030", 0), Some("pool1"));
+        // 20 leaves: parents raised to 4, one per pool; every leaf bound to its parent's pool.
+        let AppSource::ClosedLoop(ref lp) = w.apps else {
+            panic!("a closed loop");
+        };
+        assert_eq!(lp.queues.len(), 20);
+        for (i, q) in lp.queues.iter().enumerate() {
+            let expected = format!("pool{}", i / 5);
+            assert_eq!(
+                pools.binding(q).map(|b| b.pool()),
+                Some(expected.as_str()),
+                "{q}"
+            );
+        }
+        assert_eq!(
+            preset_with_pools("small", 1.0, 0, 2).unwrap_err(),
+            PresetError::PoolsUnsupported {
+                name: "small".to_string()
+            }
+        );
+        assert!(matches!(
+            preset_with_pools("meituan", 0.0001, 0, 2),
+            Err(PresetError::TooManyPools { pools: 2, .. })
+        ));
     }
 
     #[test]

@@ -16,6 +16,7 @@
 
 mod apps;
 pub mod metrics;
+pub mod pools;
 pub mod present;
 #[cfg(test)]
 mod tests;
@@ -165,7 +166,8 @@ pub fn run_scale(
     }
     let (drift, nanos) = sim.verify_timed();
     run.recorder.drift(drift, nanos);
-    Ok(run.recorder.finish(sim.now))
+    let walks = (sim.sched.queues_visited(), sim.sched.top_level_reachable());
+    Ok(run.recorder.finish(sim.now, walks))
 }
 
 /// The scale run's part: simulated AMs, the workload's apps and the metrics.

@@ -14,8 +14,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::{
     AppState, ApplicationRecord, AttemptRecord, AttemptState, ClusterMeta, FinalStatus,
-    LaunchContext, LocalResource, LocalResourceKind, MemoryStore, RecoveredState, ResourceRecord,
-    StateStore, StoreError, Write,
+    LaunchContext, LocalResource, LocalResourceKind, MemoryStore, NodeLabelsRecord, RecoveredState,
+    ResourceRecord, StateStore, StoreError, Write,
 };
 
 /// Opens the store under test.
@@ -173,6 +173,31 @@ pub fn meta_is_stored_and_replaced<H: Harness>(h: &mut H) {
     let state = load(&store);
     assert_eq!(state.meta, Some(second));
     assert!(state.apps.is_empty());
+    assert_survives_reopen(h, store, &state);
+}
+
+/// The node-label registry's admin part is stored, replaced whole by later writes, and kept
+/// across a reopen; it leaves the meta and applications alone.
+pub fn node_labels_are_stored_and_replaced<H: Harness>(h: &mut H) {
+    let store = h.open();
+    ok(store.put_app(&sample_app(1)));
+    let first = NodeLabelsRecord {
+        labels: vec![("gpu".to_owned(), true), ("ssd".to_owned(), false)],
+        mappings: vec![
+            ("host-1".to_owned(), "gpu".to_owned()),
+            ("host-2:8041".to_owned(), "gpu".to_owned()),
+        ],
+    };
+    ok(store.apply(&[Write::NodeLabels(first.clone())]));
+    assert_eq!(load(&store).node_labels, first);
+    let second = NodeLabelsRecord {
+        labels: vec![("gpu".to_owned(), true)],
+        mappings: Vec::new(),
+    };
+    ok(store.apply(&[Write::NodeLabels(second.clone())]));
+    let state = load(&store);
+    assert_eq!(state.node_labels, second);
+    assert_eq!(app_ids(&state), vec![1]);
     assert_survives_reopen(h, store, &state);
 }
 
@@ -386,6 +411,7 @@ macro_rules! conformance_tests {
         $crate::conformance_tests!(@cases $harness;
             empty_store_loads_empty,
             meta_is_stored_and_replaced,
+            node_labels_are_stored_and_replaced,
             put_app_inserts_and_replaces,
             final_states_round_trip,
             attempts_attach_to_their_app,

@@ -23,8 +23,8 @@ pub use integrity::{CREATED_MARKER, DAMAGED_MARKER};
 pub use memory::MemoryStore;
 pub use records::{
     AppState, ApplicationRecord, AttemptRecord, AttemptState, ClusterMeta, FinalStatus,
-    LaunchContext, LocalResource, LocalResourceKind, RecoveredApp, RecoveredState, ResourceRecord,
-    Write,
+    LaunchContext, LocalResource, LocalResourceKind, NodeLabelsRecord, RecoveredApp,
+    RecoveredState, ResourceRecord, Write,
 };
 pub use redb_store::{RedbStore, SCHEMA_VERSION, STORE_FILE_NAME};
 

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::{
-    ApplicationRecord, AttemptRecord, ClusterMeta, RecoveredApp, RecoveredState, StateStore,
-    StoreError, Write,
+    ApplicationRecord, AttemptRecord, ClusterMeta, NodeLabelsRecord, RecoveredApp, RecoveredState,
+    StateStore, StoreError, Write,
 };
 
 /// A [`StateStore`] held in memory.
@@ -22,6 +22,7 @@ pub struct MemoryStore {
 #[derive(Debug, Default)]
 struct Inner {
     meta: Option<ClusterMeta>,
+    node_labels: NodeLabelsRecord,
     apps: BTreeMap<u64, (ApplicationRecord, BTreeMap<u32, AttemptRecord>)>,
     fail_writes: bool,
 }
@@ -54,6 +55,7 @@ impl StateStore for MemoryStore {
         let inner = self.lock();
         Ok(RecoveredState {
             meta: inner.meta.clone(),
+            node_labels: inner.node_labels.clone(),
             apps: inner
                 .apps
                 .values()
@@ -94,6 +96,7 @@ impl StateStore for MemoryStore {
                 Write::RemoveApp(app_id) => {
                     inner.apps.remove(app_id);
                 }
+                Write::NodeLabels(record) => inner.node_labels = record.clone(),
             }
         }
         Ok(())
@@ -107,7 +110,7 @@ fn validate(inner: &Inner, writes: &[Write]) -> Result<(), StoreError> {
     let mut removed = BTreeSet::new();
     for write in writes {
         match write {
-            Write::Meta(_) => {}
+            Write::Meta(_) | Write::NodeLabels(_) => {}
             Write::PutApp(app) => {
                 added.insert(app.app_id);
                 removed.remove(&app.app_id);

@@ -259,8 +259,23 @@ pub struct RecoveredApp {
 pub struct RecoveredState {
     /// Cluster counters; `None` on a store that was never written (first start).
     pub meta: Option<ClusterMeta>,
+    /// The node labels added and the nodes mapped through the admin interfaces (empty when
+    /// never written).
+    pub node_labels: NodeLabelsRecord,
     /// Every application in application-id order.
     pub apps: Vec<RecoveredApp>,
+}
+
+/// The node-label registry's admin part (YARN's node-label store,
+/// `yarn.node-labels.fs-store.root-dir`): labels added by rmadmin or REST and the nodes mapped to
+/// labels that way. Labels and mappings the allocation file declares are not stored: the file
+/// is read again at start.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeLabelsRecord {
+    /// Label name and exclusivity, sorted by name.
+    pub labels: Vec<(String, bool)>,
+    /// Node (`host` for every NM of it, or `host:port`) and its label, sorted by node.
+    pub mappings: Vec<(String, String)>,
 }
 
 /// One change to a store; a slice of them is applied atomically by
@@ -277,6 +292,8 @@ pub enum Write {
     /// Remove an application and all its attempts; removing an unknown id is not an error, so
     /// retention GC can retry.
     RemoveApp(u64),
+    /// Replace the node-label registry's admin part.
+    NodeLabels(NodeLabelsRecord),
 }
 
 #[cfg(test)]

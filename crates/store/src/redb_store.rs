@@ -13,8 +13,8 @@ use serde::Serialize;
 
 use crate::integrity::Markers;
 use crate::{
-    ApplicationRecord, AttemptRecord, BackendError, ClusterMeta, RecoveredApp, RecoveredState,
-    StateStore, StoreError, Write,
+    ApplicationRecord, AttemptRecord, BackendError, ClusterMeta, NodeLabelsRecord, RecoveredApp,
+    RecoveredState, StateStore, StoreError, Write,
 };
 
 /// The store's file name inside the data directory.
@@ -29,6 +29,8 @@ const ATTEMPTS: TableDefinition<(u64, u32), &[u8]> = TableDefinition::new("attem
 
 const VERSION_KEY: &str = "schema_version";
 const CLUSTER_KEY: &str = "cluster";
+/// The node-label registry's admin part, in the meta table.
+const NODE_LABELS_KEY: &str = "node-labels";
 
 /// A [`StateStore`] in a redb file; every write is fsynced before it returns.
 ///
@@ -234,6 +236,11 @@ impl RedbStore {
                         .insert((attempt.app_id, attempt.attempt), bytes.as_slice())
                         .map_err(|e| self.backend("write attempt", e))?;
                 }
+                Write::NodeLabels(record) => {
+                    let bytes = encode(record, "node labels")?;
+                    meta.insert(NODE_LABELS_KEY, bytes.as_slice())
+                        .map_err(|e| self.backend("write node labels", e))?;
+                }
                 Write::RemoveApp(app_id) => {
                     apps.remove(*app_id)
                         .map_err(|e| self.backend("remove application", e))?;
@@ -269,6 +276,13 @@ impl StateStore for RedbStore {
         {
             Some(bytes) => Some(self.decode::<ClusterMeta>(bytes.value(), "cluster meta")?),
             None => None,
+        };
+        let node_labels = match meta_table
+            .get(NODE_LABELS_KEY)
+            .map_err(|e| self.backend("read node labels", e))?
+        {
+            Some(bytes) => self.decode::<NodeLabelsRecord>(bytes.value(), "node labels")?,
+            None => NodeLabelsRecord::default(),
         };
 
         let apps_table = txn
@@ -319,7 +333,11 @@ impl StateStore for RedbStore {
                 }
             }
         }
-        Ok(RecoveredState { meta, apps })
+        Ok(RecoveredState {
+            meta,
+            node_labels,
+            apps,
+        })
     }
 
     fn apply(&self, writes: &[Write]) -> Result<(), StoreError> {

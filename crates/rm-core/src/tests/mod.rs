@@ -4,6 +4,7 @@ mod am;
 mod apps;
 mod capacity;
 mod liveness;
+mod node_labels;
 mod nodes;
 mod preemption;
 mod recovery;

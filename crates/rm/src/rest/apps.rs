@@ -31,8 +31,12 @@ fn node_http(core: &RmCore) -> BTreeMap<String, String> {
 
 fn context(core: &RmCore, now: Time) -> AppContext {
     let mut queue_fair = BTreeMap::new();
+    let mut queue_pool = BTreeMap::new();
     core.scheduler().visit_leaf_queues(|q| {
         queue_fair.insert(q.name.to_string(), q.fair_share);
+        if !q.pool.is_empty() {
+            queue_pool.insert(q.name.to_string(), q.pool.to_string());
+        }
     });
     AppContext {
         cluster_ts: core.cluster_timestamp(),
@@ -40,6 +44,7 @@ fn context(core: &RmCore, now: Time) -> AppContext {
         cluster_total: core.cluster_resources().0,
         node_http: node_http(core),
         queue_fair,
+        queue_pool,
     }
 }
 

@@ -45,6 +45,15 @@ impl RestError {
             message: message.into(),
         }
     }
+    /// 401 `AuthorizationException`: the caller is not an administrator.
+    pub(crate) fn unauthorized(message: impl Into<String>) -> RestError {
+        RestError {
+            status: StatusCode::UNAUTHORIZED,
+            exception: "AuthorizationException",
+            java: "org.apache.hadoop.security.authorize.AuthorizationException",
+            message: message.into(),
+        }
+    }
     /// 405, as Jersey answers a path that exists under another method.
     pub(crate) fn method_not_allowed() -> RestError {
         RestError {

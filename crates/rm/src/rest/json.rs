@@ -200,6 +200,8 @@ pub(crate) struct AppContext {
     pub(crate) node_http: BTreeMap<String, String>,
     /// Leaf queue -> instantaneous fair share, for `queueUsagePercentage`.
     pub(crate) queue_fair: BTreeMap<String, Resource>,
+    /// Leaf queue -> its resource pool (queues in one), the partition its apps run in.
+    pub(crate) queue_pool: BTreeMap<String, String>,
 }
 
 /// `part / whole` in percent of memory (YARN's usage percentages are memory-based); 0 when
@@ -281,11 +283,13 @@ pub(crate) fn app_info(r: &AppReport, ctx: &AppContext, deselects: &BTreeSet<Str
     let Some(map) = o.as_object_mut() else {
         return o;
     };
+    // An app's partition is its queue's resource pool (resource-pools spec §6), for the AM too.
+    let partition = ctx.queue_pool.get(&r.queue).map_or("", String::as_str);
     if !deselects.contains("appNodeLabelExpression") {
-        map.insert("appNodeLabelExpression".into(), json!(""));
+        map.insert("appNodeLabelExpression".into(), json!(partition));
     }
     if !deselects.contains("amNodeLabelExpression") {
-        map.insert("amNodeLabelExpression".into(), json!(""));
+        map.insert("amNodeLabelExpression".into(), json!(partition));
     }
     if !deselects.contains("timeouts") {
         map.insert("timeouts".into(), json!({"timeout": [timeout_info()]}));
@@ -476,7 +480,7 @@ pub(crate) fn node_info(n: &NodeInfo) -> Value {
         "usedMemoryOpportGB": 0,
         "usedVirtualCoresOpport": 0,
         "numQueuedContainers": 0,
-        "nodeLabels": [],
+        "nodeLabels": n.label.iter().collect::<Vec<_>>(),
         "usedResource": resource(n.used),
         "availableResource": resource(avail),
         "totalResource": resource(n.capability),
@@ -611,6 +615,7 @@ mod tests {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
             queue_fair: [("root.a".to_string(), Resource::new(2048, 2))].into(),
+            queue_pool: BTreeMap::new(),
         }
     }
 

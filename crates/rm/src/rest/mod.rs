@@ -7,6 +7,7 @@ mod capacity;
 mod error;
 mod filters;
 mod json;
+mod labels;
 mod scheduler;
 
 use std::collections::BTreeMap;
@@ -88,6 +89,23 @@ pub(crate) fn router(state: Rest) -> Router {
         )
         .route(&r("/nodes"), get(list_nodes))
         .route(&r("/nodes/{id}"), get(get_node))
+        .route(&r("/get-node-labels"), get(labels::get_node_labels))
+        .route(&r("/add-node-labels"), post(labels::add_node_labels))
+        .route(&r("/remove-node-labels"), post(labels::remove_node_labels))
+        .route(&r("/get-node-to-labels"), get(labels::get_node_to_labels))
+        .route(&r("/label-mappings"), get(labels::label_mappings))
+        .route(
+            &r("/replace-node-to-labels"),
+            post(labels::replace_node_to_labels),
+        )
+        .route(
+            &r("/nodes/{id}/get-labels"),
+            get(labels::get_labels_on_node),
+        )
+        .route(
+            &r("/nodes/{id}/replace-labels"),
+            post(labels::replace_labels_on_node),
+        )
         .route(
             &r("/delegation-token"),
             post(delegation_token).delete(delegation_token),
@@ -231,7 +249,7 @@ mod tests {
     use super::*;
 
     /// Every route of [`router`], as OpenAPI paths: the document must describe each.
-    const ROUTES: [&str; 25] = [
+    const ROUTES: [&str; 33] = [
         "/ws/v1/cluster",
         "/ws/v1/cluster/info",
         "/ws/v1/cluster/metrics",
@@ -251,6 +269,14 @@ mod tests {
         "/ws/v1/cluster/apps/{appid}/appattempts/{appattemptid}/containers/{containerid}",
         "/ws/v1/cluster/nodes",
         "/ws/v1/cluster/nodes/{nodeid}",
+        "/ws/v1/cluster/get-node-labels",
+        "/ws/v1/cluster/add-node-labels",
+        "/ws/v1/cluster/remove-node-labels",
+        "/ws/v1/cluster/get-node-to-labels",
+        "/ws/v1/cluster/label-mappings",
+        "/ws/v1/cluster/replace-node-to-labels",
+        "/ws/v1/cluster/nodes/{nodeid}/get-labels",
+        "/ws/v1/cluster/nodes/{nodeid}/replace-labels",
         "/ws/v1/cluster/delegation-token",
         "/ws/v1/cluster/delegation-token/expiration",
         "/ws/v1/cluster/admin/refresh-queues",

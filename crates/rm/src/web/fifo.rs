@@ -165,6 +165,7 @@ mod tests {
             },
             apps: Vec::new(),
             nodes: Vec::new(),
+            labels: Vec::new(),
             types: ResourceTypes::default(),
             allocations: 4,
             capacity: Vec::new(),

@@ -35,11 +35,12 @@ pub(crate) fn url_encode(text: &str) -> String {
 }
 
 /// The navigation entries: (path, label).
-const NAV: [(&str, &str); 4] = [
+const NAV: [(&str, &str); 5] = [
     ("/cluster", "Overview"),
     ("/cluster/scheduler", "Scheduler"),
     ("/cluster/apps", "Applications"),
     ("/cluster/nodes", "Nodes"),
+    ("/cluster/nodelabels", "Node Labels"),
 ];
 
 /// A page: what stays put (`head`: title, filters) and the part the script refreshes (`live`).

@@ -9,6 +9,7 @@ mod apps;
 mod capacity;
 mod fifo;
 mod html;
+mod nodelabels;
 mod nodes;
 mod overview;
 mod scheduler;
@@ -21,7 +22,7 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 use axum::Router;
-use weft_rm_core::{AppReport, NodeInfo};
+use weft_rm_core::{AppReport, NodeInfo, NodeLabelInfo};
 use weft_sched::{SchedulerKind, Snapshot};
 use weft_types::{ResourceTypes, Time};
 
@@ -48,6 +49,7 @@ pub(crate) fn router(state: Rest) -> Router {
         .route("/cluster/apps", get(apps_page))
         .route("/cluster/app/{id}", get(app_page))
         .route("/cluster/nodes", get(nodes_page))
+        .route("/cluster/nodelabels", get(nodelabels_page))
         .route("/static/{file}", get(asset))
         .route("/metrics", get(metrics))
         // Hadoop 3.4's name for the same exposition.
@@ -70,6 +72,8 @@ pub(crate) struct View {
     pub(crate) apps: Vec<AppReport>,
     /// Every node.
     pub(crate) nodes: Vec<NodeInfo>,
+    /// The cluster's node labels (resource pools and admin labels).
+    pub(crate) labels: Vec<NodeLabelInfo>,
     /// Resource type names.
     pub(crate) types: ResourceTypes,
     /// Containers allocated since the start.
@@ -88,6 +92,7 @@ pub(crate) async fn view(driver: &Driver) -> Result<View, DriverError> {
             snapshot: core.scheduler_snapshot(),
             apps: core.app_reports(),
             nodes: core.node_infos(),
+            labels: core.node_labels(),
             types: core.scheduler().resource_types().clone(),
             allocations: core.scheduler().allocation_count(),
             capacity: core.scheduler().capacity_details(),
@@ -235,7 +240,23 @@ async fn apps_page(State(s): State<Rest>, Query(q): Params, RawQuery(raw): RawQu
 }
 
 async fn nodes_page(State(s): State<Rest>, Query(q): Params, RawQuery(raw): RawQuery) -> Response {
-    render(&s, "/cluster/nodes", raw, &q, nodes::page).await
+    // `node.label=` (empty) is DEFAULT, as the node-labels page links it.
+    let label = q.get("node.label").cloned();
+    render(&s, "/cluster/nodes", raw, &q, move |v, now| {
+        nodes::page(v, label.as_deref(), now)
+    })
+    .await
+}
+
+async fn nodelabels_page(
+    State(s): State<Rest>,
+    Query(q): Params,
+    RawQuery(raw): RawQuery,
+) -> Response {
+    render(&s, "/cluster/nodelabels", raw, &q, |v, _| {
+        nodelabels::page(v)
+    })
+    .await
 }
 
 async fn app_page(State(s): State<Rest>, Path(id): Path<String>, Query(q): Params) -> Response {

@@ -1,4 +1,5 @@
-//! `/cluster/nodes`: every node the RM knows, with its state, usage and health.
+//! `/cluster/nodes`: every node the RM knows, with its partition (resource pool), state,
+//! usage and health.
 
 use weft_rm_core::NodeInfo;
 use weft_types::Time;
@@ -6,9 +7,13 @@ use weft_types::Time;
 use super::html::{self, badge, esc, Bar, Page};
 use super::View;
 
-/// The nodes page.
-pub(crate) fn page(v: &View, now: Time) -> Page {
-    let mut nodes: Vec<&NodeInfo> = v.nodes.iter().collect();
+/// The nodes page; with `label`, only the nodes of that partition (`""`: DEFAULT).
+pub(crate) fn page(v: &View, label: Option<&str>, now: Time) -> Page {
+    let mut nodes: Vec<&NodeInfo> = v
+        .nodes
+        .iter()
+        .filter(|n| label.is_none_or(|l| n.label.as_deref().unwrap_or("") == l))
+        .collect();
     nodes.sort_by(|a, b| a.state.cmp(&b.state).then(a.node_id.cmp(&b.node_id)));
     let rows: Vec<Vec<String>> = nodes
         .iter()
@@ -36,6 +41,7 @@ pub(crate) fn page(v: &View, now: Time) -> Page {
             vec![
                 esc(&n.node_id),
                 esc(&n.rack),
+                node_label(n.label.as_deref()),
                 badge(n.state.as_str()),
                 esc(&n.address),
                 web,
@@ -56,6 +62,7 @@ pub(crate) fn page(v: &View, now: Time) -> Page {
         &[
             "Node",
             "Rack",
+            "Node Labels",
             "State",
             "Address",
             "Web address",
@@ -68,10 +75,24 @@ pub(crate) fn page(v: &View, now: Time) -> Page {
         &rows,
         "No NodeManager has registered yet.",
     );
+    let title = match label {
+        Some("") => format!("Nodes of {}", super::nodelabels::DEFAULT_PARTITION),
+        Some(l) => format!("Nodes labelled {l}"),
+        None => "Nodes".to_string(),
+    };
     Page {
-        title: "Nodes".into(),
+        title,
         nav: "/cluster/nodes",
         head: String::new(),
         live,
+    }
+}
+
+/// A node's partition: its label, or a dash for DEFAULT.
+fn node_label(label: Option<&str>) -> String {
+    match label {
+        Some(l) => format!("<span class=\"pool\">{}</span>", esc(l)),
+        // Hadoop's page leaves it empty; the tip names the partition.
+        None => "<span class=\"muted\" title=\"&lt;DEFAULT_PARTITION&gt;\">-</span>".to_string(),
     }
 }

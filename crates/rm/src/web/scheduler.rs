@@ -335,6 +335,7 @@ mod tests {
             },
             apps: Vec::new(),
             nodes: Vec::new(),
+            labels: Vec::new(),
             types: ResourceTypes::default(),
             allocations: 0,
             capacity: Vec::new(),

@@ -7,6 +7,7 @@ mod limits;
 mod moves;
 pub(crate) mod placement;
 pub(crate) mod policy;
+mod pool_reload;
 pub(crate) mod preemption;
 mod queues;
 #[cfg(test)]
@@ -390,6 +391,7 @@ impl Rules for Fair {
     fn reload(e: &mut FairEngine, config: SchedulerConfig) -> Result<(), SchedError> {
         match config {
             SchedulerConfig::Fair(config) => {
+                e.check_pool_reload(config.allocations.resource_pools.as_ref())?;
                 e.reload(config);
                 Ok(())
             }

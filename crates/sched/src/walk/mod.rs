@@ -139,6 +139,7 @@ impl<R: Rules> Engine<R> {
     /// Queue pre-check (spec §6.1), then children or apps in policy order. `reserve_only`
     /// (fast path) visits only the members flagged reservable.
     fn assign_queue(&mut self, q: QueueId, node: NodeId, reserve_only: bool) -> Assignment {
+        self.queues_visited = self.queues_visited.wrapping_add(1);
         if self
             .nodes
             .get(&node)
@@ -158,6 +159,9 @@ impl<R: Rules> Engine<R> {
         };
         match self.walk {
             WalkMode::Fast => {
+                if q == ROOT {
+                    self.top_level_reachable += self.root_breadth(root_pool) as u64;
+                }
                 let mut cursor = None;
                 loop {
                     let set = match (root_pool, &self.pools) {
@@ -204,6 +208,9 @@ impl<R: Rules> Engine<R> {
             }
             WalkMode::Reference => {
                 let order = self.reference_order(q, root_pool);
+                if q == ROOT {
+                    self.top_level_reachable += order.len() as u64;
+                }
                 for member in order {
                     let a = if is_leaf {
                         let app = AppId(member);
@@ -226,6 +233,15 @@ impl<R: Rules> Engine<R> {
                 }
                 Assignment::None
             }
+        }
+    }
+
+    /// How many top-level queues a fast walk from the root may descend to: root's candidates,
+    /// or with pools those of the node's pool (`pool`).
+    fn root_breadth(&self, pool: Option<usize>) -> usize {
+        match (pool, &self.pools) {
+            (Some(p), Some(pools)) => pools.root_candidates.get(p).map_or(0, |s| s.len()),
+            _ => self.queues.get(ROOT).candidates.len(),
         }
     }
 

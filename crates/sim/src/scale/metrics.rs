@@ -11,6 +11,7 @@
 //! share is often out of reach by a fraction of one). Measured at the sample period.
 
 use super::apps::AppRun;
+use super::pools::{PoolFigures, PoolRecorder};
 use crate::workload::Workload;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -151,6 +152,23 @@ pub struct ScaleReport {
     pub drift: u64,
     /// The first few mismatches, if any.
     pub drift_examples: Vec<String>,
+    /// Queues the heartbeat walks entered (root included), over the run.
+    pub queues_visited: u64,
+    /// That per heartbeat: what one heartbeat costs in tree visits (with resource pools, a
+    /// heartbeat descends only its node's pool).
+    pub queues_visited_per_heartbeat: f64,
+    /// Summed over the heartbeat walks: the top-level queues with something to schedule each
+    /// could descend to (with pools, only its node's pool's).
+    pub top_level_reachable: u64,
+    /// That per heartbeat: the breadth of the tree a heartbeat draws from. A walk stops at
+    /// the first queue that allocates, so `queues_visited_per_heartbeat` shrinks with pools
+    /// only where walks find nothing; this figure shrinks with the pool's share of the tree.
+    pub top_level_reachable_per_heartbeat: f64,
+    /// Per resource pool: usage, valid pending, validSchedule (empty without pools).
+    pub pools: Vec<PoolFigures>,
+    /// With pools: the fraction of minutes in which every pool's validSchedule held (the
+    /// pool-aware cluster figure; `valid_schedule_per_min` is the naive whole-cluster one).
+    pub pool_aware_valid_schedule_per_min: Option<f64>,
     /// Verifications run (each recomputes every aggregate and order from scratch).
     pub verifications: u64,
     /// Seconds they took in all, as the injected clock measured them.
@@ -206,6 +224,7 @@ pub(crate) struct Recorder {
     preempted_am: u64,
     work_lost_ms: u64,
     starved_episodes_ms: Vec<u64>,
+    pools: PoolRecorder,
 }
 
 impl Recorder {
@@ -244,6 +263,7 @@ impl Recorder {
             preempted_am: 0,
             work_lost_ms: 0,
             starved_episodes_ms: Vec::new(),
+            pools: PoolRecorder::default(),
         }
     }
 
@@ -413,6 +433,7 @@ impl Recorder {
         let valid = valid_schedule(usage, valid_pending);
         let entry = self.minutes.entry(minute).or_insert(true);
         *entry &= valid;
+        self.pools.sample(now, sched);
         self.samples.push(Sample {
             t_ms: t,
             usage,
@@ -436,7 +457,19 @@ impl Recorder {
         }
     }
 
-    pub(crate) fn finish(self, now: Time) -> ScaleReport {
+    /// The report; `walks` is the scheduler's walk counters at the end (queues visited,
+    /// top-level queues reachable).
+    pub(crate) fn finish(self, now: Time, walks: (u64, u64)) -> ScaleReport {
+        let (queues_visited, top_level_reachable) = walks;
+        let per_heartbeat = |n: u64| {
+            let heartbeats = self.events[EventKind::Heartbeat as usize];
+            if heartbeats > 0 {
+                n as f64 / heartbeats as f64
+            } else {
+                0.0
+            }
+        };
+        let (pools, pool_aware_valid_schedule_per_min) = self.pools.finish();
         let scheduler_nanos: u64 = self.nanos.iter().sum();
         let scheduler_seconds = scheduler_nanos as f64 / 1e9;
         let minutes: Vec<u8> = self.minutes.values().map(|v| u8::from(*v)).collect();
@@ -514,6 +547,12 @@ impl Recorder {
             phases,
             drift: self.drift,
             drift_examples: self.drift_examples,
+            queues_visited,
+            queues_visited_per_heartbeat: per_heartbeat(queues_visited),
+            top_level_reachable,
+            top_level_reachable_per_heartbeat: per_heartbeat(top_level_reachable),
+            pools,
+            pool_aware_valid_schedule_per_min,
             verifications: self.verifications,
             verify_seconds: self.verify_nanos as f64 / 1e9,
             verify_max_seconds: self.verify_max_nanos as f64 / 1e9,

@@ -73,7 +73,35 @@ pub fn summary_rows(r: &ScaleReport) -> Vec<(String, String)> {
             ),
         ),
         ("drift".to_string(), r.drift.to_string()),
+        (
+            "queues visited per heartbeat".to_string(),
+            format!("{:.2}", r.queues_visited_per_heartbeat),
+        ),
+        (
+            "top-level queues in reach per heartbeat".to_string(),
+            format!("{:.2}", r.top_level_reachable_per_heartbeat),
+        ),
     ];
+    if let Some(aware) = r.pool_aware_valid_schedule_per_min {
+        rows.push((
+            "validSchedulePerMin, pool-aware".to_string(),
+            format!("{aware:.3}"),
+        ));
+    }
+    for p in &r.pools {
+        let name = if p.name.is_empty() {
+            "<DEFAULT_PARTITION>"
+        } else {
+            p.name.as_str()
+        };
+        rows.push((
+            format!("  pool {name}"),
+            format!(
+                "{} nodes, usage {:.3} mean / {:.3} last, pending {} MB, validSchedulePerMin {:.3}",
+                p.nodes, p.usage_mean, p.usage_last, p.pending_mb, p.valid_schedule_per_min
+            ),
+        ));
+    }
     for (name, seconds, events) in &r.phases {
         if *events > 0 {
             rows.push((

@@ -194,3 +194,56 @@ fn comparison_rows_put_each_run_in_its_column() {
         vec![global.preempted_containers.to_string(); 2]
     );
 }
+
+/// The meituan preset at 1% (120 nodes, 20 leaves under 4 parents) for 20 s, without pools or
+/// split into 4 pools (one parent each).
+fn meituan_small(pools: u32) -> ScaleReport {
+    let mut params = crate::presets::MeituanParams::full().scaled(0.01);
+    params.parents = 4;
+    params.end = Duration::from_secs(20);
+    let params = params.with_pools(pools).expect("enough nodes and queues");
+    let w = params.workload(1);
+    let (config, warnings) = workload_config(&w, "the preset").expect("valid config");
+    assert!(warnings.is_empty(), "{warnings:?}");
+    run_scale(
+        &w,
+        config,
+        &mut ZeroClock,
+        &ScaleOptions::default(),
+        &mut |_, _| {},
+    )
+    .expect("runs")
+}
+
+#[test]
+fn pools_narrow_each_heartbeat_to_its_pools_queues_and_report_per_pool_figures() {
+    let whole = meituan_small(0);
+    let pooled = meituan_small(4);
+    for r in [&whole, &pooled] {
+        assert_eq!(r.drift, 0, "{:?}", r.drift_examples);
+        assert!(r.samples.iter().all(|s| s.usage <= 1.0));
+        assert!(r.allocations > 1000, "the cluster fills: {}", r.allocations);
+        assert!(r.queues_visited > 0);
+    }
+    assert!(whole.pools.is_empty());
+    assert_eq!(whole.pool_aware_valid_schedule_per_min, None);
+    // Each walk of the pooled run may descend to its pool's one parent only; without pools to
+    // any of the four parents with demand (all four have it while the cluster is loaded).
+    let walks_whole = whole.top_level_reachable_per_heartbeat;
+    let walks_pooled = pooled.top_level_reachable_per_heartbeat;
+    assert!(
+        walks_pooled * 3.0 < walks_whole,
+        "pooled {walks_pooled} vs whole {walks_whole}"
+    );
+    let names: Vec<&str> = pooled.pools.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["", "pool0", "pool1", "pool2", "pool3"]);
+    let nodes: Vec<u32> = pooled.pools.iter().map(|p| p.nodes).collect();
+    assert_eq!(nodes, [0, 30, 30, 30, 30]);
+    for p in &pooled.pools[1..] {
+        assert_eq!(p.capacity_vcores, 30 * 100);
+        assert!(p.usage_last > 0.9 && p.usage_last <= 1.0, "{p:?}");
+        assert!(p.pending_mb > 0, "demand exceeds every pool: {p:?}");
+        assert_eq!(p.valid_schedule_minutes.len(), 1);
+    }
+    assert!(pooled.pool_aware_valid_schedule_per_min.is_some());
+}
