@@ -17,6 +17,7 @@ mod limits;
 mod liveness;
 mod model;
 mod node_identity;
+mod node_table;
 mod nodes;
 mod preemption;
 mod recovery;
