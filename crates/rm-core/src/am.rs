@@ -108,14 +108,14 @@ impl RmCore {
             .filter(|(c, k)| Some(**c) != am && k.state != ContainerState::Allocated)
             .map(|(c, k)| AllocatedContainer {
                 id: *c,
-                node_address: self.address_of(&k.node),
-                node_id: k.node.clone(),
+                node_address: self.address_of(k.node),
+                node_id: self.nodes.id_of(k.node).to_string(),
                 resource: k.resource,
                 priority: k.priority,
                 token: self.container_token(
                     self.latest,
                     *c,
-                    &k.node,
+                    self.nodes.id_of(k.node),
                     &self.owner_of(c),
                     k.resource,
                 ),

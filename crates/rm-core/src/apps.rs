@@ -13,6 +13,7 @@ use weft_types::{AppId, Resource, Time};
 
 use crate::core::{App, Attempt, ContainerState, RmCore};
 use crate::model::*;
+use crate::node_table::NodeKey;
 use crate::RmError;
 
 /// A token only the RM (holding `secret`) can compute for `attempt`. The core has no RNG, so the
@@ -439,11 +440,12 @@ impl RmCore {
         &mut self,
         now: Time,
         id: ContainerId,
-        node: String,
+        node_key: NodeKey,
         resource: Resource,
     ) {
         let scheduler_address = self.config.scheduler_address.clone();
-        let node_address = self.address_of(&node);
+        let node_address = self.address_of(node_key);
+        let node = self.nodes.id_of(node_key).to_string();
         let Some(app) = self.apps.get_mut(&id.app) else {
             return;
         };
@@ -643,9 +645,10 @@ impl RmCore {
         let mut am_node = None;
         if let Some(am) = lingering {
             if let Some(c) = self.containers.get(&am) {
-                am_node = Some(c.node.clone());
+                let node = self.nodes.id_of(c.node).to_string();
+                am_node = Some(node.clone());
                 self.lingering_am
-                    .insert(am, (c.node.clone(), now + self.config.am_expiry));
+                    .insert(am, (node, now + self.config.am_expiry));
             }
         }
         // What the scheduler already ended (a kill) is reported as it ended; the rest ends

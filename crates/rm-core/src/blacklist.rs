@@ -72,11 +72,11 @@ impl RmCore {
             out.push(name.clone());
             out.extend(
                 self.nodes
-                    .iter()
-                    .filter(|(id, n)| {
-                        n.in_sched && n.sched_host == **id && host_of(id) == name.as_str()
+                    .by_id()
+                    .filter(|n| {
+                        n.in_sched && n.sched_host == n.id && host_of(&n.id) == name.as_str()
                     })
-                    .map(|(id, _)| id.clone()),
+                    .map(|n| n.id.clone()),
             );
         }
         out

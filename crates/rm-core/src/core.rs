@@ -8,6 +8,7 @@ use weft_types::yarn_id::{ApplicationId, AttemptId, ContainerId};
 use weft_types::{AppId, Duration, NodeId, Resource, Time};
 
 use crate::model::*;
+use crate::node_table::{NodeKey, NodeTable};
 
 /// The configuration of an [`RmCore`].
 #[derive(Clone, Debug)]
@@ -196,7 +197,7 @@ pub(crate) enum ContainerState {
 
 pub(crate) struct Container {
     pub(crate) sched: Option<weft_types::ContainerId>,
-    pub(crate) node: String,
+    pub(crate) node: NodeKey,
     pub(crate) resource: Resource,
     pub(crate) priority: i32,
     pub(crate) state: ContainerState,
@@ -206,6 +207,8 @@ pub(crate) struct Container {
 }
 
 pub(crate) struct Node {
+    /// The node id (`host:port`), as NMs and reports name it.
+    pub(crate) id: String,
     pub(crate) address: String,
     /// The NM web service's `host:port`; empty until a registration names one.
     pub(crate) http_address: String,
@@ -218,7 +221,9 @@ pub(crate) struct Node {
     pub(crate) in_sched: bool,
     pub(crate) last_heartbeat: Time,
     pub(crate) health_report: String,
-    pub(crate) containers: BTreeSet<ContainerId>,
+    /// Its live containers, each with whether the node has reported it running: a RUNNING
+    /// status of one already reported is nothing new, and every heartbeat repeats them all.
+    pub(crate) containers: BTreeMap<ContainerId, bool>,
     pub(crate) to_stop: BTreeSet<ContainerId>,
     pub(crate) to_cleanup: BTreeSet<ApplicationId>,
     /// The secret its current registration was given (`node_identity`).
@@ -242,8 +247,8 @@ pub struct RmCore {
     pub(crate) apps: BTreeMap<ApplicationId, App>,
     pub(crate) containers: BTreeMap<ContainerId, Container>,
     pub(crate) by_sched: BTreeMap<weft_types::ContainerId, ContainerId>,
-    pub(crate) nodes: BTreeMap<String, Node>,
-    pub(crate) node_by_sched: BTreeMap<NodeId, String>,
+    pub(crate) nodes: NodeTable,
+    pub(crate) node_by_sched: BTreeMap<NodeId, NodeKey>,
     pub(crate) next_node: u32,
     /// Node state changes in order, for AMs' `updated_nodes`.
     pub(crate) node_changes: Vec<(String, NodeState)>,
@@ -298,7 +303,7 @@ impl RmCore {
             apps: BTreeMap::new(),
             containers: BTreeMap::new(),
             by_sched: BTreeMap::new(),
-            nodes: BTreeMap::new(),
+            nodes: NodeTable::default(),
             node_by_sched: BTreeMap::new(),
             next_node: 0,
             node_changes: Vec::new(),
@@ -507,12 +512,12 @@ impl RmCore {
                 },
             );
         }
-        if let Some(node) = self.nodes.get_mut(&c.node) {
+        if let Some(node) = self.nodes.at_mut(c.node) {
             node.containers.remove(&id);
             if stop && matches!(node.state, NodeState::Running | NodeState::Unhealthy) {
                 node.to_stop.insert(id);
                 let address = node.address.clone();
-                let output = self.stop_output(&c.node, address, id);
+                let output = self.stop_output(self.nodes.id_of(c.node), address, id);
                 self.outputs.push_back(output);
             }
         }
@@ -578,10 +583,10 @@ impl RmCore {
         ContainerReport {
             id,
             attempt: id.attempt_id(),
-            node_id: c.node.clone(),
+            node_id: self.nodes.id_of(c.node).to_string(),
             node_http_address: self
                 .nodes
-                .get(&c.node)
+                .at(c.node)
                 .map(|n| n.http_address.clone())
                 .filter(|a| !a.is_empty()),
             resource: c.resource,
@@ -611,7 +616,7 @@ impl RmCore {
         am: bool,
         priority: i32,
     ) {
-        let Some(node_id) = self.node_by_sched.get(&node).cloned() else {
+        let Some(node_key) = self.node_by_sched.get(&node).copied() else {
             return;
         };
         let app_key = ApplicationId {
@@ -631,15 +636,20 @@ impl RmCore {
             n: attempt.next_n,
         };
         attempt.next_n += 1;
-        app.nodes_used.insert(node_id.clone());
-        if let Some(n) = self.nodes.get_mut(&node_id) {
-            n.containers.insert(id);
+        let Some(n) = self.nodes.at_mut(node_key) else {
+            return;
+        };
+        n.containers.insert(id, false);
+        let node_id = n.id.clone();
+        let node_address = n.address.clone();
+        if !app.nodes_used.contains(&node_id) {
+            app.nodes_used.insert(node_id.clone());
         }
         self.containers.insert(
             id,
             Container {
                 sched: Some(sched_id),
-                node: node_id.clone(),
+                node: node_key,
                 resource,
                 priority,
                 state: ContainerState::Allocated,
@@ -648,9 +658,8 @@ impl RmCore {
         );
         self.by_sched.insert(sched_id, id);
         if am {
-            self.am_allocated(now, id, node_id, resource);
+            self.am_allocated(now, id, node_key, resource);
         } else {
-            let node_address = self.address_of(&node_id);
             let token = self.container_token(now, id, &node_id, &self.owner_of(&id), resource);
             let container = AllocatedContainer {
                 id,
@@ -670,10 +679,10 @@ impl RmCore {
     }
 
     /// Where a node's container-management service listens.
-    pub(crate) fn address_of(&self, node_id: &str) -> String {
+    pub(crate) fn address_of(&self, node: NodeKey) -> String {
         self.nodes
-            .get(node_id)
-            .map_or_else(|| node_id.to_string(), |n| n.address.clone())
+            .at(node)
+            .map_or_else(String::new, |n| n.address.clone())
     }
 
     pub(crate) fn release_to_sched(
@@ -785,10 +794,10 @@ impl RmCore {
     pub fn node_infos(&self) -> Vec<NodeInfo> {
         let pools = self.effective_pools();
         self.nodes
-            .iter()
-            .map(|(id, n)| NodeInfo {
-                label: self.node_label_in(pools.as_ref(), id),
-                node_id: id.clone(),
+            .by_id()
+            .map(|n| NodeInfo {
+                label: self.node_label_in(pools.as_ref(), &n.id),
+                node_id: n.id.clone(),
                 address: n.address.clone(),
                 http_address: n.http_address.clone(),
                 rack: n.rack.clone(),

@@ -18,6 +18,7 @@ mod liveness;
 mod model;
 mod node_identity;
 mod node_labels;
+mod node_table;
 mod nodes;
 mod preemption;
 mod recovery;

@@ -42,13 +42,14 @@ impl RmCore {
             self.next_update = now + self.update_interval();
         }
         let nm_expiry = self.config.nm_expiry;
-        let lost: Vec<String> = self
+        let mut lost: Vec<String> = self
             .nodes
             .iter()
             .filter(|(_, n)| matches!(n.state, NodeState::Running | NodeState::Unhealthy))
             .filter(|(_, n)| now.since(n.last_heartbeat) > nm_expiry)
-            .map(|(id, _)| id.clone())
+            .map(|(_, n)| n.id.clone())
             .collect();
+        lost.sort_unstable();
         for node in lost {
             self.node_lost(now, &node);
         }

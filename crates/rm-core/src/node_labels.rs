@@ -399,9 +399,9 @@ impl RmCore {
     }
 
     fn check_node_known(&self, node: &str, entry: &PoolHost) -> Result<(), RmError> {
-        let known = self.nodes.keys().any(|id| match entry.port {
-            Some(_) => id.eq_ignore_ascii_case(node),
-            None => host_part(id).eq_ignore_ascii_case(&entry.host),
+        let known = self.nodes.values().any(|n| match entry.port {
+            Some(_) => n.id.eq_ignore_ascii_case(node),
+            None => host_part(&n.id).eq_ignore_ascii_case(&entry.host),
         });
         if known {
             Ok(())

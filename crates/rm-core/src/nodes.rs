@@ -1,7 +1,7 @@
 //! Node lifecycle: registration (with the containers an NM still runs), heartbeats, health,
 //! loss, decommissioning, and re-binding running containers after an RM restart.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use weft_sched::Event;
 use weft_types::yarn_id::ContainerId;
@@ -9,6 +9,7 @@ use weft_types::{AppId, NodeId, Resource, Time};
 
 use crate::core::{Container, ContainerState, Node, RmCore};
 use crate::model::*;
+use crate::node_table::NodeKey;
 use crate::RmError;
 
 const DEFAULT_RACK: &str = "/default-rack";
@@ -85,10 +86,14 @@ impl RmCore {
                 node.secret = secret;
             }
         }
-        let Some(node) = self.nodes.get_mut(&node_id) else {
+        let Some(key) = self.nodes.key(&node_id) else {
             return Err(RmError::UnknownNode(node_id));
         };
-        let known: Vec<ContainerId> = node.containers.iter().copied().collect();
+        let known: Vec<ContainerId> = self
+            .nodes
+            .at(key)
+            .map(|n| n.containers.keys().copied().collect())
+            .unwrap_or_default();
         self.node_changed(&node_id, NodeState::Running);
 
         // Containers the RM believes run there but the NM does not report ended while the
@@ -116,9 +121,9 @@ impl RmCore {
                 && !self.containers.contains_key(&status.container)
                 && self.recoverable(&status.container)
             {
-                self.recover_container(now, &node_id, status.container, status.resource);
+                self.recover_container(now, key, status.container, status.resource);
             } else {
-                self.container_status(now, &node_id, status);
+                self.container_status(now, key, status);
             }
         }
         self.confirm_ams_on(now, &node_id, &running);
@@ -139,8 +144,8 @@ impl RmCore {
     /// A container its node still runs after an RM restart joins its attempt again, charged
     /// in the scheduler as it runs (Hadoop's `recoverContainersOnNode`). One the scheduler
     /// refuses (it no longer fits the node) is stopped.
-    fn recover_container(&mut self, now: Time, node_id: &str, c: ContainerId, resource: Resource) {
-        let Some(sched_node) = self.nodes.get(node_id).map(|n| n.sched) else {
+    fn recover_container(&mut self, now: Time, key: NodeKey, c: ContainerId, resource: Resource) {
+        let Some(sched_node) = self.nodes.at(key).map(|n| n.sched) else {
             return;
         };
         let am = self
@@ -162,7 +167,7 @@ impl RmCore {
             },
         );
         if recovered.is_err() {
-            if let Some(n) = self.nodes.get_mut(node_id) {
+            if let Some(n) = self.nodes.at_mut(key) {
                 n.to_stop.insert(c);
             }
             return;
@@ -173,16 +178,16 @@ impl RmCore {
         if let Some(t) = app.attempts.get_mut(c.attempt as usize - 1) {
             t.next_n = t.next_n.max(c.n + 1);
         }
-        app.nodes_used.insert(node_id.to_string());
-        if let Some(n) = self.nodes.get_mut(node_id) {
-            n.containers.insert(c);
+        app.nodes_used.insert(self.nodes.id_of(key).to_string());
+        if let Some(n) = self.nodes.at_mut(key) {
+            n.containers.insert(c, true);
         }
         self.by_sched.insert(sched, c);
         self.containers.insert(
             c,
             Container {
                 sched: Some(sched),
-                node: node_id.to_string(),
+                node: key,
                 resource,
                 priority: 0,
                 state: ContainerState::Running,
@@ -207,8 +212,8 @@ impl RmCore {
         // The scheduler wants one node per host name; further NMs on a host go by their id.
         let host_taken = self
             .nodes
-            .iter()
-            .any(|(id, n)| id != node_id && n.in_sched && n.sched_host == host);
+            .values()
+            .any(|n| n.id != node_id && n.in_sched && n.sched_host == host);
         let sched_host = if host_taken {
             node_id.to_string()
         } else {
@@ -229,26 +234,27 @@ impl RmCore {
         if let Some(old) = self.nodes.get(node_id) {
             self.node_by_sched.remove(&old.sched);
         }
-        self.node_by_sched.insert(sched, node_id.to_string());
-        let node = self
-            .nodes
-            .entry(node_id.to_string())
-            .or_insert_with(|| Node {
-                address: node_id.to_string(),
-                http_address: String::new(),
-                sched,
-                sched_host: sched_host.clone(),
-                rack: rack.clone(),
-                capability,
-                state: NodeState::Running,
-                in_sched: true,
-                last_heartbeat: now,
-                health_report: String::new(),
-                containers: BTreeSet::new(),
-                to_stop: BTreeSet::new(),
-                to_cleanup: BTreeSet::new(),
-                secret: String::new(),
-            });
+        let key = self.nodes.get_or_insert_with(node_id, || Node {
+            id: String::new(),
+            address: node_id.to_string(),
+            http_address: String::new(),
+            sched,
+            sched_host: sched_host.clone(),
+            rack: rack.clone(),
+            capability,
+            state: NodeState::Running,
+            in_sched: true,
+            last_heartbeat: now,
+            health_report: String::new(),
+            containers: BTreeMap::new(),
+            to_stop: BTreeSet::new(),
+            to_cleanup: BTreeSet::new(),
+            secret: String::new(),
+        });
+        self.node_by_sched.insert(sched, key);
+        let Some(node) = self.nodes.at_mut(key) else {
+            return Err(RmError::UnknownNode(node_id.to_string()));
+        };
         node.sched = sched;
         node.sched_host = sched_host;
         node.rack = rack;
@@ -270,7 +276,7 @@ impl RmCore {
         }
         node.in_sched = false;
         let sched = node.sched;
-        let containers: Vec<ContainerId> = node.containers.iter().copied().collect();
+        let containers: Vec<ContainerId> = node.containers.keys().copied().collect();
         // Its containers end here with the node's cause (the scheduler frees each), so the
         // scheduler's removal finds none left.
         for c in containers {
@@ -295,7 +301,10 @@ impl RmCore {
             ..HeartbeatReply::default()
         };
         self.check_node_secret(node_id, &status.secret, "heartbeat")?;
-        let Some(node) = self.nodes.get_mut(node_id) else {
+        let Some(key) = self.nodes.key(node_id) else {
+            return Ok(resync);
+        };
+        let Some(node) = self.nodes.at_mut(key) else {
             return Ok(resync);
         };
         match node.state {
@@ -320,25 +329,20 @@ impl RmCore {
             let (rack, capability) = (node.rack.clone(), node.capability);
             node.health_report.clear();
             self.add_to_sched(now, node_id, rack, capability)?;
-            if let Some(n) = self.nodes.get_mut(node_id) {
+            if let Some(n) = self.nodes.at_mut(key) {
                 n.state = NodeState::Running;
             }
             self.node_changed(node_id, NodeState::Running);
         }
         for c in status.containers {
-            self.container_status(now, node_id, c);
+            self.container_status(now, key, c);
         }
-        if let Some(sched) = self
-            .nodes
-            .get(node_id)
-            .filter(|n| n.in_sched)
-            .map(|n| n.sched)
-        {
+        if let Some(sched) = self.nodes.at(key).filter(|n| n.in_sched).map(|n| n.sched) {
             self.sched
                 .handle(now, Event::NodeHeartbeat { node: sched })?;
         }
         self.drain(now);
-        let Some(node) = self.nodes.get_mut(node_id) else {
+        let Some(node) = self.nodes.at_mut(key) else {
             return Ok(resync);
         };
         let containers_to_stop = std::mem::take(&mut node.to_stop).into_iter().collect();
@@ -351,29 +355,31 @@ impl RmCore {
         })
     }
 
-    /// One container status from a node.
-    fn container_status(&mut self, now: Time, node_id: &str, s: NmContainerStatus) {
-        let known = self
-            .containers
-            .get(&s.container)
-            .is_some_and(|c| c.node == node_id);
-        match (s.state, known) {
-            (NmContainerState::Complete, true) => {
-                self.container_done(now, s.container, s.exit_status, s.diagnostics, false)
-            }
-            (NmContainerState::Complete, false) => {
-                self.end_lingering_am(s.container, false);
-            }
-            (NmContainerState::Running, true) => {
+    /// One container status from a node. NMs repeat every running container in every
+    /// heartbeat; one the node already reported running changes nothing and costs one
+    /// lookup in the node's own container map.
+    fn container_status(&mut self, now: Time, key: NodeKey, s: NmContainerStatus) {
+        let Some(node) = self.nodes.at_mut(key) else {
+            return;
+        };
+        let reported_running = node.containers.get_mut(&s.container);
+        match (s.state, reported_running) {
+            (NmContainerState::Running, Some(true)) => {}
+            (NmContainerState::Running, Some(reported)) => {
+                *reported = true;
                 if let Some(c) = self.containers.get_mut(&s.container) {
                     c.state = ContainerState::Running;
                 }
             }
-            (NmContainerState::Running, false) => {
+            (NmContainerState::Complete, Some(_)) => {
+                self.container_done(now, s.container, s.exit_status, s.diagnostics, false)
+            }
+            (NmContainerState::Complete, None) => {
+                self.end_lingering_am(s.container, false);
+            }
+            (NmContainerState::Running, None) => {
                 if !self.lingering_am.contains_key(&s.container) {
-                    if let Some(n) = self.nodes.get_mut(node_id) {
-                        n.to_stop.insert(s.container);
-                    }
+                    node.to_stop.insert(s.container);
                 }
             }
         }

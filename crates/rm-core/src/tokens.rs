@@ -135,16 +135,22 @@ impl RmCore {
         attempt: AttemptId,
         nodes: impl Iterator<Item = &'a str>,
     ) -> Vec<NmToken> {
-        let Some(app) = self.apps.get(&attempt.app) else {
+        // The attempt's set is taken out for the loop (not cloned: it grows with every node
+        // the attempt has run on, and AMs call every second).
+        let Some(app) = self.apps.get_mut(&attempt.app) else {
             return Vec::new();
         };
         let user = app.sub.user.clone();
-        let Some(sent) = app.current().map(|t| t.nm_tokens_sent.clone()) else {
+        let Some(mut sent) = app
+            .current_mut()
+            .map(|t| std::mem::take(&mut t.nm_tokens_sent))
+        else {
             return Vec::new();
         };
         let mut fresh: Vec<NmToken> = Vec::new();
         for node in nodes {
-            if !sent.contains(node) && !fresh.iter().any(|t| t.node_id == node) {
+            if !sent.contains(node) {
+                sent.insert(node.to_string());
                 fresh.push(self.nm_token(attempt, node, &user));
             }
         }
@@ -153,8 +159,7 @@ impl RmCore {
             .get_mut(&attempt.app)
             .and_then(|a| a.current_mut())
         {
-            t.nm_tokens_sent
-                .extend(fresh.iter().map(|n| n.node_id.clone()));
+            t.nm_tokens_sent = sent;
         }
         fresh
     }

@@ -47,14 +47,15 @@ impl AmService {
         weft_proto::v1::Resource::from_types(r, &self.types)
     }
 
-    fn container(&self, c: &AllocatedContainer) -> Container {
+    /// Takes the container: its strings move to the wire (an Allocate may carry thousands).
+    fn container(&self, c: AllocatedContainer) -> Container {
         Container {
             container_id: c.id.to_string(),
-            node_id: c.node_id.clone(),
-            node_address: c.node_address.clone(),
+            node_id: c.node_id,
+            node_address: c.node_address,
             resource: Some(self.wire_resource(&c.resource)),
             priority: c.priority,
-            container_token: c.token.clone(),
+            container_token: c.token,
             ..Default::default()
         }
     }
@@ -158,7 +159,7 @@ impl ApplicationMasterProtocol for AmService {
             queue: reply.queue,
             containers_from_previous_attempts: reply
                 .running_containers
-                .iter()
+                .into_iter()
                 .map(|c| self.container(c))
                 .collect(),
             rm_identifier: self.rm_identifier,
@@ -197,7 +198,11 @@ impl ApplicationMasterProtocol for AmService {
             .map_err(|e| rm_status(&e))?;
         Ok(Response::new(WireAllocateResponse {
             response_id: wire.response_id.wrapping_add(1),
-            allocated_containers: reply.allocated.iter().map(|c| self.container(c)).collect(),
+            allocated_containers: reply
+                .allocated
+                .into_iter()
+                .map(|c| self.container(c))
+                .collect(),
             completed_container_statuses: reply
                 .completed
                 .iter()

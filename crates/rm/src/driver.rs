@@ -1,6 +1,7 @@
 //! The one task that owns the [`RmCore`]: it runs jobs sent by the RPC and REST handlers, ticks
-//! the core, writes its `Persist` outputs to the store *before* answering the jobs that caused
-//! them, and carries out AM launches and container stops through the NMs.
+//! the core, and hands each round's `Persist` outputs, answers and NM calls to the store
+//! writer (`store_writer`), which makes the writes durable *before* answering the jobs that
+//! caused them and carrying out AM launches and container stops through the NMs.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -18,10 +19,11 @@ use weft_store::StateStore;
 use weft_types::{ResourceTypes, Time};
 
 use crate::clock;
+use crate::store_writer::{Batch, StoreWriter, WriteStats};
 use crate::verification::{Verifier, VerifyStats};
 
 /// What a job hands back: run after the job's writes are durable.
-type Reply = Box<dyn FnOnce() + Send>;
+pub(crate) type Reply = Box<dyn FnOnce() + Send>;
 /// A unit of work on the core.
 type Job = Box<dyn FnOnce(&mut RmCore, Time) -> Reply + Send>;
 /// A job and the type name of the closure it runs (its call site, for the timing metrics).
@@ -234,6 +236,8 @@ pub(crate) struct Loop {
     verifier: Verifier,
     /// Channels to the NMs for stopping containers.
     nm_channels: crate::nm_stops::NmChannels,
+    /// The store writer's figures (its thread updates them).
+    write_stats: Arc<WriteStats>,
 }
 
 /// Tells whether the driver stopped because the state store failed, and why.
@@ -281,6 +285,7 @@ pub(crate) fn new(
         failure,
         verifier: Verifier::new(0),
         nm_channels: Default::default(),
+        write_stats: Arc::default(),
     };
     (driver, state, StoreFailure(failed))
 }
@@ -297,12 +302,28 @@ impl Loop {
         if !writes.is_empty() {
             self.store.apply(&writes)?;
         }
-        self.carry_out(rest);
+        let carrier = Carrier {
+            driver: self.driver.clone(),
+            types: self.types.clone(),
+            nm_channels: self.nm_channels.clone(),
+            runtime: tokio::runtime::Handle::current(),
+        };
+        carrier.carry_out(rest);
         Ok(())
     }
 
-    /// Runs until `stop` turns true or every handle is gone.
+    /// Runs until `stop` turns true, the store fails, or every handle is gone.
     pub(crate) async fn run(mut self, mut stop: watch::Receiver<bool>) {
+        let writer = match self.start_writer() {
+            Ok(writer) => writer,
+            Err(e) => {
+                let message = format!("the state store writer thread could not start: {e}");
+                tracing::error!("{message}");
+                self.failure.send_replace(Some(message));
+                return;
+            }
+        };
+        let mut failed = self.failure.subscribe();
         let mut ticker = tokio::time::interval(self.tick);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -316,31 +337,56 @@ impl Loop {
                             Err(_) => break,
                         }
                     }
-                    if !self.flush() {
+                    if !self.flush(&writer, replies) {
                         break; // the replies are dropped: their callers get an error
-                    }
-                    for reply in replies {
-                        reply();
                     }
                 }
                 _ = sleep_until_due(self.core.poll_timeout()) => {
                     let start = stopwatch();
                     self.core.timeout(clock::now());
                     self.counters.record("timeout", start.elapsed());
-                    self.flush();
+                    if !self.flush(&writer, Vec::new()) {
+                        break;
+                    }
                 }
                 _ = ticker.tick() => {
                     self.run_tick();
-                    if !self.flush() {
+                    if !self.flush(&writer, Vec::new()) {
                         break;
                     }
                     *self.driver.stats.lock().unwrap_or_else(PoisonError::into_inner) =
-                        self.counters.snapshot();
+                        self.snapshot();
                 }
+                _ = failed.wait_for(Option::is_some) => break,
                 _ = stop.wait_for(|s| *s) => break,
             }
         }
+        // What is queued is still written and answered (unless the store failed).
+        let thread = writer.finish();
+        let _ = tokio::task::spawn_blocking(move || thread.join()).await;
         tracing::info!("driver stopped");
+    }
+
+    fn start_writer(&self) -> std::io::Result<StoreWriter> {
+        let carrier = Carrier {
+            driver: self.driver.clone(),
+            types: self.types.clone(),
+            nm_channels: self.nm_channels.clone(),
+            runtime: tokio::runtime::Handle::current(),
+        };
+        StoreWriter::spawn(
+            Arc::clone(&self.store),
+            Arc::clone(&self.write_stats),
+            self.failure.clone(),
+            move |outputs| carrier.carry_out(outputs),
+        )
+    }
+
+    fn snapshot(&self) -> DriverStats {
+        let mut stats = self.counters.snapshot();
+        stats.store_writes = self.write_stats.transactions();
+        stats.store_write_seconds = self.write_stats.seconds();
+        stats
     }
 
     fn run_job(&mut self, (site, job): Sent) -> Reply {
@@ -367,34 +413,31 @@ impl Loop {
             .tick(&mut self.core, now, &mut self.counters.stats.verify);
     }
 
-    /// Persists the pending writes (one transaction), then launches and stops. Returns false
-    /// when the store refused the writes: then nothing is carried out and the failure is
-    /// published for the RM to stop.
-    fn flush(&mut self) -> bool {
-        let (writes, rest) = split(&mut self.core);
-        if !writes.is_empty() {
-            let store = Arc::clone(&self.store);
-            let start = stopwatch();
-            let result = tokio::task::block_in_place(|| store.apply(&writes));
-            self.counters.stats.store_writes += 1;
-            self.counters.stats.store_write_seconds += start.elapsed().as_secs_f64();
-            if let Err(e) = result {
-                let message = format!(
-                    "the state store failed to record {} change(s): {e}; the ResourceManager stops so \
-                     that it never serves state the store does not hold (the callers got an error). \
-                     Start it again once the store works (e.g. the disk has space): it resumes from \
-                     what the store holds",
-                    writes.len()
-                );
-                tracing::error!("{message}");
-                self.failure.send_replace(Some(message));
-                return false;
-            }
+    /// Hands the round's writes, answers and NM calls to the store writer. False once the
+    /// writer has stopped (the store refused a write): nothing more is answered.
+    fn flush(&mut self, writer: &StoreWriter, replies: Vec<Reply>) -> bool {
+        let (writes, outputs) = split(&mut self.core);
+        if writes.is_empty() && replies.is_empty() && outputs.is_empty() {
+            return true;
         }
-        self.carry_out(rest);
-        true
+        writer.send(Batch {
+            writes,
+            replies,
+            outputs,
+        })
     }
+}
 
+/// Carries out a durable batch's AM launches and container stops (from the store writer's
+/// thread, onto the runtime).
+struct Carrier {
+    driver: Driver,
+    types: ResourceTypes,
+    nm_channels: crate::nm_stops::NmChannels,
+    runtime: tokio::runtime::Handle,
+}
+
+impl Carrier {
     fn carry_out(&self, outputs: Vec<Output>) {
         let mut stops = Vec::new();
         for o in outputs {
@@ -402,7 +445,7 @@ impl Loop {
                 Output::LaunchAm(launch) => {
                     let driver = self.driver.clone();
                     let types = self.types.clone();
-                    tokio::spawn(launch_am(driver, *launch, types));
+                    self.runtime.spawn(launch_am(driver, *launch, types));
                 }
                 Output::StopContainer {
                     node_address,
@@ -414,7 +457,7 @@ impl Loop {
             }
         }
         for batch in crate::nm_stops::batches(stops) {
-            tokio::spawn(self.nm_channels.clone().stop(batch));
+            self.runtime.spawn(self.nm_channels.clone().stop(batch));
         }
     }
 }

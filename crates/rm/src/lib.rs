@@ -16,6 +16,7 @@ mod reload;
 mod rest;
 mod settings;
 mod status;
+mod store_writer;
 mod tracker;
 mod verification;
 mod web;

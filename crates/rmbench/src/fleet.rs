@@ -38,11 +38,13 @@ use crate::RmBenchArgs;
 
 /// Submissions in flight at once (each is two REST calls the RM persists; the RM writes
 /// the submissions of one batch in one transaction, so more in flight is cheaper per app).
-const SUBMITTERS: usize = 64;
+pub(crate) const SUBMITTERS: usize = 64;
 /// Bound on registering the nodes.
 const SETUP_TIMEOUT: Duration = Duration::from_secs(120);
 /// Bound on the apps unregistering and the nodes stopping after the run.
 const WIND_DOWN: Duration = Duration::from_secs(60);
+/// Bound on the simulated nodes ending once told to stop.
+const NODES_STOP: Duration = Duration::from_secs(15);
 /// Default pause between an AM's Allocate calls (YARN's AM heartbeat).
 const AM_INTERVAL_MS: u64 = 1000;
 /// A minute whose bench CPU reaches this many cores may have been limited by the bench.
@@ -543,9 +545,13 @@ async fn drive(
     stop.1.send_replace(true);
     submit_task.abort();
     dispatch_task.abort();
+    // Counted from the stop (not from the wind-down's start): after a wind-down that ran to
+    // its bound and a slow app listing, an earlier deadline had passed before the nodes were
+    // told, and every node's heartbeat figures were lost.
+    let nodes_deadline = tokio::time::Instant::now() + NODES_STOP;
     let mut node_results = Vec::with_capacity(node_tasks.len());
     for n in node_tasks {
-        match tokio::time::timeout_at(wind_down + Duration::from_secs(15), n).await {
+        match tokio::time::timeout_at(nodes_deadline, n).await {
             Ok(Ok(r)) => node_results.push(r),
             _ => shared.error("a simulated NM did not stop in time".into()),
         }

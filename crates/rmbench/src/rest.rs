@@ -62,9 +62,13 @@ pub(crate) struct Rest {
 impl Rest {
     /// A client for the RM at `web` (host:port or URL).
     pub(crate) fn new(web: &str) -> Rest {
+        // Every submitter keeps its connection: ureq keeps 3 per host by default, so the
+        // others would connect anew for every call.
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .timeout_global(Some(CALL_TIMEOUT))
+            .max_idle_connections(2 * crate::fleet::SUBMITTERS)
+            .max_idle_connections_per_host(2 * crate::fleet::SUBMITTERS)
             .build()
             .into();
         let base = if web.starts_with("http://") || web.starts_with("https://") {

@@ -5,7 +5,10 @@ pub(crate) struct Writer(Vec<u8>);
 
 impl Writer {
     pub(crate) fn new(tag: &[u8; 4]) -> Writer {
-        Writer(tag.to_vec())
+        // Room for a container token's identifier without growing.
+        let mut bytes = Vec::with_capacity(128);
+        bytes.extend_from_slice(tag);
+        Writer(bytes)
     }
     pub(crate) fn u32(&mut self, v: u32) {
         self.0.extend_from_slice(&v.to_be_bytes());
@@ -79,13 +82,18 @@ impl<'a> Reader<'a> {
 }
 
 pub(crate) fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(bytes.len() * 2);
+    push_hex(&mut s, bytes);
+    s
+}
+
+/// Appends `bytes` in hex (tokens are minted per container: one buffer, no temporaries).
+pub(crate) fn push_hex(s: &mut String, bytes: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     for b in bytes {
         s.push(DIGITS[(b >> 4) as usize] as char);
         s.push(DIGITS[(b & 15) as usize] as char);
     }
-    s
 }
 
 pub(crate) fn unhex(text: &str) -> Result<Vec<u8>, String> {

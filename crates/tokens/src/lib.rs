@@ -119,7 +119,11 @@ impl MasterKey {
 
     fn sign(&self, identifier: &[u8]) -> String {
         let mac = hmac(&self.secret, &[identifier]);
-        format!("{}.{}", codec::hex(identifier), codec::hex(&mac))
+        let mut token = String::with_capacity((identifier.len() + mac.len()) * 2 + 1);
+        codec::push_hex(&mut token, identifier);
+        token.push('.');
+        codec::push_hex(&mut token, &mac);
+        token
     }
 
     fn verifies(&self, identifier: &[u8], mac: &[u8]) -> bool {

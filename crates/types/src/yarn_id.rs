@@ -199,20 +199,33 @@ impl FromStr for ContainerId {
                 text: s.to_string(),
                 prefix: "container_",
             })?;
-        let mut p: Vec<&str> = rest.split('_').collect();
-        if p.len() == 5 {
-            // An epoch part (`e17`) written by a restarted YARN RM: validate and drop it.
-            let epoch = p.remove(0);
-            let digits = epoch.strip_prefix('e').unwrap_or("");
-            number::<u64>(K, s, "epoch", digits)?;
+        // Parsed without collecting the parts: NMs report every container in every heartbeat.
+        let mut parts = [""; 5];
+        let mut count = 0;
+        for part in rest.split('_') {
+            if count == parts.len() {
+                count += 1;
+                break;
+            }
+            parts[count] = part;
+            count += 1;
         }
-        if p.len() != 4 {
-            return Err(YarnIdError::Shape {
-                kind: K,
-                text: s.to_string(),
-                form: CONTAINER_FORM,
-            });
-        }
+        let p = match count {
+            4 => &parts[..4],
+            5 => {
+                // An epoch part (`e17`) written by a restarted YARN RM: validate and drop it.
+                let digits = parts[0].strip_prefix('e').unwrap_or("");
+                number::<u64>(K, s, "epoch", digits)?;
+                &parts[1..]
+            }
+            _ => {
+                return Err(YarnIdError::Shape {
+                    kind: K,
+                    text: s.to_string(),
+                    form: CONTAINER_FORM,
+                })
+            }
+        };
         Ok(ContainerId {
             app: ApplicationId {
                 cluster_ts: number(K, s, "cluster timestamp", p[0])?,
@@ -294,6 +307,10 @@ mod tests {
             .unwrap_err();
         assert!(e.to_string().contains("epoch"), "{e}");
         let e = "container_1_0001_01".parse::<ContainerId>().unwrap_err();
+        assert!(matches!(e, YarnIdError::Shape { .. }), "{e}");
+        let e = "container_e1_1_0001_01_000001_7"
+            .parse::<ContainerId>()
+            .unwrap_err();
         assert!(matches!(e, YarnIdError::Shape { .. }), "{e}");
         let e = "application_99999999999999999999999_1"
             .parse::<ApplicationId>()

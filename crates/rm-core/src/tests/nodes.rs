@@ -342,3 +342,75 @@ fn a_live_node_id_stays_with_the_nm_that_registered_it() {
         .unwrap();
     assert_ne!(c.node_secret("h1:1").unwrap(), secret);
 }
+
+#[test]
+fn repeated_running_statuses_change_nothing_and_write_nothing() {
+    let mut c = core();
+    register(&mut c, 0, "h1:1");
+    register(&mut c, 0, "h2:1");
+    let (app, attempt, token, am) = running_app(&mut c, 1, "h1:1");
+    c.am_allocate(Time(2), attempt, &token, ask(2))
+        .expect("asks");
+    // One container per heartbeat.
+    heartbeat(&mut c, 3, "h1:1");
+    heartbeat(&mut c, 3, "h1:1");
+    let granted = c
+        .am_allocate(Time(4), attempt, &token, AllocateRequest::default())
+        .expect("allocate")
+        .allocated;
+    assert_eq!(granted.len(), 2, "both asks granted on h1");
+    drain(&mut c);
+    let running: Vec<NmContainerStatus> = [am, granted[0].id, granted[1].id]
+        .iter()
+        .map(|id| status(*id, NmContainerState::Running, 0))
+        .collect();
+    report(&mut c, 5, "h1:1", running.clone());
+    let state_of = |c: &RmCore, id: ContainerId| {
+        c.container_reports(&app)
+            .expect("app known")
+            .into_iter()
+            .find(|r| r.id == id)
+            .map(|r| r.state)
+    };
+    assert_eq!(
+        state_of(&c, granted[0].id),
+        Some(LiveContainerState::Running),
+        "the first RUNNING status is taken in"
+    );
+    drain(&mut c);
+    for t in 6..9 {
+        let reply = report(&mut c, t, "h1:1", running.clone());
+        assert!(
+            reply.containers_to_stop.is_empty(),
+            "nothing to stop at {t}"
+        );
+        let out = drain(&mut c);
+        assert!(
+            writes(&out).is_empty(),
+            "a heartbeat repeating known RUNNING statuses writes nothing: {out:?}"
+        );
+    }
+    assert_eq!(
+        state_of(&c, granted[1].id),
+        Some(LiveContainerState::Running)
+    );
+    // The same container reported by another node is not that node's: stopped there, and
+    // it keeps running where it was allocated.
+    let reply = report(&mut c, 9, "h2:1", vec![running[1].clone()]);
+    assert_eq!(reply.containers_to_stop, vec![granted[0].id]);
+    assert_eq!(
+        state_of(&c, granted[0].id),
+        Some(LiveContainerState::Running)
+    );
+    // A completion after the repeated RUNNING statuses still ends it.
+    report(
+        &mut c,
+        10,
+        "h1:1",
+        vec![status(granted[0].id, NmContainerState::Complete, 0)],
+    );
+    assert_eq!(
+        state_of(&c, granted[0].id),
+        Some(LiveContainerState::Complete)
+    );
+}
