@@ -380,7 +380,7 @@ const CAPACITY_QUEUES: &str = r#"<?xml version="1.0"?>
 
 /// Under the Capacity Scheduler the scheduler page shows the capacity tree: each queue's bar of
 /// use against its capacity and maximum capacity, the running app with its user, refreshed
-/// live, with nothing in the browser's console. Also its screenshot
+/// live, fitting a 1400 px window, with nothing in the browser's console. Also its screenshot
 /// (`capacity-scheduler.png` in `$WEFT_UI_SCREENSHOT_DIR`).
 #[test]
 fn the_capacity_scheduler_page_shows_the_capacity_tree_with_no_console_errors() {
@@ -401,7 +401,7 @@ fn the_capacity_scheduler_page_shows_the_capacity_tree_with_no_console_errors() 
             "-queue",
             "prod",
             "-appname",
-            HOSTILE_NAME,
+            "nightly-sessionization",
             "-shell_command",
             "sleep 300",
         ],
@@ -415,7 +415,21 @@ fn the_capacity_scheduler_page_shows_the_capacity_tree_with_no_console_errors() 
     let dir = c.path("browser");
     std::fs::create_dir_all(&dir).expect("browser dir");
     let url = format!("{base}/cluster/scheduler");
-    let run = chromium(&dir, "capacity", &url, &["--dump-dom".to_string()]);
+    let run = chromium(
+        &dir,
+        "capacity",
+        &url,
+        &[
+            "--dump-dom".to_string(),
+            "--window-size=1400,1000".to_string(),
+        ],
+    );
+    assert_eq!(
+        overflow(&run.dom),
+        Some(0),
+        "the capacity page fits a 1400 px window:\n{}",
+        run.dom
+    );
     for needle in [
         "<b>Capacity Scheduler</b>",
         "data-queue=\"root\"",

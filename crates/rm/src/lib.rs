@@ -47,8 +47,8 @@ const TICK: Duration = Duration::from_millis(100);
 /// `weft rm` flags.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct RmArgs {
-    /// A TOML configuration file (addresses, data_dir, allocations, yarn_site, expiries,
-    /// and a [properties] table of yarn-site names).
+    /// A TOML configuration file (addresses, data_dir, allocations, yarn_site, conf_dir,
+    /// expiries, and a [properties] table of yarn-site names).
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// Hadoop's yarn-site.xml.

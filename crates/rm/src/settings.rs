@@ -511,4 +511,49 @@ mod tests {
         let e = Settings::load(&args(&["--scheduler", "lottery"])).unwrap_err();
         assert!(e.to_string().contains("unknown scheduler 'lottery'"), "{e}");
     }
+
+    #[test]
+    fn the_capacity_file_is_in_the_conf_dir_with_yarn_sites_capacity_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let site = dir.path().join("yarn-site.xml");
+        std::fs::write(
+            &site,
+            r#"<configuration>
+              <property><name>yarn.resourcemanager.scheduler.class</name><value>capacity</value></property>
+              <property><name>yarn.scheduler.capacity.root.queues</name><value>a</value></property>
+              <property><name>yarn.scheduler.maximum-allocation-mb</name><value>4096</value></property>
+            </configuration>"#,
+        )
+        .unwrap();
+        let site = site.to_str().unwrap();
+        // By default, beside yarn-site.xml; only the Capacity keys are carried over.
+        let s = Settings::load(&args(&["--yarn-site", site])).unwrap();
+        assert_eq!(s.properties.scheduler_kind, SchedulerKind::Capacity);
+        assert_eq!(
+            s.capacity_file,
+            Some(dir.path().join("capacity-scheduler.xml"))
+        );
+        assert_eq!(
+            s.capacity_site,
+            vec![(
+                "yarn.scheduler.capacity.root.queues".to_string(),
+                "a".to_string()
+            )]
+        );
+        assert_eq!(s.allocations, None);
+        // --conf-dir wins; no file for the other schedulers.
+        let s = Settings::load(&args(&["--yarn-site", site, "--conf-dir", "/etc/hadoop"])).unwrap();
+        assert_eq!(
+            s.capacity_file,
+            Some(PathBuf::from("/etc/hadoop/capacity-scheduler.xml"))
+        );
+        let s = Settings::load(&args(&["--yarn-site", site, "--scheduler", "fair"])).unwrap();
+        assert_eq!((s.capacity_file, s.capacity_site.len()), (None, 0));
+        // Without any file named, the current directory.
+        let s = Settings::load(&args(&["--scheduler", "capacity"])).unwrap();
+        assert_eq!(
+            s.capacity_file,
+            Some(PathBuf::from("./capacity-scheduler.xml"))
+        );
+    }
 }

@@ -33,13 +33,12 @@ pub(crate) fn page(v: &View) -> Page {
     let _ = write!(
         live,
         "<div class=\"scroll\"><table class=\"grid queues\" id=\"queues\"><thead><tr><th>Queue</th>\
-<th>State</th><th>Memory<br><small>used · capacity · max, of the cluster</small></th><th>vCores</th>\
-<th title=\"Configured capacity and maximum capacity, percent of the parent\">Capacity<br><small>of parent · max</small></th>\
-<th title=\"Used resources over the queue's guaranteed resources\">Used capacity</th>\
-<th title=\"Capacity and used capacity, percent of the cluster\">Absolute<br><small>capacity · used · max</small></th>\
+<th>State</th><th>Memory<br><small>used · capacity · max</small></th><th>vCores</th>\
+<th title=\"Configured capacity and maximum capacity, percent of the parent; below, percent of the cluster\">Capacity<br><small>of parent · max</small></th>\
+<th title=\"Used resources over the queue's guaranteed resources; below, percent of the cluster\">Used<br><small>of capacity</small></th>\
 <th>Apps<br><small>active / pending</small></th>\
-<th title=\"minimum-user-limit-percent and the current per-user limit\">User limit</th>\
-<th>AM limit<br><small>used / limit</small></th><th>Users</th></tr></thead><tbody>",
+<th title=\"minimum-user-limit-percent and user-limit-factor; below, the current per-user limit and the AM resources used of the AM limit\">Limits<br><small>users · AM</small></th>\
+<th>Users</th></tr></thead><tbody>",
     );
     let usage: BTreeMap<&str, Resource> = snap
         .queues
@@ -97,7 +96,7 @@ pub(crate) fn page(v: &View) -> Page {
             "Queue",
             "User",
             "Priority",
-            "State<br><small>pending: waiting for the AM limits</small>",
+            "<span title=\"Pending applications wait for the queue's and the user's AM limits\">State</span>",
             "Usage",
             "Demand",
             "Containers<br><small>running / asked</small>",
@@ -142,7 +141,7 @@ fn queue_row(
             fair: Some(min),
             steady: Some(max),
             label: format!(
-                "{} <small>· capacity {} · max {}</small>",
+                "{} <small>· {} · {}</small>",
                 f(used),
                 f(min),
                 f(max)
@@ -172,27 +171,21 @@ fn queue_row(
         html::count,
     );
     let dash = || "<span class=\"muted\">-</span>".to_string();
-    let user_limit = match (d.user_limit, user_limits) {
-        (Some(limit), Some((mulp, ulf))) => format!(
-            "{mulp}% · factor {ulf}<div class=\"muted small\">now {}</div>",
-            html::res(limit)
+    let limits = match (d.user_limit, user_limits, d.am_limit) {
+        (Some(limit), Some((mulp, ulf)), Some(am)) => format!(
+            "{mulp}% · factor {ulf}<div class=\"muted small\">user {}</div><div class=\"muted small\">AM {} / {}</div>",
+            html::mem(limit.memory_mb()),
+            html::mem(d.am_used.memory_mb()),
+            html::mem(am.memory_mb())
         ),
         _ => dash(),
-    };
-    let am = match d.am_limit {
-        Some(limit) => format!(
-            "{} / {}",
-            html::mem(d.am_used.memory_mb()),
-            html::mem(limit.memory_mb())
-        ),
-        None => dash(),
     };
     let users = if leaf && !d.users.is_empty() {
         d.users
             .iter()
             .map(|u| {
                 format!(
-                    "<div class=\"user\" title=\"{active} user: {running} active, {pending} pending apps\"><b>{name}</b> {used} <small>of {limit}</small></div>",
+                    "<div class=\"user\" title=\"{active} user: {running} active, {pending} pending apps; uses {used} of its limit {limit}\"><b>{name}</b> {used} <small>/ {limit}</small></div>",
                     active = if u.active { "an active" } else { "an idle" },
                     running = u.running_apps,
                     pending = u.pending_apps,
@@ -209,9 +202,9 @@ fn queue_row(
         "<tr class=\"queue {kind}\" data-queue=\"{name}\"><td class=\"qname\" style=\"padding-left:{pad}rem\" title=\"{name}\">\
 <span class=\"qicon\"></span>{short}</td><td>{state}</td>\
 <td class=\"bar\">{memory}</td><td class=\"bar\">{vcores}</td>\
-<td class=\"num\">{capacity:.1}% · {max:.1}%</td><td class=\"num\">{used_capacity:.1}%</td>\
-<td class=\"num\">{abs:.1}% · {abs_used:.1}% · {abs_max:.1}%</td>\
-<td class=\"num\">{active} / {pending}</td><td>{user_limit}</td><td class=\"num\">{am}</td><td>{users}</td></tr>",
+<td class=\"num\">{capacity:.1}% · {max:.1}%<div class=\"muted small\">abs {abs:.1}% · {abs_max:.1}%</div></td>\
+<td class=\"num\">{used_capacity:.1}%<div class=\"muted small\">abs {abs_used:.1}%</div></td>\
+<td class=\"num\">{active} / {pending}</td><td>{limits}</td><td>{users}</td></tr>",
         kind = if leaf { "leaf" } else { "parent" },
         name = esc(&d.name),
         pad = 0.6 + 1.4 * depth as f64,
