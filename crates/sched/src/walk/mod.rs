@@ -159,9 +159,6 @@ impl<R: Rules> Engine<R> {
         };
         match self.walk {
             WalkMode::Fast => {
-                if q == ROOT {
-                    self.top_level_reachable += self.root_breadth(root_pool) as u64;
-                }
                 let mut cursor = None;
                 loop {
                     let set = match (root_pool, &self.pools) {
@@ -172,7 +169,13 @@ impl<R: Rules> Engine<R> {
                         _ => &self.queues.get(q).candidates,
                     };
                     let next = match cursor {
-                        None => set.first(),
+                        None => {
+                            // The set read is at hand: counting the breadth costs one add.
+                            if q == ROOT {
+                                self.top_level_reachable += set.len() as u64;
+                            }
+                            set.first()
+                        }
                         Some(c) => set.next(c),
                     };
                     let Some(at) = next else {
@@ -233,15 +236,6 @@ impl<R: Rules> Engine<R> {
                 }
                 Assignment::None
             }
-        }
-    }
-
-    /// How many top-level queues a fast walk from the root may descend to: root's candidates,
-    /// or with pools those of the node's pool (`pool`).
-    fn root_breadth(&self, pool: Option<usize>) -> usize {
-        match (pool, &self.pools) {
-            (Some(p), Some(pools)) => pools.root_candidates.get(p).map_or(0, |s| s.len()),
-            _ => self.queues.get(ROOT).candidates.len(),
         }
     }
 
