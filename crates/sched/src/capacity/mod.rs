@@ -268,6 +268,19 @@ impl Rules for Capacity {
             && e.rules.offswitch_assigned < g.maximum_offswitch_assignments.max(1)
     }
 
+    /// Spec §6.1 step 2: a node without room for one minimum container is not walked (Hadoop
+    /// returns before looking at any queue); the app step makes the same check, so this only
+    /// saves a walk that would visit every candidate for nothing.
+    #[inline]
+    fn node_may_take(e: &CapacityEngine, node: NodeId) -> bool {
+        e.nodes.get(&node).is_some_and(|n| {
+            e.rules
+                .calc
+                .available_containers(&n.unallocated(), &e.properties.minimum_allocation)
+                > 0
+        })
+    }
+
     /// Under the Default calculator only memory must fit (vcores may be over-committed, as
     /// Hadoop's); the Dominant calculator's all-type check is made by the app step itself.
     #[inline]
