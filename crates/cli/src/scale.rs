@@ -613,6 +613,23 @@ mod tests {
     }
 
     #[test]
+    fn pools_under_capacity_are_refused_by_name() {
+        let args = WorkloadArgs {
+            preset: Some("meituan".to_string()),
+            scale: 0.01,
+            pools: 2,
+            scheduler: ScaleScheduler::Capacity,
+            verify_every: "10s".to_string(),
+            ..WorkloadArgs::default()
+        };
+        let e = load_workload(&args).expect_err("pools are a Fair feature");
+        assert!(
+            e.to_string().contains("--pools goes with --scheduler fair"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn property_flags_replace_the_workloads_own_values_and_bad_ones_are_named() {
         let w = small_with(&[
             "yarn.scheduler.fair.preemption=true",
