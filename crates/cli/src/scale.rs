@@ -6,13 +6,13 @@ use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use weft_sched::WalkMode;
+use weft_sched::{SchedulerKind, WalkMode};
 use weft_sim::presets::preset_with_pools;
 use weft_sim::progress::Progress;
 use weft_sim::report::render_report;
 use weft_sim::scale::metrics::ScaleReport;
 use weft_sim::scale::present::{comparison_rows, report_input, summary_rows};
-use weft_sim::scale::{run_scale, workload_config, ScaleOptions};
+use weft_sim::scale::{run_scale, workload_config_for, ScaleOptions};
 use weft_sim::sls::{nodes_from_trace, parse_nodes_file, parse_sls_trace, SlsOptions};
 use weft_sim::synth::{parse_synth, SynthOptions};
 use weft_sim::workload::{AppSource, Workload};
@@ -54,10 +54,33 @@ pub(crate) struct WorkloadArgs {
     /// Recompute aggregates and orders from scratch this often, in virtual time (e.g. 10s).
     #[arg(long, value_name = "DURATION", default_value = "10s")]
     pub(crate) verify_every: String,
+    /// The scheduler that runs the workload: fair (the allocation file as is) or capacity (the
+    /// equivalent capacity-scheduler.xml: the same tree, capacities from the weights).
+    #[arg(long, value_enum, default_value_t = ScaleScheduler::Fair)]
+    pub(crate) scheduler: ScaleScheduler,
     /// Set a yarn-site property for the run, over the workload's own (repeatable), e.g.
     /// `--property yarn.scheduler.fair.preemption=true`.
     #[arg(long = "property", value_name = "NAME=VALUE")]
     pub(crate) properties: Vec<String>,
+}
+
+/// The schedulers a scale run can use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
+pub(crate) enum ScaleScheduler {
+    /// Hadoop's Fair Scheduler.
+    #[default]
+    Fair,
+    /// Hadoop's Capacity Scheduler.
+    Capacity,
+}
+
+impl ScaleScheduler {
+    pub(crate) fn kind(self) -> SchedulerKind {
+        match self {
+            ScaleScheduler::Fair => SchedulerKind::Fair,
+            ScaleScheduler::Capacity => SchedulerKind::Capacity,
+        }
+    }
 }
 
 impl WorkloadArgs {
@@ -134,6 +157,9 @@ pub(crate) fn compare_preemption(args: &CompareArgs) -> anyhow::Result<()> {
     if !workload.is_given() {
         workload.preset = Some("preemption".to_string());
     }
+    if workload.scheduler != ScaleScheduler::Fair {
+        bail!("compare-preemption compares the Fair Scheduler's preemption strategies: --scheduler fair only");
+    }
     let (w, allocations_name) = load_workload(&workload)?;
     let mut runs = Vec::new();
     for strategy in STRATEGIES {
@@ -147,6 +173,7 @@ pub(crate) fn compare_preemption(args: &CompareArgs) -> anyhow::Result<()> {
         let m = measure(
             &leg,
             &allocations_name,
+            SchedulerKind::Fair,
             WalkMode::Fast,
             &workload.verify_every,
             None,
@@ -208,6 +235,9 @@ pub(crate) fn load_workload(args: &WorkloadArgs) -> anyhow::Result<(Workload, St
     ];
     if sources.iter().filter(|s| **s).count() != 1 {
         bail!("give exactly one of --sls TRACE, --synth SYNTH or --preset NAME");
+    }
+    if args.pools > 0 && args.scheduler != ScaleScheduler::Fair {
+        bail!("--pools goes with --scheduler fair (resource pools are a Fair Scheduler feature)");
     }
     if let Some(name) = &args.preset {
         if args.nodes.is_some() || args.allocations.is_some() {
@@ -305,6 +335,8 @@ fn read(path: &Path) -> anyhow::Result<String> {
 /// One measured run: the report, and the wall time of the whole run (simulator included).
 pub(crate) struct Measured {
     pub(crate) report: ScaleReport,
+    /// The scheduler that ran.
+    pub(crate) scheduler: SchedulerKind,
     pub(crate) wall_seconds: f64,
 }
 
@@ -312,15 +344,17 @@ pub(crate) struct Measured {
 pub(crate) fn measure(
     workload: &Workload,
     allocations_name: &str,
+    scheduler: SchedulerKind,
     walk: WalkMode,
     verify_every: &str,
     end_override: Option<Time>,
     label: &str,
 ) -> anyhow::Result<Measured> {
-    let (config, warnings) = workload_config(workload, allocations_name)?;
-    for w in &warnings {
+    let prepared = workload_config_for(workload, allocations_name, scheduler)?;
+    for w in &prepared.warnings {
         eprintln!("warning: {w}");
     }
+    let (workload, config) = (&prepared.workload, prepared.config);
     let verify =
         parse_duration(verify_every).map_err(|e| anyhow::anyhow!("--verify-every: {e}"))?;
     let options = ScaleOptions {
@@ -351,6 +385,7 @@ pub(crate) fn measure(
     let wall_seconds = (wall.now_nanos() - started) as f64 / 1e9;
     Ok(Measured {
         report,
+        scheduler,
         wall_seconds,
     })
 }
@@ -365,6 +400,7 @@ pub(crate) fn run(
     let m = measure(
         &w,
         &allocations_name,
+        workload.scheduler.kind(),
         walk,
         &workload.verify_every,
         None,
@@ -411,6 +447,7 @@ pub(crate) fn bench(args: &BenchArgs) -> anyhow::Result<()> {
             let m = measure(
                 &w,
                 &allocations_name,
+                workload.scheduler.kind(),
                 WalkMode::Fast,
                 verify,
                 None,
@@ -422,6 +459,7 @@ pub(crate) fn bench(args: &BenchArgs) -> anyhow::Result<()> {
             let m = measure(
                 &w,
                 &allocations_name,
+                workload.scheduler.kind(),
                 WalkMode::Reference,
                 verify,
                 None,
@@ -436,6 +474,7 @@ pub(crate) fn bench(args: &BenchArgs) -> anyhow::Result<()> {
             let fast = measure(
                 &w,
                 &allocations_name,
+                workload.scheduler.kind(),
                 WalkMode::Fast,
                 verify,
                 None,
@@ -444,6 +483,7 @@ pub(crate) fn bench(args: &BenchArgs) -> anyhow::Result<()> {
             let fast_window = measure(
                 &w,
                 &allocations_name,
+                workload.scheduler.kind(),
                 WalkMode::Fast,
                 verify,
                 end,
@@ -452,6 +492,7 @@ pub(crate) fn bench(args: &BenchArgs) -> anyhow::Result<()> {
             let reference = measure(
                 &w,
                 &allocations_name,
+                workload.scheduler.kind(),
                 WalkMode::Reference,
                 verify,
                 end,
@@ -487,6 +528,10 @@ pub(crate) fn bench(args: &BenchArgs) -> anyhow::Result<()> {
 
 fn extra_rows(m: &Measured) -> Vec<(String, String)> {
     vec![
+        (
+            "scheduler".to_string(),
+            m.scheduler.short_name().to_string(),
+        ),
         ("wall time".to_string(), format!("{:.2} s", m.wall_seconds)),
         (
             "simulator overhead".to_string(),
@@ -508,6 +553,7 @@ fn summary_json(
 ) -> anyhow::Result<serde_json::Value> {
     let mut v = serde_json::to_value(&m.report)?;
     if let Some(obj) = v.as_object_mut() {
+        obj.insert("scheduler".into(), m.scheduler.short_name().into());
         obj.insert("wall_seconds".into(), m.wall_seconds.into());
         obj.insert(
             "simulator_overhead_seconds".into(),
@@ -564,6 +610,23 @@ mod tests {
             ..WorkloadArgs::default()
         };
         load_workload(&args).map(|(w, _)| w)
+    }
+
+    #[test]
+    fn pools_under_capacity_are_refused_by_name() {
+        let args = WorkloadArgs {
+            preset: Some("meituan".to_string()),
+            scale: 0.01,
+            pools: 2,
+            scheduler: ScaleScheduler::Capacity,
+            verify_every: "10s".to_string(),
+            ..WorkloadArgs::default()
+        };
+        let e = load_workload(&args).expect_err("pools are a Fair feature");
+        assert!(
+            e.to_string().contains("--pools goes with --scheduler fair"),
+            "{e}"
+        );
     }
 
     #[test]

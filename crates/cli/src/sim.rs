@@ -76,6 +76,10 @@ pub(crate) fn main(command: SimCommand) -> ExitCode {
                 Err(Failure::Input(anyhow::anyhow!(
                     "a scenario file and --sls/--synth/--preset/--json/--report do not go together"
                 )))
+            } else if workload.scheduler != scale::ScaleScheduler::Fair {
+                Err(Failure::Input(anyhow::anyhow!(
+                    "--scheduler goes with --sls/--synth/--preset: a scenario file names its scheduler itself (`scheduler = \"capacity\"`)"
+                )))
             } else {
                 let wanted = summary.wanted(std::io::stdout().is_terminal());
                 run_file(&file, deterministic, wanted)

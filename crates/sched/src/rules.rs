@@ -126,6 +126,13 @@ pub(crate) trait Rules: Sized {
         count: i32,
         max_to_assign: Resource,
     ) -> bool;
+    /// Whether a walk on `node` may assign anything at all; `false` skips the walk (every app
+    /// step would refuse the node, so the decisions are the same, without visiting every
+    /// candidate). Default: walk.
+    #[inline]
+    fn node_may_take(_e: &Engine<Self>, _node: NodeId) -> bool {
+        true
+    }
     /// Whether a container of `size` (a resource's lanes) fits in a node's `free` resources.
     /// Default: in every lane.
     #[inline]

@@ -15,6 +15,7 @@
 //! simulator's own overhead.
 
 mod apps;
+pub mod capacity_form;
 pub mod metrics;
 pub mod pools;
 pub mod present;
@@ -29,8 +30,10 @@ use apps::{AppRun, AppStep};
 use metrics::{Recorder, ScaleReport};
 use std::collections::BTreeMap;
 use thiserror::Error;
+use weft_config::SchedulerKind;
 use weft_sched::{
-    ContainerAsk, ContainerExit, Decision, Event, SchedError, Scheduler, SchedulerConfig, WalkMode,
+    CapacitySchedulerConfig, ContainerAsk, ContainerExit, Decision, Event, FifoConfig, SchedError,
+    Scheduler, SchedulerConfig, WalkMode,
 };
 use weft_types::{AppId, ContainerId, Duration, Resource, Time};
 
@@ -444,6 +447,14 @@ pub enum WorkloadConfigError {
         /// Every problem, one per line.
         message: String,
     },
+    /// The capacity-scheduler.xml generated from the allocation file is invalid.
+    #[error("the capacity-scheduler.xml generated from {source_name}: {message}")]
+    CapacityForm {
+        /// Where the allocation text came from.
+        source_name: String,
+        /// Every problem, one per line.
+        message: String,
+    },
 }
 
 /// Builds the scheduler configuration a workload describes (its properties over Hadoop's
@@ -488,4 +499,64 @@ pub fn workload_config(
         }
     };
     Ok((SchedulerConfig::fair(allocations, properties), warnings))
+}
+
+/// What a scale run under one scheduler runs: the workload (its apps sent to the queues as
+/// that scheduler names them) and the scheduler's configuration, with the warnings.
+#[derive(Clone, Debug)]
+pub struct PreparedRun {
+    /// The workload to run.
+    pub workload: Workload,
+    /// The scheduler's configuration.
+    pub config: SchedulerConfig,
+    /// Warnings found while building it.
+    pub warnings: Vec<String>,
+}
+
+/// [`workload_config`] for the scheduler `kind`: Capacity runs the capacity-scheduler.xml
+/// equivalent to the workload's allocation file ([`capacity_form`]), FIFO only the properties.
+pub fn workload_config_for(
+    workload: &Workload,
+    allocations_name: &str,
+    kind: SchedulerKind,
+) -> Result<PreparedRun, WorkloadConfigError> {
+    let (config, mut warnings) = workload_config(workload, allocations_name)?;
+    let mut workload = workload.clone();
+    let SchedulerConfig::Fair(fair) = config else {
+        return Ok(PreparedRun {
+            workload,
+            config,
+            warnings,
+        });
+    };
+    let config = match kind {
+        SchedulerKind::Fair => SchedulerConfig::Fair(fair),
+        SchedulerKind::Fifo => SchedulerConfig::Fifo(FifoConfig {
+            properties: fair.properties,
+        }),
+        SchedulerKind::Capacity => {
+            let form = capacity_form::capacity_form(&fair.allocations);
+            let (capacity, warns) =
+                weft_config::capacity::parse_capacity(&form.xml, &fair.properties.resource_types)
+                    .map_err(|d| WorkloadConfigError::CapacityForm {
+                    source_name: allocations_name.to_string(),
+                    message: d.to_string(),
+                })?;
+            warnings.extend(
+                warns
+                    .iter()
+                    .map(|d| format!("the capacity form of {allocations_name}: {d}")),
+            );
+            capacity_form::rename_queues(&mut workload, &form.renamed);
+            SchedulerConfig::Capacity(CapacitySchedulerConfig {
+                capacity,
+                properties: fair.properties,
+            })
+        }
+    };
+    Ok(PreparedRun {
+        workload,
+        config,
+        warnings,
+    })
 }

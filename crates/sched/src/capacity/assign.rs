@@ -76,12 +76,8 @@ impl CapacityEngine {
             return Assignment::QueueBlocked;
         }
         let cluster = self.cluster;
-        let leaf_limit = self.user_limit(leaf);
+        let (leaf_limit, used_user) = self.user_figures(leaf, &user);
         let user_limit = self.user_limit_of(leaf, &user, leaf_limit);
-        let used_user = self
-            .leaf_users(leaf)
-            .get(user.as_str())
-            .map_or(Resource::ZERO, |u| u.used);
         // §6.6: soft by one container (strictly greater is refused); with continue looking a
         // user over it may go on if releasing the app's reservations brings it back under, and
         // the allocation must then release at least the excess.
@@ -120,8 +116,10 @@ impl CapacityEngine {
                     return Assignment::QueueBlocked;
                 }
                 KeyOutcome::Done(done) => {
-                    // The walk ends with this assignment; the next starts afresh.
+                    // The walk ends with this assignment; the next starts afresh, and the
+                    // leaf's users' figures changed.
                     self.rules.blocked_headroom.clear();
+                    self.rules.user_cache.invalidate(leaf);
                     return done;
                 }
                 KeyOutcome::NextKey => continue,

@@ -213,6 +213,15 @@ impl CapacityEngine {
     /// at most `ULF × queueCap` (or the rounded maximum when ULF is -1 or the guarantee is
     /// none), rounded up to the minimum allocation.
     pub(crate) fn user_limit(&self, leaf: QueueId) -> Resource {
+        self.user_limit_with(leaf, &self.leaf_users(leaf))
+    }
+
+    /// [`Self::user_limit`] from the leaf's users as [`Self::leaf_users`] lists them.
+    pub(crate) fn user_limit_with(
+        &self,
+        leaf: QueueId,
+        users: &BTreeMap<&str, LeafUser>,
+    ) -> Resource {
         let calc = self.rules.calc;
         let p = self.cluster;
         let step = self.properties.minimum_allocation;
@@ -222,7 +231,6 @@ impl CapacityEngine {
         };
         let eff_min = q.rules_cold.eff_min;
         let queue_cap = calc.max(&p, eff_min, step);
-        let users = self.leaf_users(leaf);
         let usage_ratio: f64 = users
             .values()
             .map(|u| calc.ratio(&u.used, &p))
@@ -236,7 +244,7 @@ impl CapacityEngine {
         };
         let mut active_used = Resource::ZERO;
         let mut weights = 0.0;
-        for (name, u) in &users {
+        for (name, u) in users {
             if u.active {
                 active_used = active_used.saturating_add(u.used);
                 weights += self.user_weight(leaf, name);

@@ -8,8 +8,8 @@
 //! (`assign`): the leaf's limit handed down the path, user limits, headroom, delay scheduling
 //! by missed opportunities, allocation, reservation and continue looking. Apps wait (pending,
 //! the shared non-runnable list) until the AM limits let them in (`admission`). The limits are
-//! computed when asked (`limits`), so they cannot drift; their cost is the subject of the
-//! speed work still to come (see docs/TODO.md).
+//! computed when asked (`limits`); within a heartbeat the fast walk reuses a leaf's user limit
+//! and user usage until that leaf changes (`user_cache`, Hadoop's user-limit cache).
 //!
 //! Every comparison and rounding goes through the configured resource calculator (`calc`).
 //!
@@ -35,6 +35,7 @@ mod order;
 mod refresh;
 mod report;
 mod setup;
+mod user_cache;
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -68,6 +69,8 @@ pub(crate) struct Capacity {
     /// siblings during the current walk (spec §6.2 step 5); emptied when a walk assigns and
     /// when a heartbeat starts or ends.
     blocked_headroom: BTreeMap<QueueId, Resource>,
+    /// Hadoop's user-limit cache for the current heartbeat (`user_cache`).
+    user_cache: user_cache::UserLimitCache,
 }
 
 /// What a Capacity timer carries: Capacity sets none yet.
@@ -265,6 +268,19 @@ impl Rules for Capacity {
             && e.rules.offswitch_assigned < g.maximum_offswitch_assignments.max(1)
     }
 
+    /// Spec §6.1 step 2: a node without room for one minimum container is not walked (Hadoop
+    /// returns before looking at any queue); the app step makes the same check, so this only
+    /// saves a walk that would visit every candidate for nothing.
+    #[inline]
+    fn node_may_take(e: &CapacityEngine, node: NodeId) -> bool {
+        e.nodes.get(&node).is_some_and(|n| {
+            e.rules
+                .calc
+                .available_containers(&n.unallocated(), &e.properties.minimum_allocation)
+                > 0
+        })
+    }
+
     /// Under the Default calculator only memory must fit (vcores may be over-committed, as
     /// Hadoop's); the Dominant calculator's all-type check is made by the app step itself.
     #[inline]
@@ -301,6 +317,7 @@ impl Rules for Capacity {
         let Some(leaf) = e.apps.get(&app).map(|a| a.queue) else {
             return;
         };
+        e.rules.user_cache.invalidate(leaf);
         let path: Vec<QueueId> = e.queues.path_to_root(leaf).collect();
         for q in path {
             let hot = &mut e.queues.get_mut(q).rules;
@@ -319,6 +336,7 @@ impl Rules for Capacity {
     fn heartbeat_starts(e: &mut CapacityEngine, _: NodeId) -> Option<usize> {
         e.rules.offswitch_assigned = 0;
         e.rules.blocked_headroom.clear();
+        e.rules.user_cache.clear();
         Some(e.decisions.len())
     }
 
@@ -326,6 +344,7 @@ impl Rules for Capacity {
     /// see the limits without it.
     fn heartbeat_assigned(e: &mut CapacityEngine, _: NodeId, _: usize) {
         e.rules.blocked_headroom.clear();
+        e.rules.user_cache.clear();
     }
 
     fn max_container_allocation(e: &CapacityEngine, queue: QueueId) -> Resource {
@@ -428,6 +447,7 @@ impl Rules for Capacity {
     }
 
     fn verify(e: &CapacityEngine, drift: &mut Vec<String>) {
+        e.verify_user_cache(drift);
         for q in e.queues.ids() {
             let queue = e.queues.get(q);
             let reserved = e.recursive_reserved(q);

@@ -46,6 +46,7 @@ impl CapacityEngine {
             offswitch_assigned: 0,
             max_priority: config.properties.max_application_priority,
             blocked_headroom: std::collections::BTreeMap::new(),
+            user_cache: Default::default(),
         };
         let mut e = Engine::new(rules, properties, queues, groups);
         e.derive_capacities();

@@ -80,6 +80,9 @@ impl<R: Rules> Engine<R> {
     /// it visits only the members that could reserve (see `order.rs`); the decisions are the
     /// full walk's.
     fn assign_from_root(&mut self, node: NodeId) -> Assignment {
+        if !R::node_may_take(self, node) {
+            return Assignment::None;
+        }
         if self.walk == WalkMode::Fast && !self.delay_scheduling_enabled() {
             let Some(free) = self.nodes.get(&node).map(|n| n.unallocated()) else {
                 return Assignment::None;
