@@ -40,52 +40,25 @@ fn workspace() -> PathBuf {
 /// `weft up --scheduler capacity` with two 4 GB NMs and the queues in `conf`; returns it and
 /// its ready file's JSON.
 fn capacity_up(dir: &Path, conf: &Path) -> (Proc, Value) {
-    let ready = dir.join("up.ready");
-    let args: Vec<String> = [
-        "up",
-        "--scheduler",
-        "capacity",
-        "--conf-dir",
-        &conf.display().to_string(),
-        "--ephemeral-ports",
-        "--host",
-        "127.0.0.1",
-        "--nms",
-        "2",
-        "--nm-memory-mb",
-        "4096",
-        "--data-dir",
-        &dir.join("data").display().to_string(),
-        "--ready-file",
-        &ready.display().to_string(),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let mut up = Proc::spawn("weft up", &args, &dir.join("up.out"));
-    let v = harness::ready_json(&mut up, &ready);
-    (up, v)
-}
-
-/// GET a path of the RM at `web`: (status, body).
-fn get_text(web: &str, path: &str) -> (u16, String) {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(10)))
-        .build()
-        .into();
-    let url = format!("http://{web}{path}");
-    let mut r = agent
-        .get(&url)
-        .call()
-        .unwrap_or_else(|e| panic!("GET {url}: {e}"));
-    let status = r.status().as_u16();
-    (status, r.body_mut().read_to_string().unwrap_or_default())
+    let conf = conf.display().to_string();
+    harness::weft_up(
+        dir,
+        &[
+            "--scheduler",
+            "capacity",
+            "--conf-dir",
+            &conf,
+            "--nms",
+            "2",
+            "--nm-memory-mb",
+            "4096",
+        ],
+    )
 }
 
 /// GET a path of the RM at `web`: (status, JSON body or Null).
 fn get(web: &str, path: &str) -> (u16, Value) {
-    let (status, text) = get_text(web, path);
+    let (status, text) = harness::get_text(web, path);
     (status, serde_json::from_str(&text).unwrap_or(Value::Null))
 }
 
@@ -263,7 +236,7 @@ fn weft_up_runs_the_capacity_scheduler_and_two_users_hit_the_user_limit() {
     assert!(table.contains("| shared "), "{table}");
 
     // The web UI's scheduler page in Capacity form.
-    let (status, page) = get_text(&web, "/cluster/scheduler?fragment=1");
+    let (status, page) = harness::get_text(&web, "/cluster/scheduler?fragment=1");
     assert_eq!(status, 200, "{page}");
     assert!(page.contains("<b>Capacity Scheduler</b>"), "{page}");
     assert_eq!(page.matches("<tr class=\"queue").count(), 3, "{page}");
@@ -271,7 +244,7 @@ fn weft_up_runs_the_capacity_scheduler_and_two_users_hit_the_user_limit() {
 
     // /metrics: the leaf's capacities and its user limit; every family METRICS.md marks
     // Capacity-only is there.
-    let (status, metrics) = get_text(&web, "/metrics");
+    let (status, metrics) = harness::get_text(&web, "/metrics");
     assert_eq!(status, 200, "{metrics}");
     let doc = std::fs::read_to_string(workspace().join("crates/rm/METRICS.md")).expect("doc");
     let capacity_only: Vec<&str> = doc

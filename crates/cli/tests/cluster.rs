@@ -353,27 +353,7 @@ fn a_container_over_its_memory_limit_is_stopped_with_cgroups_where_available() {
 
 /// Starts `weft up` with ephemeral ports; returns it and its ready file's JSON.
 fn weft_up(dir: &Path) -> (Proc, Value) {
-    let ready = dir.join("up.ready");
-    let args: Vec<String> = [
-        "up",
-        "--ephemeral-ports",
-        "--host",
-        "127.0.0.1",
-        "--nms",
-        "2",
-        "--nm-memory-mb",
-        "2048",
-        "--data-dir",
-        &dir.join("data").display().to_string(),
-        "--ready-file",
-        &ready.display().to_string(),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let mut up = Proc::spawn("weft up", &args, &dir.join("up.out"));
-    let v = harness::ready_json(&mut up, &ready);
-    (up, v)
+    harness::weft_up(dir, &["--nms", "2", "--nm-memory-mb", "2048"])
 }
 
 fn pids_of(v: &Value) -> Vec<i32> {

@@ -18,51 +18,23 @@ const MINUTE: Duration = Duration::from_secs(60);
 
 /// `weft up --scheduler fifo` with two 2 GB NMs; returns it and its ready file's JSON.
 fn fifo_up(dir: &Path) -> (Proc, Value) {
-    let ready = dir.join("up.ready");
-    let args: Vec<String> = [
-        "up",
-        "--scheduler",
-        "fifo",
-        "--ephemeral-ports",
-        "--host",
-        "127.0.0.1",
-        "--nms",
-        "2",
-        "--nm-memory-mb",
-        "2048",
-        "--data-dir",
-        &dir.join("data").display().to_string(),
-        "--ready-file",
-        &ready.display().to_string(),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let mut up = Proc::spawn("weft up", &args, &dir.join("up.out"));
-    let v = harness::ready_json(&mut up, &ready);
-    (up, v)
+    harness::weft_up(
+        dir,
+        &[
+            "--scheduler",
+            "fifo",
+            "--nms",
+            "2",
+            "--nm-memory-mb",
+            "2048",
+        ],
+    )
 }
 
 /// GET a path of the RM at `web`: (status, JSON body or Null).
 fn get(web: &str, path: &str) -> (u16, Value) {
-    let (status, text) = get_text(web, path);
+    let (status, text) = harness::get_text(web, path);
     (status, serde_json::from_str(&text).unwrap_or(Value::Null))
-}
-
-/// GET a path of the RM at `web`: (status, body).
-fn get_text(web: &str, path: &str) -> (u16, String) {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(10)))
-        .build()
-        .into();
-    let url = format!("http://{web}{path}");
-    let mut r = agent
-        .get(&url)
-        .call()
-        .unwrap_or_else(|e| panic!("GET {url}: {e}"));
-    let status = r.status().as_u16();
-    (status, r.body_mut().read_to_string().unwrap_or_default())
 }
 
 /// PUT JSON to a path of the RM at `web`: (status, JSON body or Null).
@@ -217,7 +189,7 @@ fn weft_up_runs_the_fifo_scheduler_end_to_end() {
     assert!(table.starts_with("1 queues were found\n"), "{table}");
 
     // The web UI's scheduler page: the one queue, no share columns.
-    let (status, page) = get_text(&web, "/cluster/scheduler?fragment=1");
+    let (status, page) = harness::get_text(&web, "/cluster/scheduler?fragment=1");
     assert_eq!(status, 200, "{page}");
     assert!(page.contains("<b>FIFO Scheduler</b>"), "{page}");
     assert_eq!(page.matches("<tr class=\"queue").count(), 1, "{page}");
@@ -226,7 +198,7 @@ fn weft_up_runs_the_fifo_scheduler_end_to_end() {
     assert!(!page.contains("fair share"), "{page}");
 
     // /metrics says which scheduler runs, and exports no fair shares.
-    let (status, metrics) = get_text(&web, "/metrics");
+    let (status, metrics) = harness::get_text(&web, "/metrics");
     assert_eq!(status, 200, "{metrics}");
     assert!(
         metrics.contains("weft_scheduler_info{kind=\"fifo\",class=\"org.apache.hadoop.yarn.server.resourcemanager.scheduler.fifo.FifoScheduler\"} 1\n"),

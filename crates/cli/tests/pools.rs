@@ -39,55 +39,28 @@ const RM_CONFIG: &str = r#"[properties]
 
 /// `weft up --nms 4` (1 GB NMs); returns it and its ready file's JSON.
 fn up(dir: &Path) -> (Proc, Value) {
-    let ready = dir.join("up.ready");
     let alloc = dir.join("fair-scheduler.xml");
     std::fs::write(&alloc, format!("<allocations>\n{QUEUES}</allocations>\n")).unwrap();
     let rm_config = dir.join("rm.toml");
     std::fs::write(&rm_config, RM_CONFIG).unwrap();
-    let args: Vec<String> = [
-        "up",
-        "--ephemeral-ports",
-        "--host",
-        "127.0.0.1",
-        "--nms",
-        "4",
-        "--nm-memory-mb",
-        "1024",
-        "--allocations",
-        &alloc.display().to_string(),
-        "--rm-config",
-        &rm_config.display().to_string(),
-        "--data-dir",
-        &dir.join("data").display().to_string(),
-        "--ready-file",
-        &ready.display().to_string(),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let mut up = Proc::spawn("weft up", &args, &dir.join("up.out"));
-    let v = harness::ready_json(&mut up, &ready);
-    (up, v)
-}
-
-/// GET a path of the RM at `web`: (status, body).
-fn get_text(web: &str, path: &str) -> (u16, String) {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(10)))
-        .build()
-        .into();
-    let url = format!("http://{web}{path}");
-    let mut r = agent
-        .get(&url)
-        .call()
-        .unwrap_or_else(|e| panic!("GET {url}: {e}"));
-    let status = r.status().as_u16();
-    (status, r.body_mut().read_to_string().unwrap_or_default())
+    let (alloc, rm_config) = (alloc.display().to_string(), rm_config.display().to_string());
+    harness::weft_up(
+        dir,
+        &[
+            "--nms",
+            "4",
+            "--nm-memory-mb",
+            "1024",
+            "--allocations",
+            &alloc,
+            "--rm-config",
+            &rm_config,
+        ],
+    )
 }
 
 fn get(web: &str, path: &str) -> Value {
-    let (status, text) = get_text(web, path);
+    let (status, text) = harness::get_text(web, path);
     assert_eq!(status, 200, "GET {path}: {text}");
     serde_json::from_str(&text).unwrap_or(Value::Null)
 }
@@ -338,7 +311,7 @@ fn pools_confine_apps_to_their_nodes_refuse_unbound_queues_and_move_nodes() {
         );
     }
     // The web UI's nodes page shows each node's pool.
-    let (status, page) = get_text(&web, "/cluster/nodes");
+    let (status, page) = harness::get_text(&web, "/cluster/nodes");
     assert_eq!(status, 200);
     let row = page
         .split("<tr")
@@ -346,7 +319,7 @@ fn pools_confine_apps_to_their_nodes_refuse_unbound_queues_and_move_nodes() {
         .unwrap_or_else(|| panic!("a row for {}: {page}", nodes[3]));
     assert!(row.contains(">spare<"), "{row}");
     // The node-labels page: Hadoop's columns, a row per pool and one for DEFAULT.
-    let (status, page) = get_text(&web, "/cluster/nodelabels");
+    let (status, page) = harness::get_text(&web, "/cluster/nodelabels");
     assert_eq!(status, 200);
     let row_of = |label: &str| {
         page.split("<tr")

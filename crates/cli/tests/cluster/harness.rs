@@ -126,6 +126,49 @@ impl Drop for Proc {
     }
 }
 
+/// Starts `weft up` on 127.0.0.1 with ephemeral ports, its data and ready file in `dir`, plus
+/// `extra` arguments; returns it and its ready file's JSON.
+#[allow(dead_code)] // only the binaries that run `weft up`
+pub(crate) fn weft_up(dir: &Path, extra: &[&str]) -> (Proc, Value) {
+    let ready = dir.join("up.ready");
+    let data = dir.join("data").display().to_string();
+    let ready_arg = ready.display().to_string();
+    let mut args: Vec<String> = [
+        "up",
+        "--ephemeral-ports",
+        "--host",
+        "127.0.0.1",
+        "--data-dir",
+        &data,
+        "--ready-file",
+        &ready_arg,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let mut up = Proc::spawn("weft up", &args, &dir.join("up.out"));
+    let v = ready_json(&mut up, &ready);
+    (up, v)
+}
+
+/// GET a path of the web server at `web` (host:port): (status, body); panics when unreachable.
+#[allow(dead_code)] // only the binaries that read pages of a `weft up` cluster
+pub(crate) fn get_text(web: &str, path: &str) -> (u16, String) {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(10)))
+        .build()
+        .into();
+    let url = format!("http://{web}{path}");
+    let mut r = agent
+        .get(&url)
+        .call()
+        .unwrap_or_else(|e| panic!("GET {url}: {e}"));
+    let status = r.status().as_u16();
+    (status, r.body_mut().read_to_string().unwrap_or_default())
+}
+
 pub(crate) fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_default()
 }
