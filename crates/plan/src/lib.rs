@@ -2,7 +2,7 @@
 //!
 //! This crate owns the resource skyline over time ([`Skyline`]), one reservable queue's plan
 //! ([`Plan`]), the reservation definition language ([`ReservationDefinition`]: R_ANY, R_ALL,
-//! R_ORDER, R_ORDER_NO_GAP stages of gangs) and the sharing
+//! R_ORDER, R_ORDER_NO_GAP stages of gangs), the greedy agent ([`GreedyAgent`]) and the sharing
 //! policies ([`SharingPolicy`]).
 //!
 //! It is pure and sans-IO: time is an argument (integer milliseconds), nothing reads a clock,
@@ -11,11 +11,13 @@
 //! to the scheduler, REST or configuration files: callers translate those into plans and
 //! definitions.
 
+mod agent;
 mod plan;
 mod policy;
 mod rdl;
 mod skyline;
 
+pub use agent::{GreedyAgent, Placement};
 pub use plan::{Plan, PlanConfig, PlanError, Reservation};
 pub use policy::{BadPercent, CapacityOverTime, Percent, PolicyViolation, SharingPolicy};
 pub use rdl::{
