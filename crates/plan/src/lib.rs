@@ -2,8 +2,8 @@
 //!
 //! This crate owns the resource skyline over time ([`Skyline`]), one reservable queue's plan
 //! ([`Plan`]), the reservation definition language ([`ReservationDefinition`]: R_ANY, R_ALL,
-//! R_ORDER, R_ORDER_NO_GAP stages of gangs), the greedy agent ([`GreedyAgent`]) and the sharing
-//! policies ([`SharingPolicy`]).
+//! R_ORDER, R_ORDER_NO_GAP stages of gangs), the greedy agent ([`GreedyAgent`]), the sharing
+//! policies ([`SharingPolicy`]) and the replanner ([`replan`]).
 //!
 //! It is pure and sans-IO: time is an argument (integer milliseconds), nothing reads a clock,
 //! a file or the network, and every map is ordered so the same inputs give the same plan. It
@@ -15,6 +15,7 @@ mod agent;
 mod plan;
 mod policy;
 mod rdl;
+mod replanner;
 mod skyline;
 
 pub use agent::{GreedyAgent, Placement};
@@ -24,4 +25,5 @@ pub use rdl::{
     parse_recurrence, BadReservationId, ContractError, Interpreter, ReservationDefinition,
     ReservationId, ReservationRequest, ValidationContext,
 };
+pub use replanner::{replan, DEFAULT_ENFORCEMENT_WINDOW};
 pub use skyline::{Integral, MergeOp, Segment, Skyline, SkylineError};

@@ -76,6 +76,13 @@ impl Reservation {
     pub fn is_active_at(&self, t: Time) -> bool {
         self.start <= t && t < self.end
     }
+
+    /// Whether any stage asks for gangs of more than one container: Hadoop's follower then
+    /// caps the reservation's queue at its reserved share instead of letting it grow to the
+    /// whole plan.
+    pub fn has_gang(&self) -> bool {
+        self.definition.requests.iter().any(|rr| rr.concurrency > 1)
+    }
 }
 
 /// A refused planning request; the plan is unchanged.

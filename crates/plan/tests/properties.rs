@@ -2,7 +2,7 @@
 
 use proptest::prelude::*;
 use weft_plan::{
-    CapacityOverTime, GreedyAgent, Interpreter, MergeOp, Percent, Plan, PlanConfig,
+    replan, CapacityOverTime, GreedyAgent, Interpreter, MergeOp, Percent, Plan, PlanConfig,
     ReservationDefinition, ReservationId, ReservationRequest, SharingPolicy, Skyline,
 };
 use weft_types::{Duration, Resource, Time};
@@ -364,6 +364,27 @@ fn check_plan(plan: &Plan) {
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 96, .. ProptestConfig::default() })]
+
+    #[test]
+    fn replanning_after_a_capacity_drop_makes_the_plan_fit_dropping_newest_first(
+        capacity in 4i64..16,
+        lost in 1i64..4,
+        favor_early in any::<bool>(),
+        ops in prop::collection::vec(plan_op(), 1..14),
+    ) {
+        let mut plan = run(capacity, SharingPolicy::NoOverCommit, favor_early, &ops).plan;
+        let before = plan.clone();
+        plan.set_capacity(Time(0), gb(capacity - lost));
+        let dropped = replan(&mut plan, Time(0), Duration(u64::MAX / 2)).unwrap();
+        let room = Skyline::merge(plan.capacity(), plan.committed(), MergeOp::Subtract);
+        prop_assert!(room.steps().all(|(_, v)| v.values().iter().all(|c| *c >= 0)));
+        // Survivors are untouched and, with the dropped ones, account for the whole plan (the
+        // newest-first order is fixed by the B5 scenario tests).
+        for r in plan.reservations() {
+            prop_assert_eq!(before.reservation(&r.id), Some(r));
+        }
+        prop_assert_eq!(plan.reservations().count() + dropped.len(), before.reservations().count());
+    }
 
     #[test]
     fn plans_keep_their_invariants_and_are_deterministic(
