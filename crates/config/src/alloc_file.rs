@@ -12,6 +12,7 @@ mod queues;
 pub(crate) mod values;
 pub(crate) mod xml;
 
+use crate::reservation::{ReplannerKind, ReservationAgentKind, SharingPolicyKind};
 use crate::{AllocationConfig, Diagnostic, Diagnostics, PolicyKind};
 use roxmltree::Node;
 use std::collections::BTreeMap;
@@ -149,9 +150,20 @@ fn read_top_level(
                     placement::parse_policy(sink, element, options.no_terminal_rule_check);
             }
             "resourcePools" => config.resource_pools = Some(pools::parse(sink, element)),
-            "reservation-agent" => config.reservation_agent = Some(text.trim().to_string()),
-            "reservation-policy" => config.reservation_policy = Some(text.trim().to_string()),
-            "reservation-planner" => config.reservation_planner = Some(text.trim().to_string()),
+            "reservation-agent" => report(
+                sink,
+                ReservationAgentKind::from_class_name(&text)
+                    .map(|k| config.reservation_agent = Some(k)),
+            ),
+            "reservation-policy" => report(
+                sink,
+                SharingPolicyKind::from_class_name(&text)
+                    .map(|k| config.reservation_policy = Some(k)),
+            ),
+            "reservation-planner" => report(
+                sink,
+                ReplannerKind::from_class_name(&text).map(|k| config.reservation_planner = Some(k)),
+            ),
             other => sink.warn(
                 element,
                 "allocations",

@@ -13,6 +13,7 @@ mod conf_xml;
 mod diagnostic;
 mod model;
 pub mod pools;
+pub mod reservation;
 pub mod resource_string;
 pub mod site;
 

@@ -315,12 +315,13 @@ pub struct AllocationConfig {
     pub default_queue_scheduling_policy: PolicyKind,
     /// `queuePlacementPolicy`, when the file has one.
     pub placement_policy: Option<Vec<PlacementRule>>,
-    /// `reservation-agent` class name, kept for the reservation system.
-    pub reservation_agent: Option<String>,
-    /// `reservation-policy` class name.
-    pub reservation_policy: Option<String>,
-    /// `reservation-planner` class name.
-    pub reservation_planner: Option<String>,
+    /// `reservation-agent`, for every reservable queue (unset: Hadoop's default,
+    /// `AlignedPlannerWithGreedy`).
+    pub reservation_agent: Option<crate::reservation::ReservationAgentKind>,
+    /// `reservation-policy` (unset: `CapacityOverTimePolicy`).
+    pub reservation_policy: Option<crate::reservation::SharingPolicyKind>,
+    /// `reservation-planner` (unset: `SimpleCapacityReplanner`).
+    pub reservation_planner: Option<crate::reservation::ReplannerKind>,
     /// `<resourcePools>`, when the file declares them (resource pools are off otherwise).
     pub resource_pools: Option<crate::pools::ResourcePools>,
 }

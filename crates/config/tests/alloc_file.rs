@@ -1,6 +1,9 @@
 //! Behaviour of the allocation-file parser: values, structure, and every diagnostic.
 
 use weft_config::alloc_file::{parse_allocations, parse_allocations_with, AllocationOptions};
+use weft_config::reservation::{
+    ReplannerKind, ReservationAgentKind, ReservationQueueSettings, SharingPolicyKind,
+};
 use weft_config::{
     AllocationConfig, ConfiguredResource, Diagnostic, PlacementRuleKind, PolicyKind, Severity,
 };
@@ -230,9 +233,9 @@ fn defaults_are_read() {
   <defaultFairSharePreemptionThreshold>0.3</defaultFairSharePreemptionThreshold>
   <fairSharePreemptionTimeout>40</fairSharePreemptionTimeout>
   <defaultQueueSchedulingMode>drf</defaultQueueSchedulingMode>
-  <reservation-agent>my.Agent</reservation-agent>
-  <reservation-policy>my.Policy</reservation-policy>
-  <reservation-planner>my.Planner</reservation-planner>
+  <reservation-agent>org.apache.hadoop.yarn.server.resourcemanager.reservation.planning.GreedyReservationAgent</reservation-agent>
+  <reservation-policy>org.apache.hadoop.yarn.server.resourcemanager.reservation.NoOverCommitPolicy</reservation-policy>
+  <reservation-planner>org.apache.hadoop.yarn.server.resourcemanager.reservation.planning.SimpleCapacityReplanner</reservation-planner>
 </allocations>"#;
     let (config, warnings) = parse(text);
     assert!(warnings.is_empty(), "{warnings:?}");
@@ -248,9 +251,15 @@ fn defaults_are_read() {
     // The legacy element counts when the new one is absent...
     assert_eq!(config.default_fair_share_preemption_timeout_ms, 40_000);
     assert_eq!(config.default_queue_scheduling_policy, PolicyKind::Drf);
-    assert_eq!(config.reservation_agent.as_deref(), Some("my.Agent"));
-    assert_eq!(config.reservation_policy.as_deref(), Some("my.Policy"));
-    assert_eq!(config.reservation_planner.as_deref(), Some("my.Planner"));
+    assert_eq!(config.reservation_agent, Some(ReservationAgentKind::Greedy));
+    assert_eq!(
+        config.reservation_policy,
+        Some(SharingPolicyKind::NoOverCommit)
+    );
+    assert_eq!(
+        config.reservation_planner,
+        Some(ReplannerKind::SimpleCapacity)
+    );
     // ...and is overridden by it when both are present, wherever they appear.
     let both = text.replace(
         "<userMaxAppsDefault>",
@@ -589,4 +598,28 @@ fn preemption_value_errors_name_the_element_and_where() {
         "{}",
         e[2]
     );
+}
+
+#[test]
+fn reservation_classes_weft_cannot_load_are_errors_listing_the_supported_ones() {
+    let text = r#"<allocations>
+  <queue name="prod"><reservation/></queue>
+  <reservation-agent>my.Agent</reservation-agent>
+</allocations>"#;
+    assert_eq!(
+        errors(text),
+        ["line 3, column 3: reservation-agent: unknown reservation agent class 'my.Agent'; Weft supports \
+          org.apache.hadoop.yarn.server.resourcemanager.reservation.planning.AlignedPlannerWithGreedy, \
+          org.apache.hadoop.yarn.server.resourcemanager.reservation.planning.GreedyReservationAgent"]
+    );
+    // Without the globals, a reservable Fair queue takes Hadoop's defaults.
+    let (config, _) =
+        parse(r#"<allocations><queue name="prod"><reservation/></queue></allocations>"#);
+    let settings = ReservationQueueSettings::for_fair(&config);
+    assert_eq!(settings, ReservationQueueSettings::default());
+    assert_eq!(
+        settings.agent,
+        ReservationAgentKind::AlignedPlannerWithGreedy
+    );
+    assert_eq!(settings.window_ms, 86_400_000);
 }

@@ -9,14 +9,17 @@
 //! * `maximum-capacity` outside 0..100 (other than -1) is refused.
 //! * Weights (`2w`, Hadoop 3.4) are accepted; all children of one parent use one mode.
 //! * Queues deeper than [`crate::MAX_QUEUE_DEPTH`] are refused, as for the Fair Scheduler.
-//! * Node labels, reservations and auto-created queues are not modelled: their keys are
-//!   accepted (labels with a warning, they only apply to the default partition here).
+//! * Node labels and auto-created queues are not modelled: their keys are accepted (labels
+//!   with a warning, they only apply to the default partition here).
+//! * Reservation keys are read on reservable leaves ([`CapacityConfig::reservable`]); on other
+//!   queues they are warnings, as Hadoop ignores them there.
 
 mod build;
 mod globals;
 pub mod model;
 mod reader;
 mod refresh;
+mod reservations;
 
 mod validate;
 mod values;
@@ -62,14 +65,9 @@ const QUEUE_KEYS: &[&str] = &[
     "default-application-priority",
 ];
 
-/// Per-queue keys of features Weft does not have (reservations, legacy and v2 auto-creation,
-/// application priority ACLs): accepted silently.
+/// Per-queue keys of features Weft does not have (legacy and v2 auto-creation, application
+/// priority ACLs): accepted silently.
 const QUEUE_UNMODELED_PREFIXES: &[&str] = &[
-    "reservable",
-    "reservation-",
-    "show-reservations-as-queues",
-    "average-capacity",
-    "instantaneous-max-capacity",
     "auto-create-child-queue.",
     "leaf-queue-template.",
     "auto-queue-creation-v2.",
@@ -117,11 +115,13 @@ pub fn parse_capacity_over_site(
     let globals = globals::globals(&mut r);
     let preemption = globals::preemption(&mut r);
     let queues = build::queues(&mut r, types, &globals);
+    let reservable = reservations::read(&mut r, &queues);
     let config = CapacityConfig {
         queues,
         globals,
         preemption,
         positions: r.positions(),
+        reservable,
     };
     validate::check(&mut r, &config);
     warn_unused(&mut r, &config);
@@ -169,6 +169,12 @@ fn queue_and_suffix<'a>(
 }
 
 fn queue_key_message(queue: &CsQueue, suffix: &str) -> Option<String> {
+    if reservations::QUEUE_KEYS.contains(&suffix) {
+        return Some(format!(
+            "{suffix} has no effect: queue {} is not reservable (set {PREFIX}{}.reservable to true); ignored",
+            queue.path, queue.path
+        ));
+    }
     if QUEUE_UNMODELED_PREFIXES
         .iter()
         .any(|p| suffix.starts_with(p))

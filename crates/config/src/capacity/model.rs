@@ -391,6 +391,8 @@ pub struct CapacityConfig {
     /// Where each property was written (name -> line, column), for messages about them later
     /// (refresh refusals).
     pub positions: BTreeMap<String, (u32, u32)>,
+    /// The reservable leaves (`reservable` true) by path, with their reservation settings.
+    pub reservable: BTreeMap<String, crate::reservation::ReservationQueueSettings>,
 }
 
 impl CapacityConfig {

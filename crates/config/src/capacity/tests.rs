@@ -765,3 +765,109 @@ fn yarn_site_keys_fill_in_under_the_file_which_wins() {
         .unwrap_or_else(|| panic!("{errs:?}"));
     assert_eq!((e.line, e.column), (0, 0));
 }
+
+#[test]
+fn a_reservable_leaf_gets_hadoops_reservation_defaults() {
+    let (c, warnings) = ok(&with(&[("root.a.reservable", "true")]));
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(c.reservable.len(), 1);
+    assert_eq!(
+        c.reservable.get("root.a"),
+        Some(&crate::reservation::ReservationQueueSettings::default())
+    );
+    assert!(ok(TWO).0.reservable.is_empty());
+}
+
+#[test]
+fn reservation_keys_are_read_on_a_reservable_leaf() {
+    use crate::reservation::{ReservationAgentKind, SharingPolicyKind};
+    let (c, warnings) = ok(&with(&[
+        ("root.a.reservable", "true"),
+        (
+            "root.a.reservation-agent",
+            "org.apache.hadoop.yarn.server.resourcemanager.reservation.planning.GreedyReservationAgent",
+        ),
+        (
+            "root.a.reservation-policy",
+            "org.apache.hadoop.yarn.server.resourcemanager.reservation.NoOverCommitPolicy",
+        ),
+        ("root.a.reservation-window", "3600000"),
+        ("root.a.instantaneous-max-capacity", "50"),
+        ("root.a.average-capacity", "1"),
+        ("root.a.reservation-move-on-expiry", "false"),
+        ("root.a.reservation-enforcement-window", "0"),
+        ("root.a.show-reservations-as-queues", "true"),
+    ]));
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let s = &c.reservable["root.a"];
+    assert_eq!(s.agent, ReservationAgentKind::Greedy);
+    assert_eq!(s.policy, SharingPolicyKind::NoOverCommit);
+    assert_eq!(s.window_ms, 3_600_000);
+    assert_eq!(s.instantaneous_max_capacity, 50.0);
+    // Percent, as Hadoop reads it: 1 is 1%, whatever its documentation says.
+    assert_eq!(s.average_capacity, 1.0);
+    assert!(!s.move_on_expiry);
+    assert_eq!(s.enforcement_window_ms, 0);
+    assert!(s.show_reservations_as_queues);
+}
+
+#[test]
+fn bad_reservation_settings_name_their_property() {
+    one_error(
+        &with(&[("root.reservable", "true")]),
+        3,
+        "Only Leaf Queues can be reservable for root",
+    );
+    one_error(
+        &with(&[("root.a.reservable", "true"), ("root.a.reservation-agent", "my.Agent")]),
+        4,
+        "unknown reservation agent class 'my.Agent'; Weft supports org.apache.hadoop.yarn.server.resourcemanager.reservation.planning.AlignedPlannerWithGreedy",
+    );
+    one_error(
+        &with(&[
+            ("root.a.reservable", "true"),
+            ("root.a.reservation-window", "0"),
+        ]),
+        4,
+        "0 is not a window",
+    );
+    one_error(
+        &with(&[
+            ("root.a.reservable", "true"),
+            ("root.a.average-capacity", "-5"),
+        ]),
+        4,
+        "-5 is not a percentage",
+    );
+    one_error(
+        &with(&[
+            ("root.a.reservable", "true"),
+            ("root.a.reservation-enforcement-window", "-1"),
+        ]),
+        4,
+        "-1 is negative",
+    );
+    one_error(
+        &with(&[
+            ("root.a.reservable", "true"),
+            ("root.a.instantaneous-max-capacity", "half"),
+        ]),
+        4,
+        "half",
+    );
+}
+
+#[test]
+fn reservation_keys_on_a_queue_that_is_not_reservable_are_warnings() {
+    let (c, warnings) = ok(&with(&[("root.b.reservation-window", "1000")]));
+    assert!(c.reservable.is_empty());
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert_eq!(warnings[0].line, 5);
+    assert!(
+        warnings[0]
+            .message
+            .contains("reservation-window has no effect: queue root.b is not reservable"),
+        "{}",
+        warnings[0]
+    );
+}
