@@ -441,3 +441,38 @@ fn recurring_reservations_are_refused_explicitly_until_planned() {
         Err(PlanError::RecurringNotPlanned(id(1)))
     );
 }
+
+#[test]
+fn late_allocation_tries_any_alternatives_from_the_last() {
+    // Hadoop's stage provider walks the stages backwards when allocating right to left, so
+    // R_ANY picks the last alternative that fits.
+    let d = def(
+        Interpreter::Any,
+        0,
+        60_000,
+        vec![stage(1, 1, 1, 10), stage(2, 1, 1, 10)],
+    );
+    let mut p = plan();
+    GreedyAgent { favor_early: false }
+        .create(&mut p, id(1), "alice", &d, NOW)
+        .unwrap();
+    assert_eq!(allocation(&p, 1), vec![(50_000, 2), (60_000, 0)]);
+}
+
+#[test]
+fn late_order_no_gap_refuses_a_gap_before_the_next_stage() {
+    // The plan is full over [40 s, 50 s): placed from the deadline, the last stage takes
+    // [50 s, 60 s) and the first can only end at 40 s, leaving a gap.
+    let mut p = plan();
+    block(&mut p, 1, 10, 40_000, 50_000);
+    let d = def(
+        Interpreter::OrderNoGap,
+        0,
+        60_000,
+        vec![stage(1, 1, 1, 10), stage(1, 1, 1, 10)],
+    );
+    assert_eq!(
+        GreedyAgent { favor_early: false }.create(&mut p, id(2), "alice", &d, NOW),
+        Err(PlanError::NoGap { stage: 0 })
+    );
+}
