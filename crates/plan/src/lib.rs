@@ -2,7 +2,8 @@
 //!
 //! This crate owns the resource skyline over time ([`Skyline`]), one reservable queue's plan
 //! ([`Plan`]), the reservation definition language ([`ReservationDefinition`]: R_ANY, R_ALL,
-//! R_ORDER, R_ORDER_NO_GAP stages of gangs), the greedy agent ([`GreedyAgent`]), the sharing
+//! R_ORDER, R_ORDER_NO_GAP stages of gangs), the agents ([`AlignedPlannerWithGreedy`], Hadoop's default, and
+//! [`GreedyAgent`]), the sharing
 //! policies ([`SharingPolicy`]) and the replanner ([`replan`]).
 //!
 //! It is pure and sans-IO: time is an argument (integer milliseconds), nothing reads a clock,
@@ -18,7 +19,7 @@ mod rdl;
 mod replanner;
 mod skyline;
 
-pub use agent::{GreedyAgent, Placement};
+pub use agent::{AlignedPlannerWithGreedy, GreedyAgent, Placement, ReservationAgent};
 pub use plan::{Plan, PlanConfig, PlanError, Reservation};
 pub use policy::{BadPercent, CapacityOverTime, Percent, PolicyViolation, SharingPolicy};
 pub use rdl::{

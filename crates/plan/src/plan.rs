@@ -271,20 +271,30 @@ impl Plan {
     /// Replaces a reservation if the sharing policy allows the new version; on refusal the old
     /// one stays as it was (Hadoop's try-and-swap).
     pub fn update(&mut self, candidate: Reservation, now: Time) -> Result<(), PlanError> {
-        let Some(old) = self.reservations.get(&candidate.id) else {
+        if !self.reservations.contains_key(&candidate.id) {
             return Err(PlanError::UnknownReservation(candidate.id));
-        };
-        if old.user != candidate.user {
-            return Err(PlanError::MismatchedUser {
-                old: old.user.clone(),
-                new: candidate.user,
-            });
         }
         self.swap_in(candidate, now)
     }
 
-    fn swap_in(&mut self, mut candidate: Reservation, now: Time) -> Result<(), PlanError> {
+    /// Whether the sharing policy would accept `candidate` (in place of its previous version
+    /// when its id is already in the plan), without changing anything: the dry run.
+    pub fn check(&self, candidate: &Reservation) -> Result<(), PlanError> {
+        self.totals_with(candidate).map(|_| ())
+    }
+
+    /// The plan's and the candidate's user's committed skylines with the candidate in place of
+    /// its previous version, once the policy has accepted them.
+    fn totals_with(&self, candidate: &Reservation) -> Result<(Skyline, Skyline), PlanError> {
         let old = self.reservations.get(&candidate.id);
+        if let Some(old) = old {
+            if old.user != candidate.user {
+                return Err(PlanError::MismatchedUser {
+                    old: old.user.clone(),
+                    new: candidate.user.clone(),
+                });
+            }
+        }
         let mut total = self.committed.clone();
         let mut user_total = self.user_committed(&candidate.user);
         if let Some(old) = old {
@@ -306,6 +316,11 @@ impl Plan {
                 id: candidate.id,
                 violation: Box::new(violation),
             })?;
+        Ok((total, user_total))
+    }
+
+    fn swap_in(&mut self, mut candidate: Reservation, now: Time) -> Result<(), PlanError> {
+        let (total, user_total) = self.totals_with(&candidate)?;
         candidate.acceptance_order = self.next_acceptance;
         candidate.acceptance_time = now;
         self.next_acceptance += 1;

@@ -3,8 +3,8 @@
 
 use weft_plan::{
     CapacityOverTime, ContractError, GreedyAgent, Interpreter, Percent, Plan, PlanConfig,
-    PlanError, PolicyViolation, ReservationDefinition, ReservationId, ReservationRequest,
-    SharingPolicy, Skyline,
+    PlanError, PolicyViolation, ReservationAgent, ReservationDefinition, ReservationId,
+    ReservationRequest, SharingPolicy, Skyline,
 };
 use weft_types::{Duration, Resource, Time};
 

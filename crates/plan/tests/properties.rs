@@ -2,8 +2,9 @@
 
 use proptest::prelude::*;
 use weft_plan::{
-    replan, CapacityOverTime, GreedyAgent, Interpreter, MergeOp, Percent, Plan, PlanConfig,
-    ReservationDefinition, ReservationId, ReservationRequest, SharingPolicy, Skyline,
+    replan, AlignedPlannerWithGreedy, CapacityOverTime, GreedyAgent, Interpreter, MergeOp, Percent,
+    Plan, PlanConfig, ReservationAgent, ReservationDefinition, ReservationId, ReservationRequest,
+    SharingPolicy, Skyline,
 };
 use weft_types::{Duration, Resource, Time};
 
@@ -210,12 +211,25 @@ struct Run {
 }
 
 /// Applies `ops`, checking after each accepted one that the plan holds its invariants.
-fn run(capacity: i64, policy: SharingPolicy, favor_early: bool, ops: &[PlanOp]) -> Run {
+fn run(
+    capacity: i64,
+    policy: SharingPolicy,
+    favor_early: bool,
+    aligned: bool,
+    ops: &[PlanOp],
+) -> Run {
     let mut config = PlanConfig::new("root.prod");
     config.step = Duration(STEP);
     config.policy = policy;
     let mut plan = Plan::new(config, gb(capacity)).expect("valid plan");
-    let agent = GreedyAgent { favor_early };
+    let agent: Box<dyn ReservationAgent> = if aligned {
+        Box::new(AlignedPlannerWithGreedy {
+            favor_early,
+            ..AlignedPlannerWithGreedy::default()
+        })
+    } else {
+        Box::new(GreedyAgent { favor_early })
+    };
     let mut ids: Vec<ReservationId> = Vec::new();
     let mut outcomes = Vec::new();
     let now = Time(0);
@@ -372,7 +386,7 @@ proptest! {
         favor_early in any::<bool>(),
         ops in prop::collection::vec(plan_op(), 1..14),
     ) {
-        let mut plan = run(capacity, SharingPolicy::NoOverCommit, favor_early, &ops).plan;
+        let mut plan = run(capacity, SharingPolicy::NoOverCommit, favor_early, false, &ops).plan;
         let before = plan.clone();
         plan.set_capacity(Time(0), gb(capacity - lost));
         let dropped = replan(&mut plan, Time(0), Duration(u64::MAX / 2)).unwrap();
@@ -391,10 +405,11 @@ proptest! {
         capacity in 4i64..16,
         policy in policy(),
         favor_early in any::<bool>(),
+        aligned in any::<bool>(),
         ops in prop::collection::vec(plan_op(), 1..14),
     ) {
-        let first = run(capacity, policy, favor_early, &ops);
-        let second = run(capacity, policy, favor_early, &ops);
+        let first = run(capacity, policy, favor_early, aligned, &ops);
+        let second = run(capacity, policy, favor_early, aligned, &ops);
         prop_assert_eq!(&first.outcomes, &second.outcomes);
         prop_assert_eq!(&first.plan, &second.plan, "same inputs, same plan");
 

@@ -5,8 +5,8 @@
 //! input beyond B1's and are the follower's alone.
 
 use weft_plan::{
-    replan, GreedyAgent, Interpreter, Plan, PlanConfig, ReservationDefinition, ReservationId,
-    ReservationRequest, DEFAULT_ENFORCEMENT_WINDOW,
+    replan, GreedyAgent, Interpreter, Plan, PlanConfig, ReservationAgent, ReservationDefinition,
+    ReservationId, ReservationRequest, DEFAULT_ENFORCEMENT_WINDOW,
 };
 use weft_types::{Duration, Resource, Time};
 
