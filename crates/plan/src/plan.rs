@@ -240,21 +240,34 @@ impl Plan {
         self.reservations.is_empty() && self.committed.is_empty() && self.per_user.is_empty()
     }
 
-    /// What a reservation of `user` may still use at each instant: the capacity minus every
-    /// other reservation, limited by the policy's per-user share. `replacing` names the
-    /// reservation an update replaces, whose resources count as free.
-    pub fn available_for(&self, user: &str, replacing: Option<&ReservationId>) -> Skyline {
+    /// What a reservation of `user` may still use at each instant of `[from, to)` (zero
+    /// outside): the capacity minus every other reservation, limited by the policy's per-user
+    /// share. `replacing` names the reservation an update replaces, whose resources count as
+    /// free.
+    pub fn available_for(
+        &self,
+        user: &str,
+        replacing: Option<&ReservationId>,
+        from: Time,
+        to: Time,
+    ) -> Skyline {
         let old = replacing.and_then(|id| self.reservations.get(id));
-        let mut committed = self.committed.clone();
-        let mut user_load = self.user_committed(user);
+        let capacity = self.capacity.clip(from, to);
+        let mut committed = self.committed.clip(from, to);
+        let mut user_load = self
+            .per_user
+            .get(user)
+            .map(|s| s.clip(from, to))
+            .unwrap_or_default();
         if let Some(old) = old {
-            committed = Skyline::merge(&committed, &old.allocation, MergeOp::Subtract);
+            let old_part = old.allocation.clip(from, to);
+            committed = Skyline::merge(&committed, &old_part, MergeOp::Subtract);
             if old.user == user {
-                user_load = Skyline::merge(&user_load, &old.allocation, MergeOp::Subtract);
+                user_load = Skyline::merge(&user_load, &old_part, MergeOp::Subtract);
             }
         }
-        let free = Skyline::merge(&self.capacity, &committed, MergeOp::Subtract);
-        match self.config.policy.user_headroom(&self.capacity, &user_load) {
+        let free = Skyline::merge(&capacity, &committed, MergeOp::Subtract);
+        match self.config.policy.user_headroom(&capacity, &user_load) {
             Some(headroom) => Skyline::merge(&free, &headroom, MergeOp::Min),
             None => free,
         }

@@ -173,7 +173,10 @@ impl SharingPolicy {
         start: Time,
         end: Time,
     ) -> Result<(), PolicyViolation> {
-        let room = Skyline::merge(capacity, total, MergeOp::Subtract);
+        // Only the candidate's span can change, so only it is checked (as Hadoop does).
+        let capacity_here = capacity.clip(start, end);
+        let user_here = user_total.clip(start, end);
+        let room = Skyline::merge(&capacity_here, &total.clip(start, end), MergeOp::Subtract);
         if let Some(at) = first_negative(&room, start, end) {
             return Err(PolicyViolation::OverCommit {
                 at,
@@ -184,8 +187,8 @@ impl SharingPolicy {
         let SharingPolicy::CapacityOverTime(c) = self else {
             return Ok(());
         };
-        let limit = capacity.map(|r| c.instantaneous_max.of(r));
-        let headroom = Skyline::merge(&limit, user_total, MergeOp::Subtract);
+        let limit = capacity_here.map(|r| c.instantaneous_max.of(r));
+        let headroom = Skyline::merge(&limit, &user_here, MergeOp::Subtract);
         if let Some(at) = first_negative(&headroom, start, end) {
             return Err(PolicyViolation::Instantaneous {
                 at,
@@ -233,6 +236,11 @@ fn first_window_over_average(
         return None;
     }
     let last = end.0.saturating_add(w);
+    // Windows ending in [start, end + W] begin at start − W or later: nothing before matters.
+    let first = Time(start.0.saturating_sub(w));
+    let origin = capacity.value_at(Time::ZERO);
+    let user_total = &user_total.clip(first, Time(last));
+    let capacity = &capacity.clip(first, Time(last));
     let mut corners: Vec<u64> = vec![start.0, last];
     for (t, _) in user_total.steps().chain(capacity.steps()) {
         for corner in [Some(t.0), t.0.checked_add(w)].into_iter().flatten() {
@@ -252,7 +260,6 @@ fn first_window_over_average(
         // A window reaching back before the origin sees the origin's capacity there, as
         // Hadoop's constant capacity would be seen: the limit is never cut short.
         let before_origin = i128::from(w - (t.0 - from.0));
-        let origin = capacity.value_at(Time::ZERO);
         for (i, a) in allowed.iter_mut().enumerate() {
             *a = a.saturating_add(i128::from(origin.get(i)).saturating_mul(before_origin));
         }

@@ -338,16 +338,34 @@ impl Skyline {
             MergeOp::Min => x.cw_min(y),
             MergeOp::Max => x.cw_max(y),
         };
-        let mut out = Skyline::new();
-        let mut times: Vec<Time> = a.steps.keys().chain(b.steps.keys()).copied().collect();
-        times.sort_unstable();
-        times.dedup();
-        // Before every step both are zero, and every operation maps (0, 0) to 0.
-        for t in times {
-            out.steps.insert(t, combine(a.value_at(t), b.value_at(t)));
+        // One walk over both step lists in time order. Before every step both are zero, and
+        // every operation maps (0, 0) to 0.
+        let mut steps: Vec<(Time, Resource)> = Vec::with_capacity(a.steps.len() + b.steps.len());
+        let (mut ia, mut ib) = (a.steps.iter().peekable(), b.steps.iter().peekable());
+        let (mut va, mut vb) = (Resource::ZERO, Resource::ZERO);
+        let mut previous = Resource::ZERO;
+        loop {
+            let t = match (ia.peek(), ib.peek()) {
+                (None, None) => break,
+                (Some((ta, _)), None) => **ta,
+                (None, Some((tb, _))) => **tb,
+                (Some((ta, _)), Some((tb, _))) => (**ta).min(**tb),
+            };
+            if let Some((_, v)) = ia.next_if(|(ta, _)| **ta == t) {
+                va = *v;
+            }
+            if let Some((_, v)) = ib.next_if(|(tb, _)| **tb == t) {
+                vb = *v;
+            }
+            let value = combine(va, vb);
+            if value != previous {
+                steps.push((t, value));
+                previous = value;
+            }
         }
-        out.normalize_all();
-        out
+        Skyline {
+            steps: steps.into_iter().collect(),
+        }
     }
 
     fn normalize_all(&mut self) {

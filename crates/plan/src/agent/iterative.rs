@@ -120,9 +120,7 @@ impl IterativePlanner {
             load = Skyline::merge(&load, &old.allocation, MergeOp::Subtract);
         }
         let mut work = Workspace {
-            available: plan
-                .available_for(user, replacing.map(|r| &r.id))
-                .clip(arrival, deadline),
+            available: plan.available_for(user, replacing.map(|r| &r.id), arrival, deadline),
             load,
             capacity: plan.capacity().clone(),
         };
