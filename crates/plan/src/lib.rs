@@ -2,9 +2,9 @@
 //!
 //! This crate owns the resource skyline over time ([`Skyline`]), one reservable queue's plan
 //! ([`Plan`]), the reservation definition language ([`ReservationDefinition`]: R_ANY, R_ALL,
-//! R_ORDER, R_ORDER_NO_GAP stages of gangs), the agents ([`AlignedPlannerWithGreedy`], Hadoop's default, and
-//! [`GreedyAgent`]), the sharing
-//! policies ([`SharingPolicy`]) and the replanner ([`replan`]).
+//! R_ORDER, R_ORDER_NO_GAP stages of gangs), the agents ([`AlignedPlannerWithGreedy`],
+//! Hadoop's default, and [`GreedyAgent`]), the sharing policies ([`SharingPolicy`]) and the
+//! replanner ([`replan`]).
 //!
 //! It is pure and sans-IO: time is an argument (integer milliseconds), nothing reads a clock,
 //! a file or the network, and every map is ordered so the same inputs give the same plan. It
