@@ -347,6 +347,27 @@ impl Plan {
         Ok(())
     }
 
+    /// Puts back a reservation read from the RM's store, without the sharing policy's check
+    /// (Hadoop reloads reservations without re-validation: the capacity at recovery, before
+    /// nodes register, is not the one they were accepted under). It keeps its acceptance
+    /// time; its acceptance order follows the restore order. Refused only when the id is
+    /// already in the plan or a sum overflows.
+    pub fn restore(&mut self, mut reservation: Reservation) -> Result<(), PlanError> {
+        if self.reservations.contains_key(&reservation.id) {
+            return Err(PlanError::DuplicateReservation(reservation.id));
+        }
+        let mut total = self.committed.clone();
+        total.add_skyline(&reservation.allocation)?;
+        let mut user_total = self.user_committed(&reservation.user);
+        user_total.add_skyline(&reservation.allocation)?;
+        reservation.acceptance_order = self.next_acceptance;
+        self.next_acceptance += 1;
+        self.committed = total;
+        self.per_user.insert(reservation.user.clone(), user_total);
+        self.reservations.insert(reservation.id, reservation);
+        Ok(())
+    }
+
     /// Removes a reservation and its resources.
     pub fn delete(&mut self, id: &ReservationId) -> Result<Reservation, PlanError> {
         let Some(old) = self.reservations.get(id) else {

@@ -275,6 +275,8 @@ pub struct RmCore {
     pub(crate) preempted_for: BTreeMap<weft_types::ContainerId, String>,
     /// The node-label registry's admin part (labels added, nodes mapped).
     pub(crate) labels: crate::node_labels::NodeLabels,
+    /// Hadoop's ReservationSystem: the plans of the reservable queues.
+    pub(crate) reservations: crate::reservations::ReservationSystem,
 }
 
 impl RmCore {
@@ -289,7 +291,10 @@ impl RmCore {
     pub(crate) fn empty(config: RmConfig, cluster_ts: u64, epoch: u64, now: Time) -> RmCore {
         let sched = Scheduler::new(config.scheduler.clone(), config.groups.clone());
         let keys = crate::tokens::ContainerKeys::new(config.token_secret, now);
+        let reservations =
+            crate::reservations::ReservationSystem::for_config(cluster_ts, &config.scheduler);
         RmCore {
+            reservations,
             keys,
             unconfirmed_am: BTreeMap::new(),
             registrations: 0,
@@ -386,6 +391,7 @@ impl RmCore {
             self.config.scheduler = previous;
             return Err(e.into());
         }
+        self.sync_reservable_queues();
         self.drain(now);
         Ok(())
     }

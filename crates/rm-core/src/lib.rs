@@ -23,6 +23,8 @@ mod nodes;
 mod preemption;
 mod recovery;
 mod reports;
+mod reservation_records;
+mod reservations;
 mod retention;
 mod tokens;
 
@@ -34,7 +36,11 @@ pub use error::RmError;
 pub use limits::*;
 pub use model::*;
 pub use node_labels::{LabelSource, NodeLabelInfo, NODE_LABELS_DISABLED};
+pub use reservations::{
+    plan_capacity, reservable_queues, ReservationError, ReservationQuery, ReservationSystem,
+};
 pub use retention::DEFAULT_MAX_COMPLETED_APPS;
+pub use weft_plan;
 pub use weft_store::{
     AppState, AttemptState, FinalStatus, LaunchContext, LocalResource, LocalResourceKind, Write,
 };

@@ -31,6 +31,7 @@ impl RmCore {
         let epoch = meta.epoch + 1;
         let mut core = RmCore::empty(config, meta.cluster_timestamp, epoch, now);
         core.restore_node_labels(now, &state.node_labels)?;
+        core.restore_reservations(&state.reservations, state.next_reservation_seq)?;
         core.next_seq = meta.next_app_seq.max(1);
         for rec in state.apps {
             let id = ApplicationId {

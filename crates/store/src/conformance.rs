@@ -13,8 +13,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::{
-    AppState, ApplicationRecord, AttemptRecord, AttemptState, ClusterMeta, FinalStatus,
-    LaunchContext, LocalResource, LocalResourceKind, MemoryStore, NodeLabelsRecord, RecoveredState,
+    AllocationRecord, AppState, ApplicationRecord, AttemptRecord, AttemptState, ClusterMeta,
+    FinalStatus, LaunchContext, LocalResource, LocalResourceKind, MemoryStore, NodeLabelsRecord,
+    RecoveredState, ReservationDefinitionRecord, ReservationRecord, ReservationRequestRecord,
     ResourceRecord, StateStore, StoreError, Write,
 };
 
@@ -197,6 +198,68 @@ pub fn node_labels_are_stored_and_replaced<H: Harness>(h: &mut H) {
     ok(store.apply(&[Write::NodeLabels(second.clone())]));
     let state = load(&store);
     assert_eq!(state.node_labels, second);
+    assert_eq!(app_ids(&state), vec![1]);
+    assert_survives_reopen(h, store, &state);
+}
+
+fn sample_reservation(seq: u64) -> ReservationRecord {
+    let gb = ResourceRecord {
+        memory_mb: 1024,
+        vcores: 1,
+    };
+    ReservationRecord {
+        id: format!("reservation_7_{seq:04}"),
+        queue: "root.prod".to_owned(),
+        user: "alice".to_owned(),
+        acceptance_time: 5,
+        start: 60_000,
+        end: 600_000,
+        definition: ReservationDefinitionRecord {
+            arrival: 60_000,
+            deadline: 600_000,
+            name: format!("r{seq}"),
+            priority: 0,
+            recurrence_ms: None,
+            interpreter: 1,
+            requests: vec![ReservationRequestRecord {
+                capability: gb,
+                num_containers: 10,
+                concurrency: 1,
+                duration_ms: 60_000,
+            }],
+        },
+        allocation: vec![AllocationRecord {
+            start: 60_000,
+            end: 120_000,
+            resource: ResourceRecord {
+                memory_mb: 10_240,
+                vcores: 10,
+            },
+        }],
+    }
+}
+
+/// Reservations come back in id order with every field, a put replaces, a remove removes
+/// (an unknown id is no error), the sequence number is kept, and apps are left alone.
+pub fn reservations_are_stored_replaced_and_removed<H: Harness>(h: &mut H) {
+    let store = h.open();
+    ok(store.put_app(&sample_app(1)));
+    assert_eq!(load(&store).next_reservation_seq, 0);
+    ok(store.apply(&[
+        Write::PutReservation(sample_reservation(2)),
+        Write::PutReservation(sample_reservation(1)),
+        Write::ReservationSequence(3),
+    ]));
+    let mut updated = sample_reservation(1);
+    updated.user = "bob".to_owned();
+    ok(store.apply(&[
+        Write::PutReservation(updated.clone()),
+        Write::RemoveReservation(sample_reservation(2).id),
+        Write::RemoveReservation("reservation_7_0099".to_owned()),
+    ]));
+    let state = load(&store);
+    assert_eq!(state.reservations, vec![updated]);
+    assert_eq!(state.next_reservation_seq, 3);
     assert_eq!(app_ids(&state), vec![1]);
     assert_survives_reopen(h, store, &state);
 }
@@ -412,6 +475,7 @@ macro_rules! conformance_tests {
             empty_store_loads_empty,
             meta_is_stored_and_replaced,
             node_labels_are_stored_and_replaced,
+            reservations_are_stored_replaced_and_removed,
             put_app_inserts_and_replaces,
             final_states_round_trip,
             attempts_attach_to_their_app,

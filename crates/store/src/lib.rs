@@ -22,9 +22,10 @@ pub use error::{BackendError, StoreError};
 pub use integrity::{CREATED_MARKER, DAMAGED_MARKER};
 pub use memory::MemoryStore;
 pub use records::{
-    AppState, ApplicationRecord, AttemptRecord, AttemptState, ClusterMeta, FinalStatus,
-    LaunchContext, LocalResource, LocalResourceKind, NodeLabelsRecord, RecoveredApp,
-    RecoveredState, ResourceRecord, Write,
+    AllocationRecord, AppState, ApplicationRecord, AttemptRecord, AttemptState, ClusterMeta,
+    FinalStatus, LaunchContext, LocalResource, LocalResourceKind, NodeLabelsRecord, RecoveredApp,
+    RecoveredState, ReservationDefinitionRecord, ReservationRecord, ReservationRequestRecord,
+    ResourceRecord, Write,
 };
 pub use redb_store::{RedbStore, SCHEMA_VERSION, STORE_FILE_NAME};
 

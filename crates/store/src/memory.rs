@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::{
     ApplicationRecord, AttemptRecord, ClusterMeta, NodeLabelsRecord, RecoveredApp, RecoveredState,
-    StateStore, StoreError, Write,
+    ReservationRecord, StateStore, StoreError, Write,
 };
 
 /// A [`StateStore`] held in memory.
@@ -23,6 +23,8 @@ pub struct MemoryStore {
 struct Inner {
     meta: Option<ClusterMeta>,
     node_labels: NodeLabelsRecord,
+    reservations: BTreeMap<String, ReservationRecord>,
+    next_reservation_seq: u64,
     apps: BTreeMap<u64, (ApplicationRecord, BTreeMap<u32, AttemptRecord>)>,
     fail_writes: bool,
 }
@@ -56,6 +58,8 @@ impl StateStore for MemoryStore {
         Ok(RecoveredState {
             meta: inner.meta.clone(),
             node_labels: inner.node_labels.clone(),
+            reservations: inner.reservations.values().cloned().collect(),
+            next_reservation_seq: inner.next_reservation_seq,
             apps: inner
                 .apps
                 .values()
@@ -97,6 +101,13 @@ impl StateStore for MemoryStore {
                     inner.apps.remove(app_id);
                 }
                 Write::NodeLabels(record) => inner.node_labels = record.clone(),
+                Write::PutReservation(record) => {
+                    inner.reservations.insert(record.id.clone(), record.clone());
+                }
+                Write::RemoveReservation(id) => {
+                    inner.reservations.remove(id);
+                }
+                Write::ReservationSequence(seq) => inner.next_reservation_seq = *seq,
             }
         }
         Ok(())
@@ -110,7 +121,11 @@ fn validate(inner: &Inner, writes: &[Write]) -> Result<(), StoreError> {
     let mut removed = BTreeSet::new();
     for write in writes {
         match write {
-            Write::Meta(_) | Write::NodeLabels(_) => {}
+            Write::Meta(_)
+            | Write::NodeLabels(_)
+            | Write::PutReservation(_)
+            | Write::RemoveReservation(_)
+            | Write::ReservationSequence(_) => {}
             Write::PutApp(app) => {
                 added.insert(app.app_id);
                 removed.remove(&app.app_id);

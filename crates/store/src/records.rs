@@ -264,6 +264,75 @@ pub struct RecoveredState {
     pub node_labels: NodeLabelsRecord,
     /// Every application in application-id order.
     pub apps: Vec<RecoveredApp>,
+    /// Every accepted reservation, in id order.
+    pub reservations: Vec<ReservationRecord>,
+    /// The next reservation sequence number to issue (0 when never written).
+    pub next_reservation_seq: u64,
+}
+
+/// One accepted reservation (Hadoop's `ReservationAllocationStateProto`): reloaded into its
+/// queue's plan without re-validation.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReservationRecord {
+    /// `reservation_<cluster timestamp>_<sequence>`.
+    pub id: String,
+    /// The plan's queue, full name.
+    pub queue: String,
+    /// The owner.
+    pub user: String,
+    /// When it was accepted or last updated, ms.
+    pub acceptance_time: u64,
+    /// Where it holds, ms: `[start, end)`.
+    pub start: u64,
+    /// See `start`.
+    pub end: u64,
+    /// What was asked for.
+    pub definition: ReservationDefinitionRecord,
+    /// The resources reserved: non-zero steps `[start, end)` in time order.
+    pub allocation: Vec<AllocationRecord>,
+}
+
+/// A reservation's definition (Hadoop's RDL).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReservationDefinitionRecord {
+    /// Earliest start, ms.
+    pub arrival: u64,
+    /// Latest end, ms.
+    pub deadline: u64,
+    /// The mnemonic.
+    pub name: String,
+    /// Lower is more important.
+    pub priority: i32,
+    /// The recurrence period in ms, if recurring.
+    pub recurrence_ms: Option<u64>,
+    /// 0 R_ANY, 1 R_ALL, 2 R_ORDER, 3 R_ORDER_NO_GAP (Hadoop's ordinals).
+    pub interpreter: u8,
+    /// The stages in order.
+    pub requests: Vec<ReservationRequestRecord>,
+}
+
+/// One stage of a definition.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReservationRequestRecord {
+    /// One container.
+    pub capability: ResourceRecord,
+    /// Containers in all.
+    pub num_containers: u32,
+    /// The gang size.
+    pub concurrency: u32,
+    /// How long each gang runs, ms.
+    pub duration_ms: u64,
+}
+
+/// One step of a reservation's allocation.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AllocationRecord {
+    /// From, ms.
+    pub start: u64,
+    /// Until (exclusive), ms.
+    pub end: u64,
+    /// What is reserved in between.
+    pub resource: ResourceRecord,
 }
 
 /// The node-label registry's admin part (YARN's node-label store,
@@ -294,6 +363,12 @@ pub enum Write {
     RemoveApp(u64),
     /// Replace the node-label registry's admin part.
     NodeLabels(NodeLabelsRecord),
+    /// Insert or replace an accepted reservation.
+    PutReservation(ReservationRecord),
+    /// Remove a reservation by id; an unknown id is not an error.
+    RemoveReservation(String),
+    /// Replace the next reservation sequence number.
+    ReservationSequence(u64),
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::integrity::Markers;
 use crate::{
     ApplicationRecord, AttemptRecord, BackendError, ClusterMeta, NodeLabelsRecord, RecoveredApp,
-    RecoveredState, StateStore, StoreError, Write,
+    RecoveredState, ReservationRecord, StateStore, StoreError, Write,
 };
 
 /// The store's file name inside the data directory.
@@ -31,6 +31,10 @@ const VERSION_KEY: &str = "schema_version";
 const CLUSTER_KEY: &str = "cluster";
 /// The node-label registry's admin part, in the meta table.
 const NODE_LABELS_KEY: &str = "node-labels";
+/// Reservations live in the meta table under this prefix and their id, so a store written
+/// before reservations existed opens unchanged.
+const RESERVATION_PREFIX: &str = "reservation/";
+const RESERVATION_SEQ_KEY: &str = "reservation-sequence";
 
 /// A [`StateStore`] in a redb file; every write is fsynced before it returns.
 ///
@@ -241,6 +245,22 @@ impl RedbStore {
                     meta.insert(NODE_LABELS_KEY, bytes.as_slice())
                         .map_err(|e| self.backend("write node labels", e))?;
                 }
+                Write::PutReservation(record) => {
+                    let key = format!("{RESERVATION_PREFIX}{}", record.id);
+                    let bytes = encode(record, &format!("reservation {}", record.id))?;
+                    meta.insert(key.as_str(), bytes.as_slice())
+                        .map_err(|e| self.backend("write reservation", e))?;
+                }
+                Write::RemoveReservation(id) => {
+                    let key = format!("{RESERVATION_PREFIX}{id}");
+                    meta.remove(key.as_str())
+                        .map_err(|e| self.backend("remove reservation", e))?;
+                }
+                Write::ReservationSequence(seq) => {
+                    let bytes = encode(seq, "reservation sequence")?;
+                    meta.insert(RESERVATION_SEQ_KEY, bytes.as_slice())
+                        .map_err(|e| self.backend("write reservation sequence", e))?;
+                }
                 Write::RemoveApp(app_id) => {
                     apps.remove(*app_id)
                         .map_err(|e| self.backend("remove application", e))?;
@@ -284,6 +304,30 @@ impl StateStore for RedbStore {
             Some(bytes) => self.decode::<NodeLabelsRecord>(bytes.value(), "node labels")?,
             None => NodeLabelsRecord::default(),
         };
+
+        let next_reservation_seq = match meta_table
+            .get(RESERVATION_SEQ_KEY)
+            .map_err(|e| self.backend("read reservation sequence", e))?
+        {
+            Some(bytes) => self.decode::<u64>(bytes.value(), "reservation sequence")?,
+            None => 0,
+        };
+        let mut reservations = Vec::new();
+        for entry in meta_table
+            .range(RESERVATION_PREFIX..)
+            .map_err(|e| self.backend("read reservations", e))?
+        {
+            let (key, value) = entry.map_err(|e| self.backend("read reservations", e))?;
+            let Some(id) = key.value().strip_prefix(RESERVATION_PREFIX) else {
+                break;
+            };
+            let what = format!("reservation {id}");
+            let record: ReservationRecord = self.decode(value.value(), &what)?;
+            if record.id != id {
+                return Err(self.corrupt(what, format!("record says id {}", record.id)));
+            }
+            reservations.push(record);
+        }
 
         let apps_table = txn
             .open_table(APPS)
@@ -337,6 +381,8 @@ impl StateStore for RedbStore {
             meta,
             node_labels,
             apps,
+            reservations,
+            next_reservation_seq,
         })
     }
 

@@ -8,6 +8,7 @@ mod node_labels;
 mod nodes;
 mod preemption;
 mod recovery;
+mod reservations;
 mod tokens;
 
 use weft_config::alloc_file::parse_allocations;

@@ -1,0 +1,258 @@
+//! The reservation system through the core, on the spec's cluster (§5): 4 nodes × 8 GB / 8
+//! vcores, `root.prod` reservable with weight 3 and `root.adhoc` with weight 1. Fair always
+//! has `root.default` (weight 1) too, so the prod plan holds 3/5 of the cluster: 19,662 MB (the steady share's search rounds 19,660.8 up)
+//! (the spec's 24 GB leaves `root.default` out) and, scaled the same way, 19 vcores.
+
+use weft_plan::{Interpreter, ReservationDefinition, ReservationId, ReservationRequest};
+
+use super::*;
+
+const PROD_ADHOC: &str = r#"<allocations>
+  <queue name="prod"><weight>3</weight><reservation/></queue>
+  <queue name="adhoc"><weight>1</weight></queue>
+</allocations>"#;
+
+fn cluster() -> RmCore {
+    let mut c = RmCore::new(config(PROD_ADHOC), TS, Time(0));
+    for n in ["n1:1", "n2:1", "n3:1", "n4:1"] {
+        register(&mut c, 0, n);
+    }
+    drain(&mut c);
+    c
+}
+
+fn gb(n: i64) -> Resource {
+    Resource::new(n * 1024, n)
+}
+
+fn all(
+    arrival: u64,
+    deadline: u64,
+    size: i64,
+    n: u32,
+    gang: u32,
+    secs: u64,
+) -> ReservationDefinition {
+    ReservationDefinition {
+        arrival: Time(arrival),
+        deadline: Time(deadline),
+        name: "a2".into(),
+        priority: 0,
+        recurrence: None,
+        interpreter: Interpreter::All,
+        requests: vec![ReservationRequest {
+            capability: gb(size),
+            num_containers: n,
+            concurrency: gang,
+            duration: Duration::from_secs(secs),
+        }],
+    }
+}
+
+#[test]
+fn ids_follow_hadoops_format_and_count_up() {
+    let mut c = cluster();
+    assert_eq!(
+        c.new_reservation().to_string(),
+        format!("reservation_{TS}_0001")
+    );
+    assert_eq!(
+        c.new_reservation().to_string(),
+        format!("reservation_{TS}_0002")
+    );
+}
+
+#[test]
+fn the_plan_capacity_is_the_steady_fair_share_and_follows_the_nodes() {
+    let mut c = cluster();
+    let id = c.new_reservation();
+    let def = all(60_000, 600_000, 1, 10, 1, 60);
+    c.submit_reservation(Time(1000), "alice", "prod", Some(id), &def)
+        .expect("accepted");
+    let plan = c.reservations().plan("prod").expect("prod is reservable");
+    // 32,768 MB × 3/5 as the Fair steady share computes it; vcores 32 × 19,662 / 32,768.
+    let capacity = plan.capacity().value_at(Time(1000));
+    assert_eq!((capacity.memory_mb(), capacity.get(1)), (19_662, 19));
+    assert_eq!(c.reservations().queue_of(&id), Some("root.prod"));
+    let r = c.reservations().find(&id).expect("stored");
+    assert_eq!(r.user, "alice");
+    assert_eq!(r.acceptance_time, Time(1000));
+    let total = r.allocation.integral(Time(0), Time(700_000));
+    assert_eq!(total[0], 10 * 1024 * 60_000, "10 × 60 s of 1 GB");
+
+    // A fifth node: the next request sees 3/5 of 40 GB from its time on, the past stays.
+    register(&mut c, 2000, "n5:1");
+    drain(&mut c);
+    c.delete_reservation(Time(3000), Some(id)).expect("deleted");
+    let plan = c.reservations().plan("prod").expect("prod is reservable");
+    assert_eq!(plan.capacity().value_at(Time(1000)).memory_mb(), 19_662);
+    let grown = plan.capacity().value_at(Time(3000)).memory_mb();
+    assert!(
+        (24_570..=24_580).contains(&grown),
+        "3/5 of 40,960 MB, got {grown}"
+    );
+}
+
+#[test]
+fn resubmitting_the_same_definition_is_a_no_op_and_another_is_refused() {
+    let mut c = cluster();
+    let id = c.new_reservation();
+    let def = all(60_000, 600_000, 1, 10, 1, 60);
+    c.submit_reservation(Time(0), "alice", "prod", Some(id), &def)
+        .expect("accepted");
+    c.submit_reservation(Time(5), "alice", "prod", Some(id), &def)
+        .expect("same again is accepted");
+    let other = all(60_000, 600_000, 1, 11, 1, 60);
+    let err = c
+        .submit_reservation(Time(5), "alice", "prod", Some(id), &other)
+        .expect_err("different definition");
+    assert!(err.to_string().contains("already exists"), "{err}");
+    assert_eq!(
+        c.reservations().find(&id).map(|r| r.definition.clone()),
+        Some(def)
+    );
+}
+
+#[test]
+fn a_queue_without_a_plan_and_an_unissued_id_are_refused_with_hadoops_messages() {
+    let mut c = cluster();
+    let id = c.new_reservation();
+    let def = all(60_000, 600_000, 1, 10, 1, 60);
+    let err = c
+        .submit_reservation(Time(0), "alice", "adhoc", Some(id), &def)
+        .expect_err("adhoc is not reservable");
+    assert_eq!(
+        err.to_string(),
+        "The specified queue: adhoc is not managed by reservation system. Please try again with a valid reservable queue."
+    );
+    let unissued = ReservationId {
+        cluster_timestamp: TS,
+        sequence: 99,
+    };
+    let err = c
+        .submit_reservation(Time(0), "alice", "prod", Some(unissued), &def)
+        .expect_err("not issued");
+    assert!(err.to_string().contains("is unknown"), "{err}");
+    assert!(c
+        .submit_reservation(Time(0), "alice", "prod", None, &def)
+        .is_err());
+}
+
+#[test]
+fn a_refused_update_keeps_the_old_allocation_and_delete_empties_the_list() {
+    let mut c = cluster();
+    let id = c.new_reservation();
+    let def = all(60_000, 600_000, 1, 10, 1, 60);
+    c.submit_reservation(Time(0), "alice", "prod", Some(id), &def)
+        .expect("accepted");
+    let before = c.reservations().find(&id).cloned().expect("stored");
+    let too_big = all(60_000, 120_000, 20, 2, 1, 60);
+    assert!(c
+        .update_reservation(Time(1), "alice", Some(id), &too_big)
+        .is_err());
+    assert_eq!(c.reservations().find(&id), Some(&before));
+    let smaller = all(60_000, 600_000, 1, 5, 1, 60);
+    c.update_reservation(Time(2), "alice", Some(id), &smaller)
+        .expect("fits");
+    assert_eq!(
+        c.reservations().find(&id).map(|r| &r.definition),
+        Some(&smaller)
+    );
+
+    c.delete_reservation(Time(3), Some(id)).expect("deleted");
+    let listed = c
+        .reservations()
+        .list(&ReservationQuery {
+            queue: "prod".into(),
+            ..Default::default()
+        })
+        .expect("prod lists");
+    assert!(listed.is_empty());
+    let err = c.delete_reservation(Time(4), Some(id)).expect_err("gone");
+    assert!(err.to_string().contains("is unknown"), "{err}");
+}
+
+#[test]
+fn the_list_selects_reservations_overlapping_the_window_or_the_id() {
+    let mut c = cluster();
+    let id = c.new_reservation();
+    let def = all(100_000, 160_000, 1, 1, 1, 60);
+    c.submit_reservation(Time(0), "alice", "prod", Some(id), &def)
+        .expect("accepted");
+    let list = |start: u64, end: Option<u64>, id: Option<ReservationId>| {
+        c.reservations()
+            .list(&ReservationQuery {
+                queue: "prod".into(),
+                id,
+                start: Time(start),
+                end: end.map(Time),
+            })
+            .expect("listed")
+            .len()
+    };
+    assert_eq!(list(170_000, None, None), 0);
+    assert_eq!(list(0, Some(90_000), None), 0);
+    assert_eq!(list(150_000, Some(155_000), None), 1);
+    assert_eq!(list(170_000, None, Some(id)), 1);
+}
+
+#[test]
+fn a_reload_that_drops_the_reservable_queue_drops_its_plan() {
+    let mut c = cluster();
+    let id = c.new_reservation();
+    c.submit_reservation(
+        Time(0),
+        "alice",
+        "prod",
+        Some(id),
+        &all(60_000, 600_000, 1, 1, 1, 60),
+    )
+    .expect("accepted");
+    let plain = config(r#"<allocations><queue name="prod"/></allocations>"#);
+    c.reload(Time(10), plain.scheduler).expect("reloaded");
+    assert!(c.reservations().plan("prod").is_none());
+    assert!(c.reservations().find(&id).is_none());
+}
+
+#[test]
+fn a_restart_loses_no_reservation_and_never_reissues_an_id() {
+    let mut c = cluster();
+    let kept = c.new_reservation();
+    let deleted = c.new_reservation();
+    let unused = c.new_reservation();
+    let def = all(60_000, 600_000, 1, 10, 1, 60);
+    c.submit_reservation(Time(0), "alice", "prod", Some(kept), &def)
+        .expect("accepted");
+    c.submit_reservation(Time(1), "bob", "prod", Some(deleted), &def)
+        .expect("accepted");
+    c.delete_reservation(Time(2), Some(deleted))
+        .expect("deleted");
+    drain(&mut c);
+    let before = c.reservations().find(&kept).cloned().expect("stored");
+
+    // Recovered before any node registers: the plan's capacity is zero, yet the reservation
+    // comes back as it was (no re-validation).
+    let mut r = RmCore::recover(config(PROD_ADHOC), stored(), 0, Time(10)).expect("recovers");
+    let after = r.reservations().find(&kept).cloned().expect("recovered");
+    assert_eq!(
+        (
+            &after.user,
+            &after.definition,
+            after.start,
+            after.end,
+            &after.allocation
+        ),
+        (
+            &before.user,
+            &before.definition,
+            before.start,
+            before.end,
+            &before.allocation
+        )
+    );
+    assert_eq!(after.acceptance_time, Time(0));
+    assert!(r.reservations().find(&deleted).is_none());
+    assert_eq!(r.reservations().queue_of(&kept), Some("root.prod"));
+    let next = r.new_reservation();
+    assert_eq!(next.sequence, unused.sequence + 1, "{next} after {unused}");
+}
