@@ -38,10 +38,10 @@ pub enum ReservationError {
     /// The queue has no plan.
     #[error("The specified queue: {0} is not managed by reservation system. Please try again with a valid reservable queue.")]
     NotReservable(String),
-    /// No reservation id given.
-    #[error("Missing reservation id. Please try again by specifying a reservation id.")]
+    /// No reservation id given (Hadoop's text, double space included).
+    #[error("Reservation id cannot be null. Please try again specifying  a valid reservation id by creating a new reservation id.")]
     MissingId,
-    /// The id was not issued by this RM (Hadoop refuses ids its own cluster did not create).
+    /// No reservation with that id.
     #[error("The specified reservation with ID: {0} is unknown. Please try again with a valid reservation.")]
     Unknown(ReservationId),
     /// The id is taken by a reservation with another definition.
@@ -153,9 +153,6 @@ impl ReservationSystem {
         let name = self
             .resolve(queue)
             .ok_or_else(|| ReservationError::NotReservable(queue.to_string()))?;
-        if id.cluster_timestamp != self.cluster_ts || id.sequence >= self.next_seq {
-            return Err(ReservationError::Unknown(id));
-        }
         if let Some(existing) = self.find(&id) {
             if existing.definition == *definition {
                 return Ok(());
@@ -168,6 +165,10 @@ impl ReservationSystem {
             .ok_or_else(|| ReservationError::NotReservable(queue.to_string()))?;
         agent_of(&pq.settings).create(&mut pq.plan, id, user, definition, now)?;
         self.owner.insert(id, name);
+        // Hadoop accepts an id it did not issue; never issue it later.
+        if id.cluster_timestamp == self.cluster_ts {
+            self.next_seq = self.next_seq.max(id.sequence + 1);
+        }
         Ok(())
     }
 
@@ -406,6 +407,7 @@ impl crate::RmCore {
         self.refresh_plans(now);
         self.reservations.submit(now, user, queue, id, definition)?;
         self.persist_reservation(id);
+        self.persist(vec![Write::ReservationSequence(self.reservations.next_seq)]);
         Ok(())
     }
 

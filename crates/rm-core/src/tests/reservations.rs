@@ -114,7 +114,7 @@ fn resubmitting_the_same_definition_is_a_no_op_and_another_is_refused() {
 }
 
 #[test]
-fn a_queue_without_a_plan_and_an_unissued_id_are_refused_with_hadoops_messages() {
+fn a_queue_without_a_plan_and_a_missing_id_are_refused_with_hadoops_messages() {
     let mut c = cluster();
     let id = c.new_reservation();
     let def = all(60_000, 600_000, 1, 10, 1, 60);
@@ -125,17 +125,27 @@ fn a_queue_without_a_plan_and_an_unissued_id_are_refused_with_hadoops_messages()
         err.to_string(),
         "The specified queue: adhoc is not managed by reservation system. Please try again with a valid reservable queue."
     );
-    let unissued = ReservationId {
-        cluster_timestamp: TS,
-        sequence: 99,
-    };
     let err = c
-        .submit_reservation(Time(0), "alice", "prod", Some(unissued), &def)
-        .expect_err("not issued");
-    assert!(err.to_string().contains("is unknown"), "{err}");
-    assert!(c
         .submit_reservation(Time(0), "alice", "prod", None, &def)
-        .is_err());
+        .expect_err("no id");
+    assert!(
+        err.to_string()
+            .starts_with("Reservation id cannot be null."),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_id_the_rm_did_not_issue_is_accepted_and_never_issued_later() {
+    let mut c = cluster();
+    let chosen = ReservationId {
+        cluster_timestamp: TS,
+        sequence: 7,
+    };
+    let def = all(60_000, 600_000, 1, 1, 1, 60);
+    c.submit_reservation(Time(0), "alice", "prod", Some(chosen), &def)
+        .expect("Hadoop accepts any well-formed id");
+    assert_eq!(c.new_reservation().sequence, 8);
 }
 
 #[test]
