@@ -8,6 +8,7 @@ mod error;
 mod filters;
 mod json;
 mod labels;
+mod reservations;
 mod scheduler;
 
 use std::collections::BTreeMap;
@@ -111,6 +112,14 @@ pub(crate) fn router(state: Rest) -> Router {
             post(delegation_token).delete(delegation_token),
         )
         .route(&r("/delegation-token/expiration"), post(delegation_token))
+        .route(
+            &r("/reservation/new-reservation"),
+            post(reservations::new_reservation),
+        )
+        .route(&r("/reservation/submit"), post(reservations::submit))
+        .route(&r("/reservation/update"), post(reservations::update))
+        .route(&r("/reservation/delete"), post(reservations::delete))
+        .route(&r("/reservation/list"), get(reservations::list))
         .route(&r("/admin/refresh-queues"), put(refresh_queues))
         .route(&r("/admin/allocation-file"), get(allocation_file))
         .route(&r("/admin/groups"), get(groups))
@@ -249,7 +258,7 @@ mod tests {
     use super::*;
 
     /// Every route of [`router`], as OpenAPI paths: the document must describe each.
-    const ROUTES: [&str; 33] = [
+    const ROUTES: [&str; 38] = [
         "/ws/v1/cluster",
         "/ws/v1/cluster/info",
         "/ws/v1/cluster/metrics",
@@ -279,6 +288,11 @@ mod tests {
         "/ws/v1/cluster/nodes/{nodeid}/replace-labels",
         "/ws/v1/cluster/delegation-token",
         "/ws/v1/cluster/delegation-token/expiration",
+        "/ws/v1/cluster/reservation/new-reservation",
+        "/ws/v1/cluster/reservation/submit",
+        "/ws/v1/cluster/reservation/update",
+        "/ws/v1/cluster/reservation/delete",
+        "/ws/v1/cluster/reservation/list",
         "/ws/v1/cluster/admin/refresh-queues",
         "/ws/v1/cluster/admin/allocation-file",
         "/ws/v1/cluster/admin/groups",
