@@ -59,6 +59,9 @@ enum Command {
     Logs(weft_client::LogsArgs),
     /// A live view of the cluster and its running applications (as `yarn top`).
     Top(weft_client::TopArgs),
+    /// Reservations of reservable queues over Hadoop's reservation REST API: new, submit
+    /// FILE, update FILE, delete ID, list (Hadoop's `yarn` has no such verb).
+    Reservation(weft_client::ReservationArgs),
     /// Resource pools: `check FILE` validates an allocation file's pools and shows the bindings.
     Pools {
         #[command(subcommand)]
@@ -125,6 +128,7 @@ fn main() -> ExitCode {
         Command::Cluster(args) => weft_client::main(&args),
         Command::Logs(args) => weft_client::main(&args),
         Command::Top(args) => weft_client::main(&args),
+        Command::Reservation(args) => weft_client::main(&args),
         Command::Sim { command } => sim::main(command),
         Command::Pools { command } => report(pools::main(command)),
     }

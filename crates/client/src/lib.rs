@@ -15,6 +15,7 @@
 //! | `rmadmin -refreshQueues`, `-getGroups [user]` | `PUT /ws/v1/cluster/admin/refresh-queues`, `GET /ws/v1/cluster/admin/groups` (Weft only); `-refreshNodes` explains that there are no host lists |
 //! | `logs -applicationId` | `/nodes`, then each NM's `/ws/v1/node/apps/{id}`, `/containers/{cid}/logs`, `/containerlogs/{cid}/{file}` |
 //! | `top` | `/info`, `/metrics`, `/apps?states=RUNNING,ACCEPTED` |
+//! | `reservation new\|submit FILE\|update FILE\|delete ID\|list` (Weft only: `yarn` has none) | `POST /reservation/new-reservation\|submit\|update\|delete`, `GET /reservation/list` |
 //!
 //! The RM is found by [`resolve_rm`]: `--rm`, then `$WEFT_RM`, then yarn-site.xml in
 //! `$HADOOP_CONF_DIR`, then [`DEFAULT_RM`]. Exit status: 0, or 255 (YARN's -1) with the reason
@@ -29,6 +30,7 @@ mod fmt;
 mod logs;
 mod node;
 mod queue;
+mod reservation;
 mod rest;
 mod rmadmin;
 mod top;
@@ -44,6 +46,7 @@ pub use error::ClientError;
 pub use logs::LogsArgs;
 pub use node::NodeArgs;
 pub use queue::QueueArgs;
+pub use reservation::{ReservationArgs, ReservationCommand};
 pub use rest::{login_user, Connection, Rm};
 pub use rmadmin::RmAdminArgs;
 pub use top::TopArgs;

@@ -9,15 +9,16 @@ use serde_json::Value;
 
 use crate::{address, ClientError};
 
-/// Options every verb takes: where the RM is and whether to print JSON.
+/// Options every verb takes: where the RM is and whether to print JSON (global, so verbs with
+/// subcommands, `weft reservation list --rm URL`, take them after the subcommand too).
 #[derive(Args, Clone, Debug, Default)]
 pub struct Connection {
     /// The ResourceManager's web address (http://host:port or host:port); else $WEFT_RM, else
     /// yarn-site.xml in $HADOOP_CONF_DIR, else http://127.0.0.1:8088.
-    #[arg(long = "rm", value_name = "URL")]
+    #[arg(long = "rm", value_name = "URL", global = true)]
     pub rm: Option<String>,
     /// Print JSON (the RM's own answers) instead of tables.
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub json: bool,
 }
 
