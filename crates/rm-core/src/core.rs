@@ -459,7 +459,10 @@ impl RmCore {
         if let Some(c) = self.containers.get_mut(&id) {
             c.sched = None;
         }
-        let given = status.map(|s| (s.code, s.diagnostics, false));
+        // A status comes from the NM's own report (nothing to stop), except for a foreign
+        // container the scheduler killed at its pool's timeout (the NM must stop it).
+        let scheduler_kill = how == ContainerExit::Preempted;
+        let given = status.map(|s| (s.code, s.diagnostics, scheduler_kill));
         let (status, diag, stop) = given.unwrap_or_else(|| match how {
             ContainerExit::Success => (exit::SUCCESS, String::new(), false),
             ContainerExit::Released => (

@@ -175,7 +175,7 @@ impl<R: Rules> Engine<R> {
                 Ok(())
             }
             Event::Move { app, queue } => R::move_app(self, app, &queue),
-            Event::Reload(config) => R::reload(self, *config),
+            Event::Reload(config) => R::reload(self, *config, now),
             Event::GroupsChanged(groups) => {
                 self.groups = groups;
                 Ok(())
@@ -343,23 +343,7 @@ impl<R: Rules> Engine<R> {
     /// foreign where their node is no longer in their app's pool (resource-pools spec §10: host
     /// moves keep work), and a node's reservation for an app of another pool is cancelled.
     fn refresh_pool_placements(&mut self) {
-        let app_ids: Vec<AppId> = self.apps.values().map(|a| a.id).collect();
-        for id in app_ids {
-            let Some(app) = self.apps.get(&id) else {
-                continue;
-            };
-            let pool = self.queues.get(app.queue).pool;
-            for c in self.container_ids(app.running, Owner::App) {
-                let node_pool = self
-                    .containers
-                    .get(&c)
-                    .and_then(|c| self.nodes.at(c.node_slot))
-                    .map(|n| n.pool);
-                if let Some(container) = self.containers.get_mut(&c) {
-                    container.foreign = self.pools.is_some() && node_pool != Some(pool);
-                }
-            }
-        }
+        self.refresh_foreign();
         let stale: Vec<NodeId> = self
             .nodes
             .values()
@@ -374,6 +358,38 @@ impl<R: Rules> Engine<R> {
             .collect();
         for node in stale {
             self.unreserve_node(node);
+        }
+    }
+
+    /// Recomputes from scratch which containers are foreign (on a node outside their app's
+    /// pool) and each pool's foreign usage.
+    pub(crate) fn refresh_foreign(&mut self) {
+        let on = self.pools.is_some();
+        if let Some(pools) = &mut self.pools {
+            pools.foreign_used.fill(Resource::ZERO);
+        }
+        let app_ids: Vec<AppId> = self.apps.values().map(|a| a.id).collect();
+        for id in app_ids {
+            let Some(app) = self.apps.get(&id) else {
+                continue;
+            };
+            let pool = self.queues.get(app.queue).pool;
+            for c in self.container_ids(app.running, Owner::App) {
+                let Some((size, node_pool)) = self
+                    .containers
+                    .get(&c)
+                    .and_then(|c| Some((c.size, self.nodes.at(c.node_slot)?.pool)))
+                else {
+                    continue;
+                };
+                let foreign = on && node_pool != pool;
+                if let Some(container) = self.containers.get_mut(&c) {
+                    container.foreign = foreign;
+                }
+                if let (true, Some(pools)) = (foreign, &mut self.pools) {
+                    pools.count_foreign(node_pool, size, true);
+                }
+            }
         }
     }
 

@@ -299,22 +299,29 @@ impl Runner<'_> {
                 app,
                 container,
                 exit,
-                ..
+                status,
             } => {
                 if let Some(a) = self.apps.get_mut(app) {
                     a.running.retain(|(c, _)| c != container);
                 }
-                if *exit == ContainerExit::Preempted {
+                if *exit == ContainerExit::Preempted && status.is_none() {
                     // Its `preempted` line (from `Decision::Preempted`, just before) says it
                     // all; the contract wants no `completed` line beside it.
                     return;
                 }
                 let name = self.names().app(*app);
-                Obj::line("completed", at)
+                let line = Obj::line("completed", at)
                     .field("app", name)
                     .field("container", container.to_string())
-                    .field("exit", exit.as_str())
-                    .finish()
+                    .field("exit", exit.as_str());
+                // A foreign container killed at its pool's timeout says why (resource-pools
+                // spec §12).
+                match status {
+                    Some(s) if *exit == ContainerExit::Preempted => {
+                        line.field("reason", s.diagnostics.as_str()).finish()
+                    }
+                    _ => line.finish(),
+                }
             }
             Decision::PreemptWarning {
                 app,
