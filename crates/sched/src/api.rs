@@ -852,6 +852,11 @@ pub struct PoolStats {
     pub capacity: Resource,
     /// What they have allocated.
     pub used: Resource,
+    /// What its leaf queues ask beyond their usage (demand as of the last update).
+    pub pending: Resource,
+    /// The part of `used` held by foreign containers (apps of other pools left on its nodes
+    /// by a host move).
+    pub foreign_used: Resource,
 }
 
 /// One node in a [`Snapshot`].

@@ -631,6 +631,14 @@ impl<R: Rules> Engine<R> {
         let Some(pools) = &self.pools else {
             return Vec::new();
         };
+        // Pending demand per pool: its leaves' demand (as of the last update) beyond usage.
+        let mut pending = vec![Resource::ZERO; pools.capacity.len()];
+        for id in self.queues.ids() {
+            let q = self.queues.get(id);
+            if let (true, Some(p)) = (q.is_leaf, pending.get_mut(usize::from(q.pool))) {
+                *p = p.saturating_add(q.demand.saturating_sub(q.usage).clamp_non_negative());
+            }
+        }
         (0..pools.capacity.len())
             .map(|i| {
                 let pool = i as u16;
@@ -639,9 +647,29 @@ impl<R: Rules> Engine<R> {
                     nodes: pools.nodes.get(i).copied().unwrap_or(0),
                     capacity: pools.capacity.get(i).copied().unwrap_or(Resource::ZERO),
                     used: pools.used.get(i).copied().unwrap_or(Resource::ZERO),
+                    pending: pending.get(i).copied().unwrap_or(Resource::ZERO),
+                    foreign_used: pools.foreign_used.get(i).copied().unwrap_or(Resource::ZERO),
                 }
             })
             .collect()
+    }
+
+    /// See [`crate::Scheduler::node_pool`].
+    pub(crate) fn node_pool_name(&self, node: NodeId) -> Option<&str> {
+        let pools = self.pools.as_ref()?;
+        Some(pools.name(self.nodes.get(&node)?.pool))
+    }
+
+    /// See [`crate::Scheduler::foreign_containers`].
+    pub(crate) fn foreign_containers(&self) -> usize {
+        if self.pools.is_none() {
+            return 0;
+        }
+        self.nodes
+            .values()
+            .flat_map(|n| self.container_ids(n.running, Owner::Node))
+            .filter(|c| self.containers.get(c).is_some_and(|c| c.foreign))
+            .count()
     }
 
     /// The update's demand and shares for a report at `now`, without starvation.

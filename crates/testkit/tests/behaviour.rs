@@ -175,6 +175,8 @@ scenarios! {
     pools_preempt_within_pool => "pools-preempt-within-pool",
     pools_preempt_pool_threshold => "pools-preempt-pool-threshold",
     pools_preempt_pool_threshold_not_reached => "pools-preempt-pool-threshold-not-reached",
+    pools_host_move => "pools-host-move",
+    pools_foreign_timeout => "pools-foreign-timeout",
     alloc_resource_syntax => "alloc-resource-syntax",
     am_usage_sticky => "am-usage-sticky",
     blacklist => "blacklist",
