@@ -179,6 +179,36 @@ fn a_foreign_container_is_stopped_at_its_pools_timeout() {
     );
 }
 
+/// Resource-pools spec §6, scenario A4: an app of a pool whose listed hosts are all down is
+/// accepted and says why it waits; once a host of the pool is up and runs its AM, it no
+/// longer does.
+#[test]
+fn an_app_of_a_pool_without_active_nodes_says_why_it_waits() {
+    let xml = POOLS.replace(
+        r#"<resourcePool name="pb"/>"#,
+        r#"<resourcePool name="pb"><host>h9</host></resourcePool>"#,
+    );
+    let mut c = RmCore::new(config(&xml), TS, Time(0));
+    register(&mut c, 0, "h1:1");
+    drain(&mut c);
+    let app = c.new_application(Time(10));
+    c.submit(Time(10), app, submission("alice", Some("pb_q")))
+        .expect("pb lists a host: accepted");
+    drain(&mut c);
+    heartbeat(&mut c, 20, "h1:1");
+    assert!(launches(&drain(&mut c)).is_empty(), "h1 is in pa");
+    let diagnostics = |c: &RmCore| c.app_report(&app).expect("known app").diagnostics;
+    assert_eq!(
+        diagnostics(&c),
+        "waiting: resource pool pb has 0 active nodes"
+    );
+    register(&mut c, 30, "h9:1");
+    drain(&mut c);
+    heartbeat(&mut c, 40, "h9:1");
+    assert_eq!(launches(&drain(&mut c)).len(), 1, "the AM runs on h9");
+    assert_eq!(diagnostics(&c), "");
+}
+
 #[test]
 fn bad_mappings_are_refused_and_change_nothing() {
     let mut c = pooled_core();
