@@ -177,6 +177,8 @@ scenarios! {
     pools_preempt_pool_threshold_not_reached => "pools-preempt-pool-threshold-not-reached",
     pools_host_move => "pools-host-move",
     pools_foreign_timeout => "pools-foreign-timeout",
+    pools_drain => "pools-drain",
+    pools_preempt_global => "pools-preempt-global",
     alloc_resource_syntax => "alloc-resource-syntax",
     am_usage_sticky => "am-usage-sticky",
     blacklist => "blacklist",
