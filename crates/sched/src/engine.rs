@@ -660,6 +660,13 @@ impl<R: Rules> Engine<R> {
         Some(pools.name(self.nodes.get(&node)?.pool))
     }
 
+    /// See [`crate::Scheduler::queue_pool`].
+    pub(crate) fn queue_pool_name(&self, queue: &str) -> Option<&str> {
+        let pools = self.pools.as_ref()?;
+        let id = self.queues.lookup(queue)?;
+        Some(pools.name(self.queues.get(id).pool))
+    }
+
     /// See [`crate::Scheduler::foreign_containers`].
     pub(crate) fn foreign_containers(&self) -> usize {
         if self.pools.is_none() {

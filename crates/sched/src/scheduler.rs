@@ -140,6 +140,12 @@ impl Scheduler {
         with_engine!(&self.kind, e => e.node_pool_name(node))
     }
 
+    /// The resource pool a queue (full name) is bound to (`""`: none, DEFAULT); `None` for an
+    /// unknown queue or without resource pools.
+    pub fn queue_pool(&self, queue: &str) -> Option<&str> {
+        with_engine!(&self.kind, e => e.queue_pool_name(queue))
+    }
+
     /// How many running containers are foreign: on a node outside their app's resource
     /// pool (left by a host move, resource-pools spec §10). Counts by walking the nodes.
     pub fn foreign_containers(&self) -> usize {

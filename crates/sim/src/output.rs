@@ -117,7 +117,8 @@ pub trait Names {
 /// (scenario-format.md), plus `am_limit` and `max_applications`. With resource pools
 /// (`pools` given), the line adds `partitions` (each pool's `name`, `""` for DEFAULT, with
 /// `exclusive`, `nodes`, `capacity`, `used`, `pending`, `foreign_used` and `utilization`,
-/// the larger of the memory and vcores fractions used) and each node its `partition`.
+/// the larger of the memory and vcores fractions used) and each queue and node its
+/// `partition` (`""`: DEFAULT; root, which spans every pool, is in DEFAULT).
 pub fn snapshot_line(
     at_ms: u64,
     s: &Snapshot,
@@ -134,8 +135,12 @@ pub fn snapshot_line(
         .finish();
     let queues = array(s.queues.iter().map(|q| {
         let json = queue_json(q, &res);
-        match capacity.iter().find(|c| c.name == q.name) {
+        let json = match capacity.iter().find(|c| c.name == q.name) {
             Some(c) => with_capacity(json, c, &res),
+            None => json,
+        };
+        match pools.and_then(|p| (p.queue_pool)(&q.name)) {
+            Some(pool) => splice(json, &Obj::new().field("partition", pool).finish()),
             None => json,
         }
     }));
@@ -169,6 +174,8 @@ pub struct SnapshotPools<'a> {
     pub stats: &'a [PoolStats],
     /// A node's pool name.
     pub node_pool: &'a dyn Fn(NodeId) -> Option<String>,
+    /// A queue's pool name (by full name).
+    pub queue_pool: &'a dyn Fn(&str) -> Option<String>,
 }
 
 fn partition_json(p: &PoolStats, res: &dyn Fn(&Resource) -> String) -> String {

@@ -639,9 +639,11 @@ impl Runner<'_> {
                 let capacity = sim.sched.capacity_details();
                 let stats = sim.sched.pool_stats();
                 let node_pool = |n: NodeId| sim.sched.node_pool(n).map(str::to_string);
+                let queue_pool = |q: &str| sim.sched.queue_pool(q).map(str::to_string);
                 let pools = SnapshotPools {
                     stats: &stats,
                     node_pool: &node_pool,
+                    queue_pool: &queue_pool,
                 };
                 let line = snapshot_line(
                     at,
