@@ -196,11 +196,7 @@ impl<R: Rules> Engine<R> {
         if let Some(node) = self.nodes.at_mut(c.node_slot) {
             node.allocated = node.allocated.saturating_sub(c.size);
             if let Some(pools) = &mut self.pools {
-                let u = &mut pools.used[usize::from(node.pool)];
-                *u = u.saturating_sub(c.size);
-                if c.foreign {
-                    pools.count_foreign(node.pool, c.size, false);
-                }
+                pools.release(node.pool, c.size, c.foreign);
             }
         }
         self.cluster_used = self.cluster_used.saturating_sub(c.size);

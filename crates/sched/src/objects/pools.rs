@@ -134,6 +134,18 @@ impl Pools {
         self.config.pools.get(i)
     }
 
+    /// A container of `size` (`foreign` or not) ended on a node of `pool`. Not inlined: the
+    /// completion without pools stays as small as it was.
+    #[inline(never)]
+    pub(crate) fn release(&mut self, pool: u16, size: Resource, foreign: bool) {
+        if let Some(u) = self.used.get_mut(usize::from(pool)) {
+            *u = u.saturating_sub(size);
+        }
+        if foreign {
+            self.count_foreign(pool, size, false);
+        }
+    }
+
     /// Counts a foreign container of `size` arriving on (`joins`) or leaving a node of `pool`.
     pub(crate) fn count_foreign(&mut self, pool: u16, size: Resource, joins: bool) {
         if let Some(f) = self.foreign_used.get_mut(usize::from(pool)) {
