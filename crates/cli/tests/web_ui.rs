@@ -483,6 +483,87 @@ fn the_capacity_scheduler_page_shows_the_capacity_tree_with_no_console_errors() 
     );
 }
 
+/// Queues `default` and `prod` bound to no pool (they run in DEFAULT, where the NMs are) and
+/// `blue_q` bound by prefix to the pool `blue`, which lists no hosts.
+const POOLED_ALLOCATIONS: &str = r#"<?xml version="1.0"?>
+<allocations>
+  <resourcePools unboundQueues="defaultPartition">
+    <resourcePool name="blue"/>
+  </resourcePools>
+  <queue name="root">
+    <queue name="default"/>
+    <queue name="prod"/>
+    <queue name="blue_q"/>
+  </queue>
+  <queuePlacementPolicy>
+    <rule name="specified" create="false"/>
+    <rule name="default" queue="default"/>
+  </queuePlacementPolicy>
+</allocations>
+"#;
+
+/// With resource pools the Fair scheduler page is grouped by pool (resource-pools spec §13): a
+/// section for DEFAULT (both NMs, the unbound queues) and one for `blue` (no nodes, its queue),
+/// each queue badged with its pool, refreshed live, fitting a 1400 px window, with nothing in
+/// the browser's console.
+#[test]
+fn with_pools_the_scheduler_page_groups_queues_by_pool_with_no_console_errors() {
+    require_chromium();
+    let opts = Options {
+        allocations: POOLED_ALLOCATIONS,
+        ..Options::default()
+    };
+    let c = Cluster::start(2, 4096, &opts);
+    let base = format!("http://{}", c.web);
+    let dir = c.path("browser");
+    std::fs::create_dir_all(&dir).expect("browser dir");
+    let url = format!("{base}/cluster/scheduler");
+    let run = chromium(
+        &dir,
+        "pools",
+        &url,
+        &[
+            "--dump-dom".to_string(),
+            "--window-size=1400,1000".to_string(),
+        ],
+    );
+    let section = |pool: &str| -> &str {
+        let needle = format!("data-pool=\"{pool}\"");
+        let start = run
+            .dom
+            .find(&needle)
+            .unwrap_or_else(|| panic!("{url}: no section for pool {pool:?}:\n{}", run.dom));
+        let end = start + run.dom[start..].find("</section>").expect("section end");
+        &run.dom[start..end]
+    };
+    let default = section("");
+    assert!(default.contains("Nodes <b>2</b>"), "{default}");
+    for q in ["root.default", "root.prod"] {
+        assert!(
+            default.contains(&format!("data-queue=\"{q}\"")),
+            "{q}: {default}"
+        );
+    }
+    assert!(!default.contains("root.blue_q"), "{default}");
+    let blue = section("blue");
+    assert!(blue.contains("data-queue=\"root.blue_q\""), "{blue}");
+    assert!(blue.contains("class=\"tag pool\""), "{blue}");
+    assert!(blue.contains("Nodes <b>0</b>"), "{blue}");
+    assert_eq!(
+        overflow(&run.dom),
+        Some(0),
+        "the pooled page fits a 1400 px window:\n{}",
+        run.dom
+    );
+    assert!(
+        refreshes(&run.dom) >= 1,
+        "{url}: the live refresh never swapped in a fragment:\n{}\nchromium log:\n{}",
+        run.dom,
+        run.log
+    );
+    assert_clean(&run, &url);
+}
+
 /// The value of `<body data-overflow="N">`: how many tables (and the page itself) are wider
 /// than the window, as the page's script counts them; `None` if the script did not run.
 fn overflow(dom: &str) -> Option<u32> {

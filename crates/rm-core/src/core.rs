@@ -459,7 +459,10 @@ impl RmCore {
         if let Some(c) = self.containers.get_mut(&id) {
             c.sched = None;
         }
-        let given = status.map(|s| (s.code, s.diagnostics, false));
+        // A status comes from the NM's own report (nothing to stop), except for a foreign
+        // container the scheduler killed at its pool's timeout (the NM must stop it).
+        let scheduler_kill = how == ContainerExit::Preempted;
+        let given = status.map(|s| (s.code, s.diagnostics, scheduler_kill));
         let (status, diag, stop) = given.unwrap_or_else(|| match how {
             ContainerExit::Success => (exit::SUCCESS, String::new(), false),
             ContainerExit::Released => (
@@ -739,7 +742,7 @@ impl RmCore {
             queue: a.queue.clone(),
             state: a.state,
             final_status: a.final_status,
-            diagnostics: a.diagnostics.clone(),
+            diagnostics: self.diagnostics_of(a),
             application_type: a.sub.application_type.clone(),
             tags: a.sub.tags.clone(),
             priority: a.sub.priority,
@@ -762,6 +765,30 @@ impl RmCore {
             aggregate: self.aggregate_usage(a),
             preemption: self.preemption_report(a),
             tracking_url: a.current().and_then(|t| t.tracking_url.clone()),
+        }
+    }
+
+    /// The app's diagnostics; an accepted app waiting for its AM in a resource pool with no
+    /// active node says so (resource-pools spec §6, scenario A4), as Hadoop's RM says why an
+    /// accepted app waits.
+    fn diagnostics_of(&self, a: &App) -> String {
+        let waiting_for_am =
+            a.state == AppState::Accepted && a.current().is_none_or(|t| t.am_container.is_none());
+        if !a.diagnostics.is_empty() || !waiting_for_am {
+            return a.diagnostics.clone();
+        }
+        let Some(pool) = self.queue_partition(&a.queue) else {
+            return a.diagnostics.clone();
+        };
+        let dead = self
+            .sched
+            .pool_stats()
+            .iter()
+            .any(|p| p.name == pool && p.nodes == 0);
+        if dead {
+            format!("waiting: resource pool {pool} has 0 active nodes")
+        } else {
+            a.diagnostics.clone()
         }
     }
 

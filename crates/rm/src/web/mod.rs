@@ -82,24 +82,52 @@ pub(crate) struct View {
     pub(crate) capacity: Vec<weft_sched::CapacityQueueDetails>,
     /// Capacity Scheduler: the capacity-scheduler.xml in force.
     pub(crate) capacity_file: Option<weft_config::capacity::CapacityConfig>,
+    /// Fair Scheduler with resource pools: each pool's figures, DEFAULT first (empty
+    /// without pools).
+    pub(crate) pools: Vec<weft_sched::PoolStats>,
+    /// With resource pools: each queue of the snapshot bound to a pool, by full name (queues
+    /// bound to none run in, and are shown with, DEFAULT).
+    pub(crate) queue_pools: BTreeMap<String, String>,
+}
+
+/// Each queue of `snapshot` bound to a resource pool, by full name (none without pools).
+fn queue_pools(
+    core: &weft_rm_core::RmCore,
+    snapshot: &Snapshot,
+    pools: &[weft_sched::PoolStats],
+) -> BTreeMap<String, String> {
+    if pools.is_empty() {
+        return BTreeMap::new();
+    }
+    snapshot
+        .queues
+        .iter()
+        .filter_map(|q| Some((q.name.clone(), core.queue_partition(&q.name)?)))
+        .collect()
 }
 
 /// Reads a [`View`] from the core.
 pub(crate) async fn view(driver: &Driver) -> Result<View, DriverError> {
     driver
-        .call(|core, _| View {
-            kind: core.scheduler().kind(),
-            snapshot: core.scheduler_snapshot(),
-            apps: core.app_reports(),
-            nodes: core.node_infos(),
-            labels: core.node_labels(),
-            types: core.scheduler().resource_types().clone(),
-            allocations: core.scheduler().allocation_count(),
-            capacity: core.scheduler().capacity_details(),
-            capacity_file: match core.scheduler().config() {
-                weft_sched::SchedulerConfig::Capacity(c) => Some(c.capacity.clone()),
-                _ => None,
-            },
+        .call(|core, _| {
+            let snapshot = core.scheduler_snapshot();
+            let pools = core.scheduler().pool_stats();
+            View {
+                kind: core.scheduler().kind(),
+                queue_pools: queue_pools(core, &snapshot, &pools),
+                pools,
+                snapshot,
+                apps: core.app_reports(),
+                nodes: core.node_infos(),
+                labels: core.node_labels(),
+                types: core.scheduler().resource_types().clone(),
+                allocations: core.scheduler().allocation_count(),
+                capacity: core.scheduler().capacity_details(),
+                capacity_file: match core.scheduler().config() {
+                    weft_sched::SchedulerConfig::Capacity(c) => Some(c.capacity.clone()),
+                    _ => None,
+                },
+            }
         })
         .await
 }
