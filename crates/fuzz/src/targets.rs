@@ -141,6 +141,7 @@ const REST_CALLS: &[(&str, &str)] = &[
     ("GET", "/ws/v1/cluster/nodes?"),
     ("GET", "/ws/v1/cluster/appstatistics?"),
     ("GET", ""),
+    ("POST", "/ws/v1/cluster/demands"),
 ];
 
 fn rest_seed(call: u8, body: &serde_json::Value) -> Vec<u8> {
@@ -194,6 +195,19 @@ fn rest_json(budget: Duration, rng_seed: u64) -> Report {
         [vec![6], b"states=ACCEPTED&applicationTypes=YARN".to_vec()].concat(),
         [vec![7], b"/ws/v1/cluster/scheduler".to_vec()].concat(),
         [vec![7], b"/cluster/apps".to_vec()].concat(),
+        [
+            vec![8],
+            b"{\"queue\": \"root.default\", \"demands\": ".to_vec(),
+            include_bytes!("../../demand-lang/tests/data/example-d.json").to_vec(),
+            b"}".to_vec(),
+        ]
+        .concat(),
+        rest_seed(
+            8,
+            &serde_json::json!({"application-id": "application_1_0001", "demands": [
+                {"DemandID": 3, "ResourceRequest": {"capability": {"memory": 1, "vCores": 1}, "num-containers": 2},
+                 "Start": "OR([NOW, +5m], [NOW, ^3])", "Gang": 2}]}),
+        ),
     ];
     let tokens = &[
         "{", "}", "[", "]", "\"", ":", ",", "null", "true", "[[[[[[[[", "{\"a\":", "\\u0000",
