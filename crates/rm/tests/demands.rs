@@ -5,8 +5,10 @@
 use std::path::Path;
 use std::time::Duration;
 
+use clap::Parser;
 use serde_json::Value;
 use tokio::runtime::Runtime;
+use weft_client::{DemandArgs, Outcome, Verb};
 use weft_rm::{RmArgs, RunningRm};
 
 fn runtime() -> Runtime {
@@ -66,6 +68,25 @@ impl Http {
         let text = response.body_mut().read_to_string().unwrap_or_default();
         (status, serde_json::from_str(&text).unwrap_or(Value::Null))
     }
+}
+
+/// `weft demand ARGS --rm URL`: the verb's outcome and what it printed.
+fn weft_demand(rm: &RunningRm, args: &[&str]) -> (Result<Outcome, String>, String) {
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        demand: DemandArgs,
+    }
+    // The verbs ask as HADOOP_USER_NAME; this binary's only test sets it before any call.
+    std::env::set_var("HADOOP_USER_NAME", "alice");
+    let url = format!("http://{}", rm.web);
+    let mut all = vec!["weft"];
+    all.extend_from_slice(args);
+    all.extend(["--rm", &url]);
+    let cli = Cli::try_parse_from(all).expect("the verb parses");
+    let mut out = Vec::new();
+    let outcome = cli.demand.run(&mut out).map_err(|e| e.to_string());
+    (outcome, String::from_utf8(out).expect("utf-8"))
 }
 
 const VALID: &str = r#"{"queue": "root.default", "demands": [
@@ -169,6 +190,45 @@ fn demands_are_submitted_refused_killed_and_kept_across_a_restart() {
     assert_eq!(status, 409, "{body}");
     let (status, _) = http.call("GET", "/ws/v1/cluster/demands/~alice/99", None);
     assert_eq!(status, 404);
+
+    let (outcome, printed) = weft_demand(&rm, &["status", "~alice/1234"]);
+    assert_eq!(outcome, Ok(Outcome::Success));
+    assert!(printed.contains("\tState : ALLOCATING\n"), "{printed}");
+    assert!(printed.contains("ACCEPTED waiting_order"), "{printed}");
+    let file = dir.path().join("demand.json");
+    std::fs::write(
+        &file,
+        r#"{"DemandID": 5, "ResourceRequest": {"capability": {"memory": 512, "vCores": 1}, "num-containers": 1}}"#,
+    )
+    .expect("write the demand file");
+    let path = file.to_string_lossy().into_owned();
+    let (outcome, printed) = weft_demand(&rm, &["submit", &path, "--queue", "root.default"]);
+    assert_eq!(outcome, Ok(Outcome::Success), "{printed}");
+    assert!(
+        printed.starts_with("Total number of demands:1\n"),
+        "{printed}"
+    );
+    std::fs::write(&file, r#"{"DemandID": 6}"#).expect("write the demand file");
+    let (outcome, _) = weft_demand(&rm, &["submit", &path]);
+    let err = outcome.expect_err("a demand without ResourceRequest is refused");
+    assert!(
+        err.contains("400") && err.contains("ResourceRequest is required"),
+        "{err}"
+    );
+    let (outcome, printed) = weft_demand(&rm, &["list", "--state", "FAILED"]);
+    assert_eq!(outcome, Ok(Outcome::Success));
+    assert!(
+        printed.contains("~alice/1200") && !printed.contains("~alice/5"),
+        "{printed}"
+    );
+    let (outcome, _) = weft_demand(&rm, &["kill", "~alice/1200"]);
+    assert_eq!(
+        outcome,
+        Ok(Outcome::Failed),
+        "a FAILED demand cannot be killed again (409)"
+    );
+    let (outcome, _) = weft_demand(&rm, &["status", "~alice/404"]);
+    assert_eq!(outcome, Ok(Outcome::Failed));
     let (_, before) = http.call("GET", "/ws/v1/cluster/demands", None);
     rt.block_on(rm.stop());
 
@@ -183,10 +243,11 @@ fn demands_are_submitted_refused_killed_and_kept_across_a_restart() {
         [
             ("~alice/1200".into(), "FAILED".into(), "killed".into()),
             ("~alice/1234".into(), "ALLOCATING".into(), "eligible".into()),
+            ("~alice/5".into(), "ALLOCATING".into(), "eligible".into()),
         ],
-        "the loose successor went on when its predecessor was killed, and both survive"
+        "the loose successor went on when its predecessor was killed, and all survive"
     );
-    for i in 0..2 {
+    for i in 0..3 {
         let was = &before["demands"]["demand"][i];
         let is = &after["demands"]["demand"][i];
         for field in [
