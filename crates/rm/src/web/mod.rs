@@ -7,6 +7,7 @@
 
 mod apps;
 mod capacity;
+mod demands;
 mod fifo;
 mod html;
 mod nodelabels;
@@ -50,6 +51,7 @@ pub(crate) fn router(state: Rest) -> Router {
         .route("/cluster/app/{id}", get(app_page))
         .route("/cluster/nodes", get(nodes_page))
         .route("/cluster/nodelabels", get(nodelabels_page))
+        .route("/cluster/demands", get(demands_page))
         .route("/static/{file}", get(asset))
         .route("/metrics", get(metrics))
         // Hadoop 3.4's name for the same exposition.
@@ -257,6 +259,27 @@ async fn nodelabels_page(
         nodelabels::page(v)
     })
     .await
+}
+
+/// Reads only the demands (not the whole [`View`]): a demand report carries its timeline.
+async fn demands_page(
+    State(s): State<Rest>,
+    Query(q): Params,
+    RawQuery(raw): RawQuery,
+) -> Response {
+    match s
+        .driver
+        .call(|core, _| core.demands(None, None, None))
+        .await
+    {
+        Ok(list) => {
+            let now = clock::now();
+            let page = with_reload_banner(&s, demands::page(&list));
+            let url = self_url("/cluster/demands", raw.as_deref());
+            respond(StatusCode::OK, &page, &url, wants_fragment(&q), now)
+        }
+        Err(e) => unavailable(&e),
+    }
 }
 
 async fn app_page(State(s): State<Rest>, Path(id): Path<String>, Query(q): Params) -> Response {
