@@ -9,22 +9,27 @@
 //! items 5-6). No planner exists yet either, so a strict condition that needs a plan fails
 //! with `not_reservable` (§3.4 row 3) and a loose one runs best-effort.
 
-mod machine;
+mod inputs;
+mod links;
 mod order;
 mod reason;
 mod record;
+mod report;
+mod submit;
 #[cfg(test)]
 mod tests;
+mod timers;
 
 use std::collections::BTreeMap;
 
-use weft_demand_lang::{ResolvedTimes, ResourceDescription};
+use weft_demand_lang::{DemandRef, Owner, ResolvedTimes, ResourceDescription};
 use weft_store::DemandState;
 use weft_types::yarn_id::ApplicationId;
 use weft_types::Time;
 
-pub use machine::{demand_state_name, DemandBatch, DemandReport, DemandTransition};
 pub use reason::DemandReason;
+pub use report::{demand_state_name, DemandReport, DemandTransition};
+pub use submit::DemandBatch;
 
 /// At most this many demands in one submission.
 pub const MAX_DEMANDS_PER_SUBMISSION: usize = 1000;
@@ -44,6 +49,25 @@ impl Scope {
         match self {
             Scope::App(app) => format!("{app}/{demand}"),
             Scope::User(user) => format!("~{user}/{demand}"),
+        }
+    }
+
+    /// The key of the demand an OrderBy atom written in this scope names; `None` for a
+    /// reservation's (no reservation system yet).
+    pub(crate) fn target(&self, reference: &DemandRef) -> Option<String> {
+        match reference.owner {
+            None => Some(self.key(reference.demand)),
+            Some(Owner::Application {
+                cluster_timestamp,
+                seq,
+            }) => Some(
+                Scope::App(ApplicationId {
+                    cluster_ts: cluster_timestamp,
+                    seq,
+                })
+                .key(reference.demand),
+            ),
+            Some(Owner::Reservation { .. }) => None,
         }
     }
 }

@@ -9,7 +9,7 @@ use weft_store::{DemandRecord, DemandTransitionRecord};
 use weft_types::yarn_id::ApplicationId;
 use weft_types::Time;
 
-use super::machine::DemandTransition;
+use super::DemandTransition;
 use super::{Demand, DemandReason, Scope};
 use crate::{RmCore, RmError};
 

@@ -614,3 +614,21 @@ fn a_damaged_demand_record_is_refused_naming_it() {
         Some("cannot recover stored state: demand ~alice/1: unknown reason 'bored'".into())
     );
 }
+
+#[test]
+fn the_default_strategy_in_force_at_acceptance_stays_with_the_demand() {
+    let mut c = core();
+    let report = one(&mut c, 0, 1, 1, r#", "DeadLine": "[NOW, +30m]""#);
+    assert!(
+        report.spec.contains(r#""Strategy":"loose""#),
+        "{}",
+        report.spec
+    );
+    let mut strict = config("<allocations/>");
+    strict.demand_default_strategy = weft_demand_lang::Strategy::Strict;
+    let recovered = RmCore::recover(strict, stored(), 0, Time(1)).unwrap();
+    let again = recovered
+        .demand(&key(1))
+        .expect("recovered under a strict default");
+    assert_eq!(again.timeline, report.timeline);
+}
