@@ -41,6 +41,7 @@ pub use limits::*;
 pub use model::*;
 pub use node_labels::{LabelSource, NodeLabelInfo, NODE_LABELS_DISABLED};
 pub use retention::DEFAULT_MAX_COMPLETED_APPS;
+pub use weft_demand_lang::Strategy as DemandStrategy;
 pub use weft_store::{
     AppState, AttemptState, DemandState, FinalStatus, LaunchContext, LocalResource,
     LocalResourceKind, Write,
