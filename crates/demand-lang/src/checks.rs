@@ -227,7 +227,7 @@ pub fn resolve(
                     errors.push(DemandError::at(
                         &at,
                         format!(
-                            "time expression is too complex (more than {} terms once NOT is applied)",
+                            "time expression is too complex (more than {} terms in disjunctive normal form)",
                             crate::window::MAX_TERMS
                         ),
                     ));

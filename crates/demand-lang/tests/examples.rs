@@ -378,3 +378,33 @@ fn epoch_milliseconds_are_accepted_in_json_intervals() {
     let times = resolved(&text, NOV_22).unwrap();
     assert_eq!(times.earliest_start, 1_795_316_400_000);
 }
+
+#[test]
+fn hostile_sizes_are_refused_with_their_limit() {
+    let deep = format!(
+        "{}[\"NOW\", \"+1m\"]{}",
+        "{\"NOT\": ".repeat(40),
+        "}".repeat(40)
+    );
+    let err = errors(&request(&format!(r#", "Start": {deep}"#)));
+    assert_eq!(err.len(), 1, "{err:?}");
+    assert!(
+        err[0].ends_with("expressions nest deeper than 32 levels"),
+        "{err:?}"
+    );
+    let long_name = format!(r#", "Name": "{}""#, "n".repeat(257));
+    assert_eq!(
+        errors(&request(&long_name)),
+        ["/Name: Name is longer than 256 characters"]
+    );
+    // An AND of ORs multiplies terms: 2^9 = 512 > 256.
+    let branches: Vec<String> = (1..=9)
+        .map(|i| format!("OR([NOW, +{i}h], [NOW, ^{i}])"))
+        .collect();
+    let complex = request(&format!(r#", "Start": "AND({})""#, branches.join(", ")));
+    let err = resolved(&complex, 0).unwrap_err();
+    assert_eq!(
+        err,
+        ["/Start: time expression is too complex (more than 256 terms in disjunctive normal form)"]
+    );
+}
