@@ -140,6 +140,24 @@ fn demands_are_submitted_refused_killed_and_kept_across_a_restart() {
         ]
     );
 
+    let metrics = http
+        .agent
+        .get(format!("{}/metrics", http.base))
+        .call()
+        .expect("/metrics answers")
+        .body_mut()
+        .read_to_string()
+        .unwrap_or_default();
+    for line in [
+        "weft_demands{state=\"ACCEPTED\",reason=\"waiting_order\"} 1",
+        "weft_demands{state=\"ALLOCATING\",reason=\"eligible\"} 1",
+    ] {
+        assert!(
+            metrics.lines().any(|l| l == line),
+            "{line} not in:\n{metrics}"
+        );
+    }
+
     let (status, body) = http.call(
         "POST",
         "/ws/v1/cluster/demands?user.name=alice",

@@ -2,7 +2,7 @@
 //! the timeline use.
 
 /// The reason carried by a demand transition.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DemandReason {
     /// NEW: the demand was valid and recorded.
     Submitted,

@@ -92,6 +92,20 @@ impl RmCore {
         }
     }
 
+    /// How many demands are in each state, by the reason of their last transition (for
+    /// `/metrics`), in state then reason order (the enums' order).
+    pub fn demand_counts(&self) -> Vec<(DemandState, DemandReason, u64)> {
+        let mut counts: std::collections::BTreeMap<(DemandState, DemandReason), u64> =
+            std::collections::BTreeMap::new();
+        for d in self.demands.by_key.values() {
+            *counts.entry((d.state(), d.reason())).or_default() += 1;
+        }
+        counts
+            .into_iter()
+            .map(|((state, reason), n)| (state, reason, n))
+            .collect()
+    }
+
     /// One demand's report.
     pub fn demand(&self, key: &str) -> Option<DemandReport> {
         self.demands.by_key.get(key).map(report)

@@ -170,6 +170,7 @@ mod tests {
             allocations: 4,
             capacity: Vec::new(),
             capacity_file: None,
+            demand_counts: Vec::new(),
         };
         let html = super::super::scheduler::page(&view, Time(0)).live;
         assert!(html.contains("<b>FIFO Scheduler</b>"), "{html}");

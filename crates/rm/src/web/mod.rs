@@ -84,6 +84,8 @@ pub(crate) struct View {
     pub(crate) capacity: Vec<weft_sched::CapacityQueueDetails>,
     /// Capacity Scheduler: the capacity-scheduler.xml in force.
     pub(crate) capacity_file: Option<weft_config::capacity::CapacityConfig>,
+    /// Time-aware demands counted by state and reason (`weft_demands`).
+    pub(crate) demand_counts: Vec<(weft_rm_core::DemandState, weft_rm_core::DemandReason, u64)>,
 }
 
 /// Reads a [`View`] from the core.
@@ -98,6 +100,7 @@ pub(crate) async fn view(driver: &Driver) -> Result<View, DriverError> {
             types: core.scheduler().resource_types().clone(),
             allocations: core.scheduler().allocation_count(),
             capacity: core.scheduler().capacity_details(),
+            demand_counts: core.demand_counts(),
             capacity_file: match core.scheduler().config() {
                 weft_sched::SchedulerConfig::Capacity(c) => Some(c.capacity.clone()),
                 _ => None,

@@ -340,6 +340,7 @@ mod tests {
             allocations: 0,
             capacity: Vec::new(),
             capacity_file: None,
+            demand_counts: Vec::new(),
         };
         let html = page(&view, Time(0)).live;
         assert_eq!(
