@@ -16,18 +16,16 @@ pub(crate) struct ColumnError {
 
 type Parsed<T> = Result<T, ColumnError>;
 
-struct Cursor<'a> {
+struct Cursor {
     chars: Vec<char>,
     pos: usize,
-    _text: &'a str,
 }
 
-impl<'a> Cursor<'a> {
-    fn new(text: &'a str) -> Cursor<'a> {
+impl Cursor {
+    fn new(text: &str) -> Cursor {
         Cursor {
             chars: text.chars().collect(),
             pos: 0,
-            _text: text,
         }
     }
 
@@ -196,7 +194,7 @@ pub(crate) fn looks_like_expression(text: &str) -> bool {
         .any(|lead| trimmed.starts_with(lead))
 }
 
-fn time_expr(cursor: &mut Cursor<'_>, depth: usize) -> Parsed<TimeExpr> {
+fn time_expr(cursor: &mut Cursor, depth: usize) -> Parsed<TimeExpr> {
     cursor.skip_ws();
     if depth > MAX_NESTING {
         return cursor.error(format!("expressions nest deeper than {MAX_NESTING} levels"));
@@ -238,7 +236,7 @@ fn time_expr(cursor: &mut Cursor<'_>, depth: usize) -> Parsed<TimeExpr> {
     cursor.unexpected("'[', AND, OR or NOT")
 }
 
-fn interval(cursor: &mut Cursor<'_>) -> Parsed<Interval> {
+fn interval(cursor: &mut Cursor) -> Parsed<Interval> {
     cursor.expect('[', "'['")?;
     cursor.skip_ws();
     let from = if cursor.peek() == Some(',') {
@@ -260,7 +258,7 @@ fn interval(cursor: &mut Cursor<'_>) -> Parsed<Interval> {
     Ok(Interval { from, to })
 }
 
-fn lower(cursor: &mut Cursor<'_>) -> Parsed<LowerBound> {
+fn lower(cursor: &mut Cursor) -> Parsed<LowerBound> {
     for (keyword, anchor) in [("NOW", Anchor::Now), ("START", Anchor::Start)] {
         if cursor.starts_with(keyword) {
             cursor.pos += keyword.len();
@@ -286,7 +284,7 @@ fn lower(cursor: &mut Cursor<'_>) -> Parsed<LowerBound> {
     }
 }
 
-fn upper(cursor: &mut Cursor<'_>) -> Parsed<UpperBound> {
+fn upper(cursor: &mut Cursor) -> Parsed<UpperBound> {
     match cursor.peek() {
         Some('+') => {
             cursor.pos += 1;
@@ -309,7 +307,7 @@ fn upper(cursor: &mut Cursor<'_>) -> Parsed<UpperBound> {
 }
 
 /// `amount { amount }` with amount = digits (h | m | s), summed in milliseconds.
-fn amounts(cursor: &mut Cursor<'_>) -> Parsed<u64> {
+fn amounts(cursor: &mut Cursor) -> Parsed<u64> {
     let mut total: u64 = 0;
     let mut any = false;
     loop {
@@ -341,7 +339,7 @@ fn amounts(cursor: &mut Cursor<'_>) -> Parsed<u64> {
     }
 }
 
-fn abs_time(cursor: &mut Cursor<'_>) -> Parsed<AbsTime> {
+fn abs_time(cursor: &mut Cursor) -> Parsed<AbsTime> {
     let year_column = cursor.column();
     let Some((_, year_digits)) = cursor.digits() else {
         return cursor.unexpected("a date");
@@ -404,7 +402,7 @@ fn abs_time(cursor: &mut Cursor<'_>) -> Parsed<AbsTime> {
     })
 }
 
-fn zone(cursor: &mut Cursor<'_>) -> Parsed<Option<Zone>> {
+fn zone(cursor: &mut Cursor) -> Parsed<Option<Zone>> {
     if cursor.eat('Z') {
         return Ok(Some(Zone::Utc));
     }
