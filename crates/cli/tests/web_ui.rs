@@ -144,6 +144,17 @@ fn http_status(url: &str) -> (u16, String) {
     (status, r.body_mut().read_to_string().unwrap_or_default())
 }
 
+fn post_json(url: &str, body: &serde_json::Value) -> (u16, String) {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(10)))
+        .build()
+        .into();
+    let mut r = agent.post(url).send_json(body).expect("POST");
+    let status = r.status().as_u16();
+    (status, r.body_mut().read_to_string().unwrap_or_default())
+}
+
 /// A name that would run script (and so log to the console) if a page forgot to escape it.
 const HOSTILE_NAME: &str = "<img src=x onerror=\"console.error('unescaped')\">ui-test";
 
@@ -189,6 +200,14 @@ fn every_page_renders_refreshes_live_and_logs_nothing_to_the_console() {
         (c.app(&running)["runningContainers"].as_u64() >= Some(3)).then_some(())
     });
     let node = c.nms[0].node_id.clone();
+    // A demand whose queue would run script if the demands page forgot to escape it.
+    let demand = serde_json::json!({"queue": HOSTILE_NAME, "demands": [{"DemandID": 1,
+        "ResourceRequest": {"capability": {"memory": 128, "vCores": 1}, "num-containers": 3}}]});
+    let (status, body) = post_json(
+        &format!("{base}/ws/v1/cluster/demands?user.name=alice"),
+        &demand,
+    );
+    assert_eq!(status, 202, "{body}");
 
     let dir = c.path("browser");
     std::fs::create_dir_all(&dir).expect("browser dir");
@@ -267,6 +286,17 @@ fn every_page_renders_refreshes_live_and_logs_nothing_to_the_console() {
                 "Exclusive Partition".into(),
                 "/cluster/nodes?node.label=\">2<".into(),
                 "&lt;memory:8192, vCores:16&gt;".into(),
+            ],
+        ),
+        (
+            "demands",
+            "/cluster/demands".into(),
+            vec![
+                "/ws/v1/cluster/demands/~alice/1".into(),
+                "ALLOCATING".into(),
+                "eligible".into(),
+                "0 / 3".into(),
+                "ui-test".into(),
             ],
         ),
     ];
@@ -636,6 +666,7 @@ fn every_page_fits_1400_and_1920_px_windows() {
         ("app-finished", format!("/cluster/app/{finished}")),
         ("nodes", "/cluster/nodes".to_string()),
         ("nodelabels", "/cluster/nodelabels".to_string()),
+        ("demands", "/cluster/demands".to_string()),
     ];
     let mut wide = Vec::new();
     for width in [1400, 1920] {
@@ -712,6 +743,7 @@ fn a_refused_allocation_file_shows_a_banner_on_every_page_until_a_good_one_loads
         "/cluster/apps",
         "/cluster/nodes",
         "/cluster/nodelabels",
+        "/cluster/demands",
     ];
     for p in pages {
         let (status, body) = http_status(&format!("{base}{p}"));

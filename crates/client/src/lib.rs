@@ -15,6 +15,7 @@
 //! | `rmadmin -refreshQueues`, `-getGroups [user]` | `PUT /ws/v1/cluster/admin/refresh-queues`, `GET /ws/v1/cluster/admin/groups` (Weft only); `-refreshNodes` explains that there are no host lists |
 //! | `logs -applicationId` | `/nodes`, then each NM's `/ws/v1/node/apps/{id}`, `/containers/{cid}/logs`, `/containerlogs/{cid}/{file}` |
 //! | `top` | `/info`, `/metrics`, `/apps?states=RUNNING,ACCEPTED` |
+//! | `demand submit FILE\|list\|status KEY\|kill KEY` (Weft only) | `POST /demands`, `GET /demands`, `GET /demands/{scope}/{id}`, `PUT …/state` |
 //!
 //! The RM is found by [`resolve_rm`]: `--rm`, then `$WEFT_RM`, then yarn-site.xml in
 //! `$HADOOP_CONF_DIR`, then [`DEFAULT_RM`]. Exit status: 0, or 255 (YARN's -1) with the reason
@@ -24,6 +25,7 @@ mod address;
 mod application;
 mod attempt;
 mod cluster;
+mod demand;
 mod error;
 mod fmt;
 mod logs;
@@ -40,6 +42,7 @@ pub use address::{normalize_url, resolve_rm, rm_from_site_xml, DEFAULT_RM};
 pub use application::ApplicationArgs;
 pub use attempt::{AttemptArgs, ContainerArgs};
 pub use cluster::ClusterArgs;
+pub use demand::{DemandArgs, DemandCommand};
 pub use error::ClientError;
 pub use logs::LogsArgs;
 pub use node::NodeArgs;

@@ -1,6 +1,7 @@
 //! The fuzz targets: the allocation-file parser, the yarn-site parser, the scenario and SLS
-//! trace parsers, the REST API's JSON bodies and query strings, and the gRPC request decoders
-//! with the services behind them. Each returns its run's [`Report`].
+//! trace parsers, the REST API's JSON bodies and query strings, the gRPC request decoders
+//! with the services behind them, and the demand language (read, checked, resolved, printed
+//! and read again). Each returns its run's [`Report`].
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -12,7 +13,14 @@ use weft_types::ResourceTypes;
 use crate::engine::{fuzz, Report};
 
 /// Every target's name, in the order `run_all` runs them.
-pub const TARGETS: [&str; 5] = ["alloc-file", "yarn-site", "scenario", "rest-json", "grpc"];
+pub const TARGETS: [&str; 6] = [
+    "alloc-file",
+    "yarn-site",
+    "scenario",
+    "rest-json",
+    "grpc",
+    "demand-parse",
+];
 
 /// Runs the named target for `budget`; `None` for an unknown name.
 pub fn run(name: &str, budget: Duration, rng_seed: u64) -> Option<Report> {
@@ -22,6 +30,7 @@ pub fn run(name: &str, budget: Duration, rng_seed: u64) -> Option<Report> {
         "scenario" => scenario(budget, rng_seed),
         "rest-json" => rest_json(budget, rng_seed),
         "grpc" => grpc(budget, rng_seed),
+        "demand-parse" => demand_parse(budget, rng_seed),
         _ => return None,
     })
 }
@@ -132,6 +141,7 @@ const REST_CALLS: &[(&str, &str)] = &[
     ("GET", "/ws/v1/cluster/nodes?"),
     ("GET", "/ws/v1/cluster/appstatistics?"),
     ("GET", ""),
+    ("POST", "/ws/v1/cluster/demands"),
 ];
 
 fn rest_seed(call: u8, body: &serde_json::Value) -> Vec<u8> {
@@ -185,6 +195,19 @@ fn rest_json(budget: Duration, rng_seed: u64) -> Report {
         [vec![6], b"states=ACCEPTED&applicationTypes=YARN".to_vec()].concat(),
         [vec![7], b"/ws/v1/cluster/scheduler".to_vec()].concat(),
         [vec![7], b"/cluster/apps".to_vec()].concat(),
+        [
+            vec![8],
+            b"{\"queue\": \"root.default\", \"demands\": ".to_vec(),
+            include_bytes!("../../demand-lang/tests/data/example-d.json").to_vec(),
+            b"}".to_vec(),
+        ]
+        .concat(),
+        rest_seed(
+            8,
+            &serde_json::json!({"application-id": "application_1_0001", "demands": [
+                {"DemandID": 3, "ResourceRequest": {"capability": {"memory": 1, "vCores": 1}, "num-containers": 2},
+                 "Start": "OR([NOW, +5m], [NOW, ^3])", "Gang": 2}]}),
+        ),
     ];
     let tokens = &[
         "{", "}", "[", "]", "\"", ":", ",", "null", "true", "[[[[[[[[", "{\"a\":", "\\u0000",
@@ -306,4 +329,73 @@ fn grpc(budget: Duration, rng_seed: u64) -> Report {
         let kind = GrpcRequest::ALL[usize::from(kind) % GrpcRequest::ALL.len()];
         rm.grpc(kind, bytes);
     })
+}
+
+const DEMAND_TOKENS: &[&str] = &[
+    "[NOW, +5m]",
+    "[, +20m]",
+    "[NOW+10m, ^3]",
+    "[26-11-22 02:00:00, 2026-11-22T02:30:00+05:30]",
+    "AND(",
+    "OR(",
+    "NOT(",
+    ")",
+    "{\"AND\": [",
+    "{\"OR\": [",
+    "{\"NOT\": ",
+    "]}",
+    "\"Strategy\": \"strict\"",
+    "\"Gang\": 7,",
+    "\"OrderBy\": {\"After\": \"application_1_0001/1200:started\"},",
+    "\"Duration\": \"99999999999999h\",",
+    "^18446744073709551615",
+    "+18446744073709551615s",
+    "9223372036854775808",
+    "START",
+];
+
+/// The demand language: a document is read and checked; one that passes is resolved at a
+/// fixed `now`, printed, and read again, which must give the same demands.
+fn demand_parse(budget: Duration, rng_seed: u64) -> Report {
+    use weft_demand_lang::{parse_document, print::to_json, resolve, window::Clock, Strategy};
+    let seeds = vec![
+        include_bytes!("../../demand-lang/tests/data/example-3.2.1.json").to_vec(),
+        include_bytes!("../../demand-lang/tests/data/example-b.json").to_vec(),
+        include_bytes!("../../demand-lang/tests/data/example-d.json").to_vec(),
+    ];
+    let exists = |_: &weft_demand_lang::DemandRef| true;
+    fuzz(
+        "demand-parse",
+        &seeds,
+        DEMAND_TOKENS,
+        budget,
+        rng_seed,
+        |input| {
+            let Ok(submission) = parse_document(&text(input), Strategy::Loose, &exists) else {
+                return;
+            };
+            let clock = Clock {
+                now: 1_795_305_600_000,
+                offset_minutes: 60,
+            };
+            let printed: Vec<serde_json::Value> = submission
+                .demands
+                .iter()
+                .map(|demand| {
+                    let _ = resolve(demand, "", clock, Strategy::Strict);
+                    to_json(demand)
+                })
+                .collect();
+            let again = weft_demand_lang::parse_value(
+                &serde_json::Value::Array(printed),
+                "",
+                Strategy::Loose,
+                &exists,
+            );
+            match again {
+                Ok(read) if read.demands == submission.demands => {}
+                other => panic!("printing changed the demands: {other:?}"),
+            }
+        },
+    )
 }

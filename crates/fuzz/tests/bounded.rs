@@ -59,3 +59,8 @@ fn rest_json() {
 fn grpc() {
     check(TARGETS[4]);
 }
+
+#[test]
+fn demand_parse() {
+    check(TARGETS[5]);
+}

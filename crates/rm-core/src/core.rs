@@ -55,6 +55,16 @@ pub struct RmConfig {
     /// `yarn.node-labels.enabled` (false): whether the admin interfaces may change node labels
     /// (the allocation file's pools work either way).
     pub node_labels_enabled: bool,
+    /// `weft.demand.default-strategy` (loose): the strategy of a demand field that names none.
+    pub demand_default_strategy: weft_demand_lang::Strategy,
+    /// `weft.demand.timezone` as minutes east of UTC (0): how a demand's calendar time without
+    /// a zone is read.
+    pub demand_timezone_minutes: i16,
+    /// `weft.demand.admit-unplanned` (false), Weft's own: with no reservable queue (no planner
+    /// yet), a strict Start or DeadLine that needs a plan is accepted best-effort instead of
+    /// failing `not_reservable`; its run-time strict rules (deadline unreachable, window
+    /// expired, deadline missed) still apply. Off, admission stays honest (spec §3.1 item 4).
+    pub demand_admit_unplanned: bool,
 }
 
 /// The default cap on containers per Allocate answer: about 2 MB on the wire, well under the
@@ -80,6 +90,9 @@ impl RmConfig {
             am_recovery_grace: Duration::from_secs(10),
             allocate_max_containers: DEFAULT_ALLOCATE_MAX_CONTAINERS,
             node_labels_enabled: false,
+            demand_default_strategy: weft_demand_lang::Strategy::Loose,
+            demand_timezone_minutes: 0,
+            demand_admit_unplanned: false,
         }
     }
 }
@@ -275,6 +288,8 @@ pub struct RmCore {
     pub(crate) preempted_for: BTreeMap<weft_types::ContainerId, String>,
     /// The node-label registry's admin part (labels added, nodes mapped).
     pub(crate) labels: crate::node_labels::NodeLabels,
+    /// Time-aware demands by key.
+    pub(crate) demands: crate::demands::Demands,
 }
 
 impl RmCore {
@@ -295,6 +310,7 @@ impl RmCore {
             registrations: 0,
             preempted_for: BTreeMap::new(),
             labels: Default::default(),
+            demands: Default::default(),
             config,
             sched,
             cluster_ts,

@@ -7,6 +7,7 @@
 
 mod am_service;
 mod clock;
+mod demand_settings;
 mod driver;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -224,6 +225,7 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
     config.token_secret = clock::token_secret();
     config.admin_acl = settings.admin_acl.clone();
     config.node_labels_enabled = settings.node_labels_enabled;
+    settings.demands.apply(&mut config);
     config.am_recovery_grace = CoreDuration::from_millis(settings.am_recovery_grace_ms);
     let now = clock::now();
     let core = RmCore::recover(config, recovered, now.as_millis(), now)?;

@@ -76,6 +76,17 @@ fn label_value(v: &str) -> String {
         .replace('\n', "\\n")
 }
 
+/// Every demand state, in lifecycle order.
+const DEMAND_STATES: [weft_rm_core::DemandState; 7] = [
+    weft_rm_core::DemandState::New,
+    weft_rm_core::DemandState::Accepted,
+    weft_rm_core::DemandState::Allocating,
+    weft_rm_core::DemandState::Allocated,
+    weft_rm_core::DemandState::Monitoring,
+    weft_rm_core::DemandState::Finished,
+    weft_rm_core::DemandState::Failed,
+];
+
 /// The whole exposition.
 pub(crate) fn render(
     v: &View,
@@ -174,6 +185,25 @@ pub(crate) fn render(
         let name = state_name(st);
         let n = apps.get(&name).copied().unwrap_or(0);
         o.sample("weft_cluster_apps", &[("state", &name)], n as f64);
+    }
+
+    o.family(
+        "weft_demands",
+        "gauge",
+        "Time-aware demands (Weft only) by state and the reason of their last transition.",
+    );
+    // Every state has a sample: a state no demand is in reads 0 without a reason label.
+    for state in DEMAND_STATES {
+        let name = weft_rm_core::demand_state_name(state);
+        let mut any = false;
+        for (_, reason, n) in v.demand_counts.iter().filter(|(s, _, _)| *s == state) {
+            any = true;
+            let labels = [("state", name), ("reason", reason.as_str())];
+            o.sample("weft_demands", &labels, *n as f64);
+        }
+        if !any {
+            o.sample("weft_demands", &[("state", name)], 0.0);
+        }
     }
 
     scheduler_info(&mut o, v.kind);
@@ -683,6 +713,7 @@ mod tests {
             capacity_file: None,
             pools: Vec::new(),
             queue_pools: BTreeMap::new(),
+            demand_counts: Vec::new(),
         }
     }
 

@@ -112,6 +112,8 @@ pub struct Settings {
     /// After a restart, how long a recovered AM may go unreported by every node before its
     /// attempt fails (`am_recovery_grace_ms`, Weft's own; 10000).
     pub am_recovery_grace_ms: u64,
+    /// The time-aware demands' keys (`weft.demand.*`).
+    pub demands: crate::demand_settings::DemandSettings,
     /// What the configuration asked for and the RM does not do, for the log (e.g. an
     /// allocation file named in yarn-site.xml while the FIFO scheduler runs).
     pub notes: Vec<String>,
@@ -321,8 +323,10 @@ impl Settings {
             }
             Some(n) => count(n),
         };
+        let demands = crate::demand_settings::DemandSettings::read(&pairs)?;
         Ok(Settings {
             notes,
+            demands,
             allocate_max_containers,
             admin_acl,
             node_labels_enabled,

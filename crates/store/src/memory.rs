@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::{
-    ApplicationRecord, AttemptRecord, ClusterMeta, NodeLabelsRecord, RecoveredApp, RecoveredState,
-    StateStore, StoreError, Write,
+    ApplicationRecord, AttemptRecord, ClusterMeta, DemandRecord, NodeLabelsRecord, RecoveredApp,
+    RecoveredState, StateStore, StoreError, Write,
 };
 
 /// A [`StateStore`] held in memory.
@@ -24,6 +24,7 @@ struct Inner {
     meta: Option<ClusterMeta>,
     node_labels: NodeLabelsRecord,
     apps: BTreeMap<u64, (ApplicationRecord, BTreeMap<u32, AttemptRecord>)>,
+    demands: BTreeMap<String, DemandRecord>,
     fail_writes: bool,
 }
 
@@ -64,6 +65,7 @@ impl StateStore for MemoryStore {
                     attempts: attempts.values().cloned().collect(),
                 })
                 .collect(),
+            demands: inner.demands.values().cloned().collect(),
         })
     }
 
@@ -97,6 +99,12 @@ impl StateStore for MemoryStore {
                     inner.apps.remove(app_id);
                 }
                 Write::NodeLabels(record) => inner.node_labels = record.clone(),
+                Write::PutDemand(demand) => {
+                    inner.demands.insert(demand.key.clone(), demand.clone());
+                }
+                Write::RemoveDemand(key) => {
+                    inner.demands.remove(key);
+                }
             }
         }
         Ok(())
@@ -110,7 +118,10 @@ fn validate(inner: &Inner, writes: &[Write]) -> Result<(), StoreError> {
     let mut removed = BTreeSet::new();
     for write in writes {
         match write {
-            Write::Meta(_) | Write::NodeLabels(_) => {}
+            Write::Meta(_)
+            | Write::NodeLabels(_)
+            | Write::PutDemand(_)
+            | Write::RemoveDemand(_) => {}
             Write::PutApp(app) => {
                 added.insert(app.app_id);
                 removed.remove(&app.app_id);

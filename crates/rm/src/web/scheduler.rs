@@ -488,6 +488,7 @@ mod tests {
             capacity_file: None,
             pools: Vec::new(),
             queue_pools: BTreeMap::new(),
+            demand_counts: Vec::new(),
         };
         let html = page(&view, Time(0)).live;
         assert_eq!(
