@@ -1,6 +1,7 @@
 //! The fuzz targets: the allocation-file parser, the yarn-site parser, the scenario and SLS
 //! trace parsers, the REST API's JSON bodies and query strings, and the gRPC request decoders
-//! with the services behind them. Each returns its run's [`Report`].
+//! with the services behind them, and the Hadoop IPC connection decoder (preamble, packet
+//! lengths, headers, SASL, context and calls). Each returns its run's [`Report`].
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -12,7 +13,14 @@ use weft_types::ResourceTypes;
 use crate::engine::{fuzz, Report};
 
 /// Every target's name, in the order `run_all` runs them.
-pub const TARGETS: [&str; 5] = ["alloc-file", "yarn-site", "scenario", "rest-json", "grpc"];
+pub const TARGETS: [&str; 6] = [
+    "alloc-file",
+    "yarn-site",
+    "scenario",
+    "rest-json",
+    "grpc",
+    "hadoop_ipc_frame",
+];
 
 /// Runs the named target for `budget`; `None` for an unknown name.
 pub fn run(name: &str, budget: Duration, rng_seed: u64) -> Option<Report> {
@@ -22,6 +30,7 @@ pub fn run(name: &str, budget: Duration, rng_seed: u64) -> Option<Report> {
         "scenario" => scenario(budget, rng_seed),
         "rest-json" => rest_json(budget, rng_seed),
         "grpc" => grpc(budget, rng_seed),
+        "hadoop_ipc_frame" => hadoop_ipc_frame(budget, rng_seed),
         _ => return None,
     })
 }
@@ -306,4 +315,76 @@ fn grpc(budget: Duration, rng_seed: u64) -> Report {
         let kind = GrpcRequest::ALL[usize::from(kind) % GrpcRequest::ALL.len()];
         rm.grpc(kind, bytes);
     })
+}
+
+/// A whole Hadoop IPC connection's bytes as the server reads them: the preamble, then
+/// length-prefixed packets, each classified (SASL, context, ping, call). Every input must end
+/// in a value or an error, never a panic, and a decoded call must name its method.
+fn hadoop_ipc_frame(budget: Duration, rng_seed: u64) -> Report {
+    use weft_hadoop_ipc::client::request_header;
+    use weft_hadoop_ipc::proto::{
+        IpcConnectionContextProto, RequestHeaderProto, RpcSaslProto, UserInformationProto,
+    };
+    use weft_hadoop_ipc::wire::{self, packet_length, parse_preamble, Encoded};
+    use weft_hadoop_ipc::Packet;
+
+    const PROTOCOL: &str = "org.apache.hadoop.yarn.api.ApplicationClientProtocolPB";
+    let client_id: Vec<u8> = (0u8..16).collect();
+    let context = IpcConnectionContextProto {
+        user_info: Some(UserInformationProto {
+            effective_user: Some("root".into()),
+            real_user: None,
+        }),
+        protocol: Some(PROTOCOL.into()),
+    };
+    let call = RequestHeaderProto {
+        method_name: "getApplications".into(),
+        declaring_class_protocol_name: PROTOCOL.into(),
+        client_protocol_version: 1,
+    };
+    let mut plain = b"hrpc\x09\x00\x00".to_vec();
+    plain.extend(wire::packet(&[
+        &request_header(-3, &client_id, -1),
+        &context,
+    ]));
+    plain.extend(wire::packet(&[
+        &request_header(0, &client_id, 0),
+        &call,
+        &Encoded(&[]),
+    ]));
+    plain.extend(wire::packet(&[&request_header(-4, &client_id, -1)]));
+    let mut sasl = b"hrpc\x09\x00\xdf".to_vec();
+    let negotiate = RpcSaslProto {
+        state: 1,
+        ..Default::default()
+    };
+    sasl.extend(wire::packet(&[&request_header(-33, &[], -1), &negotiate]));
+    let seeds = vec![plain, sasl];
+    fuzz(
+        "hadoop_ipc_frame",
+        &seeds,
+        &["hrpc", "getApplications", PROTOCOL, "SIMPLE", "TOKEN"],
+        budget,
+        rng_seed,
+        |input| {
+            let Some((preamble, mut rest)) = input.split_first_chunk::<7>() else {
+                return;
+            };
+            if parse_preamble(preamble).is_err() {
+                return;
+            }
+            while let Some((prefix, after)) = rest.split_first_chunk::<4>() {
+                let Ok(len) = packet_length(*prefix, 1 << 20) else {
+                    return;
+                };
+                let Some(frame) = after.get(..len) else {
+                    return;
+                };
+                if let Ok(Packet::Call(call)) = Packet::decode(frame) {
+                    assert!(call.id() >= 0, "a call with a negative id");
+                }
+                rest = &after[len..];
+            }
+        },
+    )
 }

@@ -59,3 +59,8 @@ fn rest_json() {
 fn grpc() {
     check(TARGETS[4]);
 }
+
+#[test]
+fn hadoop_ipc_frame() {
+    check(TARGETS[5]);
+}
