@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use prost::Message;
-use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::tcp::OwnedReadHalf;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, watch, Semaphore};
@@ -42,6 +42,10 @@ pub struct Limits {
     /// Calls of one connection running at once; the connection is not read while it has this
     /// many (back pressure instead of an unbounded queue).
     pub max_calls_in_flight: usize,
+    /// A connection with no call running that sends nothing for this long is closed. Hadoop's
+    /// clients close their own idle connections after 10 s
+    /// (`ipc.client.connection.maxidletime`), and ping every 60 s while a call runs.
+    pub idle_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -52,6 +56,7 @@ impl Default for Limits {
             packet_timeout: Duration::from_secs(30),
             max_connections: 256,
             max_calls_in_flight: 64,
+            idle_timeout: Duration::from_secs(120),
         }
     }
 }
@@ -108,6 +113,8 @@ enum Closed {
     PreambleTimeout(Duration),
     #[error("packet not received within {0:?}")]
     PacketTimeout(Duration),
+    #[error("idle for {0:?}")]
+    Idle(Duration),
     #[error("{0}")]
     Preamble(#[from] PreambleError),
     #[error("{0}")]
@@ -166,11 +173,22 @@ async fn connection(
         caller: None,
     };
     let result = loop {
-        let frame = tokio::select! {
+        // Waiting for the next packet's first byte is cancel-safe (`fill_buf` consumes
+        // nothing), so the stop signal and the idle timeout may interrupt it.
+        let waited = tokio::select! {
             _ = stop.wait_for(|v| *v) => break Ok(()),
-            frame = read_packet(&mut read, &limits) => frame,
+            waited = tokio::time::timeout(limits.idle_timeout, read.fill_buf()) => waited,
         };
-        let frame = match frame {
+        match waited.map(|filled| filled.map(|bytes| bytes.is_empty())) {
+            Err(_) if in_flight.available_permits() == limits.max_calls_in_flight => {
+                break Err(Closed::Idle(limits.idle_timeout))
+            }
+            Err(_) => continue,
+            Ok(Err(e)) => break Err(e.into()),
+            Ok(Ok(true)) => break Ok(()),
+            Ok(Ok(false)) => {}
+        }
+        let frame = match read_packet(&mut read, &limits).await {
             Ok(Some(frame)) => frame,
             Ok(None) => break Ok(()),
             Err(e) => break Err(e),
@@ -381,23 +399,27 @@ async fn run_call(dispatcher: &Dispatcher, caller: Caller, call: Call) -> Vec<u8
     }
 }
 
-/// The next packet's bytes; `None` when the client closed the connection between packets.
+/// The next packet's bytes once its first byte has arrived; `None` when the client closed the
+/// connection between packets. The whole packet must arrive within the packet timeout.
 async fn read_packet(
     read: &mut BufReader<OwnedReadHalf>,
     limits: &Limits,
 ) -> Result<Option<Vec<u8>>, Closed> {
-    let mut prefix = [0u8; 4];
-    match read.read_exact(&mut prefix).await {
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
-        Err(e) => return Err(e.into()),
-    }
-    let len = packet_length(prefix, limits.max_packet_bytes)?;
-    let mut frame = vec![0u8; len];
-    tokio::time::timeout(limits.packet_timeout, read.read_exact(&mut frame))
+    let whole = async {
+        let mut prefix = [0u8; 4];
+        match read.read_exact(&mut prefix).await {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+            Err(e) => return Err(Closed::from(e)),
+        }
+        let len = packet_length(prefix, limits.max_packet_bytes)?;
+        let mut frame = vec![0u8; len];
+        read.read_exact(&mut frame).await?;
+        Ok(Some(frame))
+    };
+    tokio::time::timeout(limits.packet_timeout, whole)
         .await
-        .map_err(|_| Closed::PacketTimeout(limits.packet_timeout))??;
-    Ok(Some(frame))
+        .map_err(|_| Closed::PacketTimeout(limits.packet_timeout))?
 }
 
 /// The call id of a packet whose header decodes (for a FATAL reply to a bad body).

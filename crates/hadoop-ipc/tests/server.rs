@@ -357,3 +357,23 @@ async fn a_silent_connection_is_dropped_and_connections_are_bounded() {
     assert_eq!(ok, Raw::default());
     server.stop().await;
 }
+
+#[tokio::test]
+async fn an_idle_connection_is_closed_but_not_while_a_call_runs() {
+    let limits = Limits {
+        idle_timeout: Duration::from_millis(150),
+        ..Limits::default()
+    };
+    let server = Server::start(limits).await;
+    let mut s = TcpStream::connect(server.addr).await.unwrap();
+    let mut bytes = b"hrpc\x09\x00\x00".to_vec();
+    bytes.extend(context_packet("frank"));
+    // The slow call (300 ms) outlasts the idle timeout: its reply still arrives.
+    bytes.extend(call_packet(0, "slow", &[]));
+    s.write_all(&bytes).await.unwrap();
+    let (h, _) = reply(&mut s).await;
+    assert_eq!((h.call_id, h.status), (0, RpcStatusProto::Success as i32));
+    // Then nothing is sent: the server closes the connection.
+    assert!(closed(&mut s).await);
+    server.stop().await;
+}
