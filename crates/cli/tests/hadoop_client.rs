@@ -174,6 +174,7 @@ fn hadoops_yarn_client_talks_to_weft_up() {
         "cluster-nodes count=1",
         "queue-info name=default state=RUNNING",
         "get-applications-filtered count=1",
+        "attempts count=1",
         "sasl-fallback count=1",
     ] {
         assert!(
@@ -207,6 +208,14 @@ fn hadoops_yarn_client_talks_to_weft_up() {
     ] {
         assert!(terminal.contains(part), "`{part}` not in: {terminal}");
     }
+    let am = output
+        .lines()
+        .find_map(|l| l.strip_prefix("OK containers "))
+        .expect("the AM container's report");
+    assert!(
+        am.contains("state=COMPLETE") && am.contains("exit=0"),
+        "{am}"
+    );
     // The AM's command ran with the environment the client sent.
     let logs = dir.path().join("data/nm-0/logs").join(app);
     let stdout = std::fs::read_dir(&logs)

@@ -10,6 +10,12 @@ pub mod exception {
     /// An application id the RM does not know.
     pub const APPLICATION_NOT_FOUND: &str =
         "org.apache.hadoop.yarn.exceptions.ApplicationNotFoundException";
+    /// An attempt id the RM does not know.
+    pub const APPLICATION_ATTEMPT_NOT_FOUND: &str =
+        "org.apache.hadoop.yarn.exceptions.ApplicationAttemptNotFoundException";
+    /// A container id the RM does not know.
+    pub const CONTAINER_NOT_FOUND: &str =
+        "org.apache.hadoop.yarn.exceptions.ContainerNotFoundException";
     /// An ask or AM size the RM refuses.
     pub const INVALID_RESOURCE_REQUEST: &str =
         "org.apache.hadoop.yarn.exceptions.InvalidResourceRequestException";

@@ -85,6 +85,35 @@ pub fn application_id_proto(id: ApplicationId) -> ApplicationIdProto {
     }
 }
 
+/// `ApplicationAttemptIdProto` → `appattempt_<ts>_<seq>_<n>`.
+pub fn attempt_id(p: Option<&ApplicationAttemptIdProto>) -> Result<AttemptId, HadoopIdError> {
+    let p = p.ok_or(HadoopIdError::Missing("application attempt id"))?;
+    let app = application_id(p.application_id.as_ref())?;
+    let n = p.attempt_id.unwrap_or_default();
+    let attempt = u32::try_from(n).map_err(|_| HadoopIdError::OutOfRange {
+        what: "attempt number",
+        value: i64::from(n),
+    })?;
+    Ok(AttemptId { app, attempt })
+}
+
+/// `ContainerIdProto` → `container_<ts>_<seq>_<attempt>_<n>`: the number is the id's low 40
+/// bits (the epoch above them is not used by Weft).
+pub fn container_id(p: Option<&ContainerIdProto>) -> Result<ContainerId, HadoopIdError> {
+    let p = p.ok_or(HadoopIdError::Missing("container id"))?;
+    let attempt = attempt_id(p.app_attempt_id.as_ref())?;
+    let raw = p.id.unwrap_or_default();
+    let n = u64::try_from(raw).map_err(|_| HadoopIdError::OutOfRange {
+        what: "container number",
+        value: raw,
+    })? & ((1 << 40) - 1);
+    Ok(ContainerId {
+        app: attempt.app,
+        attempt: attempt.attempt,
+        n,
+    })
+}
+
 /// An attempt id as Hadoop encodes it.
 pub fn attempt_id_proto(id: AttemptId) -> ApplicationAttemptIdProto {
     ApplicationAttemptIdProto {
@@ -158,6 +187,11 @@ mod tests {
         let p = container_id_proto(c);
         assert_eq!(p.id, Some(3));
         assert_eq!(p.app_attempt_id.unwrap().attempt_id, Some(1));
+        assert_eq!(container_id(Some(&p)).unwrap(), c);
+        assert_eq!(
+            attempt_id(p.app_attempt_id.as_ref()).unwrap().to_string(),
+            "appattempt_1700000000000_0042_000001"
+        );
         assert_eq!(
             application_id(None),
             Err(HadoopIdError::Missing("application id"))

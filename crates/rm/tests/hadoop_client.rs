@@ -335,6 +335,78 @@ async fn the_client_protocol_creates_submits_reports_moves_and_kills() {
     );
     assert!(r.finish_time.unwrap() > 0);
 
+    // Attempts and containers of the killed app; unknown ones are Hadoop's typed exceptions.
+    let attempts: GetApplicationAttemptsResponseProto = bob
+        .call(
+            "getApplicationAttempts",
+            &GetApplicationAttemptsRequestProto {
+                application_id: Some(id),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(attempts.application_attempts.len(), 1);
+    let attempt = attempts.application_attempts[0]
+        .application_attempt_id
+        .unwrap();
+    assert_eq!(attempt.attempt_id, Some(1));
+    let one: GetApplicationAttemptReportResponseProto = bob
+        .call(
+            "getApplicationAttemptReport",
+            &GetApplicationAttemptReportRequestProto {
+                application_attempt_id: Some(attempt),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        one.application_attempt_report
+            .unwrap()
+            .yarn_application_attempt_state,
+        Some(YarnApplicationAttemptStateProto::AppAttemptKilled as i32)
+    );
+    let containers: GetContainersResponseProto = bob
+        .call(
+            "getContainers",
+            &GetContainersRequestProto {
+                application_attempt_id: Some(attempt),
+            },
+        )
+        .await
+        .unwrap();
+    assert!(
+        containers.containers.is_empty(),
+        "no NM, so no container was allocated"
+    );
+    let mut other_attempt = attempt;
+    other_attempt.attempt_id = Some(7);
+    let e = remote(
+        bob.call::<_, GetContainersResponseProto>(
+            "getContainers",
+            &GetContainersRequestProto {
+                application_attempt_id: Some(other_attempt),
+            },
+        )
+        .await
+        .unwrap_err(),
+    );
+    assert_eq!(e.class_name, exception::APPLICATION_ATTEMPT_NOT_FOUND);
+    let e = remote(
+        bob.call::<_, GetContainerReportResponseProto>(
+            "getContainerReport",
+            &GetContainerReportRequestProto {
+                container_id: Some(ContainerIdProto {
+                    app_id: Some(id),
+                    app_attempt_id: Some(attempt),
+                    id: Some(1),
+                }),
+            },
+        )
+        .await
+        .unwrap_err(),
+    );
+    assert_eq!(e.class_name, exception::CONTAINER_NOT_FOUND);
+
     // Refusals: too large an AM, a queue the user may not submit to, an unknown method.
     let big = new_app(&mut bob).await;
     let e = remote(

@@ -15,10 +15,12 @@ import org.apache.hadoop.io.Text;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.security.token.Token;
 import org.apache.hadoop.security.token.TokenIdentifier;
+import org.apache.hadoop.yarn.api.records.ApplicationAttemptReport;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.ApplicationReport;
 import org.apache.hadoop.yarn.api.records.ApplicationSubmissionContext;
 import org.apache.hadoop.yarn.api.records.ContainerLaunchContext;
+import org.apache.hadoop.yarn.api.records.ContainerReport;
 import org.apache.hadoop.yarn.api.records.NodeReport;
 import org.apache.hadoop.yarn.api.records.QueueInfo;
 import org.apache.hadoop.yarn.api.records.Resource;
@@ -115,6 +117,19 @@ public class YarnClientProbe {
             + " attempt=" + report.getCurrentApplicationAttemptId()
             + " finished=" + (report.getFinishTime() > 0)
             + " diagnostics=" + report.getDiagnostics().replace('\n', ' '));
+
+        List<ApplicationAttemptReport> attempts = yarn.getApplicationAttempts(id);
+        if (attempts.size() != 1) fail("attempts", attempts);
+        ApplicationAttemptReport attempt = attempts.get(0);
+        ok("attempts", "count=1 id=" + attempt.getApplicationAttemptId() + " state="
+            + attempt.getYarnApplicationAttemptState() + " am=" + attempt.getAMContainerId());
+        List<ContainerReport> containers = yarn.getContainers(attempt.getApplicationAttemptId());
+        ContainerReport amContainer = containers.stream()
+            .filter(c -> c.getContainerId().equals(attempt.getAMContainerId()))
+            .findFirst().orElse(null);
+        if (amContainer == null) fail("containers", "no AM container in " + containers);
+        ok("containers", "am=" + amContainer.getContainerId() + " state=" + amContainer.getContainerState()
+            + " exit=" + amContainer.getContainerExitStatus() + " node=" + amContainer.getAssignedNode());
 
         List<ApplicationReport> after = yarn.getApplications(Collections.singleton("PROBE"));
         if (after.stream().noneMatch(r -> r.getApplicationId().equals(id))) fail("get-applications-filtered", after);

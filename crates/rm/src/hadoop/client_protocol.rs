@@ -8,8 +8,9 @@ use prost::Message;
 use weft_hadoop_ipc::{decode_request, exception, CallFuture, Caller, Protocol, RpcError};
 use weft_proto::hadoop::yarn::*;
 use weft_proto::hadoop::{self as wire, CLIENT_PROTOCOL};
-use weft_rm_core::{AppReport, AppState, RmCore, RmError};
+use weft_rm_core::{AppReport, AppState, AttemptReport, ContainerReport, RmCore, RmError};
 use weft_sched::SchedulerKind;
+use weft_types::yarn_id::{ApplicationId, AttemptId};
 use weft_types::Time;
 
 use super::records::{self, QueueContext, ReportContext};
@@ -17,8 +18,9 @@ use super::submission;
 use crate::driver::{Driver, DriverError};
 
 /// The protocol's handlers: getClusterMetrics, getNewApplication, submitApplication,
-/// getApplicationReport, getApplications, forceKillApplication, getClusterNodes, getQueueInfo
-/// and moveApplicationAcrossQueues. Every other method of the protocol fails with
+/// getApplicationReport, getApplications, forceKillApplication, getClusterNodes, getQueueInfo,
+/// moveApplicationAcrossQueues, getApplicationAttempts, getApplicationAttemptReport,
+/// getContainers and getContainerReport. Every other method of the protocol fails with
 /// `RpcNoSuchMethodException` and leaves the connection usable (docs/TODO.md lists them).
 #[derive(Clone)]
 pub(crate) struct ClientProtocol {
@@ -46,6 +48,10 @@ impl Protocol for ClientProtocol {
                 "getClusterNodes" => this.nodes(&request).await,
                 "getQueueInfo" => this.queue_info(&request).await,
                 "moveApplicationAcrossQueues" => this.move_app(&caller, &request).await,
+                "getApplicationAttempts" => this.attempts(&request).await,
+                "getApplicationAttemptReport" => this.attempt(&request).await,
+                "getContainers" => this.containers(&request).await,
+                "getContainerReport" => this.container(&request).await,
                 other => Err(RpcError::no_such_method(CLIENT_PROTOCOL, other)),
             }
         })
@@ -255,6 +261,141 @@ impl ClientProtocol {
         tracing::info!(app = %id, queue = %moved, "application moved over Hadoop IPC");
         encoded(&MoveApplicationAcrossQueuesResponseProto {})
     }
+}
+
+/// An app's attempts, its user, and the tracking URL with the attempt it belongs to (the
+/// current one).
+struct AttemptsOf {
+    attempts: Vec<AttemptReport>,
+    user: String,
+    tracking: Option<(AttemptId, String)>,
+}
+
+impl AttemptsOf {
+    fn url_of(&self, attempt: AttemptId) -> Option<&str> {
+        self.tracking
+            .as_ref()
+            .filter(|(current, _)| *current == attempt)
+            .map(|(_, url)| url.as_str())
+    }
+}
+
+/// `None` for an unknown app.
+fn attempts_of(core: &RmCore, id: &ApplicationId) -> Option<AttemptsOf> {
+    let r = core.app_report(id)?;
+    let tracking = r.current_attempt.map(|a| a.id).zip(r.tracking_url);
+    Some(AttemptsOf {
+        attempts: core.attempt_reports(id)?,
+        user: r.user,
+        tracking,
+    })
+}
+
+impl ClientProtocol {
+    async fn attempts(&self, request: &[u8]) -> Result<Vec<u8>, RpcError> {
+        let req: GetApplicationAttemptsRequestProto =
+            decode_request("getApplicationAttempts", request)?;
+        let id = wire::application_id(req.application_id.as_ref())
+            .map_err(|e| RpcError::yarn(format!("getApplicationAttempts: {e}")))?;
+        let found = self
+            .driver
+            .call(move |core, _| attempts_of(core, &id))
+            .await
+            .map_err(stopped)?;
+        let of = found.ok_or_else(|| not_found(&id.to_string()))?;
+        let application_attempts = of
+            .attempts
+            .iter()
+            .map(|a| records::attempt_report(a, of.url_of(a.id)))
+            .collect();
+        encoded(&GetApplicationAttemptsResponseProto {
+            application_attempts,
+        })
+    }
+
+    async fn attempt(&self, request: &[u8]) -> Result<Vec<u8>, RpcError> {
+        let req: GetApplicationAttemptReportRequestProto =
+            decode_request("getApplicationAttemptReport", request)?;
+        let id = wire::attempt_id(req.application_attempt_id.as_ref())
+            .map_err(|e| RpcError::yarn(format!("getApplicationAttemptReport: {e}")))?;
+        let app = id.app;
+        let found = self
+            .driver
+            .call(move |core, _| attempts_of(core, &app))
+            .await
+            .map_err(stopped)?;
+        let of = found.ok_or_else(|| not_found(&app.to_string()))?;
+        let a = of
+            .attempts
+            .iter()
+            .find(|a| a.id == id)
+            .ok_or_else(|| attempt_not_found(&id.to_string()))?;
+        encoded(&GetApplicationAttemptReportResponseProto {
+            application_attempt_report: Some(records::attempt_report(a, of.url_of(a.id))),
+        })
+    }
+
+    async fn containers(&self, request: &[u8]) -> Result<Vec<u8>, RpcError> {
+        let req: GetContainersRequestProto = decode_request("getContainers", request)?;
+        let id = wire::attempt_id(req.application_attempt_id.as_ref())
+            .map_err(|e| RpcError::yarn(format!("getContainers: {e}")))?;
+        let (user, known, list) = self.containers_of(id).await?;
+        if !known {
+            return Err(attempt_not_found(&id.to_string()));
+        }
+        let containers = list
+            .iter()
+            .filter(|c| c.attempt == id)
+            .map(|c| records::container_report(c, &user))
+            .collect();
+        encoded(&GetContainersResponseProto { containers })
+    }
+
+    async fn container(&self, request: &[u8]) -> Result<Vec<u8>, RpcError> {
+        let req: GetContainerReportRequestProto = decode_request("getContainerReport", request)?;
+        let id = wire::container_id(req.container_id.as_ref())
+            .map_err(|e| RpcError::yarn(format!("getContainerReport: {e}")))?;
+        let (user, _, list) = self.containers_of(id.attempt_id()).await?;
+        let c = list.iter().find(|c| c.id == id).ok_or_else(|| {
+            RpcError::new(
+                exception::CONTAINER_NOT_FOUND,
+                format!("Container with id '{id}' doesn't exist in RM."),
+            )
+        })?;
+        encoded(&GetContainerReportResponseProto {
+            container_report: Some(records::container_report(c, &user)),
+        })
+    }
+
+    /// The app's user, whether `attempt` is one of its attempts, and its containers (live and
+    /// recently ended); ApplicationNotFoundException for an unknown app.
+    async fn containers_of(
+        &self,
+        attempt: AttemptId,
+    ) -> Result<(String, bool, Vec<ContainerReport>), RpcError> {
+        let app = attempt.app;
+        let found = self
+            .driver
+            .call(move |core, _| {
+                let of = attempts_of(core, &app)?;
+                let known = of.attempts.iter().any(|a| a.id == attempt);
+                Some((
+                    of.user,
+                    known,
+                    core.container_reports(&app).unwrap_or_default(),
+                ))
+            })
+            .await
+            .map_err(stopped)?;
+        found.ok_or_else(|| not_found(&app.to_string()))
+    }
+}
+
+fn attempt_not_found(id: &str) -> RpcError {
+    RpcError::new(
+        exception::APPLICATION_ATTEMPT_NOT_FOUND,
+        format!("Application attempt with id '{id}' doesn't exist in RM."),
+    )
 }
 
 /// `getQueueInfo` on the core: the queue (with or without `root.`; Hadoop's clients usually

@@ -5,12 +5,19 @@
 use std::collections::BTreeMap;
 
 use weft_proto::hadoop::yarn::{
+    ApplicationAttemptReportProto, ContainerReportProto, ContainerStateProto,
+    YarnApplicationAttemptStateProto,
+};
+use weft_proto::hadoop::yarn::{
     ApplicationReportProto, ApplicationResourceUsageReportProto, FinalApplicationStatusProto,
     NodeIdProto, NodeReportProto, NodeStateProto, QueueInfoProto, QueueStateProto,
     YarnApplicationStateProto, YarnClusterMetricsProto,
 };
 use weft_proto::hadoop::{self as wire};
-use weft_rm_core::{AppReport, AppState, ClusterMetrics, FinalStatus, NodeInfo, NodeState};
+use weft_rm_core::{
+    AppReport, AppState, AttemptReport, AttemptState, ClusterMetrics, ContainerReport, FinalStatus,
+    LiveContainerState, NodeInfo, NodeState,
+};
 use weft_sched::QueueSnapshot;
 use weft_types::{Resource, Time};
 
@@ -110,6 +117,82 @@ pub(super) fn app_report(r: &AppReport, ctx: &ReportContext) -> ApplicationRepor
     }
 }
 
+fn attempt_state(s: AttemptState) -> YarnApplicationAttemptStateProto {
+    use YarnApplicationAttemptStateProto as P;
+    match s {
+        AttemptState::New => P::AppAttemptNew,
+        AttemptState::Submitted => P::AppAttemptSubmitted,
+        AttemptState::Scheduled => P::AppAttemptScheduled,
+        AttemptState::Allocated => P::AppAttemptAllocated,
+        AttemptState::Launched => P::AppAttemptLaunched,
+        AttemptState::Running => P::AppAttemptRunning,
+        AttemptState::Finishing => P::AppAttemptFinishing,
+        AttemptState::Finished => P::AppAttemptFinished,
+        AttemptState::Failed => P::AppAttemptFailed,
+        AttemptState::Killed => P::AppAttemptKilled,
+    }
+}
+
+/// `ApplicationAttemptReportProto`; `tracking_url` is the app's, for its current attempt.
+pub(super) fn attempt_report(
+    a: &AttemptReport,
+    tracking_url: Option<&str>,
+) -> ApplicationAttemptReportProto {
+    let (host, rpc_port) = match &a.am_rpc {
+        Some((host, port)) => (host.clone(), i32::try_from(*port).unwrap_or(-1)),
+        None => ("N/A".to_string(), -1),
+    };
+    ApplicationAttemptReportProto {
+        application_attempt_id: Some(wire::attempt_id_proto(a.id)),
+        host: Some(host),
+        rpc_port: Some(rpc_port),
+        tracking_url: Some(tracking_url.unwrap_or("N/A").to_string()),
+        original_tracking_url: Some(tracking_url.unwrap_or("N/A").to_string()),
+        diagnostics: Some(a.diagnostics.clone()),
+        yarn_application_attempt_state: Some(attempt_state(a.state) as i32),
+        am_container_id: a.am_container.map(wire::container_id_proto),
+        start_time: Some(millis(a.start_time)),
+        finish_time: Some(a.finish_time.map_or(0, millis)),
+    }
+}
+
+/// `ContainerReportProto`, with the NM log page of the container for `user`.
+pub(super) fn container_report(c: &ContainerReport, user: &str) -> ContainerReportProto {
+    let (host, port) = split_node_id(&c.node_id);
+    let state = match c.state {
+        LiveContainerState::Allocated | LiveContainerState::Acquired => ContainerStateProto::CNew,
+        LiveContainerState::Running => ContainerStateProto::CRunning,
+        LiveContainerState::Complete => ContainerStateProto::CComplete,
+    };
+    ContainerReportProto {
+        container_id: Some(wire::container_id_proto(c.id)),
+        resource: Some(wire::resource_proto(c.resource)),
+        node_id: Some(NodeIdProto {
+            host: Some(host),
+            port: Some(port),
+        }),
+        priority: Some(wire::priority_proto(c.priority)),
+        creation_time: Some(millis(c.start_time)),
+        finish_time: Some(c.finish_time.map_or(0, millis)),
+        diagnostics_info: Some(c.diagnostics.clone()),
+        log_url: c
+            .node_http_address
+            .as_deref()
+            .map(|http| crate::rest::log_url(http, &c.id, user)),
+        container_exit_status: Some(c.exit_status.unwrap_or(weft_rm_core::exit::INVALID)),
+        container_state: Some(state as i32),
+        node_http_address: c.node_http_address.as_ref().map(|h| format!("http://{h}")),
+    }
+}
+
+/// `host:port` split at its last colon (a NodeId's two fields).
+fn split_node_id(node_id: &str) -> (String, i32) {
+    match node_id.rsplit_once(':') {
+        Some((h, p)) => (h.to_string(), p.parse::<i32>().unwrap_or(0)),
+        None => (node_id.to_string(), 0),
+    }
+}
+
 /// YARN's node state for Weft's.
 pub(super) fn node_state(s: NodeState) -> NodeStateProto {
     match s {
@@ -123,10 +206,7 @@ pub(super) fn node_state(s: NodeState) -> NodeStateProto {
 
 /// `NodeReportProto`: the NodeId is the node's `host:port` split at its last colon.
 pub(super) fn node_report(n: &NodeInfo) -> NodeReportProto {
-    let (host, port) = match n.node_id.rsplit_once(':') {
-        Some((h, p)) => (h.to_string(), p.parse::<i32>().unwrap_or(0)),
-        None => (n.node_id.clone(), 0),
-    };
+    let (host, port) = split_node_id(&n.node_id);
     NodeReportProto {
         node_id: Some(NodeIdProto {
             host: Some(host),

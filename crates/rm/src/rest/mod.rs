@@ -7,6 +7,7 @@ mod capacity;
 mod error;
 mod filters;
 mod json;
+pub(crate) use json::log_url;
 mod labels;
 mod scheduler;
 
