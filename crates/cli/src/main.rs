@@ -7,6 +7,7 @@ mod scale;
 mod sim;
 mod sim_summary;
 mod up;
+mod up_hadoop_conf;
 mod up_reloads;
 
 use clap::{Parser, Subcommand};

@@ -1,7 +1,8 @@
 //! The fuzz targets: the allocation-file parser, the yarn-site parser, the scenario and SLS
 //! trace parsers, the REST API's JSON bodies and query strings, the gRPC request decoders
-//! with the services behind them, and the demand language (read, checked, resolved, printed
-//! and read again). Each returns its run's [`Report`].
+//! with the services behind them, the demand language (read, checked, resolved, printed
+//! and read again), and the Hadoop IPC connection decoder (preamble, packet lengths,
+//! headers, SASL, context and calls). Each returns its run's [`Report`].
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -13,13 +14,14 @@ use weft_types::ResourceTypes;
 use crate::engine::{fuzz, Report};
 
 /// Every target's name, in the order `run_all` runs them.
-pub const TARGETS: [&str; 6] = [
+pub const TARGETS: [&str; 7] = [
     "alloc-file",
     "yarn-site",
     "scenario",
     "rest-json",
     "grpc",
     "demand-parse",
+    "hadoop_ipc_frame",
 ];
 
 /// Runs the named target for `budget`; `None` for an unknown name.
@@ -31,6 +33,7 @@ pub fn run(name: &str, budget: Duration, rng_seed: u64) -> Option<Report> {
         "rest-json" => rest_json(budget, rng_seed),
         "grpc" => grpc(budget, rng_seed),
         "demand-parse" => demand_parse(budget, rng_seed),
+        "hadoop_ipc_frame" => hadoop_ipc_frame(budget, rng_seed),
         _ => return None,
     })
 }
@@ -395,6 +398,137 @@ fn demand_parse(budget: Duration, rng_seed: u64) -> Report {
             match again {
                 Ok(read) if read.demands == submission.demands => {}
                 other => panic!("printing changed the demands: {other:?}"),
+            }
+        },
+    )
+}
+
+/// A whole Hadoop IPC connection's bytes as the server reads them: the preamble, then
+/// length-prefixed packets, each classified (SASL, context, ping, call), and each call handed
+/// to the RM's ApplicationClientProtocol (an in-process RM). Every input must end in a value
+/// or an error, never a panic, and a decoded call must name its method.
+fn hadoop_ipc_frame(budget: Duration, rng_seed: u64) -> Report {
+    use prost::Message as _;
+    use weft_hadoop_ipc::client::request_header;
+    use weft_hadoop_ipc::proto::{
+        IpcConnectionContextProto, RequestHeaderProto, RpcSaslProto, UserInformationProto,
+    };
+    use weft_hadoop_ipc::wire::{self, packet_length, parse_preamble, Encoded};
+    use weft_hadoop_ipc::Packet;
+    use weft_proto::hadoop::yarn as y;
+
+    const PROTOCOL: &str = weft_proto::hadoop::CLIENT_PROTOCOL;
+    let Ok(mut rm) = Harness::new() else {
+        return Report {
+            target: "hadoop_ipc_frame".into(),
+            crashes: vec![crate::engine::Crash {
+                message: "the in-process RM could not start".into(),
+                input: Vec::new(),
+            }],
+            ..Report::default()
+        };
+    };
+    let client_id: Vec<u8> = (0u8..16).collect();
+    let context = IpcConnectionContextProto {
+        user_info: Some(UserInformationProto {
+            effective_user: Some("root".into()),
+            real_user: None,
+        }),
+        protocol: Some(PROTOCOL.into()),
+    };
+    let call = |id: i32, method: &str, body: Vec<u8>| {
+        let header = RequestHeaderProto {
+            method_name: method.into(),
+            declaring_class_protocol_name: PROTOCOL.into(),
+            client_protocol_version: 1,
+        };
+        wire::packet(&[&request_header(id, &client_id, 0), &header, &Encoded(&body)])
+    };
+    let app = y::ApplicationIdProto {
+        id: Some(1),
+        cluster_timestamp: Some(1),
+    };
+    let submit = y::SubmitApplicationRequestProto {
+        application_submission_context: Some(y::ApplicationSubmissionContextProto {
+            application_id: Some(app),
+            queue: Some("default".into()),
+            resource: Some(weft_proto::hadoop::resource_proto(
+                weft_types::Resource::new(512, 1),
+            )),
+            am_container_spec: Some(y::ContainerLaunchContextProto {
+                command: vec!["true".into()],
+                ..Default::default()
+            }),
+            ..Default::default()
+        }),
+    };
+    let mut plain = b"hrpc\x09\x00\x00".to_vec();
+    plain.extend(wire::packet(&[
+        &request_header(-3, &client_id, -1),
+        &context,
+    ]));
+    plain.extend(call(0, "getApplications", Vec::new()));
+    plain.extend(wire::packet(&[&request_header(-4, &client_id, -1)]));
+    plain.extend(call(1, "getNewApplication", Vec::new()));
+    plain.extend(call(2, "submitApplication", submit.encode_to_vec()));
+    let report = y::GetApplicationReportRequestProto {
+        application_id: Some(app),
+    };
+    plain.extend(call(3, "getApplicationReport", report.encode_to_vec()));
+    let queue = y::GetQueueInfoRequestProto {
+        queue_name: Some("root".into()),
+        include_child_queues: Some(true),
+        include_applications: Some(true),
+        recursive: Some(true),
+        ..Default::default()
+    };
+    plain.extend(call(4, "getQueueInfo", queue.encode_to_vec()));
+    let kill = y::KillApplicationRequestProto {
+        application_id: Some(app),
+        diagnostics: None,
+    };
+    plain.extend(call(5, "forceKillApplication", kill.encode_to_vec()));
+    let mut sasl = b"hrpc\x09\x00\xdf".to_vec();
+    let negotiate = RpcSaslProto {
+        state: 1,
+        ..Default::default()
+    };
+    sasl.extend(wire::packet(&[&request_header(-33, &[], -1), &negotiate]));
+    let seeds = vec![plain, sasl];
+    fuzz(
+        "hadoop_ipc_frame",
+        &seeds,
+        &[
+            "hrpc",
+            "getApplications",
+            "moveApplicationAcrossQueues",
+            "getClusterNodes",
+            "getClusterMetrics",
+            "root.default",
+            "SIMPLE",
+            "TOKEN",
+        ],
+        budget,
+        rng_seed,
+        |input| {
+            let Some((preamble, mut rest)) = input.split_first_chunk::<7>() else {
+                return;
+            };
+            if parse_preamble(preamble).is_err() {
+                return;
+            }
+            while let Some((prefix, after)) = rest.split_first_chunk::<4>() {
+                let Ok(len) = packet_length(*prefix, 1 << 20) else {
+                    return;
+                };
+                let Some(frame) = after.get(..len) else {
+                    return;
+                };
+                if let Ok(Packet::Call(call)) = Packet::decode(frame) {
+                    assert!(call.id() >= 0, "a call with a negative id");
+                    let _ = rm.hadoop_client(&call.method, &call.request);
+                }
+                rest = &after[len..];
             }
         },
     )

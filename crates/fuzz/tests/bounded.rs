@@ -64,3 +64,8 @@ fn grpc() {
 fn demand_parse() {
     check(TARGETS[5]);
 }
+
+#[test]
+fn hadoop_ipc_frame() {
+    check(TARGETS[6]);
+}

@@ -8,6 +8,7 @@ mod demands;
 mod error;
 mod filters;
 mod json;
+pub(crate) use json::log_url;
 mod labels;
 mod scheduler;
 

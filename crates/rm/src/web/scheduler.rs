@@ -428,6 +428,7 @@ mod tests {
             allocations: 0,
             capacity: Vec::new(),
             capacity_file: None,
+            demand_counts: Vec::new(),
             pools: vec![pool("", 0), pool("pool1", 2), pool("pool2", 1)],
             queue_pools: [
                 ("root.pool1_a".to_string(), "pool1".to_string()),
