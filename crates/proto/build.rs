@@ -1,4 +1,6 @@
-//! Compiles the protocol definitions with protox (pure Rust), so no system `protoc` is needed.
+//! Compiles the protocol definitions with protox (pure Rust), so no system `protoc` is needed:
+//! Weft's gRPC services (`weft.v1`) and the YARN messages of Hadoop's own protocols
+//! (`hadoop.yarn`, `hadoop.common`; messages only, they travel over Hadoop IPC).
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("cargo:rerun-if-changed=proto");
@@ -8,6 +10,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "weft/v1/resource_tracker.proto",
             "weft/v1/application_master.proto",
             "weft/v1/container_management.proto",
+            "hadoop/yarn_service_protos.proto",
         ],
         ["proto"],
     )?;

@@ -7,6 +7,7 @@ mod scale;
 mod sim;
 mod sim_summary;
 mod up;
+mod up_hadoop_conf;
 mod up_reloads;
 
 use clap::{Parser, Subcommand};
@@ -55,6 +56,8 @@ enum Command {
     /// `yarn rmadmin`).
     #[command(name = "rmadmin")]
     RmAdmin(weft_client::RmAdminArgs),
+    /// Time-aware demands (Weft only): submit FILE, list, status KEY, kill KEY.
+    Demand(weft_client::DemandArgs),
     /// Container logs of an application, from the NodeManagers (as `yarn logs`).
     Logs(weft_client::LogsArgs),
     /// A live view of the cluster and its running applications (as `yarn top`).
@@ -127,6 +130,7 @@ fn main() -> ExitCode {
         Command::RmAdmin(args) => weft_client::main(&args),
         Command::Cluster(args) => weft_client::main(&args),
         Command::Logs(args) => weft_client::main(&args),
+        Command::Demand(args) => weft_client::main(&args),
         Command::Top(args) => weft_client::main(&args),
         Command::Reservation(args) => weft_client::main(&args),
         Command::Sim { command } => sim::main(command),

@@ -152,6 +152,9 @@ pub(crate) struct UpArgs {
     /// Let every daemon pick a free port (the addresses are printed once they are up).
     #[arg(long = "ephemeral-ports")]
     ephemeral_ports: bool,
+    /// The RM's Hadoop IPC client port (ApplicationClientProtocol: YarnClient, spark-submit).
+    #[arg(long = "client-port", default_value_t = 8032)]
+    client_port: u16,
     /// The RM's scheduler (AM service) port.
     #[arg(long = "scheduler-port", default_value_t = 8030)]
     scheduler_port: u16,
@@ -443,6 +446,7 @@ struct NodeAddresses {
 
 /// Addresses of the running cluster.
 struct Addresses {
+    client: String,
     scheduler: String,
     tracker: String,
     web: String,
@@ -495,6 +499,8 @@ async fn start(
         "rm".into(),
         "--data-dir".into(),
         layout.root.join("rm").display().to_string(),
+        "--client-address".into(),
+        port(args, args.client_port),
         "--scheduler-address".into(),
         port(args, args.scheduler_port),
         "--tracker-address".into(),
@@ -531,6 +537,7 @@ async fn start(
         .daemons
         .push(spawn(layout, "ResourceManager", "rm", rm_args)?);
     let rm = wait_ready(&mut cluster.daemons[0], &rm_ready).await?;
+    let client = field(&rm, "client", "RM")?.to_string();
     let scheduler = field(&rm, "scheduler", "RM")?.to_string();
     let tracker = field(&rm, "tracker", "RM")?.to_string();
     let web = field(&rm, "web", "RM")?.to_string();
@@ -584,6 +591,7 @@ async fn start(
         });
     }
     Ok(Addresses {
+        client,
         scheduler,
         tracker,
         web,
@@ -615,11 +623,21 @@ pub(crate) fn command_name(
     (shown, Some(hint))
 }
 
-fn print_banner(args: &UpArgs, layout: &Layout, scheduler: &Scheduler, a: &Addresses) {
+fn print_banner(
+    args: &UpArgs,
+    layout: &Layout,
+    scheduler: &Scheduler,
+    a: &Addresses,
+    hadoop_conf: &Path,
+) {
     let web = advertised(args, &a.web);
     println!("Weft cluster is up (data in {})", layout.root.display());
     println!("  ResourceManager");
     println!("    web/REST   http://{web}/cluster");
+    println!(
+        "    client     {}  (Hadoop IPC: YarnClient, spark-submit)",
+        a.client
+    );
     println!("    scheduler  {}  (ApplicationMasters)", a.scheduler);
     println!("    tracker    {}  (NodeManagers)", a.tracker);
     for (i, n) in a.nodes.iter().enumerate() {
@@ -657,6 +675,8 @@ fn print_banner(args: &UpArgs, layout: &Layout, scheduler: &Scheduler, a: &Addre
         (None, kind) => println!("  scheduler    {}  (no allocation file)", kind.short_name()),
     }
     println!("  logs         {}", layout.logs.display());
+    println!("For Hadoop's own clients (YarnClient, spark-submit --master yarn):");
+    println!("  export HADOOP_CONF_DIR={}", hadoop_conf.display());
     // The verbs find the RM at 127.0.0.1:8088 by default; anywhere else they need -rm.
     let rm = if web == "127.0.0.1:8088" {
         String::new()
@@ -675,7 +695,12 @@ fn print_banner(args: &UpArgs, layout: &Layout, scheduler: &Scheduler, a: &Addre
     println!("Press Ctrl-C to stop the cluster.");
 }
 
-fn write_ready(path: &Path, a: &Addresses, cluster: &Cluster) -> anyhow::Result<()> {
+fn write_ready(
+    path: &Path,
+    a: &Addresses,
+    hadoop_conf: &Path,
+    cluster: &Cluster,
+) -> anyhow::Result<()> {
     let pid = |i: usize| cluster.daemons.get(i).and_then(|d| d.child.id());
     let nodes: Vec<Value> = a
         .nodes
@@ -686,6 +711,8 @@ fn write_ready(path: &Path, a: &Addresses, cluster: &Cluster) -> anyhow::Result<
         })
         .collect();
     let v = json!({
+        "client": a.client,
+        "hadoop_conf_dir": hadoop_conf,
         "web": a.web,
         "scheduler": a.scheduler,
         "tracker": a.tracker,
@@ -825,9 +852,25 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
             return Err(e);
         }
     };
-    print_banner(&args, &layout, &scheduler, &addresses);
+    let hadoop_conf = crate::up_hadoop_conf::write(
+        &layout.root,
+        &crate::up_hadoop_conf::RmAddresses {
+            client: &advertised(&args, &addresses.client),
+            scheduler: &advertised(&args, &addresses.scheduler),
+            tracker: &advertised(&args, &addresses.tracker),
+            web: &advertised(&args, &addresses.web),
+        },
+    );
+    let hadoop_conf = match hadoop_conf {
+        Ok(dir) => dir,
+        Err(e) => {
+            cluster.stop().await;
+            return Err(e);
+        }
+    };
+    print_banner(&args, &layout, &scheduler, &addresses, &hadoop_conf);
     if let Some(path) = &args.ready_file {
-        if let Err(e) = write_ready(path, &addresses, &cluster) {
+        if let Err(e) = write_ready(path, &addresses, &hadoop_conf, &cluster) {
             cluster.stop().await;
             return Err(e);
         }

@@ -342,6 +342,41 @@ fn pools_confine_apps_to_their_nodes_refuse_unbound_queues_and_move_nodes() {
         );
     }
 
+    // /metrics per pool: nodes and capacity as the node-labels page counts them.
+    let (status, metrics) = harness::get_text(&web, "/metrics");
+    assert_eq!(status, 200);
+    for line in [
+        "weft_pool_nodes{pool=\"blue\"} 2\n",
+        "weft_pool_nodes{pool=\"spare\"} 1\n",
+        "weft_pool_nodes{pool=\"<DEFAULT_PARTITION>\"} 0\n",
+        "weft_pool_capacity{pool=\"green\",resource=\"memory-mb\"} 1024\n",
+        "weft_pool_foreign_allocated{pool=\"spare\",resource=\"memory-mb\"} 0\n",
+    ] {
+        assert!(
+            metrics.contains(line),
+            "{line:?} not in /metrics:\n{metrics}"
+        );
+    }
+    for family in ["weft_pool_allocated", "weft_pool_pending"] {
+        assert!(
+            metrics.contains(&format!("# TYPE {family} gauge\n")),
+            "{family}"
+        );
+    }
+    // The scheduler page: one section per pool with its queues.
+    let (status, page) = harness::get_text(&web, "/cluster/scheduler");
+    assert_eq!(status, 200);
+    for (pool, queue) in [("blue", "root.blue_q"), ("green", "root.green_q")] {
+        let start = page
+            .find(&format!("data-pool=\"{pool}\""))
+            .unwrap_or_else(|| panic!("a section for {pool}: {page}"));
+        let end = start + page[start..].find("</section>").expect("section end");
+        assert!(
+            page[start..end].contains(&format!("data-queue=\"{queue}\"")),
+            "{queue} in {pool}'s section"
+        );
+    }
+
     up.signal(nix::sys::signal::Signal::SIGTERM);
     up.wait(MINUTE);
 }

@@ -144,6 +144,17 @@ fn http_status(url: &str) -> (u16, String) {
     (status, r.body_mut().read_to_string().unwrap_or_default())
 }
 
+fn post_json(url: &str, body: &serde_json::Value) -> (u16, String) {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(10)))
+        .build()
+        .into();
+    let mut r = agent.post(url).send_json(body).expect("POST");
+    let status = r.status().as_u16();
+    (status, r.body_mut().read_to_string().unwrap_or_default())
+}
+
 /// A name that would run script (and so log to the console) if a page forgot to escape it.
 const HOSTILE_NAME: &str = "<img src=x onerror=\"console.error('unescaped')\">ui-test";
 
@@ -189,6 +200,14 @@ fn every_page_renders_refreshes_live_and_logs_nothing_to_the_console() {
         (c.app(&running)["runningContainers"].as_u64() >= Some(3)).then_some(())
     });
     let node = c.nms[0].node_id.clone();
+    // A demand whose queue would run script if the demands page forgot to escape it.
+    let demand = serde_json::json!({"queue": HOSTILE_NAME, "demands": [{"DemandID": 1,
+        "ResourceRequest": {"capability": {"memory": 128, "vCores": 1}, "num-containers": 3}}]});
+    let (status, body) = post_json(
+        &format!("{base}/ws/v1/cluster/demands?user.name=alice"),
+        &demand,
+    );
+    assert_eq!(status, 202, "{body}");
 
     let dir = c.path("browser");
     std::fs::create_dir_all(&dir).expect("browser dir");
@@ -267,6 +286,17 @@ fn every_page_renders_refreshes_live_and_logs_nothing_to_the_console() {
                 "Exclusive Partition".into(),
                 "/cluster/nodes?node.label=\">2<".into(),
                 "&lt;memory:8192, vCores:16&gt;".into(),
+            ],
+        ),
+        (
+            "demands",
+            "/cluster/demands".into(),
+            vec![
+                "/ws/v1/cluster/demands/~alice/1".into(),
+                "ALLOCATING".into(),
+                "eligible".into(),
+                "0 / 3".into(),
+                "ui-test".into(),
             ],
         ),
     ];
@@ -483,6 +513,87 @@ fn the_capacity_scheduler_page_shows_the_capacity_tree_with_no_console_errors() 
     );
 }
 
+/// Queues `default` and `prod` bound to no pool (they run in DEFAULT, where the NMs are) and
+/// `blue_q` bound by prefix to the pool `blue`, which lists no hosts.
+const POOLED_ALLOCATIONS: &str = r#"<?xml version="1.0"?>
+<allocations>
+  <resourcePools unboundQueues="defaultPartition">
+    <resourcePool name="blue"/>
+  </resourcePools>
+  <queue name="root">
+    <queue name="default"/>
+    <queue name="prod"/>
+    <queue name="blue_q"/>
+  </queue>
+  <queuePlacementPolicy>
+    <rule name="specified" create="false"/>
+    <rule name="default" queue="default"/>
+  </queuePlacementPolicy>
+</allocations>
+"#;
+
+/// With resource pools the Fair scheduler page is grouped by pool (resource-pools spec §13): a
+/// section for DEFAULT (both NMs, the unbound queues) and one for `blue` (no nodes, its queue),
+/// each queue badged with its pool, refreshed live, fitting a 1400 px window, with nothing in
+/// the browser's console.
+#[test]
+fn with_pools_the_scheduler_page_groups_queues_by_pool_with_no_console_errors() {
+    require_chromium();
+    let opts = Options {
+        allocations: POOLED_ALLOCATIONS,
+        ..Options::default()
+    };
+    let c = Cluster::start(2, 4096, &opts);
+    let base = format!("http://{}", c.web);
+    let dir = c.path("browser");
+    std::fs::create_dir_all(&dir).expect("browser dir");
+    let url = format!("{base}/cluster/scheduler");
+    let run = chromium(
+        &dir,
+        "pools",
+        &url,
+        &[
+            "--dump-dom".to_string(),
+            "--window-size=1400,1000".to_string(),
+        ],
+    );
+    let section = |pool: &str| -> &str {
+        let needle = format!("data-pool=\"{pool}\"");
+        let start = run
+            .dom
+            .find(&needle)
+            .unwrap_or_else(|| panic!("{url}: no section for pool {pool:?}:\n{}", run.dom));
+        let end = start + run.dom[start..].find("</section>").expect("section end");
+        &run.dom[start..end]
+    };
+    let default = section("");
+    assert!(default.contains("Nodes <b>2</b>"), "{default}");
+    for q in ["root.default", "root.prod"] {
+        assert!(
+            default.contains(&format!("data-queue=\"{q}\"")),
+            "{q}: {default}"
+        );
+    }
+    assert!(!default.contains("root.blue_q"), "{default}");
+    let blue = section("blue");
+    assert!(blue.contains("data-queue=\"root.blue_q\""), "{blue}");
+    assert!(blue.contains("class=\"tag pool\""), "{blue}");
+    assert!(blue.contains("Nodes <b>0</b>"), "{blue}");
+    assert_eq!(
+        overflow(&run.dom),
+        Some(0),
+        "the pooled page fits a 1400 px window:\n{}",
+        run.dom
+    );
+    assert!(
+        refreshes(&run.dom) >= 1,
+        "{url}: the live refresh never swapped in a fragment:\n{}\nchromium log:\n{}",
+        run.dom,
+        run.log
+    );
+    assert_clean(&run, &url);
+}
+
 /// The value of `<body data-overflow="N">`: how many tables (and the page itself) are wider
 /// than the window, as the page's script counts them; `None` if the script did not run.
 fn overflow(dom: &str) -> Option<u32> {
@@ -555,6 +666,7 @@ fn every_page_fits_1400_and_1920_px_windows() {
         ("app-finished", format!("/cluster/app/{finished}")),
         ("nodes", "/cluster/nodes".to_string()),
         ("nodelabels", "/cluster/nodelabels".to_string()),
+        ("demands", "/cluster/demands".to_string()),
     ];
     let mut wide = Vec::new();
     for width in [1400, 1920] {
@@ -631,6 +743,7 @@ fn a_refused_allocation_file_shows_a_banner_on_every_page_until_a_good_one_loads
         "/cluster/apps",
         "/cluster/nodes",
         "/cluster/nodelabels",
+        "/cluster/demands",
     ];
     for p in pages {
         let (status, body) = http_status(&format!("{base}{p}"));

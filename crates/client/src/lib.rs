@@ -16,6 +16,7 @@
 //! | `logs -applicationId` | `/nodes`, then each NM's `/ws/v1/node/apps/{id}`, `/containers/{cid}/logs`, `/containerlogs/{cid}/{file}` |
 //! | `top` | `/info`, `/metrics`, `/apps?states=RUNNING,ACCEPTED` |
 //! | `reservation new\|submit FILE\|update FILE\|delete ID\|list` (Weft only: `yarn` has none) | `POST /reservation/new-reservation\|submit\|update\|delete`, `GET /reservation/list` |
+//! | `demand submit FILE\|list\|status KEY\|kill KEY` (Weft only) | `POST /demands`, `GET /demands`, `GET /demands/{scope}/{id}`, `PUT …/state` |
 //!
 //! The RM is found by [`resolve_rm`]: `--rm`, then `$WEFT_RM`, then yarn-site.xml in
 //! `$HADOOP_CONF_DIR`, then [`DEFAULT_RM`]. Exit status: 0, or 255 (YARN's -1) with the reason
@@ -25,6 +26,7 @@ mod address;
 mod application;
 mod attempt;
 mod cluster;
+mod demand;
 mod error;
 mod fmt;
 mod logs;
@@ -42,6 +44,7 @@ pub use address::{normalize_url, resolve_rm, rm_from_site_xml, DEFAULT_RM};
 pub use application::ApplicationArgs;
 pub use attempt::{AttemptArgs, ContainerArgs};
 pub use cluster::ClusterArgs;
+pub use demand::{DemandArgs, DemandCommand};
 pub use error::ClientError;
 pub use logs::LogsArgs;
 pub use node::NodeArgs;

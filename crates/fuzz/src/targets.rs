@@ -1,6 +1,8 @@
 //! The fuzz targets: the allocation-file parser, the yarn-site parser, the scenario and SLS
-//! trace parsers, the REST API's JSON bodies and query strings, and the gRPC request decoders
-//! with the services behind them. Each returns its run's [`Report`].
+//! trace parsers, the REST API's JSON bodies and query strings, the gRPC request decoders
+//! with the services behind them, the demand language (read, checked, resolved, printed
+//! and read again), and the Hadoop IPC connection decoder (preamble, packet lengths,
+//! headers, SASL, context and calls). Each returns its run's [`Report`].
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -12,7 +14,15 @@ use weft_types::ResourceTypes;
 use crate::engine::{fuzz, Report};
 
 /// Every target's name, in the order `run_all` runs them.
-pub const TARGETS: [&str; 5] = ["alloc-file", "yarn-site", "scenario", "rest-json", "grpc"];
+pub const TARGETS: [&str; 7] = [
+    "alloc-file",
+    "yarn-site",
+    "scenario",
+    "rest-json",
+    "grpc",
+    "demand-parse",
+    "hadoop_ipc_frame",
+];
 
 /// Runs the named target for `budget`; `None` for an unknown name.
 pub fn run(name: &str, budget: Duration, rng_seed: u64) -> Option<Report> {
@@ -22,6 +32,8 @@ pub fn run(name: &str, budget: Duration, rng_seed: u64) -> Option<Report> {
         "scenario" => scenario(budget, rng_seed),
         "rest-json" => rest_json(budget, rng_seed),
         "grpc" => grpc(budget, rng_seed),
+        "demand-parse" => demand_parse(budget, rng_seed),
+        "hadoop_ipc_frame" => hadoop_ipc_frame(budget, rng_seed),
         _ => return None,
     })
 }
@@ -132,6 +144,7 @@ const REST_CALLS: &[(&str, &str)] = &[
     ("GET", "/ws/v1/cluster/nodes?"),
     ("GET", "/ws/v1/cluster/appstatistics?"),
     ("GET", ""),
+    ("POST", "/ws/v1/cluster/demands"),
 ];
 
 fn rest_seed(call: u8, body: &serde_json::Value) -> Vec<u8> {
@@ -185,6 +198,19 @@ fn rest_json(budget: Duration, rng_seed: u64) -> Report {
         [vec![6], b"states=ACCEPTED&applicationTypes=YARN".to_vec()].concat(),
         [vec![7], b"/ws/v1/cluster/scheduler".to_vec()].concat(),
         [vec![7], b"/cluster/apps".to_vec()].concat(),
+        [
+            vec![8],
+            b"{\"queue\": \"root.default\", \"demands\": ".to_vec(),
+            include_bytes!("../../demand-lang/tests/data/example-d.json").to_vec(),
+            b"}".to_vec(),
+        ]
+        .concat(),
+        rest_seed(
+            8,
+            &serde_json::json!({"application-id": "application_1_0001", "demands": [
+                {"DemandID": 3, "ResourceRequest": {"capability": {"memory": 1, "vCores": 1}, "num-containers": 2},
+                 "Start": "OR([NOW, +5m], [NOW, ^3])", "Gang": 2}]}),
+        ),
     ];
     let tokens = &[
         "{", "}", "[", "]", "\"", ":", ",", "null", "true", "[[[[[[[[", "{\"a\":", "\\u0000",
@@ -306,4 +332,204 @@ fn grpc(budget: Duration, rng_seed: u64) -> Report {
         let kind = GrpcRequest::ALL[usize::from(kind) % GrpcRequest::ALL.len()];
         rm.grpc(kind, bytes);
     })
+}
+
+const DEMAND_TOKENS: &[&str] = &[
+    "[NOW, +5m]",
+    "[, +20m]",
+    "[NOW+10m, ^3]",
+    "[26-11-22 02:00:00, 2026-11-22T02:30:00+05:30]",
+    "AND(",
+    "OR(",
+    "NOT(",
+    ")",
+    "{\"AND\": [",
+    "{\"OR\": [",
+    "{\"NOT\": ",
+    "]}",
+    "\"Strategy\": \"strict\"",
+    "\"Gang\": 7,",
+    "\"OrderBy\": {\"After\": \"application_1_0001/1200:started\"},",
+    "\"Duration\": \"99999999999999h\",",
+    "^18446744073709551615",
+    "+18446744073709551615s",
+    "9223372036854775808",
+    "START",
+];
+
+/// The demand language: a document is read and checked; one that passes is resolved at a
+/// fixed `now`, printed, and read again, which must give the same demands.
+fn demand_parse(budget: Duration, rng_seed: u64) -> Report {
+    use weft_demand_lang::{parse_document, print::to_json, resolve, window::Clock, Strategy};
+    let seeds = vec![
+        include_bytes!("../../demand-lang/tests/data/example-3.2.1.json").to_vec(),
+        include_bytes!("../../demand-lang/tests/data/example-b.json").to_vec(),
+        include_bytes!("../../demand-lang/tests/data/example-d.json").to_vec(),
+    ];
+    let exists = |_: &weft_demand_lang::DemandRef| true;
+    fuzz(
+        "demand-parse",
+        &seeds,
+        DEMAND_TOKENS,
+        budget,
+        rng_seed,
+        |input| {
+            let Ok(submission) = parse_document(&text(input), Strategy::Loose, &exists) else {
+                return;
+            };
+            let clock = Clock {
+                now: 1_795_305_600_000,
+                offset_minutes: 60,
+            };
+            let printed: Vec<serde_json::Value> = submission
+                .demands
+                .iter()
+                .map(|demand| {
+                    let _ = resolve(demand, "", clock, Strategy::Strict);
+                    to_json(demand)
+                })
+                .collect();
+            let again = weft_demand_lang::parse_value(
+                &serde_json::Value::Array(printed),
+                "",
+                Strategy::Loose,
+                &exists,
+            );
+            match again {
+                Ok(read) if read.demands == submission.demands => {}
+                other => panic!("printing changed the demands: {other:?}"),
+            }
+        },
+    )
+}
+
+/// A whole Hadoop IPC connection's bytes as the server reads them: the preamble, then
+/// length-prefixed packets, each classified (SASL, context, ping, call), and each call handed
+/// to the RM's ApplicationClientProtocol (an in-process RM). Every input must end in a value
+/// or an error, never a panic, and a decoded call must name its method.
+fn hadoop_ipc_frame(budget: Duration, rng_seed: u64) -> Report {
+    use prost::Message as _;
+    use weft_hadoop_ipc::client::request_header;
+    use weft_hadoop_ipc::proto::{
+        IpcConnectionContextProto, RequestHeaderProto, RpcSaslProto, UserInformationProto,
+    };
+    use weft_hadoop_ipc::wire::{self, packet_length, parse_preamble, Encoded};
+    use weft_hadoop_ipc::Packet;
+    use weft_proto::hadoop::yarn as y;
+
+    const PROTOCOL: &str = weft_proto::hadoop::CLIENT_PROTOCOL;
+    let Ok(mut rm) = Harness::new() else {
+        return Report {
+            target: "hadoop_ipc_frame".into(),
+            crashes: vec![crate::engine::Crash {
+                message: "the in-process RM could not start".into(),
+                input: Vec::new(),
+            }],
+            ..Report::default()
+        };
+    };
+    let client_id: Vec<u8> = (0u8..16).collect();
+    let context = IpcConnectionContextProto {
+        user_info: Some(UserInformationProto {
+            effective_user: Some("root".into()),
+            real_user: None,
+        }),
+        protocol: Some(PROTOCOL.into()),
+    };
+    let call = |id: i32, method: &str, body: Vec<u8>| {
+        let header = RequestHeaderProto {
+            method_name: method.into(),
+            declaring_class_protocol_name: PROTOCOL.into(),
+            client_protocol_version: 1,
+        };
+        wire::packet(&[&request_header(id, &client_id, 0), &header, &Encoded(&body)])
+    };
+    let app = y::ApplicationIdProto {
+        id: Some(1),
+        cluster_timestamp: Some(1),
+    };
+    let submit = y::SubmitApplicationRequestProto {
+        application_submission_context: Some(y::ApplicationSubmissionContextProto {
+            application_id: Some(app),
+            queue: Some("default".into()),
+            resource: Some(weft_proto::hadoop::resource_proto(
+                weft_types::Resource::new(512, 1),
+            )),
+            am_container_spec: Some(y::ContainerLaunchContextProto {
+                command: vec!["true".into()],
+                ..Default::default()
+            }),
+            ..Default::default()
+        }),
+    };
+    let mut plain = b"hrpc\x09\x00\x00".to_vec();
+    plain.extend(wire::packet(&[
+        &request_header(-3, &client_id, -1),
+        &context,
+    ]));
+    plain.extend(call(0, "getApplications", Vec::new()));
+    plain.extend(wire::packet(&[&request_header(-4, &client_id, -1)]));
+    plain.extend(call(1, "getNewApplication", Vec::new()));
+    plain.extend(call(2, "submitApplication", submit.encode_to_vec()));
+    let report = y::GetApplicationReportRequestProto {
+        application_id: Some(app),
+    };
+    plain.extend(call(3, "getApplicationReport", report.encode_to_vec()));
+    let queue = y::GetQueueInfoRequestProto {
+        queue_name: Some("root".into()),
+        include_child_queues: Some(true),
+        include_applications: Some(true),
+        recursive: Some(true),
+        ..Default::default()
+    };
+    plain.extend(call(4, "getQueueInfo", queue.encode_to_vec()));
+    let kill = y::KillApplicationRequestProto {
+        application_id: Some(app),
+        diagnostics: None,
+    };
+    plain.extend(call(5, "forceKillApplication", kill.encode_to_vec()));
+    let mut sasl = b"hrpc\x09\x00\xdf".to_vec();
+    let negotiate = RpcSaslProto {
+        state: 1,
+        ..Default::default()
+    };
+    sasl.extend(wire::packet(&[&request_header(-33, &[], -1), &negotiate]));
+    let seeds = vec![plain, sasl];
+    fuzz(
+        "hadoop_ipc_frame",
+        &seeds,
+        &[
+            "hrpc",
+            "getApplications",
+            "moveApplicationAcrossQueues",
+            "getClusterNodes",
+            "getClusterMetrics",
+            "root.default",
+            "SIMPLE",
+            "TOKEN",
+        ],
+        budget,
+        rng_seed,
+        |input| {
+            let Some((preamble, mut rest)) = input.split_first_chunk::<7>() else {
+                return;
+            };
+            if parse_preamble(preamble).is_err() {
+                return;
+            }
+            while let Some((prefix, after)) = rest.split_first_chunk::<4>() {
+                let Ok(len) = packet_length(*prefix, 1 << 20) else {
+                    return;
+                };
+                let Some(frame) = after.get(..len) else {
+                    return;
+                };
+                if let Ok(Packet::Call(call)) = Packet::decode(frame) {
+                    assert!(call.id() >= 0, "a call with a negative id");
+                    let _ = rm.hadoop_client(&call.method, &call.request);
+                }
+                rest = &after[len..];
+            }
+        },
+    )
 }

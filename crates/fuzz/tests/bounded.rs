@@ -59,3 +59,13 @@ fn rest_json() {
 fn grpc() {
     check(TARGETS[4]);
 }
+
+#[test]
+fn demand_parse() {
+    check(TARGETS[5]);
+}
+
+#[test]
+fn hadoop_ipc_frame() {
+    check(TARGETS[6]);
+}

@@ -8,11 +8,15 @@
 //! * [`v1::container_management_server`] / [`v1::container_management_client`]: AMs and the
 //!   RM start, stop and query containers on an NM (YARN's `ContainerManagementProtocol`).
 //!
+//! * [`hadoop`]: YARN's own messages as Hadoop's clients send them over Hadoop IPC (see
+//!   `weft-hadoop-ipc`), with their id and resource conversions.
+//!
 //! This crate holds the only conversions between wire types and `weft-types` ([`resource`]),
 //! so other crates never hand-map protobuf fields.
 
 pub mod auth;
 pub mod exit_status;
+pub mod hadoop;
 pub mod master_key;
 pub mod resource;
 

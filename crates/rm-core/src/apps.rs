@@ -676,6 +676,7 @@ impl RmCore {
             }
         }
         self.persist(writes);
+        self.demands_app_ended(now, id, state);
         if newly_completed {
             self.app_completed(id);
         }

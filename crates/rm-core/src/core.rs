@@ -55,6 +55,16 @@ pub struct RmConfig {
     /// `yarn.node-labels.enabled` (false): whether the admin interfaces may change node labels
     /// (the allocation file's pools work either way).
     pub node_labels_enabled: bool,
+    /// `weft.demand.default-strategy` (loose): the strategy of a demand field that names none.
+    pub demand_default_strategy: weft_demand_lang::Strategy,
+    /// `weft.demand.timezone` as minutes east of UTC (0): how a demand's calendar time without
+    /// a zone is read.
+    pub demand_timezone_minutes: i16,
+    /// `weft.demand.admit-unplanned` (false), Weft's own: with no reservable queue (no planner
+    /// yet), a strict Start or DeadLine that needs a plan is accepted best-effort instead of
+    /// failing `not_reservable`; its run-time strict rules (deadline unreachable, window
+    /// expired, deadline missed) still apply. Off, admission stays honest (spec §3.1 item 4).
+    pub demand_admit_unplanned: bool,
 }
 
 /// The default cap on containers per Allocate answer: about 2 MB on the wire, well under the
@@ -80,6 +90,9 @@ impl RmConfig {
             am_recovery_grace: Duration::from_secs(10),
             allocate_max_containers: DEFAULT_ALLOCATE_MAX_CONTAINERS,
             node_labels_enabled: false,
+            demand_default_strategy: weft_demand_lang::Strategy::Loose,
+            demand_timezone_minutes: 0,
+            demand_admit_unplanned: false,
         }
     }
 }
@@ -277,6 +290,8 @@ pub struct RmCore {
     pub(crate) labels: crate::node_labels::NodeLabels,
     /// Hadoop's ReservationSystem: the plans of the reservable queues.
     pub(crate) reservations: crate::reservations::ReservationSystem,
+    /// Time-aware demands by key.
+    pub(crate) demands: crate::demands::Demands,
 }
 
 impl RmCore {
@@ -300,6 +315,7 @@ impl RmCore {
             registrations: 0,
             preempted_for: BTreeMap::new(),
             labels: Default::default(),
+            demands: Default::default(),
             config,
             sched,
             cluster_ts,
@@ -465,7 +481,10 @@ impl RmCore {
         if let Some(c) = self.containers.get_mut(&id) {
             c.sched = None;
         }
-        let given = status.map(|s| (s.code, s.diagnostics, false));
+        // A status comes from the NM's own report (nothing to stop), except for a foreign
+        // container the scheduler killed at its pool's timeout (the NM must stop it).
+        let scheduler_kill = how == ContainerExit::Preempted;
+        let given = status.map(|s| (s.code, s.diagnostics, scheduler_kill));
         let (status, diag, stop) = given.unwrap_or_else(|| match how {
             ContainerExit::Success => (exit::SUCCESS, String::new(), false),
             ContainerExit::Released => (
@@ -745,7 +764,7 @@ impl RmCore {
             queue: a.queue.clone(),
             state: a.state,
             final_status: a.final_status,
-            diagnostics: a.diagnostics.clone(),
+            diagnostics: self.diagnostics_of(a),
             application_type: a.sub.application_type.clone(),
             tags: a.sub.tags.clone(),
             priority: a.sub.priority,
@@ -768,6 +787,30 @@ impl RmCore {
             aggregate: self.aggregate_usage(a),
             preemption: self.preemption_report(a),
             tracking_url: a.current().and_then(|t| t.tracking_url.clone()),
+        }
+    }
+
+    /// The app's diagnostics; an accepted app waiting for its AM in a resource pool with no
+    /// active node says so (resource-pools spec §6, scenario A4), as Hadoop's RM says why an
+    /// accepted app waits.
+    fn diagnostics_of(&self, a: &App) -> String {
+        let waiting_for_am =
+            a.state == AppState::Accepted && a.current().is_none_or(|t| t.am_container.is_none());
+        if !a.diagnostics.is_empty() || !waiting_for_am {
+            return a.diagnostics.clone();
+        }
+        let Some(pool) = self.queue_partition(&a.queue) else {
+            return a.diagnostics.clone();
+        };
+        let dead = self
+            .sched
+            .pool_stats()
+            .iter()
+            .any(|p| p.name == pool && p.nodes == 0);
+        if dead {
+            format!("waiting: resource pool {pool} has 0 active nodes")
+        } else {
+            a.diagnostics.clone()
         }
     }
 

@@ -69,6 +69,20 @@ pub enum RmError {
     /// A node-label change was refused (unknown node or label, ownership, ...).
     #[error("{0}")]
     NodeLabels(String),
+    /// A demand submission was refused: every problem with its JSON pointer and column.
+    #[error("invalid demand: {0}")]
+    InvalidDemand(String),
+    /// No such demand.
+    #[error("demand {0} not found")]
+    UnknownDemand(String),
+    /// The demand already ended (FINISHED or FAILED).
+    #[error("demand {key} is in a final state ({state})")]
+    DemandFinal {
+        /// The demand's key.
+        key: String,
+        /// Its state.
+        state: String,
+    },
     /// Not supported (yet).
     #[error("unsupported: {0}")]
     Unsupported(String),

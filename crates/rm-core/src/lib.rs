@@ -1,6 +1,7 @@
 //! The ResourceManager's core as a sans-IO, deterministic state machine.
 //!
-//! [`RmCore`] owns the applications, their attempts, the containers and the nodes, and wraps
+//! [`RmCore`] owns the applications, their attempts, the containers, the nodes and the
+//! time-aware demands (`demands`: seed 004's RMDemand state machine), and wraps
 //! the scheduler (`weft_sched::Scheduler`). Inputs are methods taking `now` (REST submissions,
 //! kills and moves; NM registrations and heartbeats; AM register/allocate/finish; `tick`);
 //! outputs ([`Output`]: store writes, AM launches, container stops) are drained with
@@ -12,6 +13,7 @@ mod am_recovery;
 mod apps;
 mod blacklist;
 mod core;
+mod demands;
 mod error;
 mod limits;
 mod liveness;
@@ -32,6 +34,10 @@ mod tokens;
 mod tests;
 
 pub use crate::core::{RmConfig, RmCore, DEFAULT_ALLOCATE_MAX_CONTAINERS, ENDED_CONTAINERS_KEPT};
+pub use demands::{
+    demand_state_name, DemandBatch, DemandReason, DemandReport, DemandTransition,
+    MAX_DEMANDS_PER_SUBMISSION,
+};
 pub use error::RmError;
 pub use limits::*;
 pub use model::*;
@@ -40,8 +46,10 @@ pub use reservations::{
     plan_capacity, reservable_queues, ReservationError, ReservationQuery, ReservationSystem,
 };
 pub use retention::DEFAULT_MAX_COMPLETED_APPS;
+pub use weft_demand_lang::Strategy as DemandStrategy;
 pub use weft_plan;
 pub use weft_store::{
-    AppState, AttemptState, FinalStatus, LaunchContext, LocalResource, LocalResourceKind, Write,
+    AppState, AttemptState, DemandState, FinalStatus, LaunchContext, LocalResource,
+    LocalResourceKind, Write,
 };
 pub use weft_tokens::MasterKey;

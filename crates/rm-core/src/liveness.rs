@@ -30,12 +30,13 @@ impl RmCore {
         self.drain(now);
     }
 
-    /// Advances time: runs the scheduler update when due, expires silent NMs and AMs, and stops
-    /// finished AMs that outstayed the AM expiry. Call it often (every few hundred ms).
+    /// Advances time: runs the scheduler update when due, expires silent NMs and AMs, stops
+    /// finished AMs that outstayed the AM expiry, and runs the demands' timers. Call it often (every few hundred ms).
     pub fn tick(&mut self, now: Time) {
         self.latest = self.latest.max(now);
         self.roll_keys(now);
         self.expire_unconfirmed_ams(now);
+        self.advance_demands(now);
         if now >= self.next_update {
             let _ = self.sched.handle(now, weft_sched::Event::Update);
             self.drain(now);

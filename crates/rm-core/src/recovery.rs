@@ -89,6 +89,7 @@ impl RmCore {
                 core.resume(now, id);
             }
         }
+        core.restore_demands(now, &state.demands)?;
         core.persist_meta();
         core.retain_recovered();
         Ok(core)

@@ -1,6 +1,6 @@
-//! An in-process RM for fuzzing its request decoding (`crates/fuzz`): the REST and web routers
-//! and the gRPC services over a real driver and core with an in-memory store, called directly
-//! without sockets. Not part of the daemon's interface.
+//! An in-process RM for fuzzing its request decoding (`crates/fuzz`): the REST and web routers,
+//! the gRPC services and the Hadoop IPC client protocol over a real driver and core with an
+//! in-memory store, called directly without sockets. Not part of the daemon's interface.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -58,6 +58,7 @@ pub struct Harness {
     router: axum::Router,
     tracker: tracker::Tracker,
     am: am_service::AmService,
+    hadoop_client: crate::hadoop::ClientProtocol,
     stop: watch::Sender<bool>,
 }
 
@@ -93,6 +94,10 @@ impl Harness {
                 types: types.clone(),
                 heartbeat_interval_ms: 1000,
                 rm_identifier: 1,
+            },
+            hadoop_client: crate::hadoop::ClientProtocol {
+                driver: driver.clone(),
+                web: "127.0.0.1:8088".to_string(),
             },
             am: am_service::AmService {
                 driver,
@@ -190,6 +195,21 @@ impl Harness {
                 Err(_) => false,
             },
         }
+    }
+}
+
+impl Harness {
+    /// Runs one ApplicationClientProtocol call (Hadoop IPC) as user `fuzz`: `request` is the
+    /// encoded request message of `method`. Returns whether it answered without an exception.
+    pub fn hadoop_client(&mut self, method: &str, request: &[u8]) -> bool {
+        use weft_hadoop_ipc::Protocol as _;
+        let caller = weft_hadoop_ipc::Caller {
+            user: "fuzz".to_string(),
+            real_user: None,
+            peer: std::net::SocketAddr::from(([127, 0, 0, 1], 1)),
+        };
+        let call = self.hadoop_client.call(caller, method, request.to_vec());
+        self.runtime.block_on(call).is_ok()
     }
 }
 

@@ -1,15 +1,18 @@
 //! The Weft ResourceManager daemon (`weft rm`).
 //!
 //! One task (the driver) owns the sans-IO [`weft_rm_core::RmCore`]; the gRPC services (AM
-//! service on 8030, resource tracker on 8031) and the REST API (8088) send it jobs and answer
+//! service on 8030, resource tracker on 8031), Hadoop IPC's ApplicationClientProtocol (8032)
+//! and the REST API (8088) send it jobs and answer
 //! only after the state store has recorded what the job changed. A ticker drives liveness and
 //! the scheduler's update; the allocation file is polled and reloaded when it changes.
 
 mod am_service;
 mod clock;
+mod demand_settings;
 mod driver;
 #[doc(hidden)]
 pub mod fuzzing;
+mod hadoop;
 mod metrics;
 mod nm_stops;
 mod reload;
@@ -69,6 +72,10 @@ pub struct RmArgs {
     /// Where the state store lives (default ./weft-rm-data).
     #[arg(long = "data-dir")]
     pub data_dir: Option<PathBuf>,
+    /// Hadoop IPC client address, ApplicationClientProtocol (default
+    /// yarn.resourcemanager.address, else 0.0.0.0:8032; port 0 picks one).
+    #[arg(long = "client-address")]
+    pub client_address: Option<String>,
     /// AM service address (default 0.0.0.0:8030; port 0 picks one).
     #[arg(long = "scheduler-address")]
     pub scheduler_address: Option<String>,
@@ -78,7 +85,8 @@ pub struct RmArgs {
     /// REST address (default 0.0.0.0:8088).
     #[arg(long = "web-address")]
     pub web_address: Option<String>,
-    /// Once every listener is up, write {"scheduler","tracker","web"} addresses here as JSON.
+    /// Once every listener is up, write {"client","scheduler","tracker","web"} addresses here
+    /// as JSON.
     #[arg(long = "ready-file")]
     pub ready_file: Option<PathBuf>,
     /// NM expiry in ms (yarn.nm.liveness-monitor.expiry-interval-ms).
@@ -144,6 +152,8 @@ async fn shutdown_signal() {
 
 /// A running RM (in this process).
 pub struct RunningRm {
+    /// Where Hadoop IPC clients (ApplicationClientProtocol) connect.
+    pub client: SocketAddr,
     /// Where the AM service listens.
     pub scheduler: SocketAddr,
     /// Where the resource tracker listens.
@@ -206,9 +216,11 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
         Some(file) => file.read(&properties).map_err(anyhow::Error::msg)?,
         None => SchedulerConfig::from_site(properties.clone(), Default::default())?,
     };
+    let client_listener = bind("Hadoop IPC client protocol", &settings.client_address).await?;
     let scheduler_listener = bind("AM service", &settings.scheduler_address).await?;
     let tracker_listener = bind("resource tracker", &settings.tracker_address).await?;
     let web_listener = bind("REST API", &settings.web_address).await?;
+    let client = reachable(client_listener.local_addr()?);
     let scheduler = reachable(scheduler_listener.local_addr()?);
     let tracker = reachable(tracker_listener.local_addr()?);
     let web = reachable(web_listener.local_addr()?);
@@ -224,6 +236,7 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
     config.token_secret = clock::token_secret();
     config.admin_acl = settings.admin_acl.clone();
     config.node_labels_enabled = settings.node_labels_enabled;
+    settings.demands.apply(&mut config);
     config.am_recovery_grace = CoreDuration::from_millis(settings.am_recovery_grace_ms);
     let now = clock::now();
     let core = RmCore::recover(config, recovered, now.as_millis(), now)?;
@@ -282,6 +295,16 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
             tracing::error!("resource tracker failed: {e}");
         }
     }));
+    let dispatcher = weft_hadoop_ipc::Dispatcher::new().with(hadoop::ClientProtocol {
+        driver: driver.clone(),
+        web: web.to_string(),
+    });
+    tasks.push(tokio::spawn(weft_hadoop_ipc::serve(
+        client_listener,
+        dispatcher,
+        weft_hadoop_ipc::Limits::default(),
+        stop_rx.clone(),
+    )));
     let reload_log = reload::ReloadLog::new(reload::ReloadStatus::loaded_at_start(
         queue_file.as_ref().map(|f| f.path().to_path_buf()),
         now.as_millis(),
@@ -322,9 +345,10 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
             stop_rx.clone(),
         )));
     }
-    tracing::info!(%scheduler, %tracker, %web, "ResourceManager started");
+    tracing::info!(%client, %scheduler, %tracker, %web, "ResourceManager started");
     if let Some(path) = &args.ready_file {
         let ready = serde_json::json!({
+            "client": client.to_string(),
             "scheduler": scheduler.to_string(),
             "tracker": tracker.to_string(),
             "web": web.to_string(),
@@ -333,6 +357,7 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(RunningRm {
+        client,
         scheduler,
         tracker,
         web,

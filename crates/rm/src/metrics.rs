@@ -76,6 +76,17 @@ fn label_value(v: &str) -> String {
         .replace('\n', "\\n")
 }
 
+/// Every demand state, in lifecycle order.
+const DEMAND_STATES: [weft_rm_core::DemandState; 7] = [
+    weft_rm_core::DemandState::New,
+    weft_rm_core::DemandState::Accepted,
+    weft_rm_core::DemandState::Allocating,
+    weft_rm_core::DemandState::Allocated,
+    weft_rm_core::DemandState::Monitoring,
+    weft_rm_core::DemandState::Finished,
+    weft_rm_core::DemandState::Failed,
+];
+
 /// The whole exposition.
 pub(crate) fn render(
     v: &View,
@@ -176,11 +187,85 @@ pub(crate) fn render(
         o.sample("weft_cluster_apps", &[("state", &name)], n as f64);
     }
 
+    o.family(
+        "weft_demands",
+        "gauge",
+        "Time-aware demands (Weft only) by state and the reason of their last transition.",
+    );
+    // Every state has a sample: a state no demand is in reads 0 without a reason label.
+    for state in DEMAND_STATES {
+        let name = weft_rm_core::demand_state_name(state);
+        let mut any = false;
+        for (_, reason, n) in v.demand_counts.iter().filter(|(s, _, _)| *s == state) {
+            any = true;
+            let labels = [("state", name), ("reason", reason.as_str())];
+            o.sample("weft_demands", &labels, *n as f64);
+        }
+        if !any {
+            o.sample("weft_demands", &[("state", name)], 0.0);
+        }
+    }
+
     scheduler_info(&mut o, v.kind);
     queue_families(&mut o, v);
+    pool_families(&mut o, v);
     timing_families(&mut o, v, stats);
     reload_families(&mut o, reloads);
     o.text
+}
+
+/// Reads one figure of a resource pool.
+type PoolFigure = fn(&weft_sched::PoolStats) -> Resource;
+
+/// Per resource pool (label `pool`, `<DEFAULT_PARTITION>` for the nodes in no pool); none
+/// without pools.
+fn pool_families(o: &mut Out, v: &View) {
+    if v.pools.is_empty() {
+        return;
+    }
+    let name = |p: &weft_sched::PoolStats| {
+        if p.name.is_empty() {
+            "<DEFAULT_PARTITION>".to_string()
+        } else {
+            p.name.clone()
+        }
+    };
+    o.family(
+        "weft_pool_nodes",
+        "gauge",
+        "Nodes in the resource pool (usable or not).",
+    );
+    for p in &v.pools {
+        o.sample("weft_pool_nodes", &[("pool", &name(p))], f64::from(p.nodes));
+    }
+    let families: [(&str, &str, PoolFigure); 4] = [
+        (
+            "weft_pool_capacity",
+            "Total resources of the pool's nodes.",
+            |p| p.capacity,
+        ),
+        (
+            "weft_pool_allocated",
+            "Resources held by containers on the pool's nodes (foreign ones included).",
+            |p| p.used,
+        ),
+        (
+            "weft_pool_pending",
+            "Resources the pool's queues ask for beyond their usage (as of the last scheduler update).",
+            |p| p.pending,
+        ),
+        (
+            "weft_pool_foreign_allocated",
+            "Resources held on the pool's nodes by containers of other pools' applications, left there by a host move.",
+            |p| p.foreign_used,
+        ),
+    ];
+    for (family, help, figure) in families {
+        o.family(family, "gauge", help);
+        for p in &v.pools {
+            o.resource(family, &[("pool", &name(p))], figure(p), v);
+        }
+    }
 }
 
 fn reload_families(o: &mut Out, r: &ReloadStatus) {
@@ -626,6 +711,9 @@ mod tests {
             allocations: 0,
             capacity: Vec::new(),
             capacity_file: None,
+            pools: Vec::new(),
+            queue_pools: BTreeMap::new(),
+            demand_counts: Vec::new(),
         }
     }
 
@@ -637,6 +725,39 @@ mod tests {
         scheduler_info(&mut o, v.kind);
         queue_families(&mut o, &v);
         o.text
+    }
+
+    /// Resource pools: one sample per pool (DEFAULT named `<DEFAULT_PARTITION>`) of nodes,
+    /// capacity, allocation, pending and foreign allocation; none without pools.
+    #[test]
+    fn pools_export_their_nodes_usage_pending_and_foreign_usage() {
+        let mut v = view(SchedulerKind::Fair);
+        let mut o = Out {
+            text: String::new(),
+        };
+        pool_families(&mut o, &v);
+        assert_eq!(o.text, "", "no pools, no pool families");
+        let pool = |name: &str, nodes: u32, used: i64, foreign: i64| weft_sched::PoolStats {
+            name: name.into(),
+            nodes,
+            capacity: Resource::new(8192 * i64::from(nodes), 8 * i64::from(nodes)),
+            used: Resource::new(used, used / 1024),
+            pending: Resource::new(3072, 3),
+            foreign_used: Resource::new(foreign, foreign / 1024),
+        };
+        v.pools = vec![pool("", 1, 0, 0), pool("pool2", 3, 8192, 4096)];
+        pool_families(&mut o, &v);
+        for line in [
+            "weft_pool_nodes{pool=\"<DEFAULT_PARTITION>\"} 1\n",
+            "weft_pool_nodes{pool=\"pool2\"} 3\n",
+            "weft_pool_capacity{pool=\"pool2\",resource=\"memory-mb\"} 24576\n",
+            "weft_pool_allocated{pool=\"pool2\",resource=\"vcores\"} 8\n",
+            "weft_pool_pending{pool=\"<DEFAULT_PARTITION>\",resource=\"memory-mb\"} 3072\n",
+            "weft_pool_foreign_allocated{pool=\"pool2\",resource=\"memory-mb\"} 4096\n",
+            "# TYPE weft_pool_foreign_allocated gauge\n",
+        ] {
+            assert!(o.text.contains(line), "{line:?} missing in:\n{}", o.text);
+        }
     }
 
     #[test]

@@ -46,6 +46,7 @@ pub enum SettingsError {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TomlFile {
+    client_address: Option<String>,
     scheduler_address: Option<String>,
     tracker_address: Option<String>,
     web_address: Option<String>,
@@ -67,6 +68,9 @@ struct TomlFile {
 /// Everything the daemon needs to start.
 #[derive(Clone, Debug)]
 pub struct Settings {
+    /// Hadoop IPC ApplicationClientProtocol listen address (`yarn.resourcemanager.address`,
+    /// :8032).
+    pub client_address: String,
     /// AM service listen address (`yarn.resourcemanager.scheduler.address`, :8030).
     pub scheduler_address: String,
     /// Resource tracker listen address (`yarn.resourcemanager.resource-tracker.address`, :8031).
@@ -112,6 +116,8 @@ pub struct Settings {
     /// After a restart, how long a recovered AM may go unreported by every node before its
     /// attempt fails (`am_recovery_grace_ms`, Weft's own; 10000).
     pub am_recovery_grace_ms: u64,
+    /// The time-aware demands' keys (`weft.demand.*`).
+    pub demands: crate::demand_settings::DemandSettings,
     /// What the configuration asked for and the RM does not do, for the log (e.g. an
     /// allocation file named in yarn-site.xml while the FIFO scheduler runs).
     pub notes: Vec<String>,
@@ -195,6 +201,19 @@ pub const CAPACITY_FILE: &str = "capacity-scheduler.xml";
 /// The configuration directory (Hadoop's `HADOOP_CONF_DIR`, where capacity-scheduler.xml
 /// lives): the one given, else the directory of yarn-site.xml, else of the TOML file, else the
 /// current directory.
+/// A yarn-site address as Hadoop reads it: `${yarn.resourcemanager.hostname}` replaced by the
+/// RM host, and the default port added when the value has none.
+fn site_address(value: &str, rm_host: &str, port: u16) -> String {
+    let value = value
+        .trim()
+        .replace("${yarn.resourcemanager.hostname}", rm_host);
+    if value.contains(':') {
+        value
+    } else {
+        format!("{value}:{port}")
+    }
+}
+
 fn conf_dir(given: Option<&Path>, yarn_site: Option<&Path>, toml: Option<&Path>) -> PathBuf {
     let parent = |p: &Path| {
         p.parent()
@@ -255,11 +274,18 @@ impl Settings {
                 })
                 .transpose()
         };
+        // Hadoop's addresses default to `${yarn.resourcemanager.hostname}:<port>`, and a
+        // yarn-site value may name that variable or leave the port out.
+        let rm_host = pairs
+            .get("yarn.resourcemanager.hostname")
+            .map(|h| h.trim().to_string())
+            .filter(|h| !h.is_empty())
+            .unwrap_or_else(|| "0.0.0.0".to_string());
         let addr = |flag: &Option<String>, toml: &Option<String>, key: &str, port: u16| {
             flag.clone()
                 .or_else(|| toml.clone())
-                .or_else(|| pairs.get(key).cloned())
-                .unwrap_or_else(|| format!("0.0.0.0:{port}"))
+                .or_else(|| pairs.get(key).map(|v| site_address(v, &rm_host, port)))
+                .unwrap_or_else(|| format!("{rm_host}:{port}"))
         };
         let mut notes = Vec::new();
         let allocations = allocations(
@@ -321,14 +347,22 @@ impl Settings {
             }
             Some(n) => count(n),
         };
+        let demands = crate::demand_settings::DemandSettings::read(&pairs)?;
         Ok(Settings {
             notes,
+            demands,
             allocate_max_containers,
             admin_acl,
             node_labels_enabled,
             max_completed_apps,
             store_max_completed_apps,
             am_recovery_grace_ms: toml_file.am_recovery_grace_ms.unwrap_or(10_000),
+            client_address: addr(
+                &args.client_address,
+                &toml_file.client_address,
+                "yarn.resourcemanager.address",
+                8032,
+            ),
             scheduler_address: addr(
                 &args.scheduler_address,
                 &toml_file.scheduler_address,
@@ -385,6 +419,36 @@ impl Settings {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn hadoop_style_addresses_take_the_rm_hostname_and_default_ports() {
+        let dir = tempfile::tempdir().unwrap();
+        let site = dir.path().join("yarn-site.xml");
+        std::fs::write(
+            &site,
+            r#"<configuration>
+              <property><name>yarn.resourcemanager.hostname</name><value>127.0.0.2</value></property>
+              <property><name>yarn.resourcemanager.scheduler.address</name><value>${yarn.resourcemanager.hostname}:9030</value></property>
+              <property><name>yarn.resourcemanager.webapp.address</name><value>127.0.0.3</value></property>
+            </configuration>"#,
+        )
+        .unwrap();
+        let args = crate::RmArgs {
+            yarn_site: Some(site),
+            ..Default::default()
+        };
+        let s = super::Settings::load(&args).unwrap();
+        assert_eq!(
+            s.client_address, "127.0.0.2:8032",
+            "the default port on the RM host"
+        );
+        assert_eq!(
+            s.scheduler_address, "127.0.0.2:9030",
+            "the variable expanded"
+        );
+        assert_eq!(s.web_address, "127.0.0.3:8088", "the default port added");
+        assert_eq!(s.tracker_address, "127.0.0.2:8031");
+    }
+
     use super::*;
     use clap::Parser;
 

@@ -35,6 +35,7 @@ fn start(dir: &Path, admin_acl: Option<&str>) -> (tokio::runtime::Runtime, Runni
         allocations: Some(alloc),
         data_dir: Some(dir.join("data")),
         scheduler_address: Some("127.0.0.1:0".into()),
+        client_address: Some("127.0.0.1:0".into()),
         tracker_address: Some("127.0.0.1:0".into()),
         web_address: Some("127.0.0.1:0".into()),
         ..RmArgs::default()

@@ -50,6 +50,7 @@ fn args(dir: &Path, site: &[(&str, &str)]) -> RmArgs {
         yarn_site: Some(yarn_site),
         data_dir: Some(dir.join("data")),
         scheduler_address: Some("127.0.0.1:0".into()),
+        client_address: Some("127.0.0.1:0".into()),
         tracker_address: Some("127.0.0.1:0".into()),
         web_address: Some("127.0.0.1:0".into()),
         allocations_poll_ms: Some(60_000),

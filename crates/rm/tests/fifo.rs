@@ -21,6 +21,7 @@ fn fifo_rm(rt: &tokio::runtime::Runtime, dir: &Path) -> RunningRm {
         scheduler: Some("fifo".into()),
         data_dir: Some(dir.join("data")),
         scheduler_address: Some("127.0.0.1:0".into()),
+        client_address: Some("127.0.0.1:0".into()),
         tracker_address: Some("127.0.0.1:0".into()),
         web_address: Some("127.0.0.1:0".into()),
         ..RmArgs::default()

@@ -42,6 +42,7 @@ fn start(rt: &Runtime, dir: &Path) -> RunningRm {
         allocations: Some(alloc),
         data_dir: Some(dir.join("data")),
         scheduler_address: Some("127.0.0.1:0".into()),
+        client_address: Some("127.0.0.1:0".into()),
         tracker_address: Some("127.0.0.1:0".into()),
         web_address: Some("127.0.0.1:0".into()),
         ..RmArgs::default()

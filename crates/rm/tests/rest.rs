@@ -28,6 +28,7 @@ fn args(dir: &Path) -> RmArgs {
     RmArgs {
         data_dir: Some(dir.join("data")),
         scheduler_address: Some("127.0.0.1:0".into()),
+        client_address: Some("127.0.0.1:0".into()),
         tracker_address: Some("127.0.0.1:0".into()),
         web_address: Some("127.0.0.1:0".into()),
         ready_file: Some(dir.join("ready.json")),

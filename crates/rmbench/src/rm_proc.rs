@@ -193,6 +193,7 @@ impl RmProcess {
             .arg(&config)
             .arg("--data-dir")
             .arg(dir.path().join("data"))
+            .args(["--client-address", "127.0.0.1:0"])
             .args(["--scheduler-address", "127.0.0.1:0"])
             .args(["--tracker-address", "127.0.0.1:0"])
             .args(["--web-address", "127.0.0.1:0"])

@@ -39,6 +39,7 @@ fn short_apps_complete_and_are_replaced_without_errors() {
             config: Some(config_path),
             data_dir: Some(dir.path().join("data")),
             scheduler_address: Some("127.0.0.1:0".into()),
+            client_address: Some("127.0.0.1:0".into()),
             tracker_address: Some("127.0.0.1:0".into()),
             web_address: Some("127.0.0.1:0".into()),
             ..RmArgs::default()

@@ -32,6 +32,7 @@ fn a_short_run_allocates_and_churns_without_errors() {
             config: Some(config),
             data_dir: Some(dir.path().join("data")),
             scheduler_address: Some("127.0.0.1:0".into()),
+            client_address: Some("127.0.0.1:0".into()),
             tracker_address: Some("127.0.0.1:0".into()),
             web_address: Some("127.0.0.1:0".into()),
             ..RmArgs::default()

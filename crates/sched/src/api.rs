@@ -476,7 +476,10 @@ pub enum Decision {
         /// Why.
         exit: ContainerExit,
         /// The status the driver's `Event::ContainerCompleted` carried; `None` when the
-        /// scheduler ended the container itself (its app or node left, a release, a new attempt).
+        /// scheduler ended the container itself (its app or node left, a release, a new
+        /// attempt, a preemption), except a foreign container killed at its resource pool's
+        /// `foreignContainerTimeout`: `exit` is `Preempted`, no `Decision::Preempted` comes
+        /// first, and this carries YARN's PREEMPTED status with the host-move diagnostic.
         status: Option<ExitStatus>,
     },
     /// A container was marked for preemption (preemption spec A.7, B.6): its app sees it in
@@ -849,6 +852,11 @@ pub struct PoolStats {
     pub capacity: Resource,
     /// What they have allocated.
     pub used: Resource,
+    /// What its leaf queues ask beyond their usage (demand as of the last update).
+    pub pending: Resource,
+    /// The part of `used` held by foreign containers (apps of other pools left on its nodes
+    /// by a host move).
+    pub foreign_used: Resource,
 }
 
 /// One node in a [`Snapshot`].

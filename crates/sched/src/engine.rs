@@ -175,7 +175,7 @@ impl<R: Rules> Engine<R> {
                 Ok(())
             }
             Event::Move { app, queue } => R::move_app(self, app, &queue),
-            Event::Reload(config) => R::reload(self, *config),
+            Event::Reload(config) => R::reload(self, *config, now),
             Event::GroupsChanged(groups) => {
                 self.groups = groups;
                 Ok(())
@@ -343,23 +343,7 @@ impl<R: Rules> Engine<R> {
     /// foreign where their node is no longer in their app's pool (resource-pools spec §10: host
     /// moves keep work), and a node's reservation for an app of another pool is cancelled.
     fn refresh_pool_placements(&mut self) {
-        let app_ids: Vec<AppId> = self.apps.values().map(|a| a.id).collect();
-        for id in app_ids {
-            let Some(app) = self.apps.get(&id) else {
-                continue;
-            };
-            let pool = self.queues.get(app.queue).pool;
-            for c in self.container_ids(app.running, Owner::App) {
-                let node_pool = self
-                    .containers
-                    .get(&c)
-                    .and_then(|c| self.nodes.at(c.node_slot))
-                    .map(|n| n.pool);
-                if let Some(container) = self.containers.get_mut(&c) {
-                    container.foreign = self.pools.is_some() && node_pool != Some(pool);
-                }
-            }
-        }
+        self.refresh_foreign();
         let stale: Vec<NodeId> = self
             .nodes
             .values()
@@ -374,6 +358,38 @@ impl<R: Rules> Engine<R> {
             .collect();
         for node in stale {
             self.unreserve_node(node);
+        }
+    }
+
+    /// Recomputes from scratch which containers are foreign (on a node outside their app's
+    /// pool) and each pool's foreign usage.
+    pub(crate) fn refresh_foreign(&mut self) {
+        let on = self.pools.is_some();
+        if let Some(pools) = &mut self.pools {
+            pools.foreign_used.fill(Resource::ZERO);
+        }
+        let app_ids: Vec<AppId> = self.apps.values().map(|a| a.id).collect();
+        for id in app_ids {
+            let Some(app) = self.apps.get(&id) else {
+                continue;
+            };
+            let pool = self.queues.get(app.queue).pool;
+            for c in self.container_ids(app.running, Owner::App) {
+                let Some((size, node_pool)) = self
+                    .containers
+                    .get(&c)
+                    .and_then(|c| Some((c.size, self.nodes.at(c.node_slot)?.pool)))
+                else {
+                    continue;
+                };
+                let foreign = on && node_pool != pool;
+                if let Some(container) = self.containers.get_mut(&c) {
+                    container.foreign = foreign;
+                }
+                if let (true, Some(pools)) = (foreign, &mut self.pools) {
+                    pools.count_foreign(node_pool, size, true);
+                }
+            }
         }
     }
 
@@ -615,6 +631,14 @@ impl<R: Rules> Engine<R> {
         let Some(pools) = &self.pools else {
             return Vec::new();
         };
+        // Pending demand per pool: its leaves' demand (as of the last update) beyond usage.
+        let mut pending = vec![Resource::ZERO; pools.capacity.len()];
+        for id in self.queues.ids() {
+            let q = self.queues.get(id);
+            if let (true, Some(p)) = (q.is_leaf, pending.get_mut(usize::from(q.pool))) {
+                *p = p.saturating_add(q.demand.saturating_sub(q.usage).clamp_non_negative());
+            }
+        }
         (0..pools.capacity.len())
             .map(|i| {
                 let pool = i as u16;
@@ -623,9 +647,36 @@ impl<R: Rules> Engine<R> {
                     nodes: pools.nodes.get(i).copied().unwrap_or(0),
                     capacity: pools.capacity.get(i).copied().unwrap_or(Resource::ZERO),
                     used: pools.used.get(i).copied().unwrap_or(Resource::ZERO),
+                    pending: pending.get(i).copied().unwrap_or(Resource::ZERO),
+                    foreign_used: pools.foreign_used.get(i).copied().unwrap_or(Resource::ZERO),
                 }
             })
             .collect()
+    }
+
+    /// See [`crate::Scheduler::node_pool`].
+    pub(crate) fn node_pool_name(&self, node: NodeId) -> Option<&str> {
+        let pools = self.pools.as_ref()?;
+        Some(pools.name(self.nodes.get(&node)?.pool))
+    }
+
+    /// See [`crate::Scheduler::queue_pool`].
+    pub(crate) fn queue_pool_name(&self, queue: &str) -> Option<&str> {
+        let pools = self.pools.as_ref()?;
+        let id = self.queues.lookup(queue)?;
+        Some(pools.name(self.queues.get(id).pool))
+    }
+
+    /// See [`crate::Scheduler::foreign_containers`].
+    pub(crate) fn foreign_containers(&self) -> usize {
+        if self.pools.is_none() {
+            return 0;
+        }
+        self.nodes
+            .values()
+            .flat_map(|n| self.container_ids(n.running, Owner::Node))
+            .filter(|c| self.containers.get(c).is_some_and(|c| c.foreign))
+            .count()
     }
 
     /// The update's demand and shares for a report at `now`, without starvation.

@@ -190,8 +190,9 @@ pub(crate) trait Rules: Sized {
     /// change only. Default: nothing (Fair and FIFO keep reservations out of queue usage).
     #[inline]
     fn reservation_changed(_e: &mut Engine<Self>, _app: AppId, _size: Resource, _added: bool) {}
-    /// A new configuration; `Err` leaves the state as it was.
-    fn reload(e: &mut Engine<Self>, config: SchedulerConfig) -> Result<(), SchedError>;
+    /// A new configuration at `now` (Fair starts resource pools' foreign-container clocks
+    /// there); `Err` leaves the state as it was.
+    fn reload(e: &mut Engine<Self>, config: SchedulerConfig, now: Time) -> Result<(), SchedError>;
     /// The node set changed (the engine updated the cluster totals).
     fn cluster_changed(e: &mut Engine<Self>);
     /// Brings figures shown only in reports up to date.

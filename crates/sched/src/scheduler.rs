@@ -128,10 +128,28 @@ impl Scheduler {
         with_engine!(&self.kind, e => e.top_level_reachable)
     }
 
-    /// Each resource pool's nodes, capacity and usage, DEFAULT first then the allocation
-    /// file's order; empty without resource pools.
+    /// Each resource pool's nodes, capacity, usage, pending demand and foreign usage,
+    /// DEFAULT first then the allocation file's order; empty without resource pools.
     pub fn pool_stats(&self) -> Vec<PoolStats> {
         with_engine!(&self.kind, e => e.pool_stats())
+    }
+
+    /// The resource pool a node is in (`""`: DEFAULT); `None` for an unknown node or without
+    /// resource pools.
+    pub fn node_pool(&self, node: weft_types::NodeId) -> Option<&str> {
+        with_engine!(&self.kind, e => e.node_pool_name(node))
+    }
+
+    /// The resource pool a queue (full name) is bound to (`""`: none, DEFAULT); `None` for an
+    /// unknown queue or without resource pools.
+    pub fn queue_pool(&self, queue: &str) -> Option<&str> {
+        with_engine!(&self.kind, e => e.queue_pool_name(queue))
+    }
+
+    /// How many running containers are foreign: on a node outside their app's resource
+    /// pool (left by a host move, resource-pools spec §10). Counts by walking the nodes.
+    pub fn foreign_containers(&self) -> usize {
+        with_engine!(&self.kind, e => e.foreign_containers())
     }
 
     /// Calls `visit` for every leaf queue with its current figures: a cheap alternative to

@@ -128,8 +128,8 @@ impl<R: Rules> Engine<R> {
     }
 
     /// Resource pools: each node in the pool its host names, each pool's capacity, usage and
-    /// node count equal to its nodes' sums, every container but a recovered foreign one on a
-    /// node of its app's pool, and
+    /// node count equal to its nodes' sums, a container flagged foreign exactly when its node
+    /// is outside its app's pool, each pool's foreign usage their sum, and
     /// root's per-pool orders holding exactly root's candidates of that pool.
     fn verify_pools(&self, drift: &mut Vec<String>) {
         let Some(pools) = &self.pools else {
@@ -170,27 +170,39 @@ impl<R: Rules> Engine<R> {
                 pools.capacity, pools.used, pools.nodes
             ));
         }
+        let mut foreign_used = vec![Resource::ZERO; n];
         for app in self.apps.values() {
             let pool = self.queues.get(app.queue).pool;
             for id in self.container_ids(app.running, Owner::App) {
-                let Some(node) = self
+                let Some((c, node)) = self
                     .containers
                     .get(&id)
-                    .filter(|c| !c.foreign)
-                    .and_then(|c| self.nodes.at(c.node_slot))
+                    .and_then(|c| Some((c, self.nodes.at(c.node_slot)?)))
                 else {
                     continue;
                 };
-                if pool != node.pool {
+                let outside = pool != node.pool;
+                if outside != c.foreign {
                     drift.push(format!(
-                        "container {id} of app {} (pool {:?}) runs on node {} of pool {:?}",
+                        "container {id} of app {} (pool {:?}) on node {} of pool {:?} is {}flagged foreign",
                         app.id,
                         pools.name(pool),
                         node.host,
-                        pools.name(node.pool)
+                        pools.name(node.pool),
+                        if c.foreign { "" } else { "not " }
                     ));
                 }
+                if c.foreign {
+                    let i = usize::from(node.pool).min(n - 1);
+                    foreign_used[i] = foreign_used[i].saturating_add(c.size);
+                }
             }
+        }
+        if foreign_used != pools.foreign_used {
+            drift.push(format!(
+                "pools' foreign usage {:?}, recomputed {foreign_used:?}",
+                pools.foreign_used
+            ));
         }
         if self.order_dirty || self.walk != WalkMode::Fast {
             return;

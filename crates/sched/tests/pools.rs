@@ -544,3 +544,89 @@ fn a_reload_removing_a_pool_or_rebinding_a_queue_with_apps_is_refused() {
         }
     );
 }
+
+/// Resource-pools spec §8-§9: DRF starvation is judged against the pool's capacity. pool1 is
+/// n1 (65536 MB / 8 vcores), pool2 n2 (8192 MB / 64 vcores). X (drf queue pool1_ads, alone in
+/// pool1) asks 16 x 4096 MB / 1 vcore and runs 8 on n1 (n1's vcores are gone): usage
+/// 32768 MB / 8 vcores. Its fair share is pool1's whole 65536 MB / 8 vcores, and
+/// min(1.0 x share, demand) = 65536 / 8. Against pool1 its dominant share is 8/8 = 1.0, the
+/// same as the share's (1.0): not starved, no starvation (it cannot get more in its pool).
+/// Against the cluster (73728 MB / 72 vcores) it would be 32768/73728 = 0.44 below
+/// 65536/73728 = 0.89: starved by 32768 MB.
+#[test]
+fn drf_starvation_is_judged_against_the_pool() {
+    let xml = r#"<allocations>
+  <resourcePools>
+    <resourcePool name="pool1"><host>n1</host></resourcePool>
+    <resourcePool name="pool2"><host>n2</host></resourcePool>
+  </resourcePools>
+  <defaultQueueSchedulingPolicy>drf</defaultQueueSchedulingPolicy>
+  <defaultFairSharePreemptionTimeout>0</defaultFairSharePreemptionTimeout>
+  <defaultFairSharePreemptionThreshold>1.0</defaultFairSharePreemptionThreshold>
+  <queue name="pool1_ads"/>
+  <queue name="pool2_etl"/>
+</allocations>"#;
+    let (allocations, _) =
+        parse_allocations(xml, &ResourceTypes::default()).expect("valid allocations");
+    let (properties, _) = weft_config::site::from_pairs([
+        ("yarn.scheduler.fair.preemption", "true"),
+        (
+            "yarn.scheduler.fair.preemption.cluster-utilization-threshold",
+            "0",
+        ),
+        ("yarn.scheduler.fair.assignmultiple", "true"),
+    ])
+    .expect("valid properties");
+    let mut s = Scheduler::new(
+        SchedulerConfig::fair(allocations, properties),
+        Default::default(),
+    );
+    for (id, host, capability) in [
+        (1, "n1", Resource::new(65_536, 8)),
+        (2, "n2", Resource::new(8192, 64)),
+    ] {
+        handle(
+            &mut s,
+            Event::NodeAdded {
+                node: NodeId(id),
+                host: host.into(),
+                port: 0,
+                rack: "/r".into(),
+                capability,
+            },
+        );
+    }
+    submit(&mut s, 1, "pool1_ads", None);
+    let ask = ContainerAsk {
+        priority: 1,
+        resources: Resource::new(4096, 1),
+        count: 16,
+        hosts: vec![],
+        racks: vec![],
+        relax_locality: true,
+        tag: weft_sched::AskTag::NONE,
+    };
+    handle(&mut s, Event::Ask { app: AppId(1), ask });
+    handle(&mut s, Event::Update);
+    let mut placed = Vec::new();
+    for _ in 0..4 {
+        placed.extend(allocated_on(&handle(
+            &mut s,
+            Event::NodeHeartbeat { node: NodeId(1) },
+        )));
+    }
+    assert_eq!(placed, [(1, 1); 8], "n1's 8 vcores");
+    s.handle(Time(1000), Event::Update).expect("update");
+    while s.poll_decision().is_some() {}
+    let snap = s.snapshot();
+    let x = snap
+        .apps
+        .iter()
+        .find(|a| a.app == AppId(1))
+        .expect("listed");
+    assert_eq!(x.usage, Resource::new(32_768, 8));
+    assert_eq!(x.fair_share, Resource::new(65_536, 8), "pool1's capacity");
+    let starvation = x.starvation.expect("Fair reports starvation");
+    assert_eq!(starvation.fair_share_starvation, Resource::ZERO);
+    assert!(!starvation.starved, "at its dominant share of pool1");
+}

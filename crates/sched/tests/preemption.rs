@@ -37,18 +37,78 @@ fn op() -> impl Strategy<Value = Op> {
 const QUEUES: [&str; 3] = ["a", "b", "c"];
 
 fn scheduler(a_preemptable: bool, threshold: &str, wait_ms: &str, nodes: u32) -> Both {
-    Both::new(|| one_scheduler(a_preemptable, threshold, wait_ms, nodes))
+    Both::new(|| one_scheduler(a_preemptable, threshold, wait_ms, nodes, Layout::NoPools))
 }
 
-fn one_scheduler(a_preemptable: bool, threshold: &str, wait_ms: &str, nodes: u32) -> Scheduler {
+/// The same settings without resource pools (`fast`) and with one pool over every host that
+/// binds every queue (`reference`, also on the fast walk): preemption must decide alike.
+fn without_and_with_one_pool(
+    a_preemptable: bool,
+    threshold: &str,
+    wait_ms: &str,
+    nodes: u32,
+    strategy: KillStrategy,
+) -> Both {
+    let make = |layout| {
+        let mut s = one_scheduler(a_preemptable, threshold, wait_ms, nodes, layout);
+        if strategy == KillStrategy::Global {
+            let mut config = s.config().clone();
+            if let SchedulerConfig::Fair(fair) = &mut config {
+                fair.properties.preemption_strategy = weft_config::PreemptionStrategy::Global;
+                fair.properties.preemption_interval_ms = 1000;
+            }
+            s.handle(Time(0), Event::Reload(Box::new(config)))
+                .expect("reload");
+        }
+        s
+    };
+    Both {
+        fast: make(Layout::NoPools),
+        reference: make(Layout::OnePool),
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Layout {
+    NoPools,
+    /// One resource pool `all` over every node, bound to every queue explicitly.
+    OnePool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum KillStrategy {
+    Targeted,
+    Global,
+}
+
+fn one_scheduler(
+    a_preemptable: bool,
+    threshold: &str,
+    wait_ms: &str,
+    nodes: u32,
+    layout: Layout,
+) -> Scheduler {
+    let (pools, bound) = match layout {
+        Layout::NoPools => (String::new(), ""),
+        Layout::OnePool => (
+            format!(
+                "<resourcePools><resourcePool name=\"all\">{}</resourcePool></resourcePools>",
+                (1..=nodes)
+                    .map(|n| format!("<host>n{n}</host>"))
+                    .collect::<String>()
+            ),
+            "<resourcePool>all</resourcePool>",
+        ),
+    };
     let xml = format!(
         r#"<allocations>
+          {pools}
           <defaultFairSharePreemptionTimeout>0</defaultFairSharePreemptionTimeout>
           <defaultFairSharePreemptionThreshold>{threshold}</defaultFairSharePreemptionThreshold>
-          <queue name="a"><allowPreemptionFrom>{a_preemptable}</allowPreemptionFrom></queue>
-          <queue name="b"><minResources>2048 mb, 2 vcores</minResources>
+          <queue name="a">{bound}<allowPreemptionFrom>{a_preemptable}</allowPreemptionFrom></queue>
+          <queue name="b">{bound}<minResources>2048 mb, 2 vcores</minResources>
             <minSharePreemptionTimeout>1</minSharePreemptionTimeout></queue>
-          <queue name="c"/>
+          <queue name="c">{bound}</queue>
         </allocations>"#
     );
     let (allocations, _) =
@@ -195,7 +255,20 @@ fn case() -> impl Strategy<Value = Case> {
 /// Runs one case, checking the invariants; counts the apps warned in `warnings`.
 fn check(case: Case, warnings: &Cell<usize>) -> Result<(), TestCaseError> {
     let (a_preemptable, threshold, wait, nodes, ops) = case;
-    let mut s = scheduler(a_preemptable, threshold, wait, nodes);
+    let s = scheduler(a_preemptable, threshold, wait, nodes);
+    check_on(s, a_preemptable, nodes, ops, warnings, true)
+}
+
+/// `check` on the pair `s` (whose two schedulers must decide alike); the fair-share guard
+/// on victims is checked for the targeted strategy only (the global one has none).
+fn check_on(
+    mut s: Both,
+    a_preemptable: bool,
+    nodes: u32,
+    ops: Vec<Op>,
+    warnings: &Cell<usize>,
+    targeted: bool,
+) -> Result<(), TestCaseError> {
     let mut seen = Seen::default();
     let mut apps: Vec<AppId> = Vec::new();
     let mut now = 0u64;
@@ -252,7 +325,7 @@ fn check(case: Case, warnings: &Cell<usize>) -> Result<(), TestCaseError> {
                 warnings.set(warnings.get() + warned_apps.len());
                 // A.10: a victim keeps at least its fair share (memory: `fair` leaves).
                 let snap = s.fast.snapshot();
-                for app in &warned_apps {
+                for app in warned_apps.iter().filter(|_| targeted) {
                     let a = snap.apps.iter().find(|x| x.app == *app).expect("listed");
                     let marked: i64 = s
                         .fast
@@ -311,4 +384,30 @@ fn targeted_preemption_keeps_its_invariants() {
     }
     // The generated cases do preempt: the checks above are not vacuous.
     assert!(warnings.get() >= 50, "only {} apps warned", warnings.get());
+}
+
+/// Resource-pools spec §9: with one pool over every host, preemption (targeted and global)
+/// decides exactly as without pools: the same warnings, kills and allocations in the same
+/// order, under the same invariants.
+#[test]
+fn one_pool_over_every_host_preempts_as_no_pools() {
+    for strategy in [KillStrategy::Targeted, KillStrategy::Global] {
+        let config = Config::with_cases(64);
+        let rng = TestRng::deterministic_rng(config.rng_algorithm);
+        let mut runner = TestRunner::new_with_rng(config, rng);
+        let warnings = Cell::new(0);
+        let result = runner.run(&case(), |(a_preemptable, threshold, wait, nodes, ops)| {
+            let s = without_and_with_one_pool(a_preemptable, threshold, wait, nodes, strategy);
+            let targeted = strategy == KillStrategy::Targeted;
+            check_on(s, a_preemptable, nodes, ops, &warnings, targeted)
+        });
+        if let Err(e) = result {
+            panic!("{strategy:?}: {e}");
+        }
+        assert!(
+            warnings.get() >= 20,
+            "{strategy:?}: only {} apps warned",
+            warnings.get()
+        );
+    }
 }

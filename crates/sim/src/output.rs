@@ -11,7 +11,9 @@
 //! finished or killed: nothing was sent). `crates/sim/README.md` lists every line.
 
 use serde::Serialize;
-use weft_sched::{AppSnapshot, CapacityQueueDetails, NodeSnapshot, QueueSnapshot, Snapshot};
+use weft_sched::{
+    AppSnapshot, CapacityQueueDetails, NodeSnapshot, PoolStats, QueueSnapshot, Snapshot,
+};
 use weft_types::{AppId, NodeId, Resource, ResourceTypes};
 
 /// A JSON object under construction; fields keep the order they are added in.
@@ -112,11 +114,16 @@ pub trait Names {
 /// min-share starvation, preemption spec part E) and `starved` (Hadoop's `isStarved`). Under
 /// the Capacity Scheduler (`capacity` non-empty, one entry per queue by name), queues carry
 /// Hadoop's capacity figures as percentages, `state`, and for leaves `users` and `user_limit`
-/// (scenario-format.md), plus `am_limit` and `max_applications`.
+/// (scenario-format.md), plus `am_limit` and `max_applications`. With resource pools
+/// (`pools` given), the line adds `partitions` (each pool's `name`, `""` for DEFAULT, with
+/// `exclusive`, `nodes`, `capacity`, `used`, `pending`, `foreign_used` and `utilization`,
+/// the larger of the memory and vcores fractions used) and each queue and node its
+/// `partition` (`""`: DEFAULT; root, which spans every pool, is in DEFAULT).
 pub fn snapshot_line(
     at_ms: u64,
     s: &Snapshot,
     capacity: &[CapacityQueueDetails],
+    pools: Option<&SnapshotPools<'_>>,
     types: &ResourceTypes,
     names: &dyn Names,
 ) -> String {
@@ -128,19 +135,76 @@ pub fn snapshot_line(
         .finish();
     let queues = array(s.queues.iter().map(|q| {
         let json = queue_json(q, &res);
-        match capacity.iter().find(|c| c.name == q.name) {
+        let json = match capacity.iter().find(|c| c.name == q.name) {
             Some(c) => with_capacity(json, c, &res),
+            None => json,
+        };
+        match pools.and_then(|p| (p.queue_pool)(&q.name)) {
+            Some(pool) => splice(json, &Obj::new().field("partition", pool).finish()),
             None => json,
         }
     }));
     let apps = array(s.apps.iter().map(|a| app_json(a, &res, names)));
-    let nodes = array(s.nodes.iter().map(|n| node_json(n, &res, names)));
-    Obj::line("snapshot", at_ms)
+    let nodes = array(s.nodes.iter().map(|n| {
+        let json = node_json(n, &res, names);
+        match pools.and_then(|p| (p.node_pool)(n.node)) {
+            Some(pool) => splice(json, &Obj::new().field("partition", pool).finish()),
+            None => json,
+        }
+    }));
+    let line = Obj::line("snapshot", at_ms)
         .raw("cluster", &cluster)
         .raw("queues", &queues)
         .raw("apps", &apps)
-        .raw("nodes", &nodes)
+        .raw("nodes", &nodes);
+    match pools {
+        Some(p) => line
+            .raw(
+                "partitions",
+                &array(p.stats.iter().map(|s| partition_json(s, &res))),
+            )
+            .finish(),
+        None => line.finish(),
+    }
+}
+
+/// What a snapshot shows of resource pools.
+pub struct SnapshotPools<'a> {
+    /// Each pool's figures (`Scheduler::pool_stats`).
+    pub stats: &'a [PoolStats],
+    /// A node's pool name.
+    pub node_pool: &'a dyn Fn(NodeId) -> Option<String>,
+    /// A queue's pool name (by full name).
+    pub queue_pool: &'a dyn Fn(&str) -> Option<String>,
+}
+
+fn partition_json(p: &PoolStats, res: &dyn Fn(&Resource) -> String) -> String {
+    let fraction = |i: usize| {
+        let capacity = p.capacity.get(i);
+        if capacity > 0 {
+            p.used.get(i) as f64 / capacity as f64
+        } else {
+            0.0
+        }
+    };
+    Obj::new()
+        .field("name", &p.name)
+        .field("exclusive", true)
+        .field("nodes", p.nodes)
+        .raw("capacity", &res(&p.capacity))
+        .raw("used", &res(&p.used))
+        .raw("pending", &res(&p.pending))
+        .raw("foreign_used", &res(&p.foreign_used))
+        .field("utilization", fraction(0).max(fraction(1)))
         .finish()
+}
+
+/// `json` (an object) with the fields of `extra` (an object) added at its end.
+fn splice(json: String, extra: &str) -> String {
+    match (json.strip_suffix('}'), extra.strip_prefix('{')) {
+        (Some(head), Some(tail)) if tail != "}" => format!("{head},{tail}"),
+        _ => json,
+    }
 }
 
 /// `json` (a queue object) with the Capacity Scheduler's figures added at its end.
@@ -175,12 +239,7 @@ fn with_capacity(
     if let Some(n) = c.max_applications {
         obj = obj.field("max_applications", n);
     }
-    let extra = obj.finish();
-    // Both are objects: splice the extra fields in before the closing brace.
-    match (json.strip_suffix('}'), extra.strip_prefix('{')) {
-        (Some(head), Some(tail)) if tail != "}" => format!("{head},{tail}"),
-        _ => json,
-    }
+    splice(json, &obj.finish())
 }
 
 fn queue_json(q: &QueueSnapshot, res: &dyn Fn(&Resource) -> String) -> String {

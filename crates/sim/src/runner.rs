@@ -8,7 +8,7 @@
 use crate::clock::CpuClock;
 use crate::config::parse_reload;
 use crate::driver::{duration_tag, CompletionReport, EventKind, Script, Sim, Step, Timing};
-use crate::output::{resource_json, snapshot_line, Names, Obj};
+use crate::output::{resource_json, snapshot_line, Names, Obj, SnapshotPools};
 use crate::queue::{Due, UpdateOrder};
 use crate::scenario::{Action, NodeSpec, Scenario, ScheduledEvent};
 use crate::Scheduler;
@@ -236,6 +236,45 @@ impl Runner<'_> {
         self.send(sim, event)?.map_err(|e| self.fail(sim, &e))
     }
 
+    /// Each live node's resource pool (empty without pools), in node order.
+    fn node_pools(&self, sim: &Sim<'_>) -> Vec<(NodeId, String)> {
+        let mut nodes: Vec<NodeId> = self.live_hosts.values().copied().collect();
+        nodes.sort_unstable();
+        nodes
+            .into_iter()
+            .filter_map(|n| Some((n, sim.sched.node_pool(n)?.to_string())))
+            .collect()
+    }
+
+    /// After a reload that moved hosts between pools: a `pool_layout` line naming each moved
+    /// host with its old and new pool, and how many containers are foreign now
+    /// (resource-pools spec §12).
+    fn report_pool_layout(&mut self, sim: &Sim<'_>, at: u64, before: &[(NodeId, String)]) {
+        let after = self.node_pools(sim);
+        let names = self.names();
+        let moved: Vec<String> = before
+            .iter()
+            .filter_map(|(node, from)| {
+                let to = after.iter().find(|(n, _)| n == node).map(|(_, p)| p)?;
+                (to != from).then(|| {
+                    Obj::new()
+                        .field("host", names.node(*node))
+                        .field("from", from)
+                        .field("to", to)
+                        .finish()
+                })
+            })
+            .collect();
+        if moved.is_empty() {
+            return;
+        }
+        let line = Obj::line("pool_layout", at)
+            .raw("moved_hosts", &format!("[{}]", moved.join(",")))
+            .field("foreign_containers", sim.sched.foreign_containers())
+            .finish();
+        self.emit(line);
+    }
+
     /// A scheduler error in the scenario's words (app and host names, not ids).
     fn describe(&self, e: &SchedError) -> String {
         let names = self.names();
@@ -299,22 +338,29 @@ impl Runner<'_> {
                 app,
                 container,
                 exit,
-                ..
+                status,
             } => {
                 if let Some(a) = self.apps.get_mut(app) {
                     a.running.retain(|(c, _)| c != container);
                 }
-                if *exit == ContainerExit::Preempted {
+                if *exit == ContainerExit::Preempted && status.is_none() {
                     // Its `preempted` line (from `Decision::Preempted`, just before) says it
                     // all; the contract wants no `completed` line beside it.
                     return;
                 }
                 let name = self.names().app(*app);
-                Obj::line("completed", at)
+                let line = Obj::line("completed", at)
                     .field("app", name)
                     .field("container", container.to_string())
-                    .field("exit", exit.as_str())
-                    .finish()
+                    .field("exit", exit.as_str());
+                // A foreign container killed at its pool's timeout says why (resource-pools
+                // spec §12).
+                match status {
+                    Some(s) if *exit == ContainerExit::Preempted => {
+                        line.field("reason", s.diagnostics.as_str()).finish()
+                    }
+                    _ => line.finish(),
+                }
             }
             Decision::PreemptWarning {
                 app,
@@ -566,6 +612,7 @@ impl Runner<'_> {
                 let options = weft_config::alloc_file::AllocationOptions {
                     no_terminal_rule_check: sim.sched.config().properties().no_terminal_rule_check,
                 };
+                let pools_before = self.node_pools(sim);
                 let refused = match parse_reload(&allocations.text, &types, options) {
                     Err(text) => Some(text),
                     Ok(allocations) => {
@@ -577,6 +624,9 @@ impl Runner<'_> {
                             .map(|e| self.describe(&e))
                     }
                 };
+                if refused.is_none() {
+                    self.report_pool_layout(sim, at, &pools_before);
+                }
                 if let Some(error) = refused {
                     let line = Obj::line("config_refused", at)
                         .field("error", error)
@@ -587,10 +637,19 @@ impl Runner<'_> {
             Action::Snapshot => {
                 let snapshot = sim.snapshot_timed(self);
                 let capacity = sim.sched.capacity_details();
+                let stats = sim.sched.pool_stats();
+                let node_pool = |n: NodeId| sim.sched.node_pool(n).map(str::to_string);
+                let queue_pool = |q: &str| sim.sched.queue_pool(q).map(str::to_string);
+                let pools = SnapshotPools {
+                    stats: &stats,
+                    node_pool: &node_pool,
+                    queue_pool: &queue_pool,
+                };
                 let line = snapshot_line(
                     at,
                     &snapshot,
                     &capacity,
+                    (!stats.is_empty()).then_some(&pools),
                     sim.sched.resource_types(),
                     &self.names(),
                 );

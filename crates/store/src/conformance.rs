@@ -14,9 +14,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::{
     AllocationRecord, AppState, ApplicationRecord, AttemptRecord, AttemptState, ClusterMeta,
-    FinalStatus, LaunchContext, LocalResource, LocalResourceKind, MemoryStore, NodeLabelsRecord,
-    RecoveredState, ReservationDefinitionRecord, ReservationRecord, ReservationRequestRecord,
-    ResourceRecord, StateStore, StoreError, Write,
+    DemandRecord, DemandState, DemandTransitionRecord, FinalStatus, LaunchContext, LocalResource,
+    LocalResourceKind, MemoryStore, NodeLabelsRecord, RecoveredState, ReservationDefinitionRecord,
+    ReservationRecord, ReservationRequestRecord, ResourceRecord, StateStore, StoreError, Write,
 };
 
 /// Opens the store under test.
@@ -467,6 +467,70 @@ pub fn reopen_keeps_everything_and_accepts_writes<H: Harness>(h: &mut H) {
     assert_survives_reopen(h, store, &state);
 }
 
+/// A demand with every field set to something other than its default.
+pub fn sample_demand(key: &str) -> DemandRecord {
+    DemandRecord {
+        key: key.to_owned(),
+        user: "alice".to_owned(),
+        queue: "root.prod".to_owned(),
+        spec: r#"{"DemandID":7,"ResourceRequest":{"capability":{"memory":1024,"vCores":1},"num-containers":2}}"#
+            .to_owned(),
+        accepted_at_ms: 1_700_000_000_000,
+        timeline: vec![
+            DemandTransitionRecord {
+                state: DemandState::New,
+                reason: "submitted".to_owned(),
+                detail: String::new(),
+                at_ms: 1_700_000_000_000,
+            },
+            DemandTransitionRecord {
+                state: DemandState::Allocating,
+                reason: "eligible".to_owned(),
+                detail: "its order is met".to_owned(),
+                at_ms: 1_700_000_001_000,
+            },
+        ],
+        first_allocation_ms: Some(1_700_000_002_000),
+        missed_opportunities: 3,
+        allocated: 2,
+        claimed: 1,
+        completed: 1,
+    }
+}
+
+/// Demands come back in key order with every field intact, are replaced by key, removed by
+/// key (an unknown key is no error), leave the applications alone and survive a reopen.
+pub fn demands_are_stored_replaced_and_removed<H: Harness>(h: &mut H) {
+    let store = h.open();
+    ok(store.put_app(&sample_app(1)));
+    let keys = ["~bob/2", "application_1_0001/7", "application_1_0001/10"];
+    ok(store.apply(&keys.map(|k| Write::PutDemand(sample_demand(k)))));
+    let state = load(&store);
+    let stored: Vec<&str> = state.demands.iter().map(|d| d.key.as_str()).collect();
+    assert_eq!(
+        stored,
+        ["application_1_0001/10", "application_1_0001/7", "~bob/2"]
+    );
+    assert_eq!(state.demands[1], sample_demand("application_1_0001/7"));
+    let mut finished = sample_demand("~bob/2");
+    finished.timeline.push(DemandTransitionRecord {
+        state: DemandState::Finished,
+        reason: "ok".to_owned(),
+        detail: String::new(),
+        at_ms: 1_700_000_009_000,
+    });
+    ok(store.apply(&[
+        Write::PutDemand(finished.clone()),
+        Write::RemoveDemand("application_1_0001/10".to_owned()),
+        Write::RemoveDemand("never-stored".to_owned()),
+    ]));
+    let state = load(&store);
+    assert_eq!(state.demands.len(), 2);
+    assert_eq!(state.demands[1], finished);
+    assert_eq!(app_ids(&state), vec![1]);
+    assert_survives_reopen(h, store, &state);
+}
+
 /// Expands to one `#[test]` per conformance case; `$harness` is evaluated afresh for each.
 #[macro_export]
 macro_rules! conformance_tests {
@@ -476,6 +540,7 @@ macro_rules! conformance_tests {
             meta_is_stored_and_replaced,
             node_labels_are_stored_and_replaced,
             reservations_are_stored_replaced_and_removed,
+            demands_are_stored_replaced_and_removed,
             put_app_inserts_and_replaces,
             final_states_round_trip,
             attempts_attach_to_their_app,

@@ -1,6 +1,6 @@
 //! Durable ResourceManager state, like YARN's `RMStateStore`.
 //!
-//! The RM writes applications, attempts and cluster counters here *before* it acknowledges the
+//! The RM writes applications, attempts, demands and cluster counters here *before* it acknowledges the
 //! change to a client, and reads them back with [`StateStore::load`] after a restart. Running
 //! containers are not stored: NodeManagers report them again when they resync.
 //!
@@ -23,9 +23,9 @@ pub use integrity::{CREATED_MARKER, DAMAGED_MARKER};
 pub use memory::MemoryStore;
 pub use records::{
     AllocationRecord, AppState, ApplicationRecord, AttemptRecord, AttemptState, ClusterMeta,
-    FinalStatus, LaunchContext, LocalResource, LocalResourceKind, NodeLabelsRecord, RecoveredApp,
-    RecoveredState, ReservationDefinitionRecord, ReservationRecord, ReservationRequestRecord,
-    ResourceRecord, Write,
+    DemandRecord, DemandState, DemandTransitionRecord, FinalStatus, LaunchContext, LocalResource,
+    LocalResourceKind, NodeLabelsRecord, RecoveredApp, RecoveredState, ReservationDefinitionRecord,
+    ReservationRecord, ReservationRequestRecord, ResourceRecord, Write,
 };
 pub use redb_store::{RedbStore, SCHEMA_VERSION, STORE_FILE_NAME};
 

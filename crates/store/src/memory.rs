@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::{
-    ApplicationRecord, AttemptRecord, ClusterMeta, NodeLabelsRecord, RecoveredApp, RecoveredState,
-    ReservationRecord, StateStore, StoreError, Write,
+    ApplicationRecord, AttemptRecord, ClusterMeta, DemandRecord, NodeLabelsRecord, RecoveredApp,
+    RecoveredState, ReservationRecord, StateStore, StoreError, Write,
 };
 
 /// A [`StateStore`] held in memory.
@@ -26,6 +26,7 @@ struct Inner {
     reservations: BTreeMap<String, ReservationRecord>,
     next_reservation_seq: u64,
     apps: BTreeMap<u64, (ApplicationRecord, BTreeMap<u32, AttemptRecord>)>,
+    demands: BTreeMap<String, DemandRecord>,
     fail_writes: bool,
 }
 
@@ -68,6 +69,7 @@ impl StateStore for MemoryStore {
                     attempts: attempts.values().cloned().collect(),
                 })
                 .collect(),
+            demands: inner.demands.values().cloned().collect(),
         })
     }
 
@@ -108,6 +110,12 @@ impl StateStore for MemoryStore {
                     inner.reservations.remove(id);
                 }
                 Write::ReservationSequence(seq) => inner.next_reservation_seq = *seq,
+                Write::PutDemand(demand) => {
+                    inner.demands.insert(demand.key.clone(), demand.clone());
+                }
+                Write::RemoveDemand(key) => {
+                    inner.demands.remove(key);
+                }
             }
         }
         Ok(())
@@ -125,7 +133,9 @@ fn validate(inner: &Inner, writes: &[Write]) -> Result<(), StoreError> {
             | Write::NodeLabels(_)
             | Write::PutReservation(_)
             | Write::RemoveReservation(_)
-            | Write::ReservationSequence(_) => {}
+            | Write::ReservationSequence(_)
+            | Write::PutDemand(_)
+            | Write::RemoveDemand(_) => {}
             Write::PutApp(app) => {
                 added.insert(app.app_id);
                 removed.remove(&app.app_id);

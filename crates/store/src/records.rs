@@ -254,6 +254,76 @@ pub struct RecoveredApp {
     pub attempts: Vec<AttemptRecord>,
 }
 
+/// Lifecycle states of a time-aware demand (seed 004's RMDemand; time-aware-demands spec
+/// §3.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum DemandState {
+    /// Valid and recorded; the scheduler has not decided yet.
+    New,
+    /// Accepted, waiting for its start (time or order).
+    Accepted,
+    /// A scheduling candidate: containers are being allocated.
+    Allocating,
+    /// Every container allocated; waiting for the AM to claim them.
+    Allocated,
+    /// Claimed and watched (lease, deadline, dependents).
+    Monitoring,
+    /// Over (outcome ok, late or failed by the AM's word).
+    Finished,
+    /// Refused, expired, killed or failed with its app.
+    Failed,
+}
+
+impl DemandState {
+    /// True for FINISHED and FAILED.
+    pub fn is_final(self) -> bool {
+        matches!(self, DemandState::Finished | DemandState::Failed)
+    }
+}
+
+/// One transition of a demand, as its timeline shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DemandTransitionRecord {
+    /// The state entered.
+    pub state: DemandState,
+    /// Why (a stable snake_case reason: `unconstrained`, `window_expired`, ...).
+    pub reason: String,
+    /// What the reason does not say; may be empty.
+    #[serde(default)]
+    pub detail: String,
+    /// When, epoch ms.
+    pub at_ms: u64,
+}
+
+/// One demand (spec §3.4's persistence: its spec, state, reason, absolute times and counts).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DemandRecord {
+    /// The global key: `application_<ts>_<n>/<DemandID>`, or `~<user>/<DemandID>` for a
+    /// demand bound to no application. The store's key.
+    pub key: String,
+    /// The submitting user.
+    pub user: String,
+    /// The queue it was submitted for (empty when none was named).
+    pub queue: String,
+    /// The ResourceDescription as the demand printer writes it (JSON).
+    pub spec: String,
+    /// When it was accepted: the instant `NOW` is bound to, epoch ms.
+    pub accepted_at_ms: u64,
+    /// Every transition, oldest first; the last is the current state.
+    pub timeline: Vec<DemandTransitionRecord>,
+    /// START: the first allocation (the whole gang's, for a gang), epoch ms.
+    pub first_allocation_ms: Option<u64>,
+    /// Scheduling opportunities missed while ALLOCATING.
+    pub missed_opportunities: u64,
+    /// Containers allocated for it.
+    pub allocated: u64,
+    /// Of those, claimed (launched on their NMs).
+    pub claimed: u64,
+    /// Of those, completed or released.
+    pub completed: u64,
+}
+
 /// Everything a store holds, as the RM reads it on start.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RecoveredState {
@@ -268,6 +338,8 @@ pub struct RecoveredState {
     pub reservations: Vec<ReservationRecord>,
     /// The next reservation sequence number to issue (0 when never written).
     pub next_reservation_seq: u64,
+    /// Every demand in key order (empty in stores written before demands existed).
+    pub demands: Vec<DemandRecord>,
 }
 
 /// One accepted reservation (Hadoop's `ReservationAllocationStateProto`): reloaded into its
@@ -369,6 +441,10 @@ pub enum Write {
     RemoveReservation(String),
     /// Replace the next reservation sequence number.
     ReservationSequence(u64),
+    /// Insert or replace a demand (by key).
+    PutDemand(DemandRecord),
+    /// Remove a demand by key; an unknown key is not an error.
+    RemoveDemand(String),
 }
 
 #[cfg(test)]

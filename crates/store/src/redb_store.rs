@@ -13,8 +13,8 @@ use serde::Serialize;
 
 use crate::integrity::Markers;
 use crate::{
-    ApplicationRecord, AttemptRecord, BackendError, ClusterMeta, NodeLabelsRecord, RecoveredApp,
-    RecoveredState, ReservationRecord, StateStore, StoreError, Write,
+    ApplicationRecord, AttemptRecord, BackendError, ClusterMeta, DemandRecord, NodeLabelsRecord,
+    RecoveredApp, RecoveredState, ReservationRecord, StateStore, StoreError, Write,
 };
 
 /// The store's file name inside the data directory.
@@ -26,6 +26,9 @@ pub const SCHEMA_VERSION: u32 = 1;
 const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
 const APPS: TableDefinition<u64, &[u8]> = TableDefinition::new("apps");
 const ATTEMPTS: TableDefinition<(u64, u32), &[u8]> = TableDefinition::new("attempts");
+/// Demands by key; absent from files written before demands existed (read as empty, created by
+/// the first demand written).
+const DEMANDS: TableDefinition<&str, &[u8]> = TableDefinition::new("demands");
 
 const VERSION_KEY: &str = "schema_version";
 const CLUSTER_KEY: &str = "cluster";
@@ -208,6 +211,9 @@ impl RedbStore {
         let mut attempts = txn
             .open_table(ATTEMPTS)
             .map_err(|e| self.backend("open attempts", e))?;
+        let mut demands = txn
+            .open_table(DEMANDS)
+            .map_err(|e| self.backend("open demands", e))?;
         for write in writes {
             match write {
                 Write::Meta(m) => {
@@ -261,6 +267,17 @@ impl RedbStore {
                     meta.insert(RESERVATION_SEQ_KEY, bytes.as_slice())
                         .map_err(|e| self.backend("write reservation sequence", e))?;
                 }
+                Write::PutDemand(demand) => {
+                    let bytes = encode(demand, &format!("demand {}", demand.key))?;
+                    demands
+                        .insert(demand.key.as_str(), bytes.as_slice())
+                        .map_err(|e| self.backend("write demand", e))?;
+                }
+                Write::RemoveDemand(key) => {
+                    demands
+                        .remove(key.as_str())
+                        .map_err(|e| self.backend("remove demand", e))?;
+                }
                 Write::RemoveApp(app_id) => {
                     apps.remove(*app_id)
                         .map_err(|e| self.backend("remove application", e))?;
@@ -271,6 +288,27 @@ impl RedbStore {
             }
         }
         Ok(())
+    }
+}
+
+impl RedbStore {
+    fn load_demands(&self, txn: &redb::ReadTransaction) -> Result<Vec<DemandRecord>, StoreError> {
+        let table = match txn.open_table(DEMANDS) {
+            Ok(table) => table,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
+            Err(e) => return Err(self.backend("open demands", e)),
+        };
+        let mut demands = Vec::new();
+        for entry in table.iter().map_err(|e| self.backend("read demands", e))? {
+            let (key, value) = entry.map_err(|e| self.backend("read demands", e))?;
+            let what = format!("demand {}", key.value());
+            let demand: DemandRecord = self.decode(value.value(), &what)?;
+            if demand.key != key.value() {
+                return Err(self.corrupt(what, format!("record says key {}", demand.key)));
+            }
+            demands.push(demand);
+        }
+        Ok(demands)
     }
 }
 
@@ -377,12 +415,14 @@ impl StateStore for RedbStore {
                 }
             }
         }
+        let demands = self.load_demands(&txn)?;
         Ok(RecoveredState {
             meta,
             node_labels,
             apps,
             reservations,
             next_reservation_seq,
+            demands,
         })
     }
 

@@ -347,6 +347,7 @@ impl Cluster {
         {
             args.extend([flag.to_string(), a.to_string()]);
         }
+        args.extend(["--client-address".to_string(), "127.0.0.1:0".to_string()]);
         args.extend(["--ready-file".to_string(), ready.display().to_string()]);
         let log = self.path(&format!("rm-{}.log", self.rm_starts));
         let mut rm = Proc::spawn("RM", &args, &log);

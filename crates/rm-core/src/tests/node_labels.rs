@@ -113,6 +113,102 @@ fn mapping_a_node_moves_it_into_the_pool_and_keeps_running_containers() {
     );
 }
 
+/// Resource-pools spec §10: a container left in pool pc by a host move is stopped once pc's
+/// `foreignContainerTimeout` (30 s) has passed since the move, with YARN's PREEMPTED status
+/// and the host-move diagnostic; nothing stops before.
+#[test]
+fn a_foreign_container_is_stopped_at_its_pools_timeout() {
+    let xml = POOLS.replace(
+        r#"<resourcePool name="pc"/>"#,
+        r#"<resourcePool name="pc"><foreignContainerTimeout>30</foreignContainerTimeout></resourcePool>"#,
+    );
+    let mut config = config(&xml);
+    config.node_labels_enabled = true;
+    let mut c = RmCore::new(config, TS, Time(0));
+    for n in ["h1:1", "h2:1", "h3:1"] {
+        register(&mut c, 0, n);
+    }
+    drain(&mut c);
+    c.replace_node_labels(Time(10), &map("h2:1", &["pb"]))
+        .expect("h2 maps into pb");
+    drain(&mut c);
+    let app = c.new_application(Time(20));
+    c.submit(Time(20), app, submission("alice", Some("pb_q")))
+        .expect("pb has a host");
+    drain(&mut c);
+    heartbeat(&mut c, 40, "h2:1");
+    let launched = launches(&drain(&mut c));
+    assert_eq!(launched.len(), 1, "the AM runs on h2");
+    c.replace_node_labels(Time(50), &map("h2", &["pc"]))
+        .expect("h2 moves to pc");
+    assert!(
+        stops(&drain(&mut c)).is_empty(),
+        "nothing stops at the move"
+    );
+    let foreign: Vec<(String, Resource)> = c
+        .scheduler()
+        .pool_stats()
+        .into_iter()
+        .map(|p| (p.name, p.foreign_used))
+        .collect();
+    assert!(
+        foreign.contains(&("pc".to_string(), Resource::new(1024, 1))),
+        "{foreign:?}"
+    );
+    assert_eq!(c.poll_timeout(), Some(Time(30_050)), "30 s after the move");
+    c.timeout(Time(30_050));
+    let out = drain(&mut c);
+    assert_eq!(stops(&out), [launched[0].container], "the NM stops it");
+    let ended = c
+        .container_reports(&app)
+        .expect("known app")
+        .into_iter()
+        .find(|r| r.id == launched[0].container)
+        .map(|r| (r.exit_status, r.diagnostics));
+    assert_eq!(
+        ended,
+        Some((
+            Some(crate::model::exit::PREEMPTED),
+            "host h2 moved from resource pool pb to pc".to_string()
+        ))
+    );
+    assert!(
+        c.scheduler().verify().is_empty(),
+        "{:?}",
+        c.scheduler().verify()
+    );
+}
+
+/// Resource-pools spec §6, scenario A4: an app of a pool whose listed hosts are all down is
+/// accepted and says why it waits; once a host of the pool is up and runs its AM, it no
+/// longer does.
+#[test]
+fn an_app_of_a_pool_without_active_nodes_says_why_it_waits() {
+    let xml = POOLS.replace(
+        r#"<resourcePool name="pb"/>"#,
+        r#"<resourcePool name="pb"><host>h9</host></resourcePool>"#,
+    );
+    let mut c = RmCore::new(config(&xml), TS, Time(0));
+    register(&mut c, 0, "h1:1");
+    drain(&mut c);
+    let app = c.new_application(Time(10));
+    c.submit(Time(10), app, submission("alice", Some("pb_q")))
+        .expect("pb lists a host: accepted");
+    drain(&mut c);
+    heartbeat(&mut c, 20, "h1:1");
+    assert!(launches(&drain(&mut c)).is_empty(), "h1 is in pa");
+    let diagnostics = |c: &RmCore| c.app_report(&app).expect("known app").diagnostics;
+    assert_eq!(
+        diagnostics(&c),
+        "waiting: resource pool pb has 0 active nodes"
+    );
+    register(&mut c, 30, "h9:1");
+    drain(&mut c);
+    heartbeat(&mut c, 40, "h9:1");
+    assert_eq!(launches(&drain(&mut c)).len(), 1, "the AM runs on h9");
+    assert_eq!(diagnostics(&c), "");
+}
+
 #[test]
 fn bad_mappings_are_refused_and_change_nothing() {
     let mut c = pooled_core();

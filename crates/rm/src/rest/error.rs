@@ -36,6 +36,15 @@ impl RestError {
             message: message.into(),
         }
     }
+    /// 409 as a `WebApplicationException` (yarn.webapp has no conflict exception of its own).
+    pub(crate) fn conflict(message: impl Into<String>) -> RestError {
+        RestError {
+            status: StatusCode::CONFLICT,
+            exception: "WebApplicationException",
+            java: "javax.ws.rs.WebApplicationException",
+            message: message.into(),
+        }
+    }
     /// 403 `ForbiddenException`.
     pub(crate) fn forbidden(message: impl Into<String>) -> RestError {
         RestError {
@@ -116,7 +125,10 @@ impl From<RmError> for RestError {
         let m = e.to_string();
         match e {
             RmError::UnknownApp(id) => RestError::not_found(format!("app with id: {id} not found")),
-            RmError::UnknownAttempt(_) | RmError::UnknownNode(_) => RestError::not_found(m),
+            RmError::UnknownAttempt(_) | RmError::UnknownNode(_) | RmError::UnknownDemand(_) => {
+                RestError::not_found(m)
+            }
+            RmError::DemandFinal { .. } => RestError::conflict(m),
             RmError::Forbidden(_) | RmError::InvalidToken(_) => RestError::forbidden(m),
             RmError::Corrupt(_) | RmError::Scheduler(_) => RestError::unavailable(m),
             _ => RestError::bad_request(m),

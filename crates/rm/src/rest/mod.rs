@@ -1,12 +1,14 @@
 //! The REST API (port 8088) with Hadoop's paths, JSON shapes and `RemoteException` errors,
-//! plus Weft's admin refresh and its OpenAPI description. A refused request changes nothing.
+//! plus Weft's admin refresh, its time-aware demands and its OpenAPI description. A refused request changes nothing.
 
 mod apps;
 pub(crate) mod auth;
 mod capacity;
+mod demands;
 mod error;
 mod filters;
 mod json;
+pub(crate) use json::log_url;
 mod labels;
 mod reservations;
 mod scheduler;
@@ -88,6 +90,9 @@ pub(crate) fn router(state: Rest) -> Router {
             &r("/apps/{id}/appattempts/{aid}/containers/{cid}"),
             get(apps::container),
         )
+        .route(&r("/demands"), post(demands::submit).get(demands::list))
+        .route(&r("/demands/{scope}/{id}"), get(demands::get_one))
+        .route(&r("/demands/{scope}/{id}/state"), put(demands::put_state))
         .route(&r("/nodes"), get(list_nodes))
         .route(&r("/nodes/{id}"), get(get_node))
         .route(&r("/get-node-labels"), get(labels::get_node_labels))
@@ -258,7 +263,7 @@ mod tests {
     use super::*;
 
     /// Every route of [`router`], as OpenAPI paths: the document must describe each.
-    const ROUTES: [&str; 38] = [
+    const ROUTES: [&str; 41] = [
         "/ws/v1/cluster",
         "/ws/v1/cluster/info",
         "/ws/v1/cluster/metrics",
@@ -276,6 +281,9 @@ mod tests {
         "/ws/v1/cluster/apps/{appid}/appattempts/{appattemptid}",
         "/ws/v1/cluster/apps/{appid}/appattempts/{appattemptid}/containers",
         "/ws/v1/cluster/apps/{appid}/appattempts/{appattemptid}/containers/{containerid}",
+        "/ws/v1/cluster/demands",
+        "/ws/v1/cluster/demands/{scope}/{demandid}",
+        "/ws/v1/cluster/demands/{scope}/{demandid}/state",
         "/ws/v1/cluster/nodes",
         "/ws/v1/cluster/nodes/{nodeid}",
         "/ws/v1/cluster/get-node-labels",

@@ -170,6 +170,9 @@ mod tests {
             allocations: 4,
             capacity: Vec::new(),
             capacity_file: None,
+            pools: Vec::new(),
+            queue_pools: BTreeMap::new(),
+            demand_counts: Vec::new(),
         };
         let html = super::super::scheduler::page(&view, Time(0)).live;
         assert!(html.contains("<b>FIFO Scheduler</b>"), "{html}");

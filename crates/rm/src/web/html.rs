@@ -35,12 +35,13 @@ pub(crate) fn url_encode(text: &str) -> String {
 }
 
 /// The navigation entries: (path, label).
-const NAV: [(&str, &str); 5] = [
+const NAV: [(&str, &str); 6] = [
     ("/cluster", "Overview"),
     ("/cluster/scheduler", "Scheduler"),
     ("/cluster/apps", "Applications"),
     ("/cluster/nodes", "Nodes"),
     ("/cluster/nodelabels", "Node Labels"),
+    ("/cluster/demands", "Demands"),
 ];
 
 /// A page: what stays put (`head`: title, filters) and the part the script refreshes (`live`).

@@ -7,6 +7,7 @@
 
 mod apps;
 mod capacity;
+mod demands;
 mod fifo;
 mod html;
 mod nodelabels;
@@ -50,6 +51,7 @@ pub(crate) fn router(state: Rest) -> Router {
         .route("/cluster/app/{id}", get(app_page))
         .route("/cluster/nodes", get(nodes_page))
         .route("/cluster/nodelabels", get(nodelabels_page))
+        .route("/cluster/demands", get(demands_page))
         .route("/static/{file}", get(asset))
         .route("/metrics", get(metrics))
         // Hadoop 3.4's name for the same exposition.
@@ -82,24 +84,55 @@ pub(crate) struct View {
     pub(crate) capacity: Vec<weft_sched::CapacityQueueDetails>,
     /// Capacity Scheduler: the capacity-scheduler.xml in force.
     pub(crate) capacity_file: Option<weft_config::capacity::CapacityConfig>,
+    /// Time-aware demands counted by state and reason (`weft_demands`).
+    pub(crate) demand_counts: Vec<(weft_rm_core::DemandState, weft_rm_core::DemandReason, u64)>,
+    /// Fair Scheduler with resource pools: each pool's figures, DEFAULT first (empty
+    /// without pools).
+    pub(crate) pools: Vec<weft_sched::PoolStats>,
+    /// With resource pools: each queue of the snapshot bound to a pool, by full name (queues
+    /// bound to none run in, and are shown with, DEFAULT).
+    pub(crate) queue_pools: BTreeMap<String, String>,
+}
+
+/// Each queue of `snapshot` bound to a resource pool, by full name (none without pools).
+fn queue_pools(
+    core: &weft_rm_core::RmCore,
+    snapshot: &Snapshot,
+    pools: &[weft_sched::PoolStats],
+) -> BTreeMap<String, String> {
+    if pools.is_empty() {
+        return BTreeMap::new();
+    }
+    snapshot
+        .queues
+        .iter()
+        .filter_map(|q| Some((q.name.clone(), core.queue_partition(&q.name)?)))
+        .collect()
 }
 
 /// Reads a [`View`] from the core.
 pub(crate) async fn view(driver: &Driver) -> Result<View, DriverError> {
     driver
-        .call(|core, _| View {
-            kind: core.scheduler().kind(),
-            snapshot: core.scheduler_snapshot(),
-            apps: core.app_reports(),
-            nodes: core.node_infos(),
-            labels: core.node_labels(),
-            types: core.scheduler().resource_types().clone(),
-            allocations: core.scheduler().allocation_count(),
-            capacity: core.scheduler().capacity_details(),
-            capacity_file: match core.scheduler().config() {
-                weft_sched::SchedulerConfig::Capacity(c) => Some(c.capacity.clone()),
-                _ => None,
-            },
+        .call(|core, _| {
+            let snapshot = core.scheduler_snapshot();
+            let pools = core.scheduler().pool_stats();
+            View {
+                kind: core.scheduler().kind(),
+                queue_pools: queue_pools(core, &snapshot, &pools),
+                pools,
+                snapshot,
+                apps: core.app_reports(),
+                nodes: core.node_infos(),
+                labels: core.node_labels(),
+                types: core.scheduler().resource_types().clone(),
+                allocations: core.scheduler().allocation_count(),
+                demand_counts: core.demand_counts(),
+                capacity: core.scheduler().capacity_details(),
+                capacity_file: match core.scheduler().config() {
+                    weft_sched::SchedulerConfig::Capacity(c) => Some(c.capacity.clone()),
+                    _ => None,
+                },
+            }
         })
         .await
 }
@@ -257,6 +290,27 @@ async fn nodelabels_page(
         nodelabels::page(v)
     })
     .await
+}
+
+/// Reads only the demands (not the whole [`View`]): a demand report carries its timeline.
+async fn demands_page(
+    State(s): State<Rest>,
+    Query(q): Params,
+    RawQuery(raw): RawQuery,
+) -> Response {
+    match s
+        .driver
+        .call(|core, _| core.demands(None, None, None))
+        .await
+    {
+        Ok(list) => {
+            let now = clock::now();
+            let page = with_reload_banner(&s, demands::page(&list));
+            let url = self_url("/cluster/demands", raw.as_deref());
+            respond(StatusCode::OK, &page, &url, wants_fragment(&q), now)
+        }
+        Err(e) => unavailable(&e),
+    }
 }
 
 async fn app_page(State(s): State<Rest>, Path(id): Path<String>, Query(q): Params) -> Response {

@@ -53,17 +53,16 @@ fn fair_page(v: &View) -> Page {
             esc(&names.join(" or "))
         )
     };
-    let _ = write!(
-        live,
-        "<div class=\"scroll\"><table class=\"grid queues\" id=\"queues\"><thead><tr><th>Queue</th><th>Memory</th>\
-<th>vCores{vcores_note}</th><th>Apps<br><small>running / pending</small></th><th>Min</th><th>Max</th>\
-<th>Weight</th><th>Policy</th><th>Preemptable</th>\
-<th title=\"Containers preempted from the queue's applications (its subtree's for a parent) since the RM started\">Preempted<br><small>containers</small></th></tr></thead><tbody>",
-    );
-    for q in &snap.queues {
-        live.push_str(&queue_row(q, cap));
+    if v.pools.is_empty() {
+        let rows: String = snap
+            .queues
+            .iter()
+            .map(|q| queue_row(q, cap, None))
+            .collect();
+        live.push_str(&queue_table("queues", &vcores_note, &rows));
+    } else {
+        live.push_str(&pool_sections(v, &vcores_note));
     }
-    live.push_str("</tbody></table></div>");
     let policies: BTreeMap<&str, &str> = snap
         .queues
         .iter()
@@ -127,11 +126,81 @@ fn fair_page(v: &View) -> Page {
     )
 }
 
-/// One queue as a table row: its name indented by depth, bars for memory and vcores.
-fn queue_row(q: &QueueSnapshot, cap: Resource) -> String {
+/// The queue table with `id` around `rows`.
+fn queue_table(id: &str, vcores_note: &str, rows: &str) -> String {
+    format!(
+        "<div class=\"scroll\"><table class=\"grid queues\" id=\"{id}\"><thead><tr><th>Queue</th><th>Memory</th>\
+<th>vCores{vcores_note}</th><th>Apps<br><small>running / pending</small></th><th>Min</th><th>Max</th>\
+<th>Weight</th><th>Policy</th><th>Preemptable</th>\
+<th title=\"Containers preempted from the queue's applications (its subtree's for a parent) since the RM started\">Preempted<br><small>containers</small></th></tr></thead><tbody>{rows}</tbody></table></div>",
+        id = esc(id),
+    )
+}
+
+/// With resource pools (resource-pools spec §13): one section per pool, DEFAULT first, its
+/// header the pool's nodes, capacity, usage, pending demand, foreign usage and utilisation,
+/// then its queues (root spans every pool and is left out) with bars against the pool's
+/// capacity, each row badged with the pool. DEFAULT holds the queues bound to no pool; it is
+/// left out when it has neither nodes nor queues.
+fn pool_sections(v: &View, vcores_note: &str) -> String {
+    let mut out = String::new();
+    for (i, p) in v.pools.iter().enumerate() {
+        let shown = if p.name.is_empty() {
+            "<DEFAULT_PARTITION>"
+        } else {
+            p.name.as_str()
+        };
+        let rows: String = v
+            .snapshot
+            .queues
+            .iter()
+            .filter(|q| q.name != "root")
+            .filter(|q| v.queue_pools.get(&q.name).map_or("", String::as_str) == p.name)
+            .map(|q| queue_row(q, p.capacity, Some(shown)))
+            .collect();
+        if rows.is_empty() && p.nodes == 0 {
+            continue;
+        }
+        let fraction = |i: usize| {
+            let c = p.capacity.get(i);
+            if c > 0 {
+                p.used.get(i) as f64 / c as f64
+            } else {
+                0.0
+            }
+        };
+        let utilization = 100.0 * fraction(0).max(fraction(1));
+        let _ = write!(
+            out,
+            "<section class=\"pool\" data-pool=\"{name}\"><h2>Resource pool {title}</h2>\
+<div class=\"summary\"><span>Nodes <b>{nodes}</b></span><span>Capacity <b>{capacity}</b></span>\
+<span>Used <b>{used}</b></span><span>Pending <b>{pending}</b></span>\
+<span title=\"Held by other pools' applications left on this pool's nodes by a host move\">Foreign <b>{foreign}</b></span>\
+<span>Utilisation <b>{utilization:.1}%</b></span></div>{table}</section>",
+            name = esc(&p.name),
+            title = esc(shown),
+            nodes = p.nodes,
+            capacity = html::res(p.capacity),
+            used = html::res(p.used),
+            pending = html::res(p.pending),
+            foreign = html::res(p.foreign_used),
+            table = queue_table(&format!("queues-{i}"), vcores_note, &rows),
+        );
+    }
+    out
+}
+
+/// One queue as a table row: its name indented by depth, bars for memory and vcores against
+/// `cap` (the cluster, or the queue's resource pool), and the pool's badge when given.
+fn queue_row(q: &QueueSnapshot, cap: Resource, pool: Option<&str>) -> String {
     let depth = q.name.matches('.').count();
     let short = q.name.rsplit('.').next().unwrap_or(&q.name);
     let kind = if q.leaf { "leaf" } else { "parent" };
+    let scale = if pool.is_some() {
+        "the pool"
+    } else {
+        "the cluster"
+    };
     let bar = |used: i64, fair: i64, steady: i64, total: i64, f: fn(i64) -> String| {
         Bar {
             value: used,
@@ -145,10 +214,11 @@ fn queue_row(q: &QueueSnapshot, cap: Resource) -> String {
                 f(steady)
             ),
             tip: format!(
-                "used {} · fair share {} · steady fair share {} (bar scale: the cluster, {})",
+                "used {} · fair share {} · steady fair share {} (bar scale: {}, {})",
                 f(used),
                 f(fair),
                 f(steady),
+                scale,
                 f(total)
             ),
         }
@@ -178,7 +248,7 @@ fn queue_row(q: &QueueSnapshot, cap: Resource) -> String {
             fair: None,
             steady: None,
             label: format!(
-                "{} <small>of {} in the cluster</small>",
+                "{} <small>of {} in {scale}</small>",
                 q.usage.vcores(),
                 cap.vcores(),
             ),
@@ -190,11 +260,18 @@ fn queue_row(q: &QueueSnapshot, cap: Resource) -> String {
         }
         .html()
     };
-    let configured = if q.configured {
-        ""
+    let mut configured = if q.configured {
+        String::new()
     } else {
-        " <span class=\"tag\" title=\"Created by a placement rule, not in the allocation file\">dynamic</span>"
+        " <span class=\"tag\" title=\"Created by a placement rule, not in the allocation file\">dynamic</span>".to_string()
     };
+    if let Some(pool) = pool {
+        let _ = write!(
+            configured,
+            " <span class=\"tag pool\" title=\"Resource pool\">{}</span>",
+            esc(pool)
+        );
+    }
     format!(
         "<tr class=\"queue {kind}\" data-queue=\"{name}\"><td class=\"qname\" style=\"padding-left:{pad}rem\" title=\"{name}\">\
 <span class=\"qicon\"></span>{short}{configured}<div class=\"muted small\">demand {demand}</div></td>\
@@ -317,6 +394,76 @@ mod tests {
         }
     }
 
+    /// Resource pools (spec §13): a section per pool with its figures and its queues only,
+    /// badged, bars against the pool; DEFAULT without nodes or queues is left out; root is in
+    /// no section.
+    #[test]
+    fn with_pools_the_queues_are_grouped_by_pool() {
+        let pool = |name: &str, nodes: u32| weft_sched::PoolStats {
+            name: name.into(),
+            nodes,
+            capacity: Resource::new(8192 * i64::from(nodes), 8 * i64::from(nodes)),
+            used: Resource::new(2048, 2),
+            pending: Resource::ZERO,
+            foreign_used: Resource::new(1024, 1),
+        };
+        let view = View {
+            kind: SchedulerKind::Fair,
+            snapshot: Snapshot {
+                cluster_capacity: Resource::new(24_576, 24),
+                cluster_used: Resource::new(4096, 4),
+                cluster_pending: Resource::ZERO,
+                queues: vec![
+                    queue("root", false, "fair"),
+                    queue("root.pool1_a", true, "fair"),
+                    queue("root.pool2_b", true, "drf"),
+                ],
+                apps: Vec::new(),
+                nodes: Vec::new(),
+            },
+            apps: Vec::new(),
+            nodes: Vec::new(),
+            labels: Vec::new(),
+            types: ResourceTypes::default(),
+            allocations: 0,
+            capacity: Vec::new(),
+            capacity_file: None,
+            demand_counts: Vec::new(),
+            pools: vec![pool("", 0), pool("pool1", 2), pool("pool2", 1)],
+            queue_pools: [
+                ("root.pool1_a".to_string(), "pool1".to_string()),
+                ("root.pool2_b".to_string(), "pool2".to_string()),
+            ]
+            .into_iter()
+            .collect(),
+        };
+        let html = page(&view, Time(0)).live;
+        assert!(!html.contains("data-pool=\"\""), "DEFAULT is empty: {html}");
+        let section = |pool: &str| {
+            let start = html
+                .find(&format!("data-pool=\"{pool}\""))
+                .unwrap_or_else(|| panic!("no section for {pool}: {html}"));
+            let end = start + html[start..].find("</section>").expect("section end");
+            &html[start..end]
+        };
+        let pool1 = section("pool1");
+        assert!(pool1.contains("data-queue=\"root.pool1_a\""), "{pool1}");
+        assert!(!pool1.contains("data-queue=\"root.pool2_b\""), "{pool1}");
+        assert!(pool1.contains("<span class=\"tag pool\" title=\"Resource pool\">pool1</span>"));
+        assert!(pool1.contains("Nodes <b>2</b>"), "{pool1}");
+        assert!(
+            pool1.contains("Utilisation <b>12.5%</b>"),
+            "2048 of 16384 MB: {pool1}"
+        );
+        assert!(pool1.contains("bar scale: the pool"), "{pool1}");
+        let pool2 = section("pool2");
+        assert!(pool2.contains("data-queue=\"root.pool2_b\""), "{pool2}");
+        assert!(
+            !html.contains("data-queue=\"root\""),
+            "root spans the pools"
+        );
+    }
+
     #[test]
     fn vcores_are_said_unshared_once_and_fair_apps_show_no_vcore_share() {
         let view = View {
@@ -340,6 +487,9 @@ mod tests {
             allocations: 0,
             capacity: Vec::new(),
             capacity_file: None,
+            pools: Vec::new(),
+            queue_pools: BTreeMap::new(),
+            demand_counts: Vec::new(),
         };
         let html = page(&view, Time(0)).live;
         assert_eq!(
@@ -375,7 +525,7 @@ mod tests {
         a.preempted_containers = 4;
         let mut b = queue("root.b", true, "fair");
         b.starvation = Some(settings(false));
-        let row = |q: &QueueSnapshot| queue_row(q, Resource::new(16_384, 16));
+        let row = |q: &QueueSnapshot| queue_row(q, Resource::new(16_384, 16), None);
         assert!(
             row(&a).ends_with("<td>yes</td><td class=\"num\">4</td></tr>"),
             "{}",

@@ -387,7 +387,7 @@ impl Rules for Capacity {
         match timer {}
     }
 
-    fn reload(e: &mut CapacityEngine, config: SchedulerConfig) -> Result<(), SchedError> {
+    fn reload(e: &mut CapacityEngine, config: SchedulerConfig, _: Time) -> Result<(), SchedError> {
         match config {
             SchedulerConfig::Capacity(config) => e.cs_refresh(config),
             other => {

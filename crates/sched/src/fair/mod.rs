@@ -44,6 +44,8 @@ pub(crate) enum FairTimer {
     /// Targeted preemption's kill of a batch, `waitTimeBeforeKill` after its warning
     /// (preemption spec A.7, A.8).
     Kill(preemption::KillBatch),
+    /// A foreign container's `foreignContainerTimeout` (resource-pools spec §10).
+    ForeignTimeout(preemption::foreign::ForeignTimeout),
 }
 
 /// Fair's per-app state, read with usage on every re-key.
@@ -371,6 +373,7 @@ impl Rules for Fair {
     fn timer_due(e: &mut FairEngine, timer: FairTimer, _: Time, _: Time) {
         match timer {
             FairTimer::Kill(batch) => e.kill_batch(batch),
+            FairTimer::ForeignTimeout(t) => e.foreign_timeout_due(t),
         }
     }
 
@@ -388,11 +391,12 @@ impl Rules for Fair {
         e.shrink_earmarks(node, mark);
     }
 
-    fn reload(e: &mut FairEngine, config: SchedulerConfig) -> Result<(), SchedError> {
+    fn reload(e: &mut FairEngine, config: SchedulerConfig, now: Time) -> Result<(), SchedError> {
         match config {
             SchedulerConfig::Fair(config) => {
                 e.check_pool_reload(config.allocations.resource_pools.as_ref())?;
                 e.reload(config);
+                e.arm_foreign_timeouts(now);
                 Ok(())
             }
             other => Err(SchedError::ConfigRefused(format!(

@@ -140,18 +140,35 @@ impl FairEngine {
     /// empty cluster gives NaN, which never passes).
     pub(crate) fn preemption_gate_open(&self) -> bool {
         let props = &self.rules.config.properties;
-        if !props.preemption {
-            return false;
+        props.preemption
+            && utilization_above(
+                self.cluster_used,
+                self.cluster,
+                props.preemption_cluster_utilization_threshold,
+            )
+    }
+
+    /// The gate per resource pool (resource-pools spec §9), by pool index: each pool's
+    /// usage against its capacity and its `preemptionUtilizationThreshold` (else the
+    /// yarn-site value), so a saturated small pool preempts in an idle cluster. Without
+    /// pools one entry, the cluster's gate (every queue is in pool 0).
+    pub(crate) fn preemption_gates(&self) -> Vec<bool> {
+        let props = &self.rules.config.properties;
+        let site = props.preemption_cluster_utilization_threshold;
+        match &self.pools {
+            None => vec![self.preemption_gate_open()],
+            Some(pools) => (0..pools.capacity.len())
+                .map(|i| {
+                    let pool = i as u16;
+                    props.preemption
+                        && utilization_above(
+                            pools.used[i],
+                            pools.capacity[i],
+                            pools.preemption_threshold(pool, site),
+                        )
+                })
+                .collect(),
         }
-        let ratio = |i: usize| self.cluster_used.get(i) as f32 / self.cluster.get(i) as f32;
-        let (memory, vcores) = (ratio(MEMORY), ratio(VCORES));
-        // Java's Math.max: NaN if either is.
-        let utilization = if memory.is_nan() || vcores.is_nan() {
-            f32::NAN
-        } else {
-            memory.max(vcores)
-        };
-        props.preemption_cluster_utilization_threshold < utilization
     }
 
     /// The starvation pass of the update (call only with preemption on): stamps new leaves,
@@ -168,19 +185,23 @@ impl FairEngine {
             let state = &mut self.queues.get_mut(*leaf).rules_cold.starvation;
             state.at_min_share_since.get_or_insert(now);
         }
-        if !self.preemption_gate_open() {
+        let gates = self.preemption_gates();
+        if !gates.contains(&true) {
             return;
         }
         let mut candidates = Vec::new();
         for leaf in leaves {
-            self.identify_starved_apps(leaf, now, &mut candidates);
+            let pool = usize::from(self.queues.get(leaf).pool);
+            if gates.get(pool).copied().unwrap_or(false) {
+                self.identify_starved_apps(leaf, now, &mut candidates);
+            }
         }
     }
 
     /// Hadoop's `FSLeafQueue.identifyStarvedApplications` for one leaf.
     fn identify_starved_apps(&mut self, leaf: QueueId, now: Time, candidates: &mut Vec<AppId>) {
-        let ctx = self.policy_context();
         let q = self.queues.get(leaf);
+        let ctx = self.policy_context_of(q.pool);
         let (policy, settings) = (q.rules.policy, q.rules_cold.preemption);
         self.starvation_candidates(leaf, now, candidates);
 
@@ -425,12 +446,12 @@ impl FairEngine {
                     self.rules.config.properties.am_preemption_enabled(name),
                 )
             });
-        let policy = self.queues.get(app.queue).rules.policy;
+        let leaf = self.queues.get(app.queue);
         let below_fair_share = calculator_compare(
-            policy,
+            leaf.rules.policy,
             app.usage,
             app.rules.fair_share,
-            &self.policy_context(),
+            &self.policy_context_of(leaf.pool),
             true,
         ) == Ordering::Less;
         AppStarvation {
@@ -443,6 +464,19 @@ impl FairEngine {
             am_preemption: state.am_preemption,
         }
     }
+}
+
+/// `threshold < max(used / capacity)` over memory and vcores in float division, Java's
+/// `Math.max` (NaN if either ratio is, and NaN never passes).
+fn utilization_above(used: Resource, capacity: Resource, threshold: f32) -> bool {
+    let ratio = |i: usize| used.get(i) as f32 / capacity.get(i) as f32;
+    let (memory, vcores) = (ratio(MEMORY), ratio(VCORES));
+    let utilization = if memory.is_nan() || vcores.is_nan() {
+        f32::NAN
+    } else {
+        memory.max(vcores)
+    };
+    threshold < utilization
 }
 
 /// Hadoop's `Resources.min(calculator, cluster, a, b)`: the whole vector that compares

@@ -271,7 +271,7 @@ impl Rules for Fifo {
         match timer {}
     }
 
-    fn reload(e: &mut FifoEngine, config: SchedulerConfig) -> Result<(), SchedError> {
+    fn reload(e: &mut FifoEngine, config: SchedulerConfig, _: Time) -> Result<(), SchedError> {
         match config {
             SchedulerConfig::Fifo(c) => {
                 e.properties = ClusterProperties::from_site(&c.properties);

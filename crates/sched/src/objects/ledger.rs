@@ -148,8 +148,11 @@ impl<R: Rules> Engine<R> {
         self.cluster_used = self.cluster_used.saturating_add(size);
         self.refresh_root_available();
         self.next_container = self.next_container.max(id.0.saturating_add(1));
-        let foreign = self.pools.is_some()
-            && self.nodes.at(node_slot).map(|n| n.pool) != Some(self.queues.get(leaf).pool);
+        let node_pool = self.nodes.at(node_slot).map(|n| n.pool);
+        let foreign = self.pools.is_some() && node_pool != Some(self.queues.get(leaf).pool);
+        if let (true, Some(pools), Some(pool)) = (foreign, &mut self.pools, node_pool) {
+            pools.count_foreign(pool, size, true);
+        }
         self.add_container(Container {
             id,
             app_slot,
@@ -193,8 +196,7 @@ impl<R: Rules> Engine<R> {
         if let Some(node) = self.nodes.at_mut(c.node_slot) {
             node.allocated = node.allocated.saturating_sub(c.size);
             if let Some(pools) = &mut self.pools {
-                let u = &mut pools.used[usize::from(node.pool)];
-                *u = u.saturating_sub(c.size);
+                pools.release(node.pool, c.size, c.foreign);
             }
         }
         self.cluster_used = self.cluster_used.saturating_sub(c.size);
@@ -348,6 +350,7 @@ impl<R: Rules> Engine<R> {
         }
         self.cluster_used = used;
         self.refresh_root_available();
+        self.refresh_foreign();
         let queue_ids: Vec<QueueId> = self.queues.ids().collect();
         for id in queue_ids {
             let usage = self.recursive_usage(id);

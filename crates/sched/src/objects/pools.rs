@@ -22,6 +22,9 @@ pub(crate) struct Pools {
     pub(crate) capacity: Vec<Resource>,
     /// Per pool: what its nodes have allocated (kept by the ledger).
     pub(crate) used: Vec<Resource>,
+    /// Per pool: the part of `used` held by foreign containers (apps of another pool left on
+    /// its nodes by a host move, spec §10; kept by the ledger and the reload).
+    pub(crate) foreign_used: Vec<Resource>,
     /// Per pool: how many nodes it has.
     pub(crate) nodes: Vec<u32>,
     /// How many nodes each (pool, rack) has (the rack-local reservable-node count).
@@ -43,6 +46,7 @@ impl Pools {
             config,
             capacity: vec![Resource::ZERO; n],
             used: vec![Resource::ZERO; n],
+            foreign_used: vec![Resource::ZERO; n],
             available: vec![Resource::ZERO; n],
             nodes: vec![0; n],
             rack_nodes: BTreeMap::new(),
@@ -106,6 +110,51 @@ impl Pools {
     /// Whether apps of queues in no pool run on DEFAULT's nodes (else they are refused).
     pub(crate) fn unbound_run_in_default(&self) -> bool {
         self.config.unbound_queues == UnboundQueues::DefaultPartition
+    }
+
+    /// The pool's `preemptionUtilizationThreshold`, else `site` (the yarn-site value; DEFAULT
+    /// always takes it).
+    pub(crate) fn preemption_threshold(&self, pool: u16, site: f32) -> f32 {
+        self.file_pool(pool)
+            .and_then(|p| p.preemption_utilization_threshold)
+            .unwrap_or(site)
+    }
+
+    /// The pool's `foreignContainerTimeout` in ms, if it kills foreign containers at all
+    /// (unset or negative: never; DEFAULT never does).
+    pub(crate) fn foreign_timeout_ms(&self, pool: u16) -> Option<u64> {
+        self.file_pool(pool)
+            .and_then(|p| p.foreign_container_timeout_ms)
+            .and_then(|ms| u64::try_from(ms).ok())
+    }
+
+    /// The allocation file's entry of a pool (`None` for DEFAULT).
+    fn file_pool(&self, pool: u16) -> Option<&weft_config::pools::ResourcePool> {
+        let i = usize::from(pool.checked_sub(1)?);
+        self.config.pools.get(i)
+    }
+
+    /// A container of `size` (`foreign` or not) ended on a node of `pool`. Not inlined: the
+    /// completion without pools stays as small as it was.
+    #[inline(never)]
+    pub(crate) fn release(&mut self, pool: u16, size: Resource, foreign: bool) {
+        if let Some(u) = self.used.get_mut(usize::from(pool)) {
+            *u = u.saturating_sub(size);
+        }
+        if foreign {
+            self.count_foreign(pool, size, false);
+        }
+    }
+
+    /// Counts a foreign container of `size` arriving on (`joins`) or leaving a node of `pool`.
+    pub(crate) fn count_foreign(&mut self, pool: u16, size: Resource, joins: bool) {
+        if let Some(f) = self.foreign_used.get_mut(usize::from(pool)) {
+            *f = if joins {
+                f.saturating_add(size)
+            } else {
+                f.saturating_sub(size)
+            };
+        }
     }
 
     /// Takes each pool's capacity less usage as its available resources (`available`).

@@ -97,8 +97,14 @@ pub fn summary_rows(r: &ScaleReport) -> Vec<(String, String)> {
         rows.push((
             format!("  pool {name}"),
             format!(
-                "{} nodes, usage {:.3} mean / {:.3} last, pending {} MB, validSchedulePerMin {:.3}",
-                p.nodes, p.usage_mean, p.usage_last, p.pending_mb, p.valid_schedule_per_min
+                "{} nodes, usage {:.3} mean / {:.3} last, pending {} MB, validSchedulePerMin {:.3}, stranded {:.0} MB-s, foreign {} MB max",
+                p.nodes,
+                p.usage_mean,
+                p.usage_last,
+                p.pending_mb,
+                p.valid_schedule_per_min,
+                p.stranded_mb_seconds,
+                p.foreign_used_mb_max
             ),
         ));
     }

@@ -40,7 +40,8 @@ pub(crate) fn before_shares(e: &mut FairEngine, now: Time) {
 /// and `preemptionInterval` has passed since the last one (the first check runs at once);
 /// it runs a round (B.4) when the leaves are owed some memory.
 pub(crate) fn preemption_round(e: &mut FairEngine, now: Time) {
-    if !e.preemption_gate_open() {
+    let gates = e.preemption_gates();
+    if !gates.contains(&true) {
         return;
     }
     let interval = e.rules.config.properties.preemption_interval_ms;
@@ -49,18 +50,34 @@ pub(crate) fn preemption_round(e: &mut FairEngine, now: Time) {
     }
     e.rules.preemption.global.last_check = Some(now);
     let deficits = e.global_deficits(now);
-    let to_preempt = deficits
-        .iter()
-        .fold(Resource::ZERO, |sum, (_, d)| sum.saturating_add(*d));
-    if to_preempt.memory_mb() <= 0 {
-        return;
+    // With resource pools, one round per pool whose gate is open (resource-pools spec §9),
+    // in pool order, on its own leaves' deficits, queues and nodes; without, one round.
+    let scopes: Vec<Option<u16>> = match &e.pools {
+        None => vec![None],
+        Some(_) => (0..gates.len())
+            .filter(|i| gates[*i])
+            .map(|i| Some(i as u16))
+            .collect(),
+    };
+    for scope in scopes {
+        let in_scope: Vec<(QueueId, Resource)> = deficits
+            .iter()
+            .filter(|(q, _)| scope.is_none_or(|p| e.queues.get(*q).pool == p))
+            .copied()
+            .collect();
+        let to_preempt = in_scope
+            .iter()
+            .fold(Resource::ZERO, |sum, (_, d)| sum.saturating_add(*d));
+        if to_preempt.memory_mb() <= 0 {
+            continue;
+        }
+        let named: Vec<(&str, Resource)> = in_scope
+            .iter()
+            .map(|(q, d)| (e.queues.get(*q).name.as_str(), *d))
+            .collect();
+        let for_queue = neediest_leaf(named).unwrap_or_default().to_string();
+        e.global_round(to_preempt, &for_queue, now, scope);
     }
-    let named: Vec<(&str, Resource)> = deficits
-        .iter()
-        .map(|(q, d)| (e.queues.get(*q).name.as_str(), *d))
-        .collect();
-    let for_queue = neediest_leaf(named).unwrap_or_default().to_string();
-    e.global_round(to_preempt, &for_queue, now);
 }
 
 #[cfg(test)]
@@ -486,8 +503,16 @@ impl FairEngine {
     }
 
     /// B.4, one round with `to_preempt` (memory > 0) owed: the warned-list pass, then the
-    /// selection loop on net usage; new warnings name `for_queue`.
-    fn global_round(&mut self, mut to_preempt: Resource, for_queue: &str, now: Time) {
+    /// selection loop on net usage; new warnings name `for_queue`. `scope` is a resource
+    /// pool's round: only warned containers on its nodes are passed over, its foreign
+    /// containers are warned first, and the walk sees its queues and nodes only.
+    fn global_round(
+        &mut self,
+        mut to_preempt: Resource,
+        for_queue: &str,
+        now: Time,
+        scope: Option<u16>,
+    ) {
         // Step 1: the warned list in warning order. A live entry is charged against what is
         // owed whether it is killed or not; once nothing is owed, the rest are dropped from
         // the list (Hadoop's quirk: they stay marked, so reported to the AM and never chosen
@@ -496,6 +521,10 @@ impl FairEngine {
         let warned = std::mem::take(&mut self.rules.preemption.global.warned);
         let mut kept = Vec::with_capacity(warned.len());
         for w in warned {
+            if scope.is_some_and(|p| self.container_pool(w.container).is_some_and(|q| q != p)) {
+                kept.push(w);
+                continue;
+            }
             if to_preempt.memory_mb() <= 0 || self.live_container(w.container).is_none() {
                 continue;
             }
@@ -514,8 +543,25 @@ impl FairEngine {
         }
         // Steps 2-4: the walk on usage net of every mark (the model's `preempted(app)` starts
         // at the app's marked total and is dropped with the model, Hadoop's reset and clear).
-        let mut round = self.global_model(&|app| self.marked_total_of_app(app));
-        let chosen = round.select(to_preempt, &mut |app| self.global_candidates(app));
+        let mut chosen = Vec::new();
+        if let Some(pool) = scope {
+            for c in self.foreign_candidates(pool) {
+                if to_preempt.memory_mb() <= 0 {
+                    break;
+                }
+                to_preempt = to_preempt.saturating_sub(c.size);
+                chosen.push(c);
+            }
+        }
+        let mut round = self.global_model(&|app| self.marked_total_of_app(app), scope);
+        chosen.extend(round.select(to_preempt, &mut |app| {
+            self.global_candidates(app)
+                .into_iter()
+                .filter(|c| {
+                    scope.is_none_or(|p| self.nodes.get(&c.node).map(|n| n.pool) == Some(p))
+                })
+                .collect()
+        }));
         for c in chosen {
             if self.mark_for_preemption(c.id, now, None, None) {
                 kept.push(Warned {
@@ -567,10 +613,57 @@ impl FairEngine {
             .collect()
     }
 
+    /// The pool of the node a live container runs on.
+    fn container_pool(&self, id: ContainerId) -> Option<u16> {
+        let c = self.containers.get(&id)?;
+        Some(self.nodes.at(c.node_slot)?.pool)
+    }
+
+    /// A pool's foreign containers that a round may warn (resource-pools spec §9: before the
+    /// pool's own, whatever their app's share), not marked, from a preemptable leaf, not an
+    /// AM its switch spares; in [`victim_order`].
+    fn foreign_candidates(&self, pool: u16) -> Vec<Candidate> {
+        let mut out = Vec::new();
+        for node in self.nodes.values().filter(|n| n.pool == pool) {
+            for id in self.container_ids(node.running, Owner::Node) {
+                let Some(c) = self.containers.get(&id).filter(|c| c.foreign) else {
+                    continue;
+                };
+                let Some(app) = self.apps.at(c.app_slot) else {
+                    continue;
+                };
+                let preemptable = self.queues.get(app.queue).rules_cold.preemption.preemptable;
+                if !preemptable || self.is_marked(id) {
+                    continue;
+                }
+                let am = app.am_container == Some(id);
+                if am && !self.am_preemption_of(app.id) {
+                    continue;
+                }
+                out.push(Candidate {
+                    id,
+                    app: app.id,
+                    node: node.id,
+                    size: c.size,
+                    priority: c.priority,
+                    am,
+                });
+            }
+        }
+        out.sort_by(victim_order);
+        out
+    }
+
     /// The round's model: the tree from the root, runnable apps in their leaves, each usage
-    /// net of `marked(app)` (the app's marked, live containers' total, B.4 step 2).
-    pub(crate) fn global_model(&self, marked: &dyn Fn(AppId) -> Resource) -> Round {
-        let ctx = self.policy_context();
+    /// net of `marked(app)` (the app's marked, live containers' total, B.4 step 2). A pool's
+    /// round (`scope`) keeps root's children of that pool only, compared against its
+    /// capacity.
+    pub(crate) fn global_model(
+        &self,
+        marked: &dyn Fn(AppId) -> Resource,
+        scope: Option<u16>,
+    ) -> Round {
+        let ctx = scope.map_or_else(|| self.policy_context(), |p| self.policy_context_of(p));
         let mut queues = Vec::new();
         let mut apps = Vec::new();
         let mut stack = vec![(ROOT, None)];
@@ -603,7 +696,13 @@ impl FairEngine {
                 }
             }
             // Reversed so that children are visited, and numbered, in queue order.
-            stack.extend(q.children.iter().rev().map(|c| (*c, Some(index))));
+            stack.extend(
+                q.children
+                    .iter()
+                    .rev()
+                    .filter(|c| id != ROOT || scope.is_none_or(|p| self.queues.get(**c).pool == p))
+                    .map(|c| (*c, Some(index))),
+            );
         }
         // Net usage: each queue's own usage less what is marked in its apps.
         for app in &apps {

@@ -120,12 +120,12 @@ impl FairEngine {
         let Some(a) = self.apps.get(&app) else {
             return false;
         };
-        let policy = self.queues.get(a.queue).rules.policy;
+        let leaf = self.queues.get(a.queue);
         let below = calculator_compare(
-            policy,
+            leaf.rules.policy,
             a.usage,
             a.rules.fair_share,
-            &self.policy_context(),
+            &self.policy_context_of(leaf.pool),
             true,
         ) == Ordering::Less;
         below || a.rules.min_share_starved

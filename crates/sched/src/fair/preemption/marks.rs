@@ -77,6 +77,9 @@ pub(crate) struct LiveContainer {
     pub(crate) node: NodeId,
     pub(crate) size: Resource,
     pub(crate) am: bool,
+    /// On a node outside its app's resource pool (left there by a host move): a preferred
+    /// victim that the fair-share guard does not protect (resource-pools spec §9).
+    pub(crate) foreign: bool,
 }
 
 impl FairEngine {
@@ -90,6 +93,7 @@ impl FairEngine {
             node: node.id,
             size: c.size,
             am: app.am_container == Some(id),
+            foreign: c.foreign,
         })
     }
 

@@ -5,12 +5,14 @@
 //! * `targeted`: Hadoop 3.x (Part A): containers chosen for one starved app on one node,
 //!   the node earmarked for it, the batch killed by a timer after `waitTimeBeforeKill`;
 //! * `handoff`: the earmarks and their hand-off at the node's heartbeat (A.8);
-//! * `global`: Hadoop 2.7 (Part B), called from the same place in the update.
+//! * `global`: Hadoop 2.7 (Part B), called from the same place in the update;
+//! * `foreign`: resource pools' foreign containers killed at their pool's timeout.
 //!
 //! The update runs the strategy's pass right after starvation (spec §0.4); kills already due
 //! (a `waitTimeBeforeKill` of 0) happen at the end of the update, before any heartbeat of
 //! the same instant.
 
+pub(crate) mod foreign;
 pub(crate) mod global;
 pub(crate) mod handoff;
 pub(crate) mod marks;
@@ -35,6 +37,8 @@ pub(crate) struct PreemptionState {
     pub(crate) scratch_keys: Vec<(crate::order::key::SortKey, AppId)>,
     /// The global strategy's clocks, last check and warned list.
     pub(crate) global: global::GlobalState,
+    /// Foreign containers' clocks (resource-pools spec §10).
+    pub(crate) foreign: foreign::ForeignClocks,
 }
 
 /// Containers marked together, killed together (targeted strategy, spec A.7).

@@ -59,11 +59,30 @@ pub(crate) fn preemption_round(e: &mut FairEngine, now: Time) {
         .collect();
     // Stable: equal starvations keep the order they were offered in (spec A.4).
     apps.sort_by(|x, y| compare_starvation(&x.1, &y.1));
-    let mut nodes: Vec<NodeId> = e.nodes.values().map(|n| n.id).collect();
-    nodes.sort_unstable();
+    let nodes = nodes_by_pool(e);
     for (app, starvation) in apps {
-        e.preempt_for_app(app, starvation, now, &nodes);
+        // Victims only on the starved app's pool's nodes (resource-pools spec §9): the app
+        // can use no other.
+        let pool = e.apps.get(&app).map_or(0, |a| e.queues.get(a.queue).pool);
+        let Some(nodes) = nodes.get(usize::from(pool)) else {
+            continue;
+        };
+        e.preempt_for_app(app, starvation, now, nodes);
     }
+}
+
+/// Every node by id, one list per resource pool (by pool index; without pools one list).
+fn nodes_by_pool(e: &FairEngine) -> Vec<Vec<NodeId>> {
+    let mut lists = vec![Vec::new(); e.pools.as_ref().map_or(1, |p| p.capacity.len())];
+    for n in e.nodes.values() {
+        if let Some(list) = lists.get_mut(usize::from(n.pool)) {
+            list.push(n.id);
+        }
+    }
+    for list in &mut lists {
+        list.sort_unstable();
+    }
+    lists
 }
 
 /// Spec A.4's order: memory, then vcores, then the other types.
@@ -147,6 +166,14 @@ impl FairEngine {
         let Some(a) = self.apps.get(&app) else {
             return Vec::new();
         };
+        // Places outside the app's pool can never take its containers: a host there counts
+        // as unknown, a rack without nodes of the pool as absent (without pools every node
+        // and rack is in pool 0).
+        let pool = self.queues.get(a.queue).pool;
+        let rack_in_pool = |rack: &String| match &self.pools {
+            Some(p) => p.rack_nodes.contains_key(&(pool, rack.clone())),
+            None => self.rack_sizes.contains_key(rack),
+        };
         let mut pending = starvation;
         let mut out = Vec::new();
         for (_, req) in a.requests.iter() {
@@ -155,7 +182,12 @@ impl FairEngine {
             let mut racks_visited: Vec<&str> = Vec::new();
             let mut levels: Vec<(Place, u32, bool)> = Vec::new();
             for (host, ask) in &req.hosts {
-                let Some(node) = self.hosts.get(host).and_then(|n| self.nodes.get(n)) else {
+                let Some(node) = self
+                    .hosts
+                    .get(host)
+                    .and_then(|n| self.nodes.get(n))
+                    .filter(|n| n.pool == pool)
+                else {
                     continue;
                 };
                 if ask.count == 0 || racks_visited.contains(&node.rack.as_str()) {
@@ -166,7 +198,7 @@ impl FairEngine {
             }
             for (rack, ask) in &req.racks {
                 if ask.count == 0
-                    || !self.rack_sizes.contains_key(rack)
+                    || !rack_in_pool(rack)
                     || racks_with_nodes.contains(&rack.as_str())
                 {
                     continue;
@@ -271,7 +303,7 @@ impl FairEngine {
     }
 
     /// Hadoop's `identifyContainersToPreemptOnNode`: the node's preemptable containers,
-    /// non-AM newest first then AM oldest first, taken until the request fits in the room
+    /// foreign ones before the pool's own, each non-AM newest first then AM oldest first, taken until the request fits in the room
     /// they free plus the node's unallocated room (less its reservation and earmarks). The
     /// fit is tested after each container, so a node with room enough succeeds on its first
     /// container and an empty node never does (spec A.6).
@@ -287,11 +319,18 @@ impl FairEngine {
             .filter(|c| marked.is_none_or(|m| !m.contains(c)))
             .filter_map(|c| self.live_container(c).map(|l| (c, l)))
             .collect();
-        let order = live
-            .iter()
-            .rev()
-            .filter(|(_, l)| !l.am)
-            .chain(live.iter().filter(|(_, l)| l.am));
+        // Foreign containers first (resource-pools spec §9), then the pool's own; within
+        // each, non-AM newest first, then AM oldest first.
+        let order_of = |foreign: bool| {
+            live.iter()
+                .rev()
+                .filter(move |(_, l)| l.foreign == foreign && !l.am)
+                .chain(
+                    live.iter()
+                        .filter(move |(_, l)| l.foreign == foreign && l.am),
+                )
+        };
+        let order = order_of(true).chain(order_of(false));
         let mut chosen = Victims {
             node,
             containers: Vec::new(),
@@ -326,8 +365,9 @@ impl FairEngine {
 
     /// Hadoop's `canContainerBePreempted`: the app's leaf is preemptable, the container is not
     /// an AM its attempt protects, not already marked, and the app keeps at least its fair
-    /// share (victim leaf's calculator) without it, its marked containers and `also` (what
-    /// this node's set already takes from it).
+    /// share (victim leaf's calculator, against its pool) without it, its marked containers and
+    /// `also` (what this node's set already takes from it); a foreign container skips that
+    /// last guard.
     pub(crate) fn can_be_preempted(
         &self,
         id: ContainerId,
@@ -347,6 +387,10 @@ impl FairEngine {
         if self.is_marked(id) {
             return false;
         }
+        // A foreign container is not entitled to its place: no fair-share guard.
+        if c.foreign {
+            return true;
+        }
         let after = app
             .usage
             .saturating_sub(self.marked_total_of_app(c.app))
@@ -356,13 +400,13 @@ impl FairEngine {
             leaf.rules.policy,
             after,
             app.rules.fair_share,
-            &self.policy_context(),
+            &self.policy_context_of(leaf.pool),
             true,
         ) != Ordering::Less
     }
 
     /// Whether the app's attempt lets its AM container be preempted (spec 0.1).
-    fn am_preemption_of(&self, app: AppId) -> bool {
+    pub(crate) fn am_preemption_of(&self, app: AppId) -> bool {
         if let Some(s) = self.rules.preemption.starvation.by_app.get(&app) {
             return s.am_preemption;
         }

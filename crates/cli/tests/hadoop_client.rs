@@ -1,0 +1,230 @@
+//! Hadoop's own YarnClient (the 3.5.0 client jars pyspark 4.3.0 bundles), unmodified, against
+//! `weft up` (wire spec §9.4 step 1): a Java probe compiled with the machine's JDK talks to the
+//! RM over Hadoop IPC with only HADOOP_CONF_DIR pointing at Weft: cluster metrics, the app
+//! list, a new application's id, ApplicationNotFoundException for an unknown id, node reports,
+//! the default queue, an app whose AM is a shell command reaching a terminal state, and the
+//! SASL → simple fallback of a caller holding a token.
+//!
+//! Needs `java` and `javac` (Debian's openjdk-17-jdk-headless; scripts/install-test-deps
+//! installs it) and pyspark's jars, which this test installs once into
+//! `target/hadoop-venv` (`pip install pyspark==4.3.0`: about 460 MB of jars).
+
+#[allow(dead_code)]
+#[path = "cluster/harness.rs"]
+mod harness;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+const PYSPARK: &str = "pyspark==4.3.0";
+
+/// `<workspace>/target`.
+fn target_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("CARGO_TARGET_TMPDIR is inside the target directory")
+        .to_path_buf()
+}
+
+fn jars_in(venv: &Path) -> Option<PathBuf> {
+    let lib = std::fs::read_dir(venv.join("lib")).ok()?;
+    lib.filter_map(Result::ok)
+        .map(|e| e.path().join("site-packages/pyspark/jars"))
+        .find(|j| j.join("hadoop-client-api-3.5.0.jar").is_file())
+}
+
+/// pyspark's jar directory, installed into `target/hadoop-venv` on first use. An interrupted
+/// install (no `installed` marker) is removed and redone.
+fn pyspark_jars() -> PathBuf {
+    let venv = target_dir().join("hadoop-venv");
+    let marker = venv.join("installed");
+    if marker.is_file() {
+        if let Some(jars) = jars_in(&venv) {
+            return jars;
+        }
+    }
+    let _ = std::fs::remove_dir_all(&venv);
+    let run = |cmd: &mut Command, what: &str| {
+        let status = cmd.status().unwrap_or_else(|e| {
+            panic!("cannot run {what}: {e} (python3 with venv and pip is needed)")
+        });
+        assert!(status.success(), "{what} failed ({status})");
+    };
+    run(
+        Command::new("python3").arg("-m").arg("venv").arg(&venv),
+        "python3 -m venv",
+    );
+    run(
+        Command::new(venv.join("bin/pip")).args([
+            "install",
+            "-q",
+            "--disable-pip-version-check",
+            "--no-cache-dir",
+            PYSPARK,
+        ]),
+        &format!("pip install {PYSPARK}"),
+    );
+    let jars = jars_in(&venv).expect("pyspark installed its jars");
+    std::fs::write(&marker, PYSPARK).expect("write the install marker");
+    eprintln!("installed {PYSPARK} into {}", venv.display());
+    jars
+}
+
+fn require(tool: &str) {
+    let found = Command::new(tool)
+        .arg("-version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        found,
+        "`{tool}` is not on PATH: install a JDK 17 (Debian: openjdk-17-jdk-headless; scripts/install-test-deps does it)"
+    );
+}
+
+/// Runs `cmd` to its end, killing it after `limit` (counted in polls, as the harness's waits
+/// are); (success, stdout + stderr).
+fn run_bounded(cmd: &mut Command, limit: Duration, out: &Path) -> (bool, String) {
+    let file = std::fs::File::create(out).unwrap();
+    let mut child = cmd
+        .stdout(file.try_clone().unwrap())
+        .stderr(file)
+        .spawn()
+        .expect("start java");
+    const POLL: Duration = Duration::from_millis(100);
+    let mut polls = limit.as_millis() / POLL.as_millis();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if polls == 0 {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        polls -= 1;
+        std::thread::sleep(POLL);
+    };
+    let text = std::fs::read_to_string(out).unwrap_or_default();
+    (status.is_some_and(|s| s.success()), text)
+}
+
+#[test]
+fn hadoops_yarn_client_talks_to_weft_up() {
+    require("java");
+    require("javac");
+    let jars = pyspark_jars();
+    let classpath = format!("{}/*", jars.display());
+    let dir = tempfile::tempdir().unwrap();
+    let classes = dir.path().join("classes");
+    std::fs::create_dir_all(&classes).unwrap();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hadoop/YarnClientProbe.java");
+    let (compiled, log) = run_bounded(
+        Command::new("javac")
+            .arg("-d")
+            .arg(&classes)
+            .arg("-cp")
+            .arg(&classpath)
+            .arg(&source),
+        Duration::from_secs(180),
+        &dir.path().join("javac.out"),
+    );
+    assert!(compiled, "javac failed:\n{log}");
+
+    let (_up, ready) = harness::weft_up(dir.path(), &["--nms", "1", "--nm-memory-mb", "4096"]);
+    let conf = ready["hadoop_conf_dir"]
+        .as_str()
+        .expect("the ready file names hadoop-conf");
+    let client = ready["client"]
+        .as_str()
+        .expect("the ready file names the client address");
+    let yarn_site = std::fs::read_to_string(Path::new(conf).join("yarn-site.xml")).unwrap();
+    assert!(
+        yarn_site.contains(&format!("<value>{client}</value>")),
+        "{yarn_site}"
+    );
+
+    let (passed, output) = run_bounded(
+        Command::new("java")
+            .arg("-Xmx256m")
+            .arg("-cp")
+            .arg(format!("{classpath}:{}:{conf}", classes.display()))
+            .arg("YarnClientProbe")
+            .env("HADOOP_CONF_DIR", conf)
+            .env("HADOOP_USER_NAME", "probe-user"),
+        Duration::from_secs(180),
+        &dir.path().join("probe.out"),
+    );
+    let shown: Vec<&str> = output
+        .lines()
+        .filter(|l| l.starts_with("OK ") || l.starts_with("FAIL ") || l.contains("Exception"))
+        .take(60)
+        .collect();
+    assert!(
+        passed && output.contains("PROBE PASSED"),
+        "the probe failed:\n{}",
+        shown.join("\n")
+    );
+    for check in [
+        "cluster-metrics nodeManagers=1 active=1",
+        "get-applications count=0",
+        "unknown-application org.apache.hadoop.yarn.exceptions.ApplicationNotFoundException",
+        "cluster-nodes count=1",
+        "queue-info name=default state=RUNNING",
+        "get-applications-filtered count=1",
+        "attempts count=1",
+        "sasl-fallback count=1",
+    ] {
+        assert!(
+            output.contains(&format!("OK {check}")),
+            "no `OK {check}` in:\n{}",
+            shown.join("\n")
+        );
+    }
+    let created = output
+        .lines()
+        .find_map(|l| l.strip_prefix("OK create-application "))
+        .expect("a created application");
+    let app = created.split_whitespace().next().unwrap_or_default();
+    assert!(
+        app.starts_with("application_") && app.ends_with("_0001"),
+        "{created}"
+    );
+    let terminal = output
+        .lines()
+        .find_map(|l| l.strip_prefix("OK terminal-state "))
+        .expect("a terminal state");
+    // The AM command never registers, so its attempt fails when it exits (Hadoop's RM does the
+    // same); the report says so, with the submitter, queue and type Hadoop's client sent.
+    for part in [
+        "FAILED final=FAILED",
+        "user=probe-user",
+        "queue=root.default",
+        "type=PROBE",
+        "finished=true",
+        "exited with status 0",
+    ] {
+        assert!(terminal.contains(part), "`{part}` not in: {terminal}");
+    }
+    let am = output
+        .lines()
+        .find_map(|l| l.strip_prefix("OK containers "))
+        .expect("the AM container's report");
+    assert!(
+        am.contains("state=COMPLETE") && am.contains("exit=0"),
+        "{am}"
+    );
+    // The AM's command ran with the environment the client sent.
+    let logs = dir.path().join("data/nm-0/logs").join(app);
+    let stdout = std::fs::read_dir(&logs)
+        .unwrap_or_else(|e| panic!("{}: {e}", logs.display()))
+        .filter_map(Result::ok)
+        .map(|c| harness::read(&c.path().join("stdout")))
+        .collect::<String>();
+    assert!(
+        stdout.contains("hello from YarnClient"),
+        "AM stdout: {stdout:?}"
+    );
+}

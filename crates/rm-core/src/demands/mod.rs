@@ -1,0 +1,130 @@
+//! Time-aware demands (seed 004's RMDemand; time-aware-demands spec §3.4): one state machine
+//! per demand, every transition with its reason and time, persisted on every change so that a
+//! restart loses none.
+//!
+//! Sans-IO like the rest of the core: inputs carry `now`; timers (claim expiry, lease end,
+//! deadlines, the Start window) are checked against it in [`RmCore::tick`]. The scheduler does
+//! not consume demands yet: allocations, missed opportunities, claims and completions come in
+//! through the `demand_*` inputs, which the AM protocol and the scheduler will drive (issue 17
+//! items 5-6). No planner exists yet either, so a strict condition that needs a plan fails
+//! with `not_reservable` (§3.4 row 3) and a loose one runs best-effort.
+
+mod inputs;
+mod links;
+mod order;
+mod reason;
+mod record;
+mod report;
+mod submit;
+#[cfg(test)]
+mod tests;
+mod timers;
+
+use std::collections::BTreeMap;
+
+use weft_demand_lang::{DemandRef, Owner, ResolvedTimes, ResourceDescription};
+use weft_store::DemandState;
+use weft_types::yarn_id::ApplicationId;
+use weft_types::Time;
+
+pub use reason::DemandReason;
+pub use report::{demand_state_name, DemandReport, DemandTransition};
+pub use submit::DemandBatch;
+
+/// At most this many demands in one submission.
+pub const MAX_DEMANDS_PER_SUBMISSION: usize = 1000;
+
+/// Whose demand numbers a demand's DemandID is unique among.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Scope {
+    /// An application's.
+    App(ApplicationId),
+    /// A user's demands bound to no application (REST-only).
+    User(String),
+}
+
+impl Scope {
+    /// The demand's global key: `application_<ts>_<n>/<id>` or `~<user>/<id>`.
+    pub(crate) fn key(&self, demand: u64) -> String {
+        match self {
+            Scope::App(app) => format!("{app}/{demand}"),
+            Scope::User(user) => format!("~{user}/{demand}"),
+        }
+    }
+
+    /// The key of the demand an OrderBy atom written in this scope names; `None` for a
+    /// reservation's (no reservation system yet).
+    pub(crate) fn target(&self, reference: &DemandRef) -> Option<String> {
+        match reference.owner {
+            None => Some(self.key(reference.demand)),
+            Some(Owner::Application {
+                cluster_timestamp,
+                seq,
+            }) => Some(
+                Scope::App(ApplicationId {
+                    cluster_ts: cluster_timestamp,
+                    seq,
+                })
+                .key(reference.demand),
+            ),
+            Some(Owner::Reservation { .. }) => None,
+        }
+    }
+}
+
+/// One demand's machine.
+pub(crate) struct Demand {
+    pub(crate) key: String,
+    pub(crate) scope: Scope,
+    pub(crate) user: String,
+    pub(crate) queue: String,
+    pub(crate) spec: ResourceDescription,
+    /// The spec as the printer writes it (what the store keeps).
+    pub(crate) spec_json: String,
+    /// The instant NOW is bound to.
+    pub(crate) accepted_at: Time,
+    pub(crate) times: ResolvedTimes,
+    pub(crate) timeline: Vec<DemandTransition>,
+    /// START.
+    pub(crate) first_allocation: Option<Time>,
+    pub(crate) missed: u64,
+    pub(crate) allocated: u64,
+    pub(crate) claimed: u64,
+    pub(crate) completed: u64,
+}
+
+impl Demand {
+    pub(crate) fn state(&self) -> DemandState {
+        self.timeline
+            .last()
+            .map(|t| t.state)
+            .unwrap_or(DemandState::New)
+    }
+
+    pub(crate) fn reason(&self) -> DemandReason {
+        self.timeline
+            .last()
+            .map(|t| t.reason)
+            .unwrap_or(DemandReason::Submitted)
+    }
+
+    /// Whether a transition with `reason` was ever taken (one-off notes such as
+    /// `window_missed` are taken once).
+    pub(crate) fn noted(&self, reason: DemandReason) -> bool {
+        self.timeline.iter().any(|t| t.reason == reason)
+    }
+
+    pub(crate) fn ever_in(&self, state: DemandState) -> bool {
+        self.timeline.iter().any(|t| t.state == state)
+    }
+
+    pub(crate) fn requested(&self) -> u64 {
+        self.spec.request.num_containers
+    }
+}
+
+/// Every demand, by key.
+#[derive(Default)]
+pub(crate) struct Demands {
+    pub(crate) by_key: BTreeMap<String, Demand>,
+}
