@@ -18,6 +18,9 @@ pub struct DemandArgs {
     #[command(subcommand)]
     #[allow(missing_docs)]
     pub command: DemandCommand,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub conn: Connection,
 }
 
 /// What to do with demands.
@@ -34,9 +37,6 @@ pub enum DemandCommand {
         /// Bind the demands to this application's allocation request ids.
         #[arg(long = "application-id", value_name = "ID")]
         application_id: Option<String>,
-        #[command(flatten)]
-        #[allow(missing_docs)]
-        conn: Connection,
     },
     /// List demands, optionally by state, queue or application.
     List {
@@ -50,25 +50,16 @@ pub enum DemandCommand {
         /// Only demands of this application.
         #[arg(long = "application-id", value_name = "ID")]
         application_id: Option<String>,
-        #[command(flatten)]
-        #[allow(missing_docs)]
-        conn: Connection,
     },
     /// One demand's report and timeline.
     Status {
         /// The demand's key.
         key: String,
-        #[command(flatten)]
-        #[allow(missing_docs)]
-        conn: Connection,
     },
     /// Kill a demand (its owner or an administrator).
     Kill {
         /// The demand's key.
         key: String,
-        #[command(flatten)]
-        #[allow(missing_docs)]
-        conn: Connection,
     },
 }
 
@@ -115,12 +106,12 @@ fn submission(
 
 impl Verb for DemandArgs {
     fn run(&self, out: &mut dyn Write) -> Result<Outcome, ClientError> {
+        let conn = &self.conn;
         match &self.command {
             DemandCommand::Submit {
                 file,
                 queue,
                 application_id,
-                conn,
             } => {
                 let shown = file.display().to_string();
                 let text = std::fs::read_to_string(file)
@@ -139,7 +130,6 @@ impl Verb for DemandArgs {
                 state,
                 queue,
                 application_id,
-                conn,
             } => {
                 let mut query = Vec::new();
                 for (name, value) in [
@@ -160,7 +150,7 @@ impl Verb for DemandArgs {
                 }
                 Ok(Outcome::Success)
             }
-            DemandCommand::Status { key, conn } => {
+            DemandCommand::Status { key } => {
                 let path = demand_path(key)?;
                 let rm = conn.connect()?;
                 let answer = match rm.get(&path, &[]) {
@@ -178,7 +168,7 @@ impl Verb for DemandArgs {
                 }
                 Ok(Outcome::Success)
             }
-            DemandCommand::Kill { key, conn } => {
+            DemandCommand::Kill { key } => {
                 let path = format!("{}/state", demand_path(key)?);
                 let rm = conn.connect()?;
                 match rm.put(&path, &json!({"state": "KILLED"})) {
