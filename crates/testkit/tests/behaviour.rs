@@ -143,6 +143,8 @@ scenarios! {
     capacity_worked_example => "capacity-worked-example",
     capacity_user_limit => "capacity-user-limit",
     capacity_submission => "capacity-submission",
+    capacity_mappings => "capacity-mappings",
+    capacity_mappings_override => "capacity-mappings-override",
     capacity_ordering => "capacity-ordering",
     capacity_locality => "capacity-locality",
     capacity_locality_delay_off => "capacity-locality-delay-off",

@@ -9,7 +9,9 @@
 //! cap. An accepted app waits (pending) until the AM limits let it in; it is never rejected for
 //! them (§7.3).
 //!
-//! Not modelled yet: queue mappings (the requested queue is used as is), `max-parallel-apps`
+//! Queue mappings (`mapping`) may replace the requested queue before any check.
+//!
+//! Not modelled yet: `max-parallel-apps`
 //! (no app is held non-runnable for it), auto-created leaves, application-priority ACLs.
 
 use weft_types::{AppId, Resource};
@@ -48,6 +50,10 @@ impl CapacityEngine {
             .map(str::trim)
             .filter(|n| !n.is_empty())
             .unwrap_or("default");
+        let mapped = self
+            .mapped_queue(app, user, name)
+            .map_err(|why| (RejectCode::PlacementRejected, why))?;
+        let name = mapped.as_deref().unwrap_or(name);
         let queue = self.resolve_queue(name);
         if let Some(q) = queue {
             let groups = self.groups.get(user).cloned().unwrap_or_default();

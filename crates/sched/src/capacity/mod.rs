@@ -31,6 +31,7 @@ mod admission;
 mod assign;
 mod calc;
 mod limits;
+mod mapping;
 mod order;
 mod refresh;
 mod report;
