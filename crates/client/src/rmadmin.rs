@@ -1,6 +1,8 @@
 //! `weft rmadmin`: `-refreshQueues` (Weft's admin endpoint `PUT
 //! /ws/v1/cluster/admin/refresh-queues` re-reads the allocation file; silent on success, like
-//! `yarn rmadmin`), `-getGroups [user]` (`GET /ws/v1/cluster/admin/groups`), and
+//! `yarn rmadmin`), `-getGroups [user]` (`GET /ws/v1/cluster/admin/groups`),
+//! `-refreshUserToGroupsMappings` (`PUT /ws/v1/cluster/admin/refresh-user-groups`: the RM
+//! forgets its cached group lookups), and
 //! `-refreshNodes`, which says why it has nothing to do (the RM has no include/exclude lists);
 //! the node-label verbs `-addToClusterNodeLabels`, `-removeFromClusterNodeLabels` and
 //! `-replaceLabelsOnNode` over Hadoop's node-label REST endpoints (refusals on stderr, exit 255).
@@ -20,9 +22,12 @@ const REFRESH_QUEUES: &str = "/ws/v1/cluster/admin/refresh-queues";
 /// The admin endpoint for a user's groups (not part of Hadoop's REST API).
 const GROUPS: &str = "/ws/v1/cluster/admin/groups";
 
+/// The admin endpoint that empties the RM's group cache (not part of Hadoop's REST API).
+const REFRESH_USER_GROUPS: &str = "/ws/v1/cluster/admin/refresh-user-groups";
+
 /// Administers the ResourceManager.
 #[derive(Args, Debug)]
-#[command(group(ArgGroup::new("action").required(true).args(["refresh_queues", "refresh_nodes", "get_groups", "add_labels", "remove_labels", "replace_labels"])))]
+#[command(group(ArgGroup::new("action").required(true).args(["refresh_queues", "refresh_nodes", "refresh_user_groups", "get_groups", "add_labels", "remove_labels", "replace_labels"])))]
 pub struct RmAdminArgs {
     /// Re-read the scheduler's queue configuration (the fair allocation file).
     #[arg(long = "refreshQueues")]
@@ -30,6 +35,10 @@ pub struct RmAdminArgs {
     /// Re-read the include/exclude host lists (Weft's RM has none: says so and fails).
     #[arg(long = "refreshNodes")]
     pub refresh_nodes: bool,
+    /// Make the RM look users' groups up afresh (it caches them for
+    /// hadoop.security.groups.cache.secs).
+    #[arg(long = "refreshUserToGroupsMappings")]
+    pub refresh_user_groups: bool,
     /// Print the groups the RM maps a user to [default: the current user].
     #[arg(long = "getGroups", value_name = "username", num_args = 0..=1, default_missing_value = "")]
     pub get_groups: Option<String>,
@@ -85,8 +94,13 @@ impl Verb for RmAdminArgs {
                 .collect::<Vec<_>>()});
             return self.label_call("replaceLabelsOnNode", REPLACE_LABELS, &[], Some(&body));
         }
+        let (command, path) = if self.refresh_user_groups {
+            ("refreshUserToGroupsMappings", REFRESH_USER_GROUPS)
+        } else {
+            ("refreshQueues", REFRESH_QUEUES)
+        };
         let rm = self.conn.connect()?;
-        match rm.put(REFRESH_QUEUES, &json!({})) {
+        match rm.put(path, &json!({})) {
             Ok((_, answer)) => {
                 if self.conn.json {
                     let v = if answer.is_null() { json!({}) } else { answer };
@@ -95,10 +109,7 @@ impl Verb for RmAdminArgs {
                 Ok(Outcome::Success)
             }
             Err(e) => {
-                eprintln!(
-                    "refreshQueues: {}",
-                    refresh_failure(&e, &rm.url(REFRESH_QUEUES))
-                );
+                eprintln!("{command}: {}", refresh_failure(&e, &rm.url(path)));
                 Ok(Outcome::Failed)
             }
         }
@@ -281,7 +292,8 @@ impl RmAdminArgs {
 pub(crate) fn refresh_failure(e: &ClientError, url: &str) -> String {
     match e.status() {
         Some(404) | Some(405) => format!(
-            "the RM at {url} has no refresh-queues endpoint ({}); it is Weft's admin REST extension, so this RM is not Weft (a YARN RM takes `yarn rmadmin -refreshQueues` on its admin RPC port)",
+            "the RM at {url} has no {} endpoint ({}); it is Weft's admin REST extension, so this RM is not Weft (a YARN RM takes `yarn rmadmin` on its admin RPC port)",
+            url.rsplit('/').next().unwrap_or(url),
             e.remote_message()
         ),
         // A refused file: the RM keeps running the queues it had, which the user must know.

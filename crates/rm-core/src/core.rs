@@ -369,6 +369,28 @@ impl RmCore {
         self.config.groups.get(user).cloned().unwrap_or_default()
     }
 
+    /// Records `user`'s groups as the RM's group mapping gives them now (primary first; empty
+    /// forgets the user): placement rules, queue ACLs and `yarn.admin.acl` read them from here.
+    /// The driver resolves groups outside the core (`weft_rm::groups`) and calls this when they
+    /// change.
+    pub fn set_user_groups(&mut self, now: Time, user: &str, groups: Vec<String>) {
+        let known = self.config.groups.get(user).map_or(&[][..], Vec::as_slice);
+        if known == groups.as_slice() {
+            return;
+        }
+        if groups.is_empty() {
+            self.config.groups.remove(user);
+        } else {
+            self.config.groups.insert(user.to_string(), groups.clone());
+        }
+        let event = weft_sched::Event::UserGroups {
+            user: user.to_string(),
+            groups,
+        };
+        // Setting a user's groups cannot be refused.
+        let _ = self.sched.handle(now, event);
+    }
+
     /// The scheduler (read-only), e.g. for snapshots of queues.
     pub fn scheduler(&self) -> &Scheduler {
         &self.sched

@@ -19,6 +19,7 @@ use weft_store::StateStore;
 use weft_types::{ResourceTypes, Time};
 
 use crate::clock;
+use crate::groups::{Change, GroupCache, GroupSettings};
 use crate::store_writer::{Batch, StoreWriter, WriteStats};
 use crate::verification::{Verifier, VerifyStats};
 
@@ -50,6 +51,7 @@ pub(crate) enum DriverError {
 pub(crate) struct Driver {
     tx: mpsc::Sender<Sent>,
     stats: Arc<Mutex<DriverStats>>,
+    groups: Arc<GroupCache>,
 }
 
 impl Driver {
@@ -71,6 +73,39 @@ impl Driver {
             .await
             .map_err(|_| DriverError::Stopped)?;
         rx.await.map_err(|_| DriverError::NotPersisted)
+    }
+
+    /// Makes sure the core knows `user`'s groups as the group mapping gives them now: looked
+    /// up (off the async threads) when the cached answer is missing or stale, and handed to
+    /// the core when it changed. Call it before core calls that read the caller's groups
+    /// (placement, queue ACLs, `yarn.admin.acl`).
+    pub(crate) async fn ensure_groups(&self, user: &str) -> Result<(), DriverError> {
+        if self.groups.fresh(user, clock::now()) {
+            return Ok(());
+        }
+        let cache = Arc::clone(&self.groups);
+        let who = user.to_string();
+        let change = tokio::task::spawn_blocking(move || cache.resolve(&who, clock::now()))
+            .await
+            .unwrap_or_default();
+        if change == Change::default() {
+            return Ok(());
+        }
+        let user = user.to_string();
+        self.call(move |core, now| {
+            if let Some(evicted) = change.evicted {
+                core.set_user_groups(now, &evicted, Vec::new());
+            }
+            if let Some(groups) = change.groups {
+                core.set_user_groups(now, &user, groups);
+            }
+        })
+        .await
+    }
+
+    /// Forgets every cached group lookup (`rmadmin -refreshUserToGroupsMappings`).
+    pub(crate) fn refresh_groups(&self) {
+        self.groups.clear();
     }
 
     /// The driver's timing figures as of its last tick (at most one tick old).
@@ -266,12 +301,14 @@ pub(crate) fn new(
     store: Arc<dyn StateStore>,
     tick: Duration,
     types: ResourceTypes,
+    groups: GroupSettings,
 ) -> (Driver, Loop, StoreFailure) {
     let (tx, rx) = mpsc::channel(4096);
     let (failure, failed) = watch::channel(None);
     let driver = Driver {
         tx,
         stats: Arc::default(),
+        groups: Arc::new(GroupCache::new(groups)),
     };
     let state = Loop {
         core,

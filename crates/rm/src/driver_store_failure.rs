@@ -60,6 +60,7 @@ async fn a_refused_write_is_not_acknowledged_and_stops_the_driver() {
         Arc::clone(&store) as Arc<dyn StateStore>,
         Duration::from_secs(3600),
         ResourceTypes::default(),
+        Default::default(),
     );
     driver_loop.flush_startup().expect("startup writes");
     let (_stop, stop_rx) = tokio::sync::watch::channel(false);

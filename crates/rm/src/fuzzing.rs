@@ -76,6 +76,7 @@ impl Harness {
             Arc::new(MemoryStore::new()),
             Duration::from_millis(20),
             types.clone(),
+            Default::default(),
         );
         let (stop, stop_rx) = watch::channel(false);
         runtime.spawn(driver_loop.run(stop_rx));

@@ -12,6 +12,7 @@ mod demand_settings;
 mod driver;
 #[doc(hidden)]
 pub mod fuzzing;
+mod groups;
 mod hadoop;
 mod metrics;
 mod nm_stops;
@@ -243,8 +244,13 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
     let cluster_ts = core.cluster_timestamp();
     let apps = core.app_reports().len();
     let types = properties.resource_types.clone();
-    let (driver, mut driver_loop, store_failure) =
-        driver::new(core, Arc::clone(&store), TICK, types.clone());
+    let (driver, mut driver_loop, store_failure) = driver::new(
+        core,
+        Arc::clone(&store),
+        TICK,
+        types.clone(),
+        settings.groups.clone(),
+    );
     driver_loop.verify_every(settings.verify_interval_ms);
     driver_loop.flush_startup()?;
     tracing::info!(cluster_ts, apps, data_dir = %settings.data_dir.display(), "state recovered");

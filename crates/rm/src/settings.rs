@@ -118,6 +118,8 @@ pub struct Settings {
     pub am_recovery_grace_ms: u64,
     /// The time-aware demands' keys (`weft.demand.*`).
     pub demands: crate::demand_settings::DemandSettings,
+    /// The user -> groups mapping (`hadoop.security.group.mapping` and its keys).
+    pub(crate) groups: crate::groups::GroupSettings,
     /// What the configuration asked for and the RM does not do, for the log (e.g. an
     /// allocation file named in yarn-site.xml while the FIFO scheduler runs).
     pub notes: Vec<String>,
@@ -348,7 +350,9 @@ impl Settings {
             Some(n) => count(n),
         };
         let demands = crate::demand_settings::DemandSettings::read(&pairs)?;
+        let groups = crate::groups::GroupSettings::read(&pairs)?;
         Ok(Settings {
+            groups,
             notes,
             demands,
             allocate_max_containers,

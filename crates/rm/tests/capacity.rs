@@ -306,3 +306,111 @@ fn the_rm_runs_capacity_from_its_conf_dir_and_refreshes_with_hadoops_rules() {
     assert_eq!((status, &v), (200, &json!({"priority": 10})));
     rt.block_on(rm.stop());
 }
+
+/// The queue an app is in, from the apps API.
+fn queue_of(rm: &RunningRm, app: &str) -> String {
+    let (status, v) = call(rm, "GET", &format!("/ws/v1/cluster/apps/{app}"), None);
+    assert_eq!(status, 200, "{v}");
+    v["app"]["queue"].as_str().unwrap_or_default().to_string()
+}
+
+/// The groups the RM maps `user` to (`rmadmin -getGroups`).
+fn groups_of(rm: &RunningRm, user: &str) -> Value {
+    let (status, v) = call(
+        rm,
+        "GET",
+        &format!("/ws/v1/cluster/admin/groups?user={user}"),
+        None,
+    );
+    assert_eq!(status, 200, "{v}");
+    v["groups"]["groups"].clone()
+}
+
+/// Queue mappings in the daemon read the users' groups the way Hadoop's default mapping does:
+/// the static overrides first, then the passwd and group databases (here files of the test's
+/// own, named by Weft's keys), cached until `-refreshUserToGroupsMappings`.
+#[test]
+fn group_mappings_place_apps_by_the_groups_the_rm_resolves() {
+    let dir = tempfile::tempdir().unwrap();
+    let passwd = dir.path().join("passwd");
+    let group = dir.path().join("group");
+    std::fs::write(&passwd, "bob:x:1001:1001::/home/bob:/bin/sh\n").unwrap();
+    std::fs::write(&group, "bob:x:1001:\neng:x:2000:bob\nops:x:2001:\n").unwrap();
+    let rt = runtime();
+    let a = args(
+        dir.path(),
+        &[
+            (
+                "hadoop.user.group.static.mapping.overrides",
+                "alice=ops;dr.who=;",
+            ),
+            (
+                "weft.security.group.mapping.passwd-file",
+                passwd.to_str().unwrap(),
+            ),
+            (
+                "weft.security.group.mapping.group-file",
+                group.to_str().unwrap(),
+            ),
+        ],
+    );
+    write_capacity(
+        dir.path(),
+        &[
+            ("root.queues", "default,eng,ops"),
+            ("root.default.capacity", "40"),
+            ("root.eng.capacity", "30"),
+            ("root.ops.capacity", "30"),
+            ("queue-mappings", "g:eng:eng,g:ops:ops"),
+        ],
+    );
+    let rm = rt.block_on(weft_rm::start(a)).expect("the RM starts");
+    // bob's groups come from the files: his primary group, then eng, which maps him.
+    assert_eq!(groups_of(&rm, "bob"), json!(["bob", "eng"]));
+    let first = submit(&rm, "default", "bob");
+    assert_eq!(queue_of(&rm, &first), "root.eng");
+    // alice's come from the static overrides (she is in no file).
+    assert_eq!(groups_of(&rm, "alice"), json!(["ops"]));
+    let hers = submit(&rm, "default", "alice");
+    assert_eq!(queue_of(&rm, &hers), "root.ops");
+    // bob moves from eng to ops in the files: the RM keeps its cached answer (300 s) ...
+    std::fs::write(&group, "bob:x:1001:\neng:x:2000:\nops:x:2001:bob\n").unwrap();
+    let second = submit(&rm, "default", "bob");
+    assert_eq!(queue_of(&rm, &second), "root.eng");
+    // ... until an administrator refreshes the mappings (the shipped yarn.admin.acl is *).
+    let (status, v) = call(
+        &rm,
+        "PUT",
+        "/ws/v1/cluster/admin/refresh-user-groups?user.name=admin",
+        Some(json!({})),
+    );
+    assert_eq!(status, 200, "{v}");
+    let third = submit(&rm, "default", "bob");
+    assert_eq!(queue_of(&rm, &third), "root.ops");
+    assert_eq!(groups_of(&rm, "bob"), json!(["bob", "ops"]));
+    // A user the files do not know has no groups; a g: mapping then fails the submission as
+    // Hadoop's group service does.
+    let (status, v) = call(&rm, "POST", "/ws/v1/cluster/apps/new-application", None);
+    assert_eq!(status, 200, "{v}");
+    let id = v["application-id"].as_str().unwrap().to_string();
+    let (status, v) = call(
+        &rm,
+        "POST",
+        "/ws/v1/cluster/apps?user.name=mallory",
+        Some(json!({
+            "application-id": id,
+            "application-name": "t",
+            "am-container-spec": {"commands": {"command": "sleep 100"}},
+            "resource": {"memory": 1024, "vCores": 1},
+        })),
+    );
+    assert_eq!(status, 202, "{v}");
+    let (_, report) = call(&rm, "GET", &format!("/ws/v1/cluster/apps/{id}"), None);
+    assert_eq!(report["app"]["state"], "FAILED", "{report}");
+    let diagnostics = report["app"]["diagnostics"].as_str().unwrap_or_default();
+    assert!(
+        diagnostics.contains("No groups found for user mallory"),
+        "{diagnostics}"
+    );
+    rt.block_on(rm.stop());
+}

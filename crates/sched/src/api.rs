@@ -363,6 +363,13 @@ pub enum Event {
     Reload(Box<SchedulerConfig>),
     /// The user -> groups mapping changed.
     GroupsChanged(GroupMapping),
+    /// One user's groups changed (primary first; empty: the user has none now).
+    UserGroups {
+        /// The user.
+        user: String,
+        /// The user's groups.
+        groups: Vec<String>,
+    },
     /// The periodic update: demand, fair shares, runnability (Hadoop's update thread).
     Update,
     /// The driver's wake-up at (or after) the time `Scheduler::poll_timeout` gave: whatever

@@ -180,6 +180,14 @@ impl<R: Rules> Engine<R> {
                 self.groups = groups;
                 Ok(())
             }
+            Event::UserGroups { user, groups } => {
+                if groups.is_empty() {
+                    self.groups.remove(&user);
+                } else {
+                    self.groups.insert(user, groups);
+                }
+                Ok(())
+            }
             Event::Update => {
                 R::update(self, now);
                 Ok(())

@@ -129,6 +129,10 @@ impl ClientProtocol {
             RpcError::yarn("submitApplication: the request has no application_submission_context")
         })?;
         let (id, sub) = submission::from_context(&ctx, &caller.user)?;
+        self.driver
+            .ensure_groups(&caller.user)
+            .await
+            .map_err(stopped)?;
         let result = self
             .driver
             .call(move |core, now| core.submit(now, id, sub))
@@ -194,6 +198,10 @@ impl ClientProtocol {
         let req: KillApplicationRequestProto = decode_request("forceKillApplication", request)?;
         let id = wire::application_id(req.application_id.as_ref())
             .map_err(|e| RpcError::yarn(format!("forceKillApplication: {e}")))?;
+        self.driver
+            .ensure_groups(&caller.user)
+            .await
+            .map_err(stopped)?;
         let user = caller.user.clone();
         let state = self
             .driver
@@ -250,6 +258,10 @@ impl ClientProtocol {
             decode_request("moveApplicationAcrossQueues", request)?;
         let id = wire::application_id(Some(&req.application_id))
             .map_err(|e| RpcError::yarn(format!("moveApplicationAcrossQueues: {e}")))?;
+        self.driver
+            .ensure_groups(&caller.user)
+            .await
+            .map_err(stopped)?;
         let user = caller.user.clone();
         let target = req.target_queue;
         let moved = self

@@ -13,6 +13,8 @@ use axum::http::{HeaderMap, HeaderValue, Uri};
 use axum::middleware::Next;
 use axum::response::Response;
 
+use super::Rest;
+
 /// The user when a request names none, as Hadoop's static web user.
 pub(crate) const ANONYMOUS: &str = "dr.who";
 
@@ -22,15 +24,23 @@ const AUTH_COOKIE: &str = "hadoop.auth";
 /// The caller of a request: `user.name`, else the `hadoop.auth` cookie's user, else `dr.who`.
 pub(crate) struct Caller(pub(crate) String);
 
-impl<S: Send + Sync> FromRequestParts<S> for Caller {
+impl FromRequestParts<Rest> for Caller {
     type Rejection = Infallible;
 
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Caller, Infallible> {
-        let user = query_user(&parts.uri)
-            .or_else(|| cookie_user(&parts.headers))
-            .unwrap_or_else(|| ANONYMOUS.to_string());
+    /// Names the caller and makes sure the core knows the caller's groups (the handlers check
+    /// ACLs and `yarn.admin.acl` against them). A lookup that cannot reach the driver is not
+    /// this request's failure: the handler's own call reports a stopped RM.
+    async fn from_request_parts(parts: &mut Parts, rest: &Rest) -> Result<Caller, Infallible> {
+        let user = caller_name(parts);
+        let _ = rest.driver.ensure_groups(&user).await;
         Ok(Caller(user))
     }
+}
+
+fn caller_name(parts: &Parts) -> String {
+    query_user(&parts.uri)
+        .or_else(|| cookie_user(&parts.headers))
+        .unwrap_or_else(|| ANONYMOUS.to_string())
 }
 
 /// A user name that fits in the cookie unquoted and unescaped (Hadoop's user names do).
@@ -86,13 +96,8 @@ mod tests {
         if let Some(c) = cookie {
             req = req.header(COOKIE, c);
         }
-        let (mut parts, ()) = req.body(()).unwrap().into_parts();
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        rt.block_on(Caller::from_request_parts(&mut parts, &()))
-            .unwrap()
-            .0
+        let (parts, ()) = req.body(()).unwrap().into_parts();
+        caller_name(&parts)
     }
 
     #[test]

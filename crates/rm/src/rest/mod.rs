@@ -126,6 +126,7 @@ pub(crate) fn router(state: Rest) -> Router {
         .route(&r("/reservation/delete"), post(reservations::delete))
         .route(&r("/reservation/list"), get(reservations::list))
         .route(&r("/admin/refresh-queues"), put(refresh_queues))
+        .route(&r("/admin/refresh-user-groups"), put(refresh_user_groups))
         .route(&r("/admin/allocation-file"), get(allocation_file))
         .route(&r("/admin/groups"), get(groups))
         .route("/openapi.json", get(openapi))
@@ -223,6 +224,25 @@ async fn refresh_queues(
     }
 }
 
+/// `PUT admin/refresh-user-groups`: only for `yarn.admin.acl` (as `yarn rmadmin
+/// -refreshUserToGroupsMappings`): every user's groups are looked up again on their next
+/// request.
+async fn refresh_user_groups(
+    State(s): State<Rest>,
+    Caller(who): Caller,
+) -> Result<Json<Value>, RestError> {
+    let user = who.clone();
+    if !s.driver.call(move |core, _| core.is_admin(&user)).await? {
+        return Err(RestError::forbidden(format!(
+            "user {who} is not in yarn.admin.acl and may not refresh the user-to-groups mappings"
+        )));
+    }
+    s.driver.refresh_groups();
+    Ok(Json(
+        json!({"refreshUserToGroupsMappings": {"refreshed": true}}),
+    ))
+}
+
 /// `GET /admin/allocation-file`: what the allocation-file reloads did (Weft's own; `weft up`
 /// polls it to show refused reloads in its terminal).
 async fn allocation_file(State(s): State<Rest>) -> Json<Value> {
@@ -244,6 +264,7 @@ async fn groups(State(s): State<Rest>, Query(q): Params) -> Result<Json<Value>, 
         .filter(|u| !u.is_empty())
         .cloned()
         .ok_or_else(|| RestError::bad_request("the user query parameter is required"))?;
+    s.driver.ensure_groups(&user).await?;
     let who = user.clone();
     let groups = s.driver.call(move |core, _| core.groups_of(&who)).await?;
     Ok(Json(json!({"groups": {"user": user, "groups": groups}})))

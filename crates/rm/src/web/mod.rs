@@ -427,6 +427,7 @@ mod tests {
             Arc::new(MemoryStore::default()),
             Duration::from_millis(50),
             ResourceTypes::default(),
+            Default::default(),
         );
         let (stop, stop_rx) = tokio::sync::watch::channel(false);
         let task = tokio::spawn(driver_loop.run(stop_rx));
