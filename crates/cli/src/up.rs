@@ -556,6 +556,10 @@ async fn start(
             format!("{}:{cm_port}", args.host),
             "--web-address".into(),
             format!("{}:{web_port}", args.host),
+            // Hadoop's ContainerManagementProtocol on a free port, as Hadoop's default
+            // `yarn.nodemanager.address` (the NM registers it with the RM).
+            "--hadoop-address".into(),
+            format!("{}:0", args.host),
             // One advertised host for every daemon: the NMs' web addresses then resolve
             // wherever the RM's does (the UI's log links), not only where the machine's host
             // name resolves.
