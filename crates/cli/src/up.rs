@@ -442,6 +442,8 @@ struct NodeAddresses {
     address: String,
     /// Its web service (`host:port`).
     web: String,
+    /// Its Hadoop ContainerManagementProtocol (`host:port`, NMClient's NodeId).
+    hadoop: String,
 }
 
 /// Addresses of the running cluster.
@@ -592,6 +594,7 @@ async fn start(
             node_id: field(&nm, "node_id", "NM")?.to_string(),
             address: field(&nm, "address", "NM")?.to_string(),
             web: field(&nm, "web", "NM")?.to_string(),
+            hadoop: field(&nm, "hadoop", "NM")?.to_string(),
         });
     }
     Ok(Addresses {
@@ -711,7 +714,7 @@ fn write_ready(
         .iter()
         .enumerate()
         .map(|(i, n)| {
-            json!({"node_id": n.node_id, "address": n.address, "web": n.web, "pid": pid(i + 1)})
+            json!({"node_id": n.node_id, "address": n.address, "web": n.web, "hadoop": n.hadoop, "pid": pid(i + 1)})
         })
         .collect();
     let v = json!({
