@@ -198,6 +198,10 @@ fn check_link_name(name: &str) -> Result<(), LaunchError> {
     if name.starts_with('/') {
         return Err(invalid("absolute paths are not allowed"));
     }
+    // One spelling per path, so two names never place two resources at one spot.
+    if name.ends_with('/') || name.contains("//") {
+        return Err(invalid("empty path components are not allowed"));
+    }
     let mut parts = 0;
     for c in Path::new(name).components() {
         match c {
@@ -210,6 +214,26 @@ fn check_link_name(name: &str) -> Result<(), LaunchError> {
     }
     if NM_FILES.iter().any(|f| Path::new(name).starts_with(f)) {
         return Err(invalid("the NodeManager writes a file of that name"));
+    }
+    Ok(())
+}
+
+/// No link may lie inside another: the outer one may be a symbolic link to a directory
+/// outside the work dir, and placing the inner one would write there.
+fn check_no_nested_links(spec: &LaunchSpec) -> Result<(), LaunchError> {
+    for name in spec.local_resources.keys() {
+        let nested = Path::new(name)
+            .ancestors()
+            .skip(1)
+            .filter(|a| !a.as_os_str().is_empty())
+            .any(|a| spec.local_resources.contains_key(&*a.to_string_lossy()));
+        if nested {
+            return Err(LaunchError::Invalid {
+                what: "local resource name",
+                value: name.clone(),
+                why: "inside another resource's link",
+            });
+        }
     }
     Ok(())
 }
@@ -247,6 +271,7 @@ pub(crate) fn validate(spec: &LaunchSpec) -> Result<(), LaunchError> {
     for name in spec.local_resources.keys() {
         check_link_name(name)?;
     }
+    check_no_nested_links(spec)?;
     check_size("environment variables", spec.env.len(), MAX_ENV_VARS)?;
     let env_bytes = spec.env.iter().map(|(k, v)| k.len() + v.len()).sum();
     check_size("environment bytes", env_bytes, MAX_ENV_BYTES)?;
