@@ -7,7 +7,9 @@
 //!
 //! Archives are untrusted input: entries with absolute paths or `..` are refused, symbolic
 //! and hard links inside archives are refused, and the entry count and the bytes actually
-//! written are bounded ([`Limits`]), whatever the archive's headers claim.
+//! written are bounded ([`Limits`]), whatever the archive's headers claim (a gzip stream's
+//! output is bounded too). A source must be a regular file or a directory: a device or FIFO
+//! would never end a copy.
 
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
@@ -125,6 +127,12 @@ pub(crate) fn localize(
         // Trees are read-only by contract and copying them would be slow.
         return Ok(std::os::unix::fs::symlink(&from, dest)?);
     }
+    // A device or FIFO would never end (or never start) a copy.
+    if !fs::metadata(&from)?.is_file() {
+        return Err(LocalizeError::Source(
+            "neither a regular file nor a directory".into(),
+        ));
+    }
     let name = from
         .file_name()
         .map(|n| n.to_string_lossy().to_lowercase())
@@ -205,7 +213,13 @@ fn unpack(
     match format {
         ArchiveFormat::Zip | ArchiveFormat::Jar => unzip(file, &mut out, pattern)?,
         ArchiveFormat::Tar => untar(file, &mut out)?,
-        ArchiveFormat::TarGz => untar(flate2::read::GzDecoder::new(file), &mut out)?,
+        ArchiveFormat::TarGz => {
+            // Headers, long names and skipped data are read without being written: bound
+            // what the decompressor may produce too, not only what lands on disk.
+            let headroom = (limits.max_entries as u64).saturating_mul(64 * 1024);
+            let bound = limits.max_bytes.saturating_add(headroom);
+            untar(flate2::read::GzDecoder::new(file).take(bound), &mut out)?
+        }
     }
     if format == ArchiveFormat::Jar {
         if let Some(name) = from.file_name() {

@@ -222,6 +222,19 @@ fn garbage_is_not_an_archive() {
 }
 
 #[test]
+fn devices_are_not_copied() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = localize(
+        &LocalResourceSpec::file("file:///dev/zero"),
+        &dir.path().join("zeros"),
+        &Limits::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("regular file"), "{err}");
+}
+
+#[test]
 fn contained_paths() {
     assert_eq!(contained_path("a/./b"), Some(PathBuf::from("a/b")));
     assert_eq!(contained_path("./"), None);
