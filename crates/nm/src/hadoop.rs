@@ -369,6 +369,7 @@ pub(crate) fn local_resource(
         url: format!("{scheme}://{authority}{path}"),
         kind,
         pattern: r.pattern.clone().filter(|p| !p.is_empty()),
+        timestamp: r.timestamp,
     })
 }
 

@@ -37,6 +37,9 @@ pub struct LocalResourceSpec {
     pub kind: ResourceKind,
     /// For [`ResourceKind::Pattern`]: the regular expression entry names must match whole.
     pub pattern: Option<String>,
+    /// The source's modification time (epoch ms) the application saw; a source changed since
+    /// is refused, as Hadoop's `FSDownload` refuses it. `None` checks nothing.
+    pub timestamp: Option<i64>,
 }
 
 impl LocalResourceSpec {
@@ -116,6 +119,16 @@ pub(crate) fn resource_path(source: &str) -> Result<PathBuf, LocalizeError> {
     Ok(path)
 }
 
+/// A file's modification time in epoch milliseconds, truncated as Java's `File.lastModified`.
+fn modified_ms(path: &Path) -> Result<i64, LocalizeError> {
+    let modified = fs::metadata(path)?.modified()?;
+    let ms = match modified.duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
+        Err(e) => -i64::try_from(e.duration().as_millis()).unwrap_or(i64::MAX),
+    };
+    Ok(ms)
+}
+
 /// Places `resource` at `dest` (which does not exist yet; its parent does).
 pub(crate) fn localize(
     resource: &LocalResourceSpec,
@@ -123,6 +136,14 @@ pub(crate) fn localize(
     limits: &Limits,
 ) -> Result<(), LocalizeError> {
     let from = resource_path(&resource.url)?;
+    if let Some(expected) = resource.timestamp {
+        let found = modified_ms(&from)?;
+        if found != expected {
+            return Err(LocalizeError::Source(format!(
+                "changed on the source file system: expected modification time {expected}, found {found}"
+            )));
+        }
+    }
     if from.is_dir() {
         // Trees are read-only by contract and copying them would be slow.
         return Ok(std::os::unix::fs::symlink(&from, dest)?);

@@ -92,6 +92,8 @@ pub(crate) fn launch_spec(req: &StartContainerRequest) -> Result<LaunchSpec, Str
             url: res.resource.clone(),
             kind,
             pattern: (!res.pattern.is_empty()).then(|| res.pattern.clone()),
+            // proto3: 0 is "not set" (Weft's own clients send none).
+            timestamp: (res.timestamp != 0).then_some(res.timestamp),
         };
         local_resources.insert(name.clone(), spec);
     }

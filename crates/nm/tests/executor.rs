@@ -160,6 +160,7 @@ async fn a_hadoop_launch_context_runs_as_hadoops_nm_runs_it() {
             url: format!("file://{}", zip.display()),
             kind: ResourceKind::Archive,
             pattern: None,
+            timestamp: None,
         },
     )]);
     let h = exec.launch(s).unwrap();

@@ -147,6 +147,7 @@ fn a_spark_like_launch_context_becomes_a_hadoop_quoted_launch_spec() {
                     ..Default::default()
                 }),
                 r#type: Some(LocalResourceTypeProto::Archive as i32),
+                timestamp: Some(1_700_000_000_123),
                 ..Default::default()
             }),
         }],
@@ -167,6 +168,7 @@ fn a_spark_like_launch_context_becomes_a_hadoop_quoted_launch_spec() {
     let conf = &spec.local_resources["__spark_conf__"];
     assert_eq!(conf.url, "file:///staging/__spark_conf__.zip");
     assert_eq!(conf.kind, ResourceKind::Archive);
+    assert_eq!(conf.timestamp, Some(1_700_000_000_123));
     let mut empty = ctx.clone();
     empty.command.clear();
     assert!(launch_spec(container(), &granted, &empty).is_err());

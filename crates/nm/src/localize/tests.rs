@@ -45,6 +45,7 @@ fn archive(url: String) -> LocalResourceSpec {
         url,
         kind: ResourceKind::Archive,
         pattern: None,
+        timestamp: None,
     }
 }
 
@@ -132,6 +133,7 @@ fn a_pattern_jar_unpacks_only_matching_entries_and_keeps_the_jar() {
         url,
         kind: ResourceKind::Pattern,
         pattern: Some("(?:classes/|lib/).*".into()),
+        timestamp: None,
     };
     localize(&spec, &dest, &Limits::default()).unwrap();
     assert!(dest.join("classes/A.class").is_file());
@@ -219,6 +221,22 @@ fn garbage_is_not_an_archive() {
     assert!(localize(&archive(url), &dir.path().join("o"), &Limits::default()).is_err());
     let url = write(dir.path(), "junk.tgz", b"\x1f\x8b garbage");
     assert!(localize(&archive(url), &dir.path().join("o2"), &Limits::default()).is_err());
+}
+
+#[test]
+fn a_source_changed_since_the_application_saw_it_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = write(dir.path(), "app.jar", b"v1");
+    let seen = modified_ms(&dir.path().join("app.jar")).unwrap();
+    let mut spec = LocalResourceSpec::file(url);
+    spec.timestamp = Some(seen);
+    localize(&spec, &dir.path().join("same"), &Limits::default()).unwrap();
+    spec.timestamp = Some(seen - 1000);
+    let err = localize(&spec, &dir.path().join("changed"), &Limits::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("changed on the source file system"), "{err}");
+    assert!(!dir.path().join("changed").exists());
 }
 
 #[test]
