@@ -12,104 +12,15 @@
 #[allow(dead_code)]
 #[path = "cluster/harness.rs"]
 mod harness;
+#[allow(dead_code)]
+#[path = "hadoop/support.rs"]
+mod support;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::Command;
 use std::time::Duration;
 
-const PYSPARK: &str = "pyspark==4.3.0";
-
-/// `<workspace>/target`.
-fn target_dir() -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .parent()
-        .expect("CARGO_TARGET_TMPDIR is inside the target directory")
-        .to_path_buf()
-}
-
-fn jars_in(venv: &Path) -> Option<PathBuf> {
-    let lib = std::fs::read_dir(venv.join("lib")).ok()?;
-    lib.filter_map(Result::ok)
-        .map(|e| e.path().join("site-packages/pyspark/jars"))
-        .find(|j| j.join("hadoop-client-api-3.5.0.jar").is_file())
-}
-
-/// pyspark's jar directory, installed into `target/hadoop-venv` on first use. An interrupted
-/// install (no `installed` marker) is removed and redone.
-fn pyspark_jars() -> PathBuf {
-    let venv = target_dir().join("hadoop-venv");
-    let marker = venv.join("installed");
-    if marker.is_file() {
-        if let Some(jars) = jars_in(&venv) {
-            return jars;
-        }
-    }
-    let _ = std::fs::remove_dir_all(&venv);
-    let run = |cmd: &mut Command, what: &str| {
-        let status = cmd.status().unwrap_or_else(|e| {
-            panic!("cannot run {what}: {e} (python3 with venv and pip is needed)")
-        });
-        assert!(status.success(), "{what} failed ({status})");
-    };
-    run(
-        Command::new("python3").arg("-m").arg("venv").arg(&venv),
-        "python3 -m venv",
-    );
-    run(
-        Command::new(venv.join("bin/pip")).args([
-            "install",
-            "-q",
-            "--disable-pip-version-check",
-            "--no-cache-dir",
-            PYSPARK,
-        ]),
-        &format!("pip install {PYSPARK}"),
-    );
-    let jars = jars_in(&venv).expect("pyspark installed its jars");
-    std::fs::write(&marker, PYSPARK).expect("write the install marker");
-    eprintln!("installed {PYSPARK} into {}", venv.display());
-    jars
-}
-
-fn require(tool: &str) {
-    let found = Command::new(tool)
-        .arg("-version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(
-        found,
-        "`{tool}` is not on PATH: install a JDK 17 (Debian: openjdk-17-jdk-headless; scripts/install-test-deps does it)"
-    );
-}
-
-/// Runs `cmd` to its end, killing it after `limit` (counted in polls, as the harness's waits
-/// are); (success, stdout + stderr).
-fn run_bounded(cmd: &mut Command, limit: Duration, out: &Path) -> (bool, String) {
-    let file = std::fs::File::create(out).unwrap();
-    let mut child = cmd
-        .stdout(file.try_clone().unwrap())
-        .stderr(file)
-        .spawn()
-        .expect("start java");
-    const POLL: Duration = Duration::from_millis(100);
-    let mut polls = limit.as_millis() / POLL.as_millis();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break Some(status);
-        }
-        if polls == 0 {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        polls -= 1;
-        std::thread::sleep(POLL);
-    };
-    let text = std::fs::read_to_string(out).unwrap_or_default();
-    (status.is_some_and(|s| s.success()), text)
-}
+use support::{compile_probe, pyspark_jars, require, run_bounded};
 
 #[test]
 fn hadoops_yarn_client_talks_to_weft_up() {
@@ -119,19 +30,12 @@ fn hadoops_yarn_client_talks_to_weft_up() {
     let classpath = format!("{}/*", jars.display());
     let dir = tempfile::tempdir().unwrap();
     let classes = dir.path().join("classes");
-    std::fs::create_dir_all(&classes).unwrap();
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hadoop/YarnClientProbe.java");
-    let (compiled, log) = run_bounded(
-        Command::new("javac")
-            .arg("-d")
-            .arg(&classes)
-            .arg("-cp")
-            .arg(&classpath)
-            .arg(&source),
-        Duration::from_secs(180),
+    compile_probe(
+        "YarnClientProbe.java",
+        &classpath,
+        &classes,
         &dir.path().join("javac.out"),
     );
-    assert!(compiled, "javac failed:\n{log}");
 
     let (_up, ready) = harness::weft_up(dir.path(), &["--nms", "1", "--nm-memory-mb", "4096"]);
     let conf = ready["hadoop_conf_dir"]
@@ -227,4 +131,75 @@ fn hadoops_yarn_client_talks_to_weft_up() {
         stdout.contains("hello from YarnClient"),
         "AM stdout: {stdout:?}"
     );
+
+    // Launch fidelity (wire spec §9.4 step 2): the AM's environment, its resources under
+    // their link names, the markers expanded, `tmp/` and the token file.
+    let container_logs = std::fs::read_dir(&logs)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|c| c.path())
+        .find(|p| p.join("env.txt").is_file())
+        .expect("the AM wrote env.txt into its log dir");
+    let env_text = harness::read(&container_logs.join("env.txt"));
+    let env: std::collections::BTreeMap<&str, &str> =
+        env_text.lines().filter_map(|l| l.split_once('=')).collect();
+    let container = container_logs
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert_eq!(
+        env.get("CONTAINER_ID"),
+        Some(&container.as_str()),
+        "{env_text}"
+    );
+    let pwd = harness::read(&container_logs.join("pwd.txt"));
+    let pwd = pwd.trim();
+    assert!(
+        pwd.ends_with(&format!("/appcache/{app}/{container}")),
+        "{pwd}"
+    );
+    assert_eq!(env.get("PWD"), Some(&pwd));
+    assert!(
+        env.get("LOCAL_DIRS")
+            .is_some_and(|d| d.ends_with(&format!("/appcache/{app}"))),
+        "{env_text}"
+    );
+    assert_eq!(
+        env.get("LOG_DIRS").map(Path::new),
+        Some(container_logs.as_path()),
+        "{env_text}"
+    );
+    for name in [
+        "NM_HOST",
+        "NM_PORT",
+        "NM_HTTP_PORT",
+        "JAVA_HOME",
+        "USER",
+        "HOME",
+    ] {
+        assert!(
+            env.get(name).is_some_and(|v| !v.is_empty()),
+            "no {name} in {env_text}"
+        );
+    }
+    assert!(
+        Path::new(env["JAVA_HOME"]).join("bin/java").exists(),
+        "JAVA_HOME={}",
+        env["JAVA_HOME"]
+    );
+    assert_eq!(
+        env.get("PROBE_CLASSPATH").copied(),
+        Some(format!("{pwd}:{pwd}/conf.link").as_str()),
+        "{env_text}"
+    );
+    assert_eq!(
+        harness::read(&container_logs.join("file.txt")),
+        "file resource\n"
+    );
+    assert_eq!(
+        harness::read(&container_logs.join("archive.txt")),
+        "archive resource\n"
+    );
+    assert_eq!(harness::read(&container_logs.join("tokens.txt")), "HDTS");
 }
