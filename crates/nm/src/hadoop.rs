@@ -343,30 +343,15 @@ pub(crate) fn local_resource(
     name: &str,
     r: &LocalResourceProto,
 ) -> Result<LocalResourceSpec, String> {
-    let url = r
-        .resource
-        .as_ref()
-        .ok_or_else(|| format!("local resource {name} has no URL"))?;
-    let path = url.file.clone().unwrap_or_default();
-    if path.is_empty() {
-        return Err(format!("local resource {name} has no path"));
-    }
-    let scheme = url.scheme.clone().unwrap_or_else(|| "file".to_string());
-    let host = url.host.clone().unwrap_or_default();
-    let authority = match url.port {
-        Some(p) if p > 0 => format!("{host}:{p}"),
-        _ => host,
-    };
-    let kind = match r
-        .r#type
-        .and_then(|t| LocalResourceTypeProto::try_from(t).ok())
-    {
-        Some(LocalResourceTypeProto::Archive) => ResourceKind::Archive,
-        Some(LocalResourceTypeProto::Pattern) => ResourceKind::Pattern,
-        Some(LocalResourceTypeProto::File) | None => ResourceKind::File,
+    let (url, kind) = weft_proto::hadoop::local_resource_location(r)
+        .map_err(|what| format!("local resource {name} {what}"))?;
+    let kind = match kind {
+        LocalResourceTypeProto::Archive => ResourceKind::Archive,
+        LocalResourceTypeProto::Pattern => ResourceKind::Pattern,
+        LocalResourceTypeProto::File => ResourceKind::File,
     };
     Ok(LocalResourceSpec {
-        url: format!("{scheme}://{authority}{path}"),
+        url,
         kind,
         pattern: r.pattern.clone().filter(|p| !p.is_empty()),
         timestamp: r.timestamp,

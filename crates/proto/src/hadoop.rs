@@ -167,6 +167,29 @@ pub fn priority_proto(priority: i32) -> PriorityProto {
     }
 }
 
+/// A local resource's location as one URL, `scheme://host[:port]/path` (Hadoop's URL record in
+/// parts; no scheme means `file`), and its type (none means FILE). `Err` says what is missing.
+pub fn local_resource_location(
+    r: &yarn::LocalResourceProto,
+) -> Result<(String, yarn::LocalResourceTypeProto), &'static str> {
+    let url = r.resource.as_ref().ok_or("has no URL")?;
+    let path = url.file.as_deref().unwrap_or_default();
+    if path.is_empty() {
+        return Err("has no path");
+    }
+    let scheme = url.scheme.as_deref().unwrap_or("file");
+    let host = url.host.as_deref().unwrap_or_default();
+    let authority = match url.port {
+        Some(p) if p > 0 => format!("{host}:{p}"),
+        _ => host.to_string(),
+    };
+    let kind = r
+        .r#type
+        .and_then(|t| yarn::LocalResourceTypeProto::try_from(t).ok())
+        .unwrap_or(yarn::LocalResourceTypeProto::File);
+    Ok((format!("{scheme}://{authority}{path}"), kind))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -124,35 +124,15 @@ fn local_resources(
 /// A `LocalResourceProto` as the `file://` URL the NM localizes (spec §5.2: only `file` is
 /// fetched today; other schemes are kept, and the NM fails the container naming them).
 fn local_resource(name: &str, r: &LocalResourceProto) -> Result<LocalResource, RpcError> {
-    let Some(url) = &r.resource else {
-        return Err(RpcError::yarn(format!(
-            "submitApplication: local resource {name} has no URL"
-        )));
+    let (url, kind) = weft_proto::hadoop::local_resource_location(r).map_err(|what| {
+        RpcError::yarn(format!("submitApplication: local resource {name} {what}"))
+    })?;
+    let kind = match kind {
+        LocalResourceTypeProto::Archive => LocalResourceKind::Archive,
+        LocalResourceTypeProto::Pattern => LocalResourceKind::Pattern,
+        LocalResourceTypeProto::File => LocalResourceKind::File,
     };
-    let path = url.file.clone().unwrap_or_default();
-    if path.is_empty() {
-        return Err(RpcError::yarn(format!(
-            "submitApplication: local resource {name} has no path"
-        )));
-    }
-    let scheme = url.scheme.clone().unwrap_or_else(|| "file".to_string());
-    let host = url.host.clone().unwrap_or_default();
-    let authority = match url.port {
-        Some(p) if p > 0 => format!("{host}:{p}"),
-        _ => host,
-    };
-    let kind = match r
-        .r#type
-        .and_then(|t| LocalResourceTypeProto::try_from(t).ok())
-    {
-        Some(LocalResourceTypeProto::Archive) => LocalResourceKind::Archive,
-        Some(LocalResourceTypeProto::Pattern) => LocalResourceKind::Pattern,
-        Some(LocalResourceTypeProto::File) | None => LocalResourceKind::File,
-    };
-    Ok(LocalResource {
-        url: format!("{scheme}://{authority}{path}"),
-        kind,
-    })
+    Ok(LocalResource { url, kind })
 }
 
 #[cfg(test)]

@@ -203,17 +203,24 @@ async fn delegation_token() -> RestError {
     )
 }
 
+/// Refuses (403) a caller outside `yarn.admin.acl`; `what` completes "may not ...".
+async fn require_admin(s: &Rest, who: &str, what: &str) -> Result<(), RestError> {
+    let user = who.to_string();
+    if s.driver.call(move |core, _| core.is_admin(&user)).await? {
+        Ok(())
+    } else {
+        Err(RestError::forbidden(format!(
+            "user {who} is not in yarn.admin.acl and may not {what}"
+        )))
+    }
+}
+
 /// `PUT admin/refresh-queues`: only for `yarn.admin.acl` (as `yarn rmadmin -refreshQueues`).
 async fn refresh_queues(
     State(s): State<Rest>,
     Caller(who): Caller,
 ) -> Result<Json<Value>, RestError> {
-    let user = who.clone();
-    if !s.driver.call(move |core, _| core.is_admin(&user)).await? {
-        return Err(RestError::forbidden(format!(
-            "user {who} is not in yarn.admin.acl and may not refresh the queues"
-        )));
-    }
+    require_admin(&s, &who, "refresh the queues").await?;
     match s.refresher.refresh().await {
         Ok(reload::Refreshed::File(path)) => Ok(Json(json!({
             "refreshQueues": {"reloaded": true, "allocationFile": path.display().to_string()}
@@ -231,12 +238,7 @@ async fn refresh_user_groups(
     State(s): State<Rest>,
     Caller(who): Caller,
 ) -> Result<Json<Value>, RestError> {
-    let user = who.clone();
-    if !s.driver.call(move |core, _| core.is_admin(&user)).await? {
-        return Err(RestError::forbidden(format!(
-            "user {who} is not in yarn.admin.acl and may not refresh the user-to-groups mappings"
-        )));
-    }
+    require_admin(&s, &who, "refresh the user-to-groups mappings").await?;
     s.driver.refresh_groups();
     Ok(Json(
         json!({"refreshUserToGroupsMappings": {"refreshed": true}}),
