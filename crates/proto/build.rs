@@ -11,6 +11,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "weft/v1/application_master.proto",
             "weft/v1/container_management.proto",
             "hadoop/yarn_service_protos.proto",
+            "hadoop/yarn_security_token.proto",
         ],
         ["proto"],
     )?;

@@ -3,7 +3,8 @@
 // Run: javac -cp "<pyspark>/jars/*" DumpDescriptors.java &&
 //      java -cp "<pyspark>/jars/*:." DumpDescriptors org.apache.hadoop.yarn.proto.YarnProtos ...
 // (RpcHeaderProtos, IpcConnectionContextProtos in org.apache.hadoop.ipc.protobuf; SecurityProtos
-// in org.apache.hadoop.security.proto; YarnProtos, YarnServiceProtos in org.apache.hadoop.yarn.proto).
+// in org.apache.hadoop.security.proto; YarnProtos, YarnServiceProtos, YarnSecurityTokenProtos in
+// org.apache.hadoop.yarn.proto).
 import org.apache.hadoop.thirdparty.protobuf.Descriptors.*;
 public class DumpDescriptors {
   public static void main(String[] a) throws Exception {
