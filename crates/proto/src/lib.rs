@@ -9,7 +9,8 @@
 //!   RM start, stop and query containers on an NM (YARN's `ContainerManagementProtocol`).
 //!
 //! * [`hadoop`]: YARN's own messages as Hadoop's clients send them over Hadoop IPC (see
-//!   `weft-hadoop-ipc`), with their id and resource conversions.
+//!   `weft-hadoop-ipc`), with their id and resource conversions; [`hadoop_tokens`]: Weft's
+//!   container and NM tokens as Hadoop's `TokenProto`s (the RM writes, the NM reads).
 //!
 //! This crate holds the only conversions between wire types and `weft-types` ([`resource`]),
 //! so other crates never hand-map protobuf fields.
@@ -17,6 +18,7 @@
 pub mod auth;
 pub mod exit_status;
 pub mod hadoop;
+pub mod hadoop_tokens;
 pub mod master_key;
 pub mod resource;
 

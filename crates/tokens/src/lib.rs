@@ -264,14 +264,12 @@ pub struct KeyRing {
     previous: Option<MasterKey>,
 }
 
-/// Splits `id.mac`, decodes both halves and finds the key the identifier names.
-fn open<'a, T>(
-    ring: &'a KeyRing,
+/// Splits `id.mac` and decodes the identifier half, checking nothing else.
+fn identifier_of<T>(
     kind: &'static str,
     token: &str,
     decode: impl Fn(&[u8]) -> Result<T, String>,
-    key_id: impl Fn(&T) -> u32,
-) -> Result<T, TokenError> {
+) -> Result<(T, Vec<u8>, Vec<u8>), TokenError> {
     let malformed = |why: String| TokenError::Malformed { kind, why };
     if token.is_empty() {
         return Err(TokenError::Missing(kind));
@@ -288,6 +286,33 @@ fn open<'a, T>(
     let identifier = codec::unhex(id_hex).map_err(malformed)?;
     let mac = codec::unhex(mac_hex).map_err(malformed)?;
     let value = decode(&identifier).map_err(malformed)?;
+    Ok((value, identifier, mac))
+}
+
+/// Reads what a container token says **without checking its signature or expiry**: for the
+/// RM relaying a token it just issued into another form (Hadoop's `ContainerTokenIdentifier`
+/// carries the same fields), never for trusting one ([`KeyRing::verify_container`] does that).
+pub fn read_container_token_unverified(
+    token: &str,
+) -> Result<ContainerTokenIdentifier, TokenError> {
+    identifier_of("container token", token, ContainerTokenIdentifier::decode).map(|(id, ..)| id)
+}
+
+/// Reads what an NM token says **without checking its signature**, as
+/// [`read_container_token_unverified`] does for container tokens.
+pub fn read_nm_token_unverified(token: &str) -> Result<NmTokenIdentifier, TokenError> {
+    identifier_of("NM token", token, NmTokenIdentifier::decode).map(|(id, ..)| id)
+}
+
+/// Splits `id.mac`, decodes both halves and finds the key the identifier names.
+fn open<'a, T>(
+    ring: &'a KeyRing,
+    kind: &'static str,
+    token: &str,
+    decode: impl Fn(&[u8]) -> Result<T, String>,
+    key_id: impl Fn(&T) -> u32,
+) -> Result<T, TokenError> {
+    let (value, identifier, mac) = identifier_of(kind, token, decode)?;
     let wanted = key_id(&value);
     let key: &'a MasterKey = ring.get(wanted).ok_or_else(|| TokenError::UnknownKey {
         kind,

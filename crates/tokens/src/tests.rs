@@ -150,3 +150,17 @@ fn debug_output_hides_the_secret() {
     assert!(shown.contains("redacted"));
     assert!(!shown.contains(&format!("{:?}", key.secret)), "{shown}");
 }
+
+#[test]
+fn unverified_reads_give_the_fields_of_any_well_formed_token() {
+    let key = MasterKey::derive(3, 5);
+    let c = container().issue(&key);
+    let read = read_container_token_unverified(&c).unwrap();
+    assert_eq!(read.container, container().container);
+    assert_eq!(read.key_id, key.id);
+    let n = nm().issue(&key);
+    assert_eq!(read_nm_token_unverified(&n).unwrap().attempt, nm().attempt);
+    // Kinds stay apart, and garbage is refused, as in verification.
+    assert!(read_nm_token_unverified(&c).is_err());
+    assert!(read_container_token_unverified("zz.00").is_err());
+}
