@@ -52,6 +52,19 @@ impl RmCore {
         Ok(())
     }
 
+    /// The token of `attempt` when it is its app's current, live attempt (`None` otherwise):
+    /// for a server that identifies the AM by other means and then makes the `am_*` calls on
+    /// its behalf (Hadoop IPC under simple auth, where the connection's user names the
+    /// attempt, as the AMRMToken's identifier does in Hadoop).
+    pub fn live_attempt_token(&self, attempt: &AttemptId) -> Option<String> {
+        self.apps
+            .get(&attempt.app)
+            .filter(|a| !a.state.is_final())
+            .and_then(|a| a.current())
+            .filter(|t| t.id == *attempt && !t.state.is_final())
+            .map(|t| t.token.clone())
+    }
+
     /// An AM registers (again, after an RM restart: its persisted token is accepted).
     pub fn am_register(
         &mut self,
