@@ -199,6 +199,7 @@ impl NodeManager {
                 node_id: node_id.clone(),
                 address: address.to_string(),
                 http_address,
+                hadoop_address: String::new(),
                 capability: Resource::new(cfg.memory_mb, cfg.vcores),
                 rack: cfg.rack.clone(),
             },

@@ -35,6 +35,8 @@ pub(crate) struct Registration {
     pub(crate) address: String,
     /// The web service's `host:port`; empty without one.
     pub(crate) http_address: String,
+    /// The Hadoop ContainerManagementProtocol's `host:port`; empty without one.
+    pub(crate) hadoop_address: String,
     pub(crate) capability: Resource,
     pub(crate) rack: String,
 }
@@ -208,6 +210,7 @@ impl Tracker {
             container_statuses: self.table.for_registration(),
             running_applications: self.table.running_apps(),
             node_secret: self.secret(),
+            hadoop_address: reg.hadoop_address.clone(),
         };
         let reply = client
             .register_node_manager(request)

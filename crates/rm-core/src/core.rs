@@ -225,6 +225,9 @@ pub(crate) struct Node {
     pub(crate) address: String,
     /// The NM web service's `host:port`; empty until a registration names one.
     pub(crate) http_address: String,
+    /// The NM's Hadoop ContainerManagementProtocol `host:port` (the NodeId Hadoop AMs see);
+    /// empty while the NM serves none.
+    pub(crate) hadoop_address: String,
     pub(crate) sched: NodeId,
     pub(crate) sched_host: String,
     pub(crate) rack: String,
@@ -849,6 +852,7 @@ impl RmCore {
                 node_id: n.id.clone(),
                 address: n.address.clone(),
                 http_address: n.http_address.clone(),
+                hadoop_address: n.hadoop_address.clone(),
                 rack: n.rack.clone(),
                 state: n.state,
                 capability: n.capability,

@@ -83,6 +83,9 @@ pub struct NodeRegistration {
     pub address: String,
     /// `host:port` of the NM's web service (container logs); empty when it has none.
     pub http_address: String,
+    /// `host:port` of the NM's Hadoop ContainerManagementProtocol (`yarn.nodemanager.address`):
+    /// the NodeId Hadoop AMs dial; empty when the NM serves none.
+    pub hadoop_address: String,
     /// Total resources offered.
     pub capability: Resource,
     /// Rack path, e.g. `/default-rack`.
@@ -426,6 +429,8 @@ pub struct NodeInfo {
     pub address: String,
     /// `host:port` of its web service (Hadoop's `nodeHTTPAddress`); empty when unknown.
     pub http_address: String,
+    /// `host:port` of its Hadoop ContainerManagementProtocol; empty when it serves none.
+    pub hadoop_address: String,
     /// Rack.
     pub rack: String,
     /// State.

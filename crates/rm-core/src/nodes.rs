@@ -29,6 +29,16 @@ fn check_node_id(id: &str) -> Result<(), RmError> {
 }
 
 impl RmCore {
+    /// The `host:port` of a node's Hadoop ContainerManagementProtocol, as its NM registered
+    /// it: the NodeId Hadoop's AMs get for the node's containers. `None` for an unknown node or
+    /// one whose NM serves no Hadoop protocol.
+    pub fn node_hadoop_address(&self, node_id: &str) -> Option<&str> {
+        self.nodes
+            .get(node_id)
+            .map(|n| n.hadoop_address.as_str())
+            .filter(|a| !a.is_empty())
+    }
+
     /// Registers a NodeManager (first time, after it restarted, or after the RM restarted).
     /// Containers it still runs are re-bound to their applications; those of unknown or
     /// finished applications are stopped in its next heartbeat reply.
@@ -77,6 +87,9 @@ impl RmCore {
         if !reg.http_address.is_empty() {
             node.http_address = reg.http_address.clone();
         }
+        // Unlike the web address, the Hadoop address is the NM's current listener (an
+        // ephemeral port by default): a registration without one means it serves none now.
+        node.hadoop_address = reg.hadoop_address.clone();
         node.state = NodeState::Running;
         node.last_heartbeat = now;
         node.health_report.clear();
@@ -238,6 +251,7 @@ impl RmCore {
             id: String::new(),
             address: node_id.to_string(),
             http_address: String::new(),
+            hadoop_address: String::new(),
             sched,
             sched_host: sched_host.clone(),
             rack: rack.clone(),

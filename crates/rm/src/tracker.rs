@@ -101,6 +101,7 @@ impl ResourceTracker for Tracker {
             node_id: req.node_id.clone(),
             address: req.address.clone(),
             http_address: req.http_address.clone(),
+            hadoop_address: req.hadoop_address.clone(),
             capability,
             rack: req.rack.clone(),
             containers,

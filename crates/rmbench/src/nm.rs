@@ -111,6 +111,7 @@ impl Node {
                 .collect(),
             running_applications: Vec::new(),
             node_secret: self.secret.clone(),
+            hadoop_address: String::new(),
         }
     }
 

@@ -126,6 +126,7 @@ pub(crate) fn register(c: &mut RmCore, t: u64, node: &str) {
         NodeRegistration {
             address: String::new(),
             http_address: String::new(),
+            hadoop_address: String::new(),
             node_id: node.into(),
             capability: Resource::new(8192, 8),
             rack: String::new(),

@@ -8,6 +8,7 @@ fn registration_is_validated() {
     let reg = |id: &str, mem| NodeRegistration {
         address: String::new(),
         http_address: String::new(),
+        hadoop_address: String::new(),
         node_id: id.into(),
         capability: Resource::new(mem, 4),
         rack: String::new(),
@@ -146,6 +147,7 @@ fn unregister_and_decommission() {
     let reg = NodeRegistration {
         address: String::new(),
         http_address: String::new(),
+        hadoop_address: String::new(),
         node_id: "h2:1".into(),
         capability: Resource::new(1024, 1),
         rack: String::new(),
@@ -179,6 +181,7 @@ fn nm_restart_keeps_reported_containers_and_ends_the_others() {
         NodeRegistration {
             address: String::new(),
             http_address: String::new(),
+            hadoop_address: String::new(),
             node_id: "h1:1".into(),
             capability: Resource::new(8192, 8),
             rack: String::new(),
@@ -207,6 +210,7 @@ fn web_address_is_reported_and_survives_a_reregistration_without_one() {
     let reg = |http: &str, secret: Option<String>| NodeRegistration {
         address: String::new(),
         http_address: http.into(),
+        hadoop_address: String::new(),
         node_id: "h:1".into(),
         capability: Resource::new(1024, 4),
         rack: String::new(),
@@ -223,10 +227,37 @@ fn web_address_is_reported_and_survives_a_reregistration_without_one() {
     assert_eq!(c.node_infos()[0].http_address, "h:9042");
 }
 
+#[test]
+fn the_hadoop_address_follows_the_latest_registration() {
+    let mut c = core();
+    let reg = |hadoop: &str, secret: Option<String>| NodeRegistration {
+        address: String::new(),
+        http_address: String::new(),
+        hadoop_address: hadoop.into(),
+        node_id: "h:1".into(),
+        capability: Resource::new(1024, 4),
+        rack: String::new(),
+        containers: Vec::new(),
+        secret: secret.unwrap_or_default(),
+    };
+    assert_eq!(c.node_hadoop_address("h:1"), None);
+    c.node_register(Time(0), reg("h:45454", None)).unwrap();
+    assert_eq!(c.node_hadoop_address("h:1"), Some("h:45454"));
+    assert_eq!(c.node_infos()[0].hadoop_address, "h:45454");
+    c.node_register(Time(1), reg("h:45999", c.node_secret("h:1")))
+        .unwrap();
+    assert_eq!(c.node_hadoop_address("h:1"), Some("h:45999"));
+    c.node_register(Time(2), reg("", c.node_secret("h:1")))
+        .unwrap();
+    assert_eq!(c.node_hadoop_address("h:1"), None);
+    assert_eq!(c.node_hadoop_address("other:1"), None);
+}
+
 fn node_offering(id: &str, capability: Resource) -> NodeRegistration {
     NodeRegistration {
         address: String::new(),
         http_address: String::new(),
+        hadoop_address: String::new(),
         node_id: id.into(),
         capability,
         rack: String::new(),
@@ -302,6 +333,7 @@ fn a_live_node_id_stays_with_the_nm_that_registered_it() {
     let fake = |address: &str, secret: &str| NodeRegistration {
         address: address.into(),
         http_address: String::new(),
+        hadoop_address: String::new(),
         node_id: "h1:1".into(),
         capability: Resource::new(1 << 20, 1000),
         rack: String::new(),

@@ -64,6 +64,7 @@ fn restart_keeps_apps_and_rebinds_running_work() {
         NodeRegistration {
             address: String::new(),
             http_address: String::new(),
+            hadoop_address: String::new(),
             node_id: "h1:1".into(),
             capability: Resource::new(8192, 8),
             rack: String::new(),
@@ -214,6 +215,7 @@ fn a_recovered_am_that_is_reported_keeps_its_attempt() {
         NodeRegistration {
             address: String::new(),
             http_address: String::new(),
+            hadoop_address: String::new(),
             node_id: "h1:1".into(),
             capability: Resource::new(8192, 8),
             rack: String::new(),
@@ -273,6 +275,7 @@ fn a_recovered_container_that_no_longer_fits_its_node_is_stopped() {
         NodeRegistration {
             address: String::new(),
             http_address: String::new(),
+            hadoop_address: String::new(),
             node_id: "h1:1".into(),
             capability: Resource::new(2048, 2),
             rack: String::new(),
