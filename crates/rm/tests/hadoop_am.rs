@@ -31,6 +31,8 @@ use weft_types::Resource;
 
 /// The per-answer cap the RM is configured with.
 const CAP: usize = 5;
+/// Where the fake NM says it serves Hadoop's ContainerManagementProtocol: the NodeId AMs see.
+const HADOOP_NODE: &str = "127.0.0.1:45454";
 const INVALID_AM_REQUEST: &str =
     "org.apache.hadoop.yarn.exceptions.InvalidApplicationMasterRequestException";
 const NOT_REGISTERED: &str =
@@ -125,6 +127,7 @@ impl Setup {
                 node_id: node_id.clone(),
                 address: nm_addr.to_string(),
                 http_address: "127.0.0.1:8042".into(),
+                hadoop_address: HADOOP_NODE.into(),
                 total_capability: Some(weft_proto::v1::Resource::new(64 * 1024, 64)),
                 ..Default::default()
             }))
@@ -349,17 +352,23 @@ fn an_am_registers_asks_absolute_totals_and_finishes() {
     let c = &first[0];
     assert_eq!(c.priority.and_then(|p| p.priority), Some(1));
     let node = c.node_id.as_ref().unwrap();
-    assert_eq!(format!("{}:{}", node.host(), node.port()), s.node_id);
+    assert_eq!(format!("{}:{}", node.host(), node.port()), HADOOP_NODE);
     assert_eq!(c.node_http_address.as_deref(), Some("127.0.0.1:8042"));
     let token = c.container_token.as_ref().unwrap();
     assert_eq!(token.kind, hadoop_tokens::CONTAINER_TOKEN_KIND);
-    assert_eq!(token.service, s.node_id);
+    assert_eq!(token.service, HADOOP_NODE);
     let identifier = hadoop_tokens::container_token_identifier(token).unwrap();
     assert_eq!(identifier.container_id, c.id);
-    assert_eq!(identifier.nm_host_addr(), s.node_id);
+    assert_eq!(identifier.nm_host_addr(), HADOOP_NODE);
     assert!(hadoop_tokens::weft_token_text(token, hadoop_tokens::CONTAINER_TOKEN_KIND).is_ok());
     assert_eq!(tokens.len(), 1, "{tokens:?}");
+    let nm_node = tokens[0].node_id.as_ref().unwrap();
+    assert_eq!(
+        format!("{}:{}", nm_node.host(), nm_node.port()),
+        HADOOP_NODE
+    );
     let nm = tokens[0].token.as_ref().unwrap();
+    assert_eq!(nm.service, HADOOP_NODE);
     assert_eq!(nm.kind, hadoop_tokens::NM_TOKEN_KIND);
     assert_eq!(
         hadoop_tokens::nm_token_identifier(nm)

@@ -164,11 +164,15 @@ fn remote(e: RmError, attempt: AttemptId) -> RpcError {
 }
 
 /// Where an AM dials a node's ContainerManagementProtocol, which is also the container's
-/// `NodeId` and the NM token's node: today the node id the NM registered (Weft's own address
-/// for it). The NM's Hadoop IPC port is being added to its registration (branch `nmproto`);
-/// once `NodeInfo` carries it, this is the one line to change.
+/// `NodeId` and the NM token's node: the Hadoop address the NM registered
+/// (`yarn.nodemanager.address`); while an NM serves no Hadoop IPC (it registers that address
+/// empty), its Weft node id, so AMRMClient still gets a well-formed NodeId.
 fn hadoop_node_address(node: &NodeInfo) -> String {
-    node.node_id.clone()
+    if node.hadoop_address.is_empty() {
+        node.node_id.clone()
+    } else {
+        node.hadoop_address.clone()
+    }
 }
 
 /// What containers and tokens need from the node table: each Weft node id's Hadoop address
