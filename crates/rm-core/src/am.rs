@@ -65,6 +65,24 @@ impl RmCore {
             .map(|t| t.token.clone())
     }
 
+    /// The current attempts of `user`'s live applications whose AM container is allocated,
+    /// launched or registered, i.e. the attempts an AM connecting as `user` can be: for a
+    /// server whose callers name only their user (Spark's AM runs as its submitter).
+    pub fn am_attempts_of_user(&self, user: &str) -> Vec<AttemptId> {
+        self.apps
+            .values()
+            .filter(|a| !a.state.is_final() && a.sub.user == user)
+            .filter_map(|a| a.current())
+            .filter(|t| {
+                matches!(
+                    t.state,
+                    AttemptState::Allocated | AttemptState::Launched | AttemptState::Running
+                )
+            })
+            .map(|t| t.id)
+            .collect()
+    }
+
     /// An AM registers (again, after an RM restart: its persisted token is accepted).
     pub fn am_register(
         &mut self,

@@ -60,6 +60,7 @@ fn remote(e: ClientError) -> RpcError {
 struct Setup {
     rt: Runtime,
     rm: weft_rm::RunningRm,
+    nm: FakeNm,
     am: Client,
     attempt: String,
     app: String,
@@ -133,11 +134,36 @@ impl Setup {
             }))
             .unwrap()
             .into_inner();
+        let mut s = Setup {
+            am: rt
+                .block_on(Client::connect(rm.scheduler, "nobody", AM_PROTOCOL))
+                .unwrap(),
+            rt,
+            rm,
+            nm,
+            attempt: String::new(),
+            app: String::new(),
+            tracker,
+            node_id,
+            secret: registered.node_secret,
+            response_id: 0,
+            _dir: dir,
+        };
+        (s.app, s.attempt) = s.submit_and_launch();
+        s.am =
+            s.rt.block_on(Client::connect(s.rm.scheduler, &s.attempt, AM_PROTOCOL))
+                .unwrap();
+        s
+    }
+
+    /// Submits an application (over REST) and heartbeats until its AM is launched: its id
+    /// and attempt.
+    fn submit_and_launch(&mut self) -> (String, String) {
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .timeout_global(Some(Duration::from_secs(10)))
             .build()
             .into();
-        let base = format!("http://{}/ws/v1/cluster/apps", rm.web);
+        let base = format!("http://{}/ws/v1/cluster/apps", self.rm.web);
         let app = post(&agent, &format!("{base}/new-application"), None);
         let app = app["application-id"].as_str().unwrap().to_string();
         post(
@@ -151,35 +177,22 @@ impl Setup {
                 "resource": {"memory": 1024, "vCores": 1},
             })),
         );
-        let mut s = Setup {
-            am: rt
-                .block_on(Client::connect(rm.scheduler, "nobody", AM_PROTOCOL))
-                .unwrap(),
-            rt,
-            rm,
-            attempt: String::new(),
-            app,
-            tracker,
-            node_id,
-            secret: registered.node_secret,
-            response_id: 0,
-            _dir: dir,
-        };
         let mut polls = 0; // bounded: at most 200 heartbeats
-        let launch = loop {
-            s.heartbeat(Vec::new());
-            if let Some(l) = nm.started.lock().unwrap().first().cloned() {
-                break l;
+        loop {
+            self.heartbeat(Vec::new());
+            let launched = self.nm.started.lock().unwrap().iter().find_map(|l| {
+                let env = &l.container_launch_context.as_ref()?.environment;
+                let attempt = env.get("APPLICATION_ATTEMPT_ID")?;
+                attempt
+                    .contains(&app[app.find('_')?..])
+                    .then(|| attempt.clone())
+            });
+            if let Some(attempt) = launched {
+                return (app, attempt);
             }
             polls += 1;
-            assert!(polls < 200, "the AM was never launched");
-        };
-        let env = launch.container_launch_context.unwrap().environment;
-        s.attempt = env["APPLICATION_ATTEMPT_ID"].clone();
-        s.am =
-            s.rt.block_on(Client::connect(s.rm.scheduler, &s.attempt, AM_PROTOCOL))
-                .unwrap();
-        s
+            assert!(polls < 200, "the AM of {app} was never launched");
+        }
     }
 
     /// A node heartbeat (with `statuses`) once the scheduler's update has seen the latest
@@ -576,4 +589,48 @@ fn weft_s_grpc_am_service_shares_the_port() {
         ))
         .unwrap_err();
     assert_eq!(refused.code(), tonic::Code::PermissionDenied, "{refused:?}");
+}
+
+#[test]
+fn an_am_connecting_as_its_submitter_is_taken_for_its_one_running_attempt() {
+    let mut s = Setup::start();
+    let user = s.app_report().user.unwrap();
+    // As Spark's AM connects: the submitter's name, not the attempt's.
+    s.am =
+        s.rt.block_on(Client::connect(s.rm.scheduler, &user, AM_PROTOCOL))
+            .unwrap();
+    s.register().unwrap();
+    s.ask(&[(1, 1)]);
+    s.heartbeat(Vec::new());
+    assert_eq!(s.collect().0.len(), 1);
+    // A second application of the same user with its AM running: a new connection as the
+    // user cannot say which it is; the first connection stays its attempt's.
+    let (_, second) = s.submit_and_launch();
+    let mut ambiguous =
+        s.rt.block_on(Client::connect(s.rm.scheduler, &user, AM_PROTOCOL))
+            .unwrap();
+    let refused = remote(
+        s.rt.block_on(ambiguous.call::<_, RegisterApplicationMasterResponseProto>(
+            "registerApplicationMaster",
+            &RegisterApplicationMasterRequestProto::default(),
+        ))
+        .unwrap_err(),
+    );
+    assert_eq!(refused.class_name, exception::ACCESS_CONTROL, "{refused}");
+    assert!(
+        refused.message.contains("has 2 applications") && refused.message.contains(&second),
+        "{refused}"
+    );
+    assert!(s.ask(&[]).allocated_containers.is_empty());
+    // The attempt id still names the second one.
+    let mut named =
+        s.rt.block_on(Client::connect(s.rm.scheduler, &second, AM_PROTOCOL))
+            .unwrap();
+    let registered: RegisterApplicationMasterResponseProto =
+        s.rt.block_on(named.call(
+            "registerApplicationMaster",
+            &RegisterApplicationMasterRequestProto::default(),
+        ))
+        .unwrap();
+    assert_eq!(registered.queue.as_deref(), Some("root.default"));
 }

@@ -7,8 +7,14 @@
 //! are simple-auth only (wire spec §3.2), so the connection context's user stands for that
 //! token's user: an AM connects as its attempt id (`appattempt_<ts>_<app>_<n>`, e.g. by running
 //! its AMRMClient in `UserGroupInformation.createRemoteUser(attemptId).doAs`, or with
-//! `HADOOP_USER_NAME` set to it). The attempt must be its app's current, live one; anything
-//! else is refused with the exception Hadoop's ApplicationMasterService throws in that case.
+//! `HADOOP_USER_NAME` set to it). An AM that connects as its submitter instead (Spark's AM runs
+//! as `SPARK_USER`, and holds no AMRMToken until Weft's NM writes one into its token file) is
+//! taken for the one current attempt of that user's live applications whose AM container is
+//! allocated, launched or registered; with none or several the call is refused
+//! (AccessControlException saying which), since the user alone cannot tell them apart. Simple
+//! auth trusts the claimed user either way, as it does on the client port. The attempt must
+//! be its app's current, live one; anything else is refused with the exception Hadoop's
+//! ApplicationMasterService throws in that case.
 //!
 //! **Per-attempt state** Hadoop keeps in its ApplicationMasterService and Weft keeps here, not
 //! in rm-core (it is about the wire, and an RM restart loses it in Hadoop too, which makes the
@@ -17,6 +23,7 @@
 //! AM's ask table ([`AskTable`]).
 
 use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use prost::Message;
@@ -68,6 +75,8 @@ pub(crate) struct AmProtocol {
     /// The RM's cluster timestamp, Hadoop's `rmIdentifier` in container tokens.
     pub(crate) rm_identifier: i64,
     sessions: Sessions,
+    /// (submitter, connection) → the attempt it was taken for (see the module doc).
+    resolved: Arc<Mutex<HashMap<(String, SocketAddr), AttemptId>>>,
 }
 
 impl AmProtocol {
@@ -76,6 +85,7 @@ impl AmProtocol {
             driver,
             rm_identifier,
             sessions: Sessions::default(),
+            resolved: Arc::default(),
         }
     }
 }
@@ -89,7 +99,7 @@ impl Protocol for AmProtocol {
         let this = self.clone();
         let method = method.to_string();
         Box::pin(async move {
-            let attempt = attempt_of(&caller)?;
+            let attempt = this.attempt_of(&caller).await?;
             match method.as_str() {
                 "registerApplicationMaster" => this.register(attempt, &request).await,
                 "allocate" => this.allocate(attempt, &request).await,
@@ -100,18 +110,13 @@ impl Protocol for AmProtocol {
     }
 }
 
-/// The attempt the connection's user names (see the module doc).
-fn attempt_of(caller: &Caller) -> Result<AttemptId, RpcError> {
-    caller.user.parse::<AttemptId>().map_err(|_| {
-        RpcError::new(
-            exception::ACCESS_CONTROL,
-            format!(
-                "the ApplicationMasterProtocol caller '{}' is not an application attempt: an AM connects as its attempt id (appattempt_<cluster ts>_<app>_<attempt>), the user of Hadoop's AMRMToken",
-                caller.user
-            ),
-        )
-    })
+/// The attempt a connection's user names, when it is an attempt id.
+fn attempt_named(user: &str) -> Option<AttemptId> {
+    user.parse::<AttemptId>().ok()
 }
+
+/// Connections already resolved from a submitter's name to an attempt, at most this many.
+const MAX_RESOLVED: usize = 4096;
 
 fn stopped(e: DriverError) -> RpcError {
     RpcError::yarn(e.to_string())
@@ -269,6 +274,59 @@ impl AmProtocol {
     fn end_session(&self, attempt: &AttemptId) {
         if let Ok(mut s) = self.sessions.lock() {
             s.remove(attempt);
+        }
+        if let Ok(mut r) = self.resolved.lock() {
+            r.retain(|_, a| a != attempt);
+        }
+    }
+
+    /// The attempt a call is for (see the module doc): the attempt the user names, else the
+    /// submitter's one attempt with an AM, remembered for the connection.
+    async fn attempt_of(&self, caller: &Caller) -> Result<AttemptId, RpcError> {
+        if let Some(attempt) = attempt_named(&caller.user) {
+            return Ok(attempt);
+        }
+        let key = (caller.user.clone(), caller.peer);
+        if let Some(a) = self.resolved.lock().ok().and_then(|r| r.get(&key).copied()) {
+            return Ok(a);
+        }
+        let user = caller.user.clone();
+        let found = self
+            .driver
+            .call(move |core, _| core.am_attempts_of_user(&user))
+            .await
+            .map_err(stopped)?;
+        let refuse = |why: String| {
+            RpcError::new(
+                exception::ACCESS_CONTROL,
+                format!(
+                    "the ApplicationMasterProtocol caller '{}' {why}: an AM connects as its attempt id (appattempt_<cluster ts>_<app>_<attempt>, the user of Hadoop's AMRMToken) or as the submitter of an application with exactly one AM",
+                    caller.user
+                ),
+            )
+        };
+        match found.as_slice() {
+            [one] => {
+                if let Ok(mut r) = self.resolved.lock() {
+                    if r.len() >= MAX_RESOLVED {
+                        r.clear();
+                    }
+                    r.insert(key, *one);
+                }
+                Ok(*one)
+            }
+            [] => Err(refuse(
+                "is not an application attempt and has no application whose AM is running".into(),
+            )),
+            many => Err(refuse(format!(
+                "is not an application attempt and has {} applications whose AM is running ({})",
+                many.len(),
+                many.iter()
+                    .take(5)
+                    .map(AttemptId::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
         }
     }
 }
@@ -570,20 +628,13 @@ mod tests {
     }
 
     #[test]
-    fn the_caller_must_name_an_attempt() {
-        let caller = |user: &str| Caller {
-            user: user.into(),
-            real_user: None,
-            peer: "127.0.0.1:1".parse().unwrap(),
-        };
+    fn a_user_that_is_an_attempt_id_names_it() {
         assert_eq!(
-            attempt_of(&caller("appattempt_1700000000000_0001_000001"))
+            attempt_named("appattempt_1700000000000_0001_000001")
                 .unwrap()
                 .to_string(),
             "appattempt_1700000000000_0001_000001"
         );
-        let e = attempt_of(&caller("alice")).unwrap_err();
-        assert_eq!(e.class_name, exception::ACCESS_CONTROL);
-        assert!(e.message.contains("'alice'"), "{e}");
+        assert_eq!(attempt_named("alice"), None);
     }
 }
