@@ -506,7 +506,7 @@ fn response_ids_repeat_the_last_answer_and_refuse_older_ones() {
         )
         .unwrap();
     assert_eq!(repeat, answer);
-    // Further behind: out of sync, with the id Hadoop's AMRMClient parses to resync.
+    // Further behind: out of sync, in the words Hadoop's AMRMClientRelayer parses to resync.
     let old = s
         .call::<_, AllocateResponseProto>(
             "allocate",
