@@ -30,14 +30,12 @@ use prost::Message;
 use weft_hadoop_ipc::{decode_request, exception, CallFuture, Caller, Protocol, RpcError};
 use weft_proto::hadoop::yarn::*;
 use weft_proto::hadoop::{self as wire, AM_PROTOCOL};
-use weft_proto::hadoop_tokens::{self, ContainerTokenContext};
-use weft_rm_core::{
-    AllocateRequest, AllocatedContainer, CompletedContainer, FinalStatus, NmToken, NodeInfo,
-    RmCore, RmError,
-};
+use weft_proto::hadoop_tokens;
+use weft_rm_core::{AllocateRequest, FinalStatus, RmError};
 use weft_types::yarn_id::{AttemptId, ContainerId};
 use weft_types::Time;
 
+use super::am_records::{self, NodeDirectory};
 use super::ask_table::AskTable;
 use super::records;
 use crate::driver::{Driver, DriverError};
@@ -168,46 +166,6 @@ fn remote(e: RmError, attempt: AttemptId) -> RpcError {
     }
 }
 
-/// Where an AM dials a node's ContainerManagementProtocol, which is also the container's
-/// `NodeId` and the NM token's node: the Hadoop address the NM registered
-/// (`yarn.nodemanager.address`); while an NM serves no Hadoop IPC (it registers that address
-/// empty), its Weft node id, so AMRMClient still gets a well-formed NodeId.
-fn hadoop_node_address(node: &NodeInfo) -> String {
-    if node.hadoop_address.is_empty() {
-        node.node_id.clone()
-    } else {
-        node.hadoop_address.clone()
-    }
-}
-
-/// What containers and tokens need from the node table: each Weft node id's Hadoop address
-/// and web address.
-struct NodeDirectory(HashMap<String, (String, String)>);
-
-impl NodeDirectory {
-    fn of(core: &RmCore) -> NodeDirectory {
-        NodeDirectory(
-            core.node_infos()
-                .iter()
-                .map(|n| {
-                    (
-                        n.node_id.clone(),
-                        (hadoop_node_address(n), n.http_address.clone()),
-                    )
-                })
-                .collect(),
-        )
-    }
-
-    fn address<'a>(&'a self, node_id: &'a str) -> &'a str {
-        self.0.get(node_id).map_or(node_id, |(a, _)| a.as_str())
-    }
-
-    fn http<'a>(&'a self, node_id: &str) -> &'a str {
-        self.0.get(node_id).map_or("", |(_, h)| h.as_str())
-    }
-}
-
 /// What one call brings back from the driver: the core's answer with the node directory its
 /// containers and tokens need, and the time.
 struct Answer<T> {
@@ -217,53 +175,6 @@ struct Answer<T> {
 }
 
 impl AmProtocol {
-    fn container(&self, c: &AllocatedContainer, a: &NodeDirectory, now: Time) -> ContainerProto {
-        let node = a.address(&c.node_id);
-        let ctx = ContainerTokenContext {
-            node,
-            rm_identifier: self.rm_identifier,
-            priority: c.priority,
-            creation_ms: i64::try_from(now.as_millis()).unwrap_or(i64::MAX),
-            container_type: ContainerTypeProto::Task,
-        };
-        let container_token = match hadoop_tokens::container_token(&c.token, &ctx) {
-            Ok(t) => Some(t),
-            Err(e) => {
-                // The core issued it a moment ago; a token that does not read is a bug.
-                tracing::error!(container = %c.id, "cannot relay the container token: {e}");
-                None
-            }
-        };
-        let http = a.http(&c.node_id);
-        ContainerProto {
-            id: Some(wire::container_id_proto(c.id)),
-            node_id: Some(hadoop_tokens::node_id_proto(node)),
-            node_http_address: Some(http.to_string()),
-            resource: Some(wire::resource_proto(c.resource)),
-            priority: Some(wire::priority_proto(c.priority)),
-            container_token,
-            execution_type: Some(ExecutionTypeProto::Guaranteed as i32),
-            allocation_request_id: Some(-1),
-            version: Some(0),
-            ..Default::default()
-        }
-    }
-
-    fn nm_tokens(tokens: &[NmToken], a: &NodeDirectory) -> Vec<NmTokenProto> {
-        tokens
-            .iter()
-            .filter_map(
-                |t| match hadoop_tokens::nm_token(&t.token, a.address(&t.node_id)) {
-                    Ok(p) => Some(p),
-                    Err(e) => {
-                        tracing::error!(node = %t.node_id, "cannot relay the NM token: {e}");
-                        None
-                    }
-                },
-            )
-            .collect()
-    }
-
     fn session(&self, attempt: &AttemptId) -> Option<Arc<tokio::sync::Mutex<Session>>> {
         self.sessions
             .lock()
@@ -389,9 +300,9 @@ impl AmProtocol {
             containers_from_previous_attempts: reply
                 .running_containers
                 .iter()
-                .map(|c| self.container(c, a, answer.now))
+                .map(|c| am_records::container(c, a, answer.now, self.rm_identifier))
                 .collect(),
-            nm_tokens_from_previous_attempts: Self::nm_tokens(&reply.nm_tokens, a),
+            nm_tokens_from_previous_attempts: am_records::nm_tokens(&reply.nm_tokens, a),
             scheduler_resource_types: vec![
                 SchedulerResourceTypes::Memory as i32,
                 SchedulerResourceTypes::Cpu as i32,
@@ -467,7 +378,7 @@ impl AmProtocol {
             releases,
             blacklist_additions: blacklist.blacklist_additions,
             blacklist_removals: blacklist.blacklist_removals,
-            progress: req.progress.unwrap_or(0.0),
+            progress: progress(req.progress),
         };
         let answer = self
             .driver
@@ -498,9 +409,13 @@ impl AmProtocol {
             allocated_containers: reply
                 .allocated
                 .iter()
-                .map(|c| self.container(c, a, answer.now))
+                .map(|c| am_records::container(c, a, answer.now, self.rm_identifier))
                 .collect(),
-            completed_container_statuses: reply.completed.iter().map(completed_status).collect(),
+            completed_container_statuses: reply
+                .completed
+                .iter()
+                .map(am_records::completed_status)
+                .collect(),
             limit: Some(wire::resource_proto(reply.headroom)),
             updated_nodes: reply
                 .updated_nodes
@@ -513,8 +428,8 @@ impl AmProtocol {
                 })
                 .collect(),
             num_cluster_nodes: Some(i32::try_from(reply.cluster_nodes).unwrap_or(i32::MAX)),
-            preempt: preemption_message(&reply.preempt),
-            nm_tokens: Self::nm_tokens(&reply.nm_tokens, a),
+            preempt: am_records::preemption_message(&reply.preempt),
+            nm_tokens: am_records::nm_tokens(&reply.nm_tokens, a),
             update_errors: req
                 .update_requests
                 .into_iter()
@@ -589,31 +504,14 @@ impl AmProtocol {
     }
 }
 
-fn completed_status(c: &CompletedContainer) -> ContainerStatusProto {
-    ContainerStatusProto {
-        container_id: Some(wire::container_id_proto(c.id)),
-        state: Some(ContainerStateProto::CComplete as i32),
-        diagnostics: Some(c.diagnostics.clone()),
-        exit_status: Some(c.exit_status),
-        execution_type: Some(ExecutionTypeProto::Guaranteed as i32),
-        ..Default::default()
+/// The AM's progress as Hadoop's ApplicationMasterService filters it: NaN, negative and
+/// negative infinity are 0, above 1 (and infinity) is 1.
+fn progress(sent: Option<f32>) -> f32 {
+    match sent {
+        Some(p) if p.is_nan() => 0.0,
+        Some(p) => p.clamp(0.0, 1.0),
+        None => 0.0,
     }
-}
-
-/// The containers the scheduler will take back, as a strict contract; left out while nothing
-/// is marked (as Weft's gRPC service does; AMs treat an absent and an empty contract alike).
-fn preemption_message(marked: &[ContainerId]) -> Option<PreemptionMessageProto> {
-    (!marked.is_empty()).then(|| PreemptionMessageProto {
-        strict_contract: Some(StrictPreemptionContractProto {
-            container: marked
-                .iter()
-                .map(|c| PreemptionContainerProto {
-                    id: Some(wire::container_id_proto(*c)),
-                })
-                .collect(),
-        }),
-        contract: None,
-    })
 }
 
 #[cfg(test)]
@@ -625,6 +523,16 @@ mod tests {
         assert_eq!(next_response_id(0), 1);
         assert_eq!(next_response_id(-1), 0);
         assert_eq!(next_response_id(i32::MAX), 0);
+    }
+
+    #[test]
+    fn progress_is_filtered_as_hadoop_does() {
+        assert_eq!(progress(Some(f32::NAN)), 0.0);
+        assert_eq!(progress(Some(f32::NEG_INFINITY)), 0.0);
+        assert_eq!(progress(Some(-0.5)), 0.0);
+        assert_eq!(progress(Some(0.25)), 0.25);
+        assert_eq!(progress(Some(f32::INFINITY)), 1.0);
+        assert_eq!(progress(None), 0.0);
     }
 
     #[test]

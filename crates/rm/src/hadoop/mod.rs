@@ -8,13 +8,15 @@
 //! per-attempt wire state).
 //!
 //! * `client_protocol` — the client methods and their errors (Java exception classes).
-//! * `am_protocol` — the AM methods, the attempt's identity, response ids, tokens.
+//! * `am_protocol` — the AM methods, the attempt's identity, response ids.
+//! * `am_records` — containers, NM and container tokens, statuses as the AM protocol's records.
 //! * `ask_table` — AMRMClient's absolute asks per (priority, place, size) as rm-core's asks.
 //! * `shared_port` — one AM port for gRPC and Hadoop IPC, told apart by the first byte.
 //! * `records` — Weft's reports as YARN's records (`ApplicationReportProto`, nodes, queues).
 //! * `submission` — `ApplicationSubmissionContextProto` onto rm-core's `Submission`.
 
 mod am_protocol;
+mod am_records;
 mod ask_table;
 mod client_protocol;
 mod records;
