@@ -442,6 +442,8 @@ struct NodeAddresses {
     address: String,
     /// Its web service (`host:port`).
     web: String,
+    /// Its Hadoop ContainerManagementProtocol (`host:port`, NMClient's NodeId).
+    hadoop: String,
 }
 
 /// Addresses of the running cluster.
@@ -556,6 +558,10 @@ async fn start(
             format!("{}:{cm_port}", args.host),
             "--web-address".into(),
             format!("{}:{web_port}", args.host),
+            // Hadoop's ContainerManagementProtocol on a free port, as Hadoop's default
+            // `yarn.nodemanager.address` (the NM registers it with the RM).
+            "--hadoop-address".into(),
+            format!("{}:0", args.host),
             // One advertised host for every daemon: the NMs' web addresses then resolve
             // wherever the RM's does (the UI's log links), not only where the machine's host
             // name resolves.
@@ -588,6 +594,7 @@ async fn start(
             node_id: field(&nm, "node_id", "NM")?.to_string(),
             address: field(&nm, "address", "NM")?.to_string(),
             web: field(&nm, "web", "NM")?.to_string(),
+            hadoop: field(&nm, "hadoop", "NM")?.to_string(),
         });
     }
     Ok(Addresses {
@@ -707,7 +714,7 @@ fn write_ready(
         .iter()
         .enumerate()
         .map(|(i, n)| {
-            json!({"node_id": n.node_id, "address": n.address, "web": n.web, "pid": pid(i + 1)})
+            json!({"node_id": n.node_id, "address": n.address, "web": n.web, "hadoop": n.hadoop, "pid": pid(i + 1)})
         })
         .collect();
     let v = json!({

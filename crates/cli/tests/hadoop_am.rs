@@ -14,14 +14,33 @@
 #[path = "cluster/harness.rs"]
 mod harness;
 #[allow(dead_code)]
-#[path = "hadoop/support.rs"]
-mod support;
+#[path = "hadoop/java.rs"]
+mod java;
 
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use support::{compile_probe, pyspark_jars, require, run_bounded};
+use java::{pyspark_jars, require, run_bounded};
+
+/// Compiles `tests/hadoop/<source>` against `classpath` into `classes`.
+fn compile_probe(source: &str, classpath: &str, classes: &Path, log: &Path) {
+    std::fs::create_dir_all(classes).unwrap();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/hadoop")
+        .join(source);
+    let (compiled, out) = run_bounded(
+        Command::new("javac")
+            .arg("-d")
+            .arg(classes)
+            .arg("-cp")
+            .arg(classpath)
+            .arg(&source),
+        Duration::from_secs(180),
+        log,
+    );
+    assert!(compiled, "javac failed:\n{out}");
+}
 
 /// `java` as this machine runs it: the AM command needs an absolute path (the NM does not
 /// set JAVA_HOME yet).

@@ -12,15 +12,14 @@
 #[allow(dead_code)]
 #[path = "cluster/harness.rs"]
 mod harness;
-#[allow(dead_code)]
-#[path = "hadoop/support.rs"]
-mod support;
+#[path = "hadoop/java.rs"]
+mod java;
 
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use support::{compile_probe, pyspark_jars, require, run_bounded};
+use java::{pyspark_jars, require, run_bounded};
 
 #[test]
 fn hadoops_yarn_client_talks_to_weft_up() {
@@ -30,12 +29,19 @@ fn hadoops_yarn_client_talks_to_weft_up() {
     let classpath = format!("{}/*", jars.display());
     let dir = tempfile::tempdir().unwrap();
     let classes = dir.path().join("classes");
-    compile_probe(
-        "YarnClientProbe.java",
-        &classpath,
-        &classes,
+    std::fs::create_dir_all(&classes).unwrap();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hadoop/YarnClientProbe.java");
+    let (compiled, log) = run_bounded(
+        Command::new("javac")
+            .arg("-d")
+            .arg(&classes)
+            .arg("-cp")
+            .arg(&classpath)
+            .arg(&source),
+        Duration::from_secs(180),
         &dir.path().join("javac.out"),
     );
+    assert!(compiled, "javac failed:\n{log}");
 
     let (_up, ready) = harness::weft_up(dir.path(), &["--nms", "1", "--nm-memory-mb", "4096"]);
     let conf = ready["hadoop_conf_dir"]
@@ -131,4 +137,75 @@ fn hadoops_yarn_client_talks_to_weft_up() {
         stdout.contains("hello from YarnClient"),
         "AM stdout: {stdout:?}"
     );
+
+    // Launch fidelity (wire spec §9.4 step 2): the AM's environment, its resources under
+    // their link names, the markers expanded, `tmp/` and the token file.
+    let container_logs = std::fs::read_dir(&logs)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|c| c.path())
+        .find(|p| p.join("env.txt").is_file())
+        .expect("the AM wrote env.txt into its log dir");
+    let env_text = harness::read(&container_logs.join("env.txt"));
+    let env: std::collections::BTreeMap<&str, &str> =
+        env_text.lines().filter_map(|l| l.split_once('=')).collect();
+    let container = container_logs
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert_eq!(
+        env.get("CONTAINER_ID"),
+        Some(&container.as_str()),
+        "{env_text}"
+    );
+    let pwd = harness::read(&container_logs.join("pwd.txt"));
+    let pwd = pwd.trim();
+    assert!(
+        pwd.ends_with(&format!("/appcache/{app}/{container}")),
+        "{pwd}"
+    );
+    assert_eq!(env.get("PWD"), Some(&pwd));
+    assert!(
+        env.get("LOCAL_DIRS")
+            .is_some_and(|d| d.ends_with(&format!("/appcache/{app}"))),
+        "{env_text}"
+    );
+    assert_eq!(
+        env.get("LOG_DIRS").map(Path::new),
+        Some(container_logs.as_path()),
+        "{env_text}"
+    );
+    for name in [
+        "NM_HOST",
+        "NM_PORT",
+        "NM_HTTP_PORT",
+        "JAVA_HOME",
+        "USER",
+        "HOME",
+    ] {
+        assert!(
+            env.get(name).is_some_and(|v| !v.is_empty()),
+            "no {name} in {env_text}"
+        );
+    }
+    assert!(
+        Path::new(env["JAVA_HOME"]).join("bin/java").exists(),
+        "JAVA_HOME={}",
+        env["JAVA_HOME"]
+    );
+    assert_eq!(
+        env.get("PROBE_CLASSPATH").copied(),
+        Some(format!("{pwd}:{pwd}/conf.link").as_str()),
+        "{env_text}"
+    );
+    assert_eq!(
+        harness::read(&container_logs.join("file.txt")),
+        "file resource\n"
+    );
+    assert_eq!(
+        harness::read(&container_logs.join("archive.txt")),
+        "archive resource\n"
+    );
+    assert_eq!(harness::read(&container_logs.join("tokens.txt")), "HDTS");
 }

@@ -22,6 +22,15 @@ pub struct NmArgs {
     /// free port).
     #[arg(long = "web-address", default_value = "0.0.0.0:8042")]
     pub web_address: SocketAddr,
+    /// Where Hadoop's ContainerManagementProtocol (Hadoop IPC, for Hadoop's NMClient and
+    /// Spark) listens: `yarn.nodemanager.address`, whose Hadoop default is port 0 (any free
+    /// port; the NM registers the one it got with the RM).
+    #[arg(long = "hadoop-address", default_value = "0.0.0.0:0")]
+    pub hadoop_address: SocketAddr,
+    /// JAVA_HOME for containers whose launch context sets none (default: the NM's own
+    /// JAVA_HOME, else the JDK of the `java` on PATH).
+    #[arg(long = "java-home")]
+    pub java_home: Option<PathBuf>,
     /// Host name in the node id (default: this machine's host name).
     #[arg(long = "hostname")]
     pub hostname: Option<String>,
@@ -82,6 +91,22 @@ fn detect_vcores() -> i64 {
         .unwrap_or(1)
 }
 
+/// JAVA_HOME as Hadoop passes it to containers (its env whitelist): the NM's own, else the
+/// installation of the `java` on PATH (`<home>/bin/java`, links followed), so a machine
+/// without JAVA_HOME still runs `{{JAVA_HOME}}/bin/java`.
+fn detect_java_home() -> Option<PathBuf> {
+    if let Some(home) = std::env::var_os("JAVA_HOME").filter(|h| !h.is_empty()) {
+        return Some(PathBuf::from(home));
+    }
+    let path = std::env::var_os("PATH")?;
+    let java = std::env::split_paths(&path)
+        .map(|dir| dir.join("java"))
+        .find(|p| p.is_file())?;
+    let real = std::fs::canonicalize(java).ok()?;
+    let home = real.parent()?.parent()?;
+    Some(home.to_path_buf())
+}
+
 fn detect_hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .ok()
@@ -131,6 +156,12 @@ fn config(args: &NmArgs) -> anyhow::Result<NmConfig> {
         kill_grace: Duration::from_millis(args.kill_grace_ms),
         monitor_interval: Duration::from_millis(500),
         web_bind: Some(args.web_address),
+        hadoop_bind: Some(args.hadoop_address),
+        java_home: args
+            .java_home
+            .clone()
+            .or_else(detect_java_home)
+            .map(|p| p.to_string_lossy().into_owned()),
     })
 }
 
@@ -139,6 +170,7 @@ fn write_ready_file(path: &Path, nm: &NodeManager) -> anyhow::Result<()> {
         "node_id": nm.node_id(),
         "address": nm.address().to_string(),
         "web": nm.web_address().unwrap_or_default(),
+        "hadoop": nm.hadoop_address().map(|a| a.to_string()).unwrap_or_default(),
     });
     // Written aside and renamed, so a reader never sees half a file.
     let tmp = path.with_extension("tmp");
@@ -207,6 +239,7 @@ mod tests {
         assert_eq!(cli.nm.rm_tracker, "127.0.0.1:8031");
         assert_eq!(cli.nm.address.port(), 8041);
         assert_eq!(cli.nm.web_address.to_string(), "0.0.0.0:8042");
+        assert_eq!(cli.nm.hadoop_address.to_string(), "0.0.0.0:0");
         assert_eq!(cli.nm.rack, "/default-rack");
         assert_eq!(cli.nm.kill_grace_ms, 250);
         assert!(!cli.nm.no_cgroups);
@@ -229,10 +262,16 @@ mod tests {
             "--log-dir",
             "/l",
             "--no-cgroups",
+            "--hadoop-address",
+            "127.0.0.1:0",
+            "--java-home",
+            "/opt/jdk",
         ])
         .unwrap();
         let cfg = config(&cli.nm).unwrap();
         assert_eq!((cfg.memory_mb, cfg.vcores), (2048, 3));
+        assert_eq!(cfg.hadoop_bind, Some("127.0.0.1:0".parse().unwrap()));
+        assert_eq!(cfg.java_home.as_deref(), Some("/opt/jdk"));
         assert_eq!(cfg.web_bind, Some("127.0.0.1:0".parse().unwrap()));
         assert_eq!(cfg.local_dir, PathBuf::from("/d/local"));
         assert_eq!(cfg.log_dir, PathBuf::from("/l"));

@@ -1,11 +1,18 @@
-//! What a container needs before its process starts: directories, localized resources,
-//! environment and the `launch_container.sh` script.
+//! What a container needs before its process starts: directories (its work dir with a
+//! `tmp/`, its log dir), localized resources ([`crate::localize`]), the `container_tokens`
+//! file, the environment YARN gives containers and the `launch_container.sh` script.
+//!
+//! Hadoop's markers are expanded in the command and in every environment value as Hadoop's
+//! `ContainerLaunch.expandEnvironment` does: `<LOG_DIR>` → the log dir, `<CPS>` → `:`,
+//! `{{` → `$` and `}}` → nothing (so `{{PWD}}` becomes `$PWD`, expanded by the shell).
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::io;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
+
+use crate::localize::{self, LocalResourceSpec};
 
 /// Everything the executor needs to run one container (independent of the wire format).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -16,12 +23,19 @@ pub struct LaunchSpec {
     pub app_id: String,
     /// The submitting user (processes still run as the NM's user).
     pub user: String,
-    /// Shell command line, run by `bash -c`; `<LOG_DIR>` and `<CPS>` are expanded as YARN does.
+    /// Shell command line, run by `bash -c`; Hadoop's markers are expanded.
     pub command: String,
-    /// Extra environment from the launch context.
+    /// Extra environment from the launch context (markers expanded).
     pub env: BTreeMap<String, String>,
-    /// Name in the work directory -> local path or `file://` URL.
-    pub local_resources: BTreeMap<String, String>,
+    /// Link name (a relative path) in the work directory -> the resource placed there.
+    pub local_resources: BTreeMap<String, LocalResourceSpec>,
+    /// The launch context's `tokens` (a Hadoop `Credentials` stream), written verbatim to
+    /// `container_tokens` (named by `HADOOP_TOKEN_FILE_LOCATION`).
+    pub tokens: Vec<u8>,
+    /// Write the command and environment values inside double quotes verbatim, as Hadoop's
+    /// NM does, for launch contexts written for Hadoop (Spark escapes its arguments for exactly
+    /// that); otherwise the command is single-quoted and values keep quotes literally.
+    pub hadoop_quoting: bool,
     /// Memory limit in bytes; 0 means unlimited.
     pub memory_bytes: u64,
     /// Virtual cores, for the cpu weight.
@@ -39,8 +53,13 @@ pub struct NodeLayout {
     pub nm_host: String,
     /// NM_PORT for containers.
     pub nm_port: u16,
-    /// NM_HTTP_PORT for containers (Weft's NM has no web server yet; YARN's default 8042).
+    /// NM_HTTP_PORT for containers (YARN's default 8042).
     pub nm_http_port: u16,
+    /// JAVA_HOME for containers whose launch context sets none (Hadoop passes the NM's own
+    /// through `yarn.nodemanager.env-whitelist`); `None` leaves it unset.
+    pub java_home: Option<String>,
+    /// Bounds on what one archive may unpack to.
+    pub archive_limits: localize::Limits,
 }
 
 /// Errors preparing a container; nothing of the container is left running.
@@ -64,7 +83,17 @@ pub enum LaunchError {
         /// The path or URL given.
         source_path: String,
         /// What went wrong.
-        error: String,
+        error: localize::LocalizeError,
+    },
+    /// The request is larger than a container launch may be.
+    #[error("{what}: {size}, more than the {limit} allowed")]
+    TooLarge {
+        /// What is too large.
+        what: &'static str,
+        /// Its size.
+        size: usize,
+        /// The bound.
+        limit: usize,
     },
     /// A directory or file of the container could not be written.
     #[error("{path}: {source}")]
@@ -91,20 +120,42 @@ pub(crate) struct Prepared {
     pub(crate) script: PathBuf,
 }
 
-/// Environment names the NM owns; a launch context cannot override them.
-const RESERVED: [&str; 11] = [
+/// Environment names the NM owns; a launch context cannot override them (Hadoop's
+/// `sanitizeEnv` sets these over whatever the application sent).
+const RESERVED: [&str; 16] = [
     "CONTAINER_ID",
     "APPLICATION_ID",
     "APP_SUBMITTER",
     "USER",
     "LOGNAME",
+    "HOME",
     "NM_HOST",
     "NM_PORT",
     "NM_HTTP_PORT",
     "LOCAL_DIRS",
+    "LOCAL_USER_DIRS",
     "LOG_DIRS",
     "PWD",
+    "HADOOP_TOKEN_FILE_LOCATION",
+    "HADOOP_CONF_DIR",
+    "JVM_PID",
 ];
+
+/// Files and directories the NM writes in the work directory; no resource may take them.
+const NM_FILES: [&str; 3] = [SCRIPT_FILE, TOKENS_FILE, TMP_DIR];
+const SCRIPT_FILE: &str = "launch_container.sh";
+/// Hadoop's `ContainerLaunch.FINAL_CONTAINER_TOKENS_FILE`.
+const TOKENS_FILE: &str = "container_tokens";
+/// Hadoop's `YarnConfiguration.DEFAULT_CONTAINER_TEMP_DIR`.
+const TMP_DIR: &str = "tmp";
+
+/// Bounds on one launch request (the IPC packet bound, 8 MiB, caps them all together).
+const MAX_RESOURCES: usize = 1_000;
+const MAX_ENV_VARS: usize = 1_000;
+const MAX_ENV_BYTES: usize = 1 << 20;
+const MAX_COMMAND_BYTES: usize = 1 << 20;
+const MAX_TOKENS_BYTES: usize = 1 << 20;
+const MAX_LINK_NAME_BYTES: usize = 1024;
 
 /// A single path component of our own choosing: no separators, no `..`, no surprises.
 fn check_component(what: &'static str, value: &str) -> Result<(), LaunchError> {
@@ -126,6 +177,70 @@ fn check_component(what: &'static str, value: &str) -> Result<(), LaunchError> {
         return Err(invalid(
             "only letters, digits, '_', '-' and '.' are allowed",
         ));
+    }
+    Ok(())
+}
+
+/// A link name: a relative path inside the work directory (Hadoop allows subdirectories),
+/// never `..`, absolute, or one of the NM's own files.
+fn check_link_name(name: &str) -> Result<(), LaunchError> {
+    let invalid = |why| LaunchError::Invalid {
+        what: "local resource name",
+        value: name.to_string(),
+        why,
+    };
+    if name.len() > MAX_LINK_NAME_BYTES {
+        return Err(invalid("longer than 1024 bytes"));
+    }
+    if name.contains('\0') || name.contains('\n') {
+        return Err(invalid("contains a NUL or newline"));
+    }
+    if name.starts_with('/') {
+        return Err(invalid("absolute paths are not allowed"));
+    }
+    // One spelling per path, so two names never place two resources at one spot.
+    if name.ends_with('/') || name.contains("//") {
+        return Err(invalid("empty path components are not allowed"));
+    }
+    let mut parts = 0;
+    for c in Path::new(name).components() {
+        match c {
+            Component::Normal(_) => parts += 1,
+            _ => return Err(invalid("'.', '..' and absolute paths are not allowed")),
+        }
+    }
+    if parts == 0 {
+        return Err(invalid("empty"));
+    }
+    if NM_FILES.iter().any(|f| Path::new(name).starts_with(f)) {
+        return Err(invalid("the NodeManager writes a file of that name"));
+    }
+    Ok(())
+}
+
+/// No link may lie inside another: the outer one may be a symbolic link to a directory
+/// outside the work dir, and placing the inner one would write there.
+fn check_no_nested_links(spec: &LaunchSpec) -> Result<(), LaunchError> {
+    for name in spec.local_resources.keys() {
+        let nested = Path::new(name)
+            .ancestors()
+            .skip(1)
+            .filter(|a| !a.as_os_str().is_empty())
+            .any(|a| spec.local_resources.contains_key(&*a.to_string_lossy()));
+        if nested {
+            return Err(LaunchError::Invalid {
+                what: "local resource name",
+                value: name.clone(),
+                why: "inside another resource's link",
+            });
+        }
+    }
+    Ok(())
+}
+
+fn check_size(what: &'static str, size: usize, limit: usize) -> Result<(), LaunchError> {
+    if size > limit {
+        return Err(LaunchError::TooLarge { what, size, limit });
     }
     Ok(())
 }
@@ -152,12 +267,19 @@ pub(crate) fn validate(spec: &LaunchSpec) -> Result<(), LaunchError> {
     check_component("container id", &spec.container_id)?;
     check_component("application id", &spec.app_id)?;
     check_component("user", &spec.user)?;
+    check_size("local resources", spec.local_resources.len(), MAX_RESOURCES)?;
     for name in spec.local_resources.keys() {
-        check_component("local resource name", name)?;
+        check_link_name(name)?;
     }
+    check_no_nested_links(spec)?;
+    check_size("environment variables", spec.env.len(), MAX_ENV_VARS)?;
+    let env_bytes = spec.env.iter().map(|(k, v)| k.len() + v.len()).sum();
+    check_size("environment bytes", env_bytes, MAX_ENV_BYTES)?;
     for name in spec.env.keys() {
         check_env_name(name)?;
     }
+    check_size("command bytes", spec.command.len(), MAX_COMMAND_BYTES)?;
+    check_size("token bytes", spec.tokens.len(), MAX_TOKENS_BYTES)?;
     Ok(())
 }
 
@@ -180,45 +302,22 @@ fn shell_double_quote(value: &str) -> String {
     out
 }
 
-/// Resolves a local resource given as a path or a `file:` URL.
-fn resource_path(source: &str) -> Result<PathBuf, String> {
-    let path = if let Some(rest) = source.strip_prefix("file://") {
-        // file://host/path is not supported; file:///path has an empty host.
-        if !rest.starts_with('/') {
-            return Err("only file:///absolute/path URLs are supported".into());
-        }
-        rest
-    } else if let Some(rest) = source.strip_prefix("file:") {
-        rest
-    } else if source.contains("://") {
-        return Err("only local paths and file:// URLs can be localized".into());
-    } else {
-        source
-    };
-    let path = PathBuf::from(path);
-    if !path.exists() {
-        return Err("does not exist".into());
-    }
-    Ok(path)
-}
-
-/// Copies files (so a later change at the source cannot alter a running container) and
-/// symlinks directories (copying trees would be slow and they are read-only by contract).
-fn localize(work_dir: &Path, name: &str, source: &str) -> Result<(), LaunchError> {
-    let err = |error: String| LaunchError::Resource {
-        name: name.to_string(),
-        source_path: source.to_string(),
-        error,
-    };
-    let from = resource_path(source).map_err(err)?;
+/// Places one resource under its link name (parents of a nested link name are created).
+fn localize_one(
+    work_dir: &Path,
+    name: &str,
+    resource: &LocalResourceSpec,
+    limits: &localize::Limits,
+) -> Result<(), LaunchError> {
     let to = work_dir.join(name);
-    if from.is_dir() {
-        std::os::unix::fs::symlink(&from, &to).map_err(|e| err(e.to_string()))
-    } else {
-        fs::copy(&from, &to)
-            .map(|_| ())
-            .map_err(|e| err(e.to_string()))
+    if let Some(parent) = to.parent() {
+        fs::create_dir_all(parent).map_err(io_err(parent))?;
     }
+    localize::localize(resource, &to, limits).map_err(|error| LaunchError::Resource {
+        name: name.to_string(),
+        source_path: resource.url.clone(),
+        error,
+    })
 }
 
 /// The app-level local dir (YARN's LOCAL_DIRS entry for the app).
@@ -231,11 +330,15 @@ pub(crate) fn app_local_dir(layout: &NodeLayout, spec: &LaunchSpec) -> PathBuf {
         .join(&spec.app_id)
 }
 
-/// Expands YARN's command placeholders.
-fn expand_command(command: &str, log_dir: &Path) -> String {
-    command
+/// Hadoop's `expandEnvironment`, for the command and every environment value. `<ADD_OPENS>`
+/// (Hadoop 3.4+, the JDK 17 module options) becomes nothing: Weft adds no JVM options.
+pub(crate) fn expand(value: &str, log_dir: &Path) -> String {
+    value
         .replace("<LOG_DIR>", &log_dir.to_string_lossy())
         .replace("<CPS>", ":")
+        .replace("<ADD_OPENS>", "")
+        .replace("{{", "$")
+        .replace("}}", "")
 }
 
 /// The environment the NM gives every container, before the launch context's own.
@@ -245,6 +348,7 @@ pub(crate) fn nm_environment(
     work_dir: &Path,
     log_dir: &Path,
 ) -> Vec<(String, String)> {
+    let user_dir = layout.local_dir.join("usercache").join(&spec.user);
     let mut env = vec![
         ("CONTAINER_ID", spec.container_id.clone()),
         ("APPLICATION_ID", spec.app_id.clone()),
@@ -258,12 +362,27 @@ pub(crate) fn nm_environment(
             "LOCAL_DIRS",
             app_local_dir(layout, spec).to_string_lossy().into_owned(),
         ),
+        (
+            "LOCAL_USER_DIRS",
+            format!("{}/", user_dir.to_string_lossy()),
+        ),
         ("LOG_DIRS", log_dir.to_string_lossy().into_owned()),
         ("PWD", work_dir.to_string_lossy().into_owned()),
+        // Hadoop's default is `yarn.nodemanager.user-home-dir`, "/home/"; a writable home
+        // inside the container serves tools that keep caches there.
         ("HOME", work_dir.to_string_lossy().into_owned()),
+        (
+            "HADOOP_TOKEN_FILE_LOCATION",
+            work_dir.join(TOKENS_FILE).to_string_lossy().into_owned(),
+        ),
     ];
     if let Ok(conf) = std::env::var("HADOOP_CONF_DIR") {
         env.push(("HADOOP_CONF_DIR", conf));
+    }
+    // Whitelisted, as Hadoop's `yarn.nodemanager.env-whitelist`: the application's own
+    // value wins (its exports come later in the script).
+    if let Some(java_home) = &layout.java_home {
+        env.push(("JAVA_HOME", java_home.clone()));
     }
     env.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
@@ -294,13 +413,24 @@ pub(crate) fn render_script(
     for (k, v) in nm_env {
         s.push_str(&format!("export {k}={}\n", shell_quote(v)));
     }
+    s.push_str("export JVM_PID=\"$$\"\n");
     for (k, v) in &spec.env {
         if !RESERVED.contains(&k.as_str()) {
-            s.push_str(&format!("export {k}={}\n", shell_double_quote(v)));
+            let v = expand(v, log_dir);
+            let quoted = if spec.hadoop_quoting {
+                format!("\"{v}\"")
+            } else {
+                shell_double_quote(&v)
+            };
+            s.push_str(&format!("export {k}={quoted}\n"));
         }
     }
-    let command = expand_command(&spec.command, log_dir);
-    s.push_str(&format!("exec /bin/bash -c {}\n", shell_quote(&command)));
+    let command = expand(&spec.command, log_dir);
+    if spec.hadoop_quoting {
+        s.push_str(&format!("exec /bin/bash -c \"{command}\"\n"));
+    } else {
+        s.push_str(&format!("exec /bin/bash -c {}\n", shell_quote(&command)));
+    }
     s
 }
 
@@ -313,14 +443,18 @@ pub(crate) fn prepare(
     validate(spec)?;
     let work_dir = app_local_dir(layout, spec).join(&spec.container_id);
     let log_dir = layout.log_dir.join(&spec.app_id).join(&spec.container_id);
-    for dir in [&work_dir, &log_dir] {
+    let tmp_dir = work_dir.join(TMP_DIR);
+    for dir in [&work_dir, &log_dir, &tmp_dir] {
         fs::create_dir_all(dir).map_err(io_err(dir))?;
     }
-    for (name, source) in &spec.local_resources {
-        localize(&work_dir, name, source)?;
+    for (name, resource) in &spec.local_resources {
+        localize_one(&work_dir, name, resource, &layout.archive_limits)?;
     }
+    let tokens = work_dir.join(TOKENS_FILE);
+    fs::write(&tokens, &spec.tokens).map_err(io_err(&tokens))?;
+    fs::set_permissions(&tokens, fs::Permissions::from_mode(0o600)).map_err(io_err(&tokens))?;
     let nm_env = nm_environment(layout, spec, &work_dir, &log_dir);
-    let script = work_dir.join("launch_container.sh");
+    let script = work_dir.join(SCRIPT_FILE);
     let text = render_script(&nm_env, spec, &work_dir, &log_dir, cgroup_procs);
     fs::write(&script, text).map_err(io_err(&script))?;
     fs::set_permissions(&script, fs::Permissions::from_mode(0o700)).map_err(io_err(&script))?;
@@ -345,18 +479,67 @@ mod tests {
         }
     }
 
+    fn layout() -> NodeLayout {
+        NodeLayout {
+            local_dir: "/l".into(),
+            log_dir: "/g".into(),
+            nm_host: "h".into(),
+            nm_port: 1,
+            nm_http_port: 2,
+            java_home: Some("/usr/lib/jvm/java-17".into()),
+            archive_limits: localize::Limits::default(),
+        }
+    }
+
+    fn file(url: &str) -> LocalResourceSpec {
+        LocalResourceSpec::file(url)
+    }
+
     #[test]
     fn ids_and_names_that_escape_the_work_dir_are_refused() {
         let mut s = spec();
         s.container_id = "../../etc".into();
         assert!(matches!(validate(&s), Err(LaunchError::Invalid { .. })));
+        for bad in [
+            "../x",
+            "a/../../x",
+            "/etc/passwd",
+            "",
+            ".",
+            "tmp",
+            "tmp/x",
+            "container_tokens",
+            "launch_container.sh",
+        ] {
+            let mut s = spec();
+            s.local_resources.insert(bad.into(), file("/tmp"));
+            assert!(validate(&s).is_err(), "{bad:?} accepted");
+        }
         let mut s = spec();
-        s.local_resources.insert("a/b".into(), "/tmp".into());
-        assert!(validate(&s).is_err());
+        s.local_resources
+            .insert("lib/dep-1.0+x.jar".into(), file("/tmp"));
+        s.local_resources
+            .insert("__spark_conf__".into(), file("/tmp"));
+        assert!(validate(&s).is_ok());
         let mut s = spec();
         s.env.insert("BAD-NAME".into(), "x".into());
         assert!(validate(&s).is_err());
         assert!(validate(&spec()).is_ok());
+    }
+
+    #[test]
+    fn oversized_requests_are_refused() {
+        let mut s = spec();
+        for i in 0..=MAX_RESOURCES {
+            s.local_resources.insert(format!("r{i}"), file("/tmp"));
+        }
+        assert!(matches!(validate(&s), Err(LaunchError::TooLarge { .. })));
+        let mut s = spec();
+        s.env.insert("BIG".into(), "x".repeat(MAX_ENV_BYTES));
+        assert!(matches!(validate(&s), Err(LaunchError::TooLarge { .. })));
+        let mut s = spec();
+        s.tokens = vec![0; MAX_TOKENS_BYTES + 1];
+        assert!(matches!(validate(&s), Err(LaunchError::TooLarge { .. })));
     }
 
     #[test]
@@ -366,36 +549,83 @@ mod tests {
     }
 
     #[test]
-    fn resources_accept_paths_and_file_urls_only() {
-        assert_eq!(resource_path("file:///tmp").unwrap(), PathBuf::from("/tmp"));
-        assert_eq!(resource_path("/tmp").unwrap(), PathBuf::from("/tmp"));
-        assert!(resource_path("hdfs://nn/x").is_err());
-        assert!(resource_path("file://host/tmp").is_err());
-        assert!(resource_path("/definitely/not/here").is_err());
+    fn hadoops_markers_expand_as_hadoop_expands_them() {
+        let logs = Path::new("/g/a/c");
+        assert_eq!(
+            expand("{{JAVA_HOME}}/bin/java -Djava.io.tmpdir={{PWD}}/tmp -cp {{PWD}}<CPS>{{PWD}}/__spark_conf__<CPS>* 1><LOG_DIR>/stdout", logs),
+            "$JAVA_HOME/bin/java -Djava.io.tmpdir=$PWD/tmp -cp $PWD:$PWD/__spark_conf__:* 1>/g/a/c/stdout"
+        );
+        assert_eq!(expand("<ADD_OPENS> x", logs), " x");
+        // Hadoop replaces the two markers independently.
+        assert_eq!(expand("a}}b{{c", logs), "ab$c");
     }
 
     #[test]
     fn script_joins_cgroup_first_and_cannot_override_reserved_names() {
-        let layout = NodeLayout {
-            local_dir: "/l".into(),
-            log_dir: "/g".into(),
-            nm_host: "h".into(),
-            nm_port: 1,
-            nm_http_port: 2,
-        };
         let mut s = spec();
         s.env.insert("CONTAINER_ID".into(), "spoofed".into());
+        s.env
+            .insert("HADOOP_TOKEN_FILE_LOCATION".into(), "spoofed".into());
         s.env.insert("GREETING".into(), "hello".into());
+        s.env.insert("CLASSPATH".into(), "{{PWD}}<CPS>*".into());
         let work = Path::new("/w");
         let logs = Path::new("/g/a/c");
-        let env = nm_environment(&layout, &s, work, logs);
+        let env = nm_environment(&layout(), &s, work, logs);
         let text = render_script(&env, &s, work, logs, &[PathBuf::from("/cg/cgroup.procs")]);
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines[1].starts_with("echo $$ > '/cg/cgroup.procs'"));
         assert!(text.contains("export CONTAINER_ID='container_1_0001_01_000002'"));
         assert!(!text.contains("spoofed"));
         assert!(text.contains("export GREETING=\"hello\""));
+        assert!(text.contains("export CLASSPATH=\"$PWD:*\""));
         assert!(text.contains("export LOCAL_DIRS='/l/usercache/alice/appcache/application_1_0001'"));
+        assert!(text.contains("export LOCAL_USER_DIRS='/l/usercache/alice/'"));
+        assert!(text.contains("export HADOOP_TOKEN_FILE_LOCATION='/w/container_tokens'"));
+        assert!(text.contains("export JAVA_HOME='/usr/lib/jvm/java-17'"));
+        assert!(text.contains("export JVM_PID=\"$$\""));
         assert!(text.ends_with("exec /bin/bash -c 'echo hi 1>/g/a/c/out'\n"));
+    }
+
+    #[test]
+    fn hadoop_quoting_writes_the_command_and_values_as_hadoop_does() {
+        let mut s = spec();
+        s.hadoop_quoting = true;
+        // What Spark's escapeForShell makes of the argument `a$b "c"`.
+        s.command = r#"{{JAVA_HOME}}/bin/java 'a\$b \"c\"' 1><LOG_DIR>/stdout"#.into();
+        s.env.insert("SPARK_USER".into(), "alice".into());
+        let work = Path::new("/w");
+        let logs = Path::new("/g/a/c");
+        let env = nm_environment(&layout(), &s, work, logs);
+        let text = render_script(&env, &s, work, logs, &[]);
+        assert!(text.contains("export SPARK_USER=\"alice\"\n"));
+        assert!(text.ends_with(
+            "exec /bin/bash -c \"$JAVA_HOME/bin/java 'a\\$b \\\"c\\\"' 1>/g/a/c/stdout\"\n"
+        ));
+    }
+
+    #[test]
+    fn prepare_makes_tmp_the_token_file_and_nested_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("dep.jar");
+        std::fs::write(&src, "jar").unwrap();
+        let mut layout = layout();
+        layout.local_dir = dir.path().join("local");
+        layout.log_dir = dir.path().join("logs");
+        let mut s = spec();
+        s.tokens = b"HDTS\x00tokens".to_vec();
+        s.local_resources.insert(
+            "lib/dep.jar".into(),
+            file(&format!("file://{}", src.display())),
+        );
+        let p = prepare(&layout, &s, &[]).unwrap();
+        assert!(p.work_dir.join("tmp").is_dir());
+        assert_eq!(
+            std::fs::read_to_string(p.work_dir.join("lib/dep.jar")).unwrap(),
+            "jar"
+        );
+        let tokens = p.work_dir.join("container_tokens");
+        assert_eq!(std::fs::read(&tokens).unwrap(), b"HDTS\x00tokens");
+        let mode = std::fs::metadata(&tokens).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
     }
 }

@@ -17,6 +17,7 @@ use weft_proto::v1::Resource;
 use crate::cgroups::CgroupMode;
 use crate::clock::now_ms;
 use crate::executor::{Executor, ExecutorConfig};
+use crate::hadoop::HadoopContainerManager;
 use crate::launch::NodeLayout;
 use crate::security::Security;
 use crate::service::ContainerManager;
@@ -62,6 +63,11 @@ pub struct NmConfig {
     pub monitor_interval: Duration,
     /// Where the web service (container logs) listens; `None` runs without one.
     pub web_bind: Option<SocketAddr>,
+    /// Where Hadoop's ContainerManagementProtocol listens (`yarn.nodemanager.address`, Hadoop
+    /// IPC; port 0 for an ephemeral port, Hadoop's default); `None` serves none.
+    pub hadoop_bind: Option<SocketAddr>,
+    /// JAVA_HOME for containers whose launch context sets none.
+    pub java_home: Option<String>,
 }
 
 /// Errors starting a NodeManager.
@@ -95,7 +101,17 @@ pub struct NodeManager {
     tracker: JoinHandle<Exit>,
     server: JoinHandle<()>,
     web: Option<(String, JoinHandle<()>)>,
+    hadoop: Option<(SocketAddr, JoinHandle<()>)>,
     rm_shutdown: watch::Receiver<bool>,
+}
+
+/// The address peers on this machine can dial for a listener bound to `bound`.
+fn dialable(bound: SocketAddr) -> SocketAddr {
+    if bound.ip().is_unspecified() {
+        SocketAddr::new(Ipv4Addr::LOCALHOST.into(), bound.port())
+    } else {
+        bound
+    }
 }
 
 impl NodeManager {
@@ -118,16 +134,21 @@ impl NodeManager {
             source,
         })?;
         // Peers on this machine can always dial loopback when we listen everywhere.
-        let address = if bound.ip().is_unspecified() {
-            SocketAddr::new(Ipv4Addr::LOCALHOST.into(), bound.port())
-        } else {
-            bound
-        };
+        let address = dialable(bound);
         let node_id = format!("{}:{}", cfg.hostname, bound.port());
         let web_listener = match cfg.web_bind {
             Some(addr) => Some(bind(addr).await?),
             None => None,
         };
+        let hadoop_listener = match cfg.hadoop_bind {
+            Some(addr) => Some(bind(addr).await?),
+            None => None,
+        };
+        // Hadoop's NodeId: what NMClient dials and what NM_PORT tells containers.
+        let hadoop_address = hadoop_listener
+            .as_ref()
+            .map(|(_, a)| format!("{}:{}", cfg.hostname, a.port()))
+            .unwrap_or_default();
         // As YARN's nodeHTTPAddress: the node's host name when listening everywhere, so
         // browsers and `weft logs` elsewhere can follow the RM's links.
         let http_address = web_listener
@@ -144,8 +165,12 @@ impl NodeManager {
             local_dir: cfg.local_dir.clone(),
             log_dir: cfg.log_dir.clone(),
             nm_host: cfg.hostname.clone(),
-            nm_port: bound.port(),
+            nm_port: hadoop_listener
+                .as_ref()
+                .map_or(bound.port(), |(_, a)| a.port()),
             nm_http_port: web_listener.as_ref().map_or(0, |(_, a)| a.port()),
+            java_home: cfg.java_home.clone(),
+            archive_limits: crate::localize::Limits::default(),
         };
         let mut exec_cfg = ExecutorConfig::new(layout, cfg.cgroups.clone());
         exec_cfg.kill_grace = cfg.kill_grace;
@@ -178,6 +203,18 @@ impl NodeManager {
             table: table.clone(),
             security: security.clone(),
         };
+        let hadoop = hadoop_listener.map(|(listener, bound)| {
+            let dispatcher = weft_hadoop_ipc::Dispatcher::new().with(HadoopContainerManager {
+                manager: service.clone(),
+            });
+            let task = tokio::spawn(weft_hadoop_ipc::serve(
+                listener,
+                dispatcher,
+                weft_hadoop_ipc::Limits::default(),
+                stop_rx.clone(),
+            ));
+            (dialable(bound), task)
+        });
         let mut server_stop = stop_rx.clone();
         let server = tokio::spawn(async move {
             let result = Server::builder()
@@ -199,7 +236,7 @@ impl NodeManager {
                 node_id: node_id.clone(),
                 address: address.to_string(),
                 http_address,
-                hadoop_address: String::new(),
+                hadoop_address: hadoop_address.clone(),
                 capability: Resource::new(cfg.memory_mb, cfg.vcores),
                 rack: cfg.rack.clone(),
             },
@@ -220,6 +257,7 @@ impl NodeManager {
         tracing::info!(
             node_id = %node_id,
             %address,
+            hadoop = %hadoop_address,
             isolation = %cfg.cgroups.describe(),
             "NodeManager started: {} MB, {} vcores",
             cfg.memory_mb,
@@ -233,8 +271,14 @@ impl NodeManager {
             tracker,
             server,
             web,
+            hadoop,
             rm_shutdown,
         })
+    }
+
+    /// Where Hadoop's ContainerManagementProtocol can be dialled (`None` without it).
+    pub fn hadoop_address(&self) -> Option<SocketAddr> {
+        self.hadoop.as_ref().map(|(a, _)| *a)
     }
 
     /// `host:port` as registered with the RM.
@@ -272,6 +316,14 @@ impl NodeManager {
             .is_err()
         {
             tracing::warn!("container-management server did not stop in time");
+        }
+        if let Some((_, hadoop)) = self.hadoop {
+            if tokio::time::timeout(Duration::from_secs(5), hadoop)
+                .await
+                .is_err()
+            {
+                tracing::warn!("Hadoop IPC server did not stop in time");
+            }
         }
         if let Some((_, web)) = self.web {
             if tokio::time::timeout(Duration::from_secs(5), web)

@@ -8,8 +8,33 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use tonic::Status;
 use weft_proto::v1::{MasterKey as WireKey, StartContainerRequest};
-use weft_tokens::{ContainerTokenIdentifier, KeyRing, NmTokenIdentifier};
-use weft_types::yarn_id::ContainerId;
+use weft_tokens::{ContainerTokenIdentifier, KeyRing, NmTokenIdentifier, TokenError};
+use weft_types::yarn_id::{ApplicationId, ContainerId};
+
+/// Why a container call is refused, in the two kinds Hadoop's NM distinguishes: a token that
+/// does not verify (`SecretManager.InvalidToken`) and anything else (`YarnException`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// The container token is missing, malformed, unknown or forged.
+    InvalidToken(String),
+    /// The token is valid but does not allow this (expired, another node or application,
+    /// already used).
+    Denied(String),
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::InvalidToken(m) | Refusal::Denied(m) => f.write_str(m),
+        }
+    }
+}
+
+impl From<Refusal> for String {
+    fn from(r: Refusal) -> String {
+        r.to_string()
+    }
+}
 
 /// The node's keys and the containers started under tokens not yet expired. Clones share.
 #[derive(Debug, Clone)]
@@ -68,6 +93,63 @@ impl Security {
         Ok(id)
     }
 
+    /// Checks a container token's signature, key and expiry, and that it is for this node.
+    pub(crate) fn verify_container_token(
+        &self,
+        token: &str,
+        now_ms: u64,
+    ) -> Result<ContainerTokenIdentifier, Refusal> {
+        let granted = self
+            .keys
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .verify_container(token, now_ms)
+            .map_err(|e| match e {
+                TokenError::Expired { .. } => Refusal::Denied(e.to_string()),
+                other => Refusal::InvalidToken(other.to_string()),
+            })?;
+        if granted.node_id != self.node_id {
+            return Err(Refusal::Denied(format!(
+                "the container token is for node {}, not this node ({})",
+                granted.node_id, self.node_id
+            )));
+        }
+        Ok(granted)
+    }
+
+    /// A caller of `caller` (an attempt's application) may start only its own containers.
+    pub(crate) fn authorize_app(
+        caller: &impl std::fmt::Display,
+        caller_app: ApplicationId,
+        granted: &ContainerTokenIdentifier,
+    ) -> Result<(), Refusal> {
+        if granted.container.app != caller_app {
+            return Err(Refusal::Denied(format!(
+                "unauthorized: the NM token of {caller} cannot start container {} of another application",
+                granted.container
+            )));
+        }
+        Ok(())
+    }
+
+    /// Records a start, so the container's token cannot start it again.
+    pub(crate) fn record_start(
+        &self,
+        granted: &ContainerTokenIdentifier,
+        now_ms: u64,
+    ) -> Result<(), Refusal> {
+        let mut started = self.started.lock().unwrap_or_else(PoisonError::into_inner);
+        started.retain(|_, expiry| *expiry >= now_ms);
+        if started.contains_key(&granted.container) {
+            return Err(Refusal::Denied(format!(
+                "container {} was already started with this token",
+                granted.container
+            )));
+        }
+        started.insert(granted.container, granted.expiry_ms);
+        Ok(())
+    }
+
     /// Checks a start request against its container token and the caller's NM token; returns
     /// what the token grants (the user and size the container gets). Records the container so
     /// its token cannot start it again.
@@ -77,30 +159,14 @@ impl Security {
         req: &StartContainerRequest,
         now_ms: u64,
     ) -> Result<ContainerTokenIdentifier, String> {
-        let granted = self
-            .keys
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .verify_container(&req.container_token, now_ms)
-            .map_err(|e| e.to_string())?;
+        let granted = self.verify_container_token(&req.container_token, now_ms)?;
         if granted.container.to_string() != req.container_id {
             return Err(format!(
                 "the container token is for {}, not {}",
                 granted.container, req.container_id
             ));
         }
-        if granted.node_id != self.node_id {
-            return Err(format!(
-                "the container token is for node {}, not this node ({})",
-                granted.node_id, self.node_id
-            ));
-        }
-        if granted.container.app != caller.attempt.app {
-            return Err(format!(
-                "unauthorized: the NM token of {} cannot start container {} of another application",
-                caller.attempt, granted.container
-            ));
-        }
+        Security::authorize_app(&caller.attempt, caller.attempt.app, &granted)?;
         if let Some(r) = &req.resource {
             if (r.memory_mb, r.vcores) != (granted.memory_mb, granted.vcores) {
                 return Err(format!(
@@ -115,15 +181,7 @@ impl Security {
                 req.user, granted.user
             ));
         }
-        let mut started = self.started.lock().unwrap_or_else(PoisonError::into_inner);
-        started.retain(|_, expiry| *expiry >= now_ms);
-        if started.contains_key(&granted.container) {
-            return Err(format!(
-                "container {} was already started with this token",
-                granted.container
-            ));
-        }
-        started.insert(granted.container, granted.expiry_ms);
+        self.record_start(&granted, now_ms)?;
         Ok(granted)
     }
 
@@ -134,10 +192,18 @@ impl Security {
         container: &str,
     ) -> Result<(), String> {
         let id: ContainerId = container.parse().map_err(|e| format!("{e}"))?;
-        if id.app != caller.attempt.app {
+        Security::authorize_app_access(&caller.attempt, caller.attempt.app, id)
+    }
+
+    /// Whether a caller of `caller_app` may stop or query container `id`.
+    pub(crate) fn authorize_app_access(
+        caller: &impl std::fmt::Display,
+        caller_app: ApplicationId,
+        id: ContainerId,
+    ) -> Result<(), String> {
+        if id.app != caller_app {
             return Err(format!(
-                "unauthorized: the NM token of {} cannot touch container {container} of another application",
-                caller.attempt
+                "unauthorized: the NM token of {caller} cannot touch container {id} of another application"
             ));
         }
         Ok(())

@@ -22,6 +22,7 @@ use weft_types::yarn_id::ContainerId;
 use crate::clock::now_ms;
 use crate::executor::Executor;
 use crate::launch::LaunchSpec;
+use crate::localize::{LocalResourceSpec, ResourceKind};
 use crate::security::Security;
 use crate::table::{Entry, Table};
 
@@ -76,12 +77,25 @@ pub(crate) fn launch_spec(req: &StartContainerRequest) -> Result<LaunchSpec, Str
     }
     let mut local_resources = BTreeMap::new();
     for (name, res) in &ctx.local_resources {
-        if res.r#type != LocalResourceType::File as i32 {
-            return Err(format!(
-                "local resource {name:?}: only FILE resources are supported"
-            ));
-        }
-        local_resources.insert(name.clone(), res.resource.clone());
+        let kind = match LocalResourceType::try_from(res.r#type) {
+            Ok(LocalResourceType::File) => ResourceKind::File,
+            Ok(LocalResourceType::Archive) => ResourceKind::Archive,
+            Ok(LocalResourceType::Pattern) => ResourceKind::Pattern,
+            Err(_) => {
+                return Err(format!(
+                    "local resource {name:?}: unknown type {}",
+                    res.r#type
+                ))
+            }
+        };
+        let spec = LocalResourceSpec {
+            url: res.resource.clone(),
+            kind,
+            pattern: (!res.pattern.is_empty()).then(|| res.pattern.clone()),
+            // proto3: 0 is "not set" (Weft's own clients send none).
+            timestamp: (res.timestamp != 0).then_some(res.timestamp),
+        };
+        local_resources.insert(name.clone(), spec);
     }
     let user = if req.user.is_empty() {
         DEFAULT_USER.to_string()
@@ -99,6 +113,8 @@ pub(crate) fn launch_spec(req: &StartContainerRequest) -> Result<LaunchSpec, Str
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
         local_resources,
+        tokens: ctx.tokens.clone(),
+        hadoop_quoting: ctx.hadoop_quoting,
         memory_bytes: (resource.memory_mb as u64).saturating_mul(1 << 20),
         vcores: u32::try_from(resource.vcores).unwrap_or(u32::MAX),
     })
@@ -271,11 +287,33 @@ mod tests {
                 "a.zip".into(),
                 LocalResource {
                     resource: "/tmp/a.zip".into(),
-                    r#type: LocalResourceType::Archive as i32,
+                    r#type: 7,
                     ..Default::default()
                 },
             );
         }
-        assert!(launch_spec(&r).unwrap_err().contains("only FILE"));
+        assert!(launch_spec(&r).unwrap_err().contains("unknown type 7"));
+    }
+
+    #[test]
+    fn archives_tokens_and_hadoop_quoting_reach_the_launch_spec() {
+        let mut r = request();
+        if let Some(ctx) = r.container_launch_context.as_mut() {
+            ctx.local_resources.insert(
+                "conf".into(),
+                LocalResource {
+                    resource: "file:///staging/conf.zip".into(),
+                    r#type: LocalResourceType::Archive as i32,
+                    ..Default::default()
+                },
+            );
+            ctx.tokens = b"HDTS".to_vec();
+            ctx.hadoop_quoting = true;
+        }
+        let spec = launch_spec(&r).unwrap();
+        assert_eq!(spec.local_resources["conf"].kind, ResourceKind::Archive);
+        assert_eq!(spec.local_resources["conf"].url, "file:///staging/conf.zip");
+        assert_eq!(spec.tokens, b"HDTS");
+        assert!(spec.hadoop_quoting);
     }
 }

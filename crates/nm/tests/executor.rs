@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use weft_nm::exit;
 use weft_nm::{
-    CgroupMode, Completion, ContainerHandle, Executor, ExecutorConfig, LaunchSpec, NodeLayout,
+    CgroupMode, Completion, ContainerHandle, Executor, ExecutorConfig, LaunchSpec,
+    LocalResourceSpec, NodeLayout, ResourceKind,
 };
 
 const BOUND: Duration = Duration::from_secs(30);
@@ -18,6 +19,8 @@ fn executor(dir: &Path, cgroups: CgroupMode) -> Executor {
         nm_host: "node1.example".into(),
         nm_port: 8041,
         nm_http_port: 8042,
+        java_home: Some("/opt/jdk-for-tests".into()),
+        archive_limits: weft_nm::localize::Limits::default(),
     };
     Executor::new(ExecutorConfig::new(layout, cgroups))
 }
@@ -77,8 +80,10 @@ async fn container_gets_work_dir_environment_resources_and_logs() {
          cat input.txt > copied.txt; echo logged > <LOG_DIR>/extra.log",
     );
     s.env = BTreeMap::from([("GREETING".into(), "hello $USER".into())]);
-    s.local_resources =
-        BTreeMap::from([("input.txt".into(), format!("file://{}", resource.display()))]);
+    s.local_resources = BTreeMap::from([(
+        "input.txt".into(),
+        LocalResourceSpec::file(format!("file://{}", resource.display())),
+    )]);
     let h = exec.launch(s).unwrap();
     let done = wait(&h).await;
     assert_eq!(
@@ -122,6 +127,68 @@ async fn container_gets_work_dir_environment_resources_and_logs() {
         "logged\n"
     );
     assert!(exec.running().is_empty());
+}
+
+/// A launch as Hadoop's NM runs one: Spark-escaped arguments survive Hadoop's quoting, the
+/// markers expand, the archive is unpacked under its link name, `tmp/` and the token file
+/// exist, and the whitelisted JAVA_HOME is there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hadoop_launch_context_runs_as_hadoops_nm_runs_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let zip = dir.path().join("conf.zip");
+    let status = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sys, zipfile\nwith zipfile.ZipFile(sys.argv[1], 'w') as z: z.writestr('inner/app.conf', 'conf-content\\n')",
+        ])
+        .arg(&zip)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let exec = executor(dir.path(), CgroupMode::disabled("test"));
+    // `printf '%s|' ARGS`; the second argument is Spark's escapeForShell of `a$b "c"`.
+    let mut s = spec(
+        "container_1700000000000_0001_01_000011",
+        r#"printf '%s|' 'x y' 'a\$b \"c\"' {{JAVA_HOME}} {{PWD}}<CPS>tail 1><LOG_DIR>/args.txt; cat __conf__/inner/app.conf > conf.txt; test -d tmp && test -f $HADOOP_TOKEN_FILE_LOCATION && echo \"$CLASSPATH|$JVM_PID\" > env.txt"#,
+    );
+    s.hadoop_quoting = true;
+    s.tokens = b"HDTS\x00".to_vec();
+    s.env = BTreeMap::from([("CLASSPATH".into(), "{{PWD}}<CPS>{{PWD}}/__conf__".into())]);
+    s.local_resources = BTreeMap::from([(
+        "__conf__".into(),
+        LocalResourceSpec {
+            url: format!("file://{}", zip.display()),
+            kind: ResourceKind::Archive,
+            pattern: None,
+            timestamp: None,
+        },
+    )]);
+    let h = exec.launch(s).unwrap();
+    let done = wait(&h).await;
+    let logs = h.log_dir().to_path_buf();
+    assert_eq!(
+        done.exit_status,
+        0,
+        "{:?}",
+        std::fs::read_to_string(logs.join("stderr"))
+    );
+    let work = h.work_dir().to_path_buf();
+    assert_eq!(
+        std::fs::read_to_string(logs.join("args.txt")).unwrap(),
+        format!("x y|a$b \"c\"|/opt/jdk-for-tests|{}:tail|", work.display())
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.join("conf.txt")).unwrap(),
+        "conf-content\n"
+    );
+    let env = std::fs::read_to_string(work.join("env.txt")).unwrap();
+    let (classpath, pid) = env.trim().split_once('|').unwrap();
+    assert_eq!(classpath, format!("{0}:{0}/__conf__", work.display()));
+    assert_eq!(pid.parse::<u32>().unwrap(), h.pid());
+    assert_eq!(
+        std::fs::read(work.join("container_tokens")).unwrap(),
+        b"HDTS\x00"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -227,7 +294,7 @@ async fn bad_requests_start_nothing() {
     assert!(exec.launch(spec("../../escape", "true")).is_err());
     let mut s = spec("container_1700000000000_0001_01_000007", "true");
     s.local_resources
-        .insert("x".into(), "hdfs://nn:8020/x".into());
+        .insert("x".into(), LocalResourceSpec::file("hdfs://nn:8020/x"));
     let err = exec.launch(s).unwrap_err().to_string();
     assert!(err.contains("file://"), "{err}");
     assert!(exec.running().is_empty());

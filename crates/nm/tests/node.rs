@@ -90,6 +90,8 @@ async fn register_heartbeat_start_complete_resync_and_shutdown() {
         kill_grace: Duration::from_millis(250),
         monitor_interval: Duration::from_millis(100),
         web_bind: Some("127.0.0.1:0".parse().unwrap()),
+        hadoop_bind: None,
+        java_home: None,
     })
     .await
     .unwrap();
@@ -531,6 +533,8 @@ async fn a_starting_nm_kills_containers_a_previous_run_left_behind() {
         kill_grace: Duration::from_millis(250),
         monitor_interval: Duration::from_millis(100),
         web_bind: None,
+        hadoop_bind: None,
+        java_home: None,
     })
     .await
     .unwrap();

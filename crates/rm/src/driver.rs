@@ -535,6 +535,8 @@ async fn start(launch: &AmLaunch, types: &ResourceTypes) -> Result<(), String> {
                 .collect(),
             environment: ctx.environment.clone().into_iter().collect(),
             command: ctx.commands.clone(),
+            tokens: ctx.tokens.clone(),
+            hadoop_quoting: ctx.hadoop_quoting,
         }),
         container_token: launch.container_token.clone(),
     };

@@ -71,6 +71,8 @@ pub fn sample_app(app_id: u64) -> ApplicationRecord {
                     kind: LocalResourceKind::File,
                 },
             )]),
+            tokens: Vec::new(),
+            hadoop_quoting: false,
         },
         am_resource: ResourceRecord {
             memory_mb: 1024,

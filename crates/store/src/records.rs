@@ -136,6 +136,13 @@ pub struct LaunchContext {
     pub environment: BTreeMap<String, String>,
     /// Resources to localize, keyed by the name they get in the work directory.
     pub local_resources: BTreeMap<String, LocalResource>,
+    /// A Hadoop `Credentials` stream for the container's `container_tokens` file (empty for
+    /// none); absent from records written before it existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tokens: Vec<u8>,
+    /// Submitted over Hadoop IPC: the NM writes the launch script with Hadoop's quoting.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hadoop_quoting: bool,
 }
 
 /// A memory/CPU amount; kept separate from `weft_types::Resource` so the file format does not
@@ -450,6 +457,29 @@ pub enum Write {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_launch_context_keeps_hadoops_tokens_and_quoting_and_old_ones_decode() {
+        let plain = LaunchContext::default();
+        let text = serde_json::to_string(&plain).expect("encodes");
+        assert!(
+            !text.contains("tokens") && !text.contains("hadoop_quoting"),
+            "{text}"
+        );
+        let old: LaunchContext =
+            serde_json::from_str(r#"{"commands":["x"],"environment":{},"local_resources":{}}"#)
+                .expect("a record without the fields decodes");
+        assert!(old.tokens.is_empty() && !old.hadoop_quoting);
+        let hadoop = LaunchContext {
+            tokens: b"HDTS\x01".to_vec(),
+            hadoop_quoting: true,
+            ..LaunchContext::default()
+        };
+        let back: LaunchContext =
+            serde_json::from_str(&serde_json::to_string(&hadoop).expect("encodes"))
+                .expect("decodes");
+        assert_eq!(back, hadoop);
+    }
 
     #[test]
     fn an_attempt_stored_before_the_preemption_figures_decodes_with_zeros() {

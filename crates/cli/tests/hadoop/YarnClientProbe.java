@@ -6,12 +6,25 @@
 // Compiled with: javac -cp '<pyspark>/jars/*' YarnClientProbe.java
 // Run with:      java -cp '<pyspark>/jars/*:<dir of the class>:$HADOOP_CONF_DIR' YarnClientProbe
 
+import java.io.File;
+import java.io.FileOutputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.security.PrivilegedExceptionAction;
 import java.util.Collections;
 import java.util.EnumSet;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipOutputStream;
 
+import org.apache.hadoop.fs.Path;
+
+import org.apache.hadoop.io.DataOutputBuffer;
 import org.apache.hadoop.io.Text;
+import org.apache.hadoop.security.Credentials;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.security.token.Token;
 import org.apache.hadoop.security.token.TokenIdentifier;
@@ -21,6 +34,10 @@ import org.apache.hadoop.yarn.api.records.ApplicationReport;
 import org.apache.hadoop.yarn.api.records.ApplicationSubmissionContext;
 import org.apache.hadoop.yarn.api.records.ContainerLaunchContext;
 import org.apache.hadoop.yarn.api.records.ContainerReport;
+import org.apache.hadoop.yarn.api.records.LocalResource;
+import org.apache.hadoop.yarn.api.records.LocalResourceType;
+import org.apache.hadoop.yarn.api.records.LocalResourceVisibility;
+import org.apache.hadoop.yarn.api.records.URL;
 import org.apache.hadoop.yarn.api.records.NodeReport;
 import org.apache.hadoop.yarn.api.records.QueueInfo;
 import org.apache.hadoop.yarn.api.records.Resource;
@@ -39,6 +56,13 @@ public class YarnClientProbe {
     static void fail(String check, Object why) {
         System.out.println("FAIL " + check + " " + why);
         System.exit(1);
+    }
+
+    // An empty Credentials in Hadoop's token-storage format (it starts with "HDTS").
+    static ByteBuffer tokenStorage() throws Exception {
+        DataOutputBuffer out = new DataOutputBuffer();
+        new Credentials().writeTokenStorageToStream(out);
+        return ByteBuffer.wrap(out.getData(), 0, out.getLength());
     }
 
     static YarnClient client() {
@@ -87,7 +111,28 @@ public class YarnClientProbe {
             + " capacity=" + queue.getCapacity() + " max=" + queue.getMaximumCapacity());
 
         // An app whose AM is a plain shell command: it never registers with the RM, so the
-        // attempt ends when the command exits and the app reaches a terminal state.
+        // attempt ends when the command exits and the app reaches a terminal state. On its way
+        // it shows what the NM gave it (wire spec §9.4 step 2): its environment, a file://
+        // FILE resource and a zip ARCHIVE resource under their link names, and the markers
+        // expanded. The command is written for Hadoop's launch script (`\$` reaches the
+        // container's shell as `$`).
+        File staging = Files.createTempDirectory("probe-staging").toFile();
+        File data = new File(staging, "data.txt");
+        Files.write(data.toPath(), "file resource\n".getBytes(StandardCharsets.UTF_8));
+        File zip = new File(staging, "conf.zip");
+        try (ZipOutputStream z = new ZipOutputStream(new FileOutputStream(zip))) {
+            z.putNextEntry(new ZipEntry("inner/app.conf"));
+            z.write("archive resource\n".getBytes(StandardCharsets.UTF_8));
+            z.closeEntry();
+        }
+        Map<String, LocalResource> resources = new HashMap<>();
+        resources.put("data.link", LocalResource.newInstance(URL.fromPath(new Path(data.getPath())),
+            LocalResourceType.FILE, LocalResourceVisibility.APPLICATION, data.length(), data.lastModified()));
+        resources.put("conf.link", LocalResource.newInstance(URL.fromPath(new Path(zip.getPath())),
+            LocalResourceType.ARCHIVE, LocalResourceVisibility.APPLICATION, zip.length(), zip.lastModified()));
+        Map<String, String> env = new HashMap<>();
+        env.put("PROBE_GREETING", "hello from YarnClient");
+        env.put("PROBE_CLASSPATH", "{{PWD}}<CPS>{{PWD}}/conf.link");
         ApplicationSubmissionContext ctx = app.getApplicationSubmissionContext();
         ctx.setApplicationName("yarnclient-probe");
         ctx.setQueue("default");
@@ -95,10 +140,13 @@ public class YarnClientProbe {
         ctx.setMaxAppAttempts(1);
         ctx.setApplicationType("PROBE");
         ContainerLaunchContext am = ContainerLaunchContext.newInstance(
-            Collections.emptyMap(),
-            Collections.singletonMap("PROBE_GREETING", "hello from YarnClient"),
-            Collections.singletonList("echo $PROBE_GREETING; exit 0"),
-            null, null, null);
+            resources,
+            env,
+            Collections.singletonList("env > <LOG_DIR>/env.txt; echo {{PWD}} > <LOG_DIR>/pwd.txt;"
+                + " cat data.link > <LOG_DIR>/file.txt; cat conf.link/inner/app.conf > <LOG_DIR>/archive.txt;"
+                + " test -d tmp && head -c 4 \\$HADOOP_TOKEN_FILE_LOCATION > <LOG_DIR>/tokens.txt;"
+                + " echo $PROBE_GREETING; exit 0"),
+            null, tokenStorage(), null);
         ctx.setAMContainerSpec(am);
         yarn.submitApplication(ctx);
         ok("submit-application", id);

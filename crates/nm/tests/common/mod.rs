@@ -203,6 +203,8 @@ pub(crate) async fn started_nm(
         kill_grace: Duration::from_millis(250),
         monitor_interval: Duration::from_millis(100),
         web_bind: web.then(|| "127.0.0.1:0".parse().unwrap()),
+        hadoop_bind: None,
+        java_home: None,
     })
     .await
     .unwrap();

@@ -34,6 +34,9 @@ pub(super) fn from_context(
                 .filter_map(|e| Some((e.key.clone()?, e.value.clone().unwrap_or_default())))
                 .collect(),
             local_resources: local_resources(&clc.local_resources)?,
+            tokens: clc.tokens.clone().unwrap_or_default(),
+            // Hadoop clients (Spark's escapeForShell) quote for Hadoop's launch script.
+            hadoop_quoting: true,
         },
         None => LaunchContext::default(),
     };
@@ -183,6 +186,7 @@ mod tests {
                     key: Some("CLASSPATH".into()),
                     value: Some("{{PWD}}<CPS>*".into()),
                 }],
+                tokens: Some(b"HDTS\x01".to_vec()),
                 command: vec![
                     "{{JAVA_HOME}}/bin/java".into(),
                     "-Xmx512m".into(),
@@ -216,6 +220,8 @@ mod tests {
         let jar = &s.launch.local_resources["__app__.jar"];
         assert_eq!(jar.url, "file:///staging/app.jar");
         assert_eq!(jar.kind, LocalResourceKind::Archive);
+        assert!(s.launch.hadoop_quoting);
+        assert_eq!(s.launch.tokens, b"HDTS\x01".to_vec());
     }
 
     #[test]
