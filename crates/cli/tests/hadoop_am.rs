@@ -1,9 +1,10 @@
 //! Hadoop's own AMRMClient (the 3.5.0 client jars pyspark 4.3.0 bundles), unmodified, as the
-//! ApplicationMaster of an application on `weft up` (wire spec §9.4 step 3, the RM half): a
+//! ApplicationMaster of an application on `weft up` (wire spec §9.4 step 3): a
 //! Java probe submits itself through YarnClient, and as the AM (run by Weft's NM, finding the
 //! RM through HADOOP_CONF_DIR's `yarn.resourcemanager.scheduler.address`) registers, gets 2
-//! containers at priority 1 with the NM token of their node, releases one and sees it
-//! completed, and unregisters SUCCEEDED; the app ends FINISHED/SUCCEEDED.
+//! containers at priority 1 with the NM token of their node, starts one with Hadoop's NMClient
+//! on Weft's NM (`exit 3`), releases the other, sees both completed (exit 3 and -100), and
+//! unregisters SUCCEEDED; the app ends FINISHED/SUCCEEDED. That is §9.4 step 3 whole.
 //!
 //! The AM runs as the AM of a submitted app rather than as an unmanaged AM because Weft
 //! refuses unmanaged AMs (rm-core, as over REST), and because that is how Spark's AM will run.
@@ -126,7 +127,9 @@ fn hadoops_amrm_client_runs_an_am_on_weft_up() {
     for step in [
         "AM OK registered",
         "AM OK allocated count=2 priority=1 nmtokens=1",
+        "AM OK started",
         "AM OK released",
+        "AM OK exited",
         "AM OK unregistered SUCCEEDED",
     ] {
         assert!(
@@ -142,6 +145,14 @@ fn hadoops_amrm_client_runs_an_am_on_weft_up() {
     assert!(
         released.contains("state=COMPLETE") && released.contains("exit=-100"),
         "{released}"
+    );
+    let exited = am_stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("AM OK exited "))
+        .unwrap_or_default();
+    assert!(
+        exited.contains("state=COMPLETE") && exited.contains("exit=3"),
+        "{exited}"
     );
     assert!(
         am_stdout.contains("token=ContainerToken"),
