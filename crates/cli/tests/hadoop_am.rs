@@ -15,43 +15,14 @@
 #[path = "cluster/harness.rs"]
 mod harness;
 #[allow(dead_code)]
-#[path = "hadoop/java.rs"]
-mod java;
+#[path = "hadoop/support.rs"]
+mod support;
 
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use java::{pyspark_jars, require, run_bounded};
-
-/// Compiles `tests/hadoop/<source>` against `classpath` into `classes`.
-fn compile_probe(source: &str, classpath: &str, classes: &Path, log: &Path) {
-    std::fs::create_dir_all(classes).unwrap();
-    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/hadoop")
-        .join(source);
-    let (compiled, out) = run_bounded(
-        Command::new("javac")
-            .arg("-d")
-            .arg(classes)
-            .arg("-cp")
-            .arg(classpath)
-            .arg(&source),
-        Duration::from_secs(180),
-        log,
-    );
-    assert!(compiled, "javac failed:\n{out}");
-}
-
-/// `java` as this machine runs it: the AM command needs an absolute path (the NM does not
-/// set JAVA_HOME yet).
-fn java_binary() -> String {
-    let out = Command::new("bash")
-        .args(["-c", "readlink -f \"$(command -v java)\""])
-        .output()
-        .expect("bash finds java");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
+use support::{compile_probe, pyspark_jars, require, run_bounded};
 
 #[test]
 fn hadoops_amrm_client_runs_an_am_on_weft_up() {
@@ -90,7 +61,8 @@ fn hadoops_amrm_client_runs_an_am_on_weft_up() {
             .arg(&classpath)
             .arg("AmProbe")
             .arg("client")
-            .arg(java_binary())
+            // As Spark writes it: the NM expands it with the JAVA_HOME it gives containers.
+            .arg("{{JAVA_HOME}}/bin/java")
             .arg(&classpath)
             .env("HADOOP_CONF_DIR", conf)
             .env("HADOOP_USER_NAME", "probe-user"),

@@ -12,14 +12,15 @@
 #[allow(dead_code)]
 #[path = "cluster/harness.rs"]
 mod harness;
-#[path = "hadoop/java.rs"]
-mod java;
+#[allow(dead_code)]
+#[path = "hadoop/support.rs"]
+mod support;
 
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use java::{pyspark_jars, require, run_bounded};
+use support::{compile_probe, pyspark_jars, require, run_bounded};
 
 #[test]
 fn hadoops_yarn_client_talks_to_weft_up() {
@@ -29,19 +30,12 @@ fn hadoops_yarn_client_talks_to_weft_up() {
     let classpath = format!("{}/*", jars.display());
     let dir = tempfile::tempdir().unwrap();
     let classes = dir.path().join("classes");
-    std::fs::create_dir_all(&classes).unwrap();
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hadoop/YarnClientProbe.java");
-    let (compiled, log) = run_bounded(
-        Command::new("javac")
-            .arg("-d")
-            .arg(&classes)
-            .arg("-cp")
-            .arg(&classpath)
-            .arg(&source),
-        Duration::from_secs(180),
+    compile_probe(
+        "YarnClientProbe.java",
+        &classpath,
+        &classes,
         &dir.path().join("javac.out"),
     );
-    assert!(compiled, "javac failed:\n{log}");
 
     let (_up, ready) = harness::weft_up(dir.path(), &["--nms", "1", "--nm-memory-mb", "4096"]);
     let conf = ready["hadoop_conf_dir"]

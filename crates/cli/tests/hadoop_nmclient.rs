@@ -6,20 +6,20 @@
 //! hands the test its credentials makes possible.
 //!
 //! Needs `java`, `javac` and pyspark's jars (installed once into `target/hadoop-venv`, see
-//! `hadoop/java.rs`).
+//! `hadoop/support.rs`).
 
 #[allow(dead_code)]
 #[path = "cluster/harness.rs"]
 mod harness;
-#[path = "hadoop/java.rs"]
-mod java;
+#[allow(dead_code)]
+#[path = "hadoop/support.rs"]
+mod support;
 
-use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use java::{pyspark_jars, require, run_bounded};
 use serde_json::{json, Value};
+use support::{compile_probe, pyspark_jars, require, run_bounded};
 use weft_proto::auth::AmCredentials;
 use weft_proto::hadoop::yarn::ContainerTypeProto;
 use weft_proto::hadoop_tokens::{container_token, ContainerTokenContext};
@@ -92,19 +92,12 @@ fn hadoops_nm_client_starts_queries_and_stops_a_container_on_a_weft_nm() {
     let classpath = format!("{}/*", jars.display());
     let dir = tempfile::tempdir().unwrap();
     let classes = dir.path().join("classes");
-    std::fs::create_dir_all(&classes).unwrap();
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hadoop/NmClientProbe.java");
-    let (compiled, log) = run_bounded(
-        Command::new("javac")
-            .arg("-d")
-            .arg(&classes)
-            .arg("-cp")
-            .arg(&classpath)
-            .arg(&source),
-        Duration::from_secs(180),
+    compile_probe(
+        "NmClientProbe.java",
+        &classpath,
+        &classes,
         &dir.path().join("javac.out"),
     );
-    assert!(compiled, "javac failed:\n{log}");
 
     let (_up, ready) = harness::weft_up(dir.path(), &["--nms", "1", "--nm-memory-mb", "4096"]);
     let web = ready["web"].as_str().expect("the RM's web address");

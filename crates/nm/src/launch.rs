@@ -122,7 +122,7 @@ pub(crate) struct Prepared {
 
 /// Environment names the NM owns; a launch context cannot override them (Hadoop's
 /// `sanitizeEnv` sets these over whatever the application sent).
-const RESERVED: [&str; 16] = [
+const RESERVED: [&str; 15] = [
     "CONTAINER_ID",
     "APPLICATION_ID",
     "APP_SUBMITTER",
@@ -137,9 +137,12 @@ const RESERVED: [&str; 16] = [
     "LOG_DIRS",
     "PWD",
     "HADOOP_TOKEN_FILE_LOCATION",
-    "HADOOP_CONF_DIR",
     "JVM_PID",
 ];
+
+/// Names the NM sets over the application's value only when it has one itself (Hadoop's
+/// `putEnvIfNotNull`).
+const RESERVED_WHEN_SET: [&str; 1] = ["HADOOP_CONF_DIR"];
 
 /// Files and directories the NM writes in the work directory; no resource may take them.
 const NM_FILES: [&str; 3] = [SCRIPT_FILE, TOKENS_FILE, TMP_DIR];
@@ -415,7 +418,10 @@ pub(crate) fn render_script(
     }
     s.push_str("export JVM_PID=\"$$\"\n");
     for (k, v) in &spec.env {
-        if !RESERVED.contains(&k.as_str()) {
+        let nm_sets = |name: &str| nm_env.iter().any(|(n, _)| n == name);
+        let owned = RESERVED.contains(&k.as_str())
+            || (RESERVED_WHEN_SET.contains(&k.as_str()) && nm_sets(k));
+        if !owned {
             let v = expand(v, log_dir);
             let quoted = if spec.hadoop_quoting {
                 format!("\"{v}\"")
@@ -584,6 +590,23 @@ mod tests {
         assert!(text.contains("export JAVA_HOME='/usr/lib/jvm/java-17'"));
         assert!(text.contains("export JVM_PID=\"$$\""));
         assert!(text.ends_with("exec /bin/bash -c 'echo hi 1>/g/a/c/out'\n"));
+    }
+
+    #[test]
+    fn the_apps_hadoop_conf_dir_stands_unless_the_nm_has_one() {
+        let mut s = spec();
+        s.env.insert("HADOOP_CONF_DIR".into(), "/app/conf".into());
+        let work = Path::new("/w");
+        let logs = Path::new("/g/a/c");
+        let text = render_script(&[], &s, work, logs, &[]);
+        assert!(
+            text.contains("export HADOOP_CONF_DIR=\"/app/conf\""),
+            "{text}"
+        );
+        let nm = [("HADOOP_CONF_DIR".to_string(), "/nm/conf".to_string())];
+        let text = render_script(&nm, &s, work, logs, &[]);
+        assert!(text.contains("export HADOOP_CONF_DIR='/nm/conf'"), "{text}");
+        assert!(!text.contains("/app/conf"), "{text}");
     }
 
     #[test]

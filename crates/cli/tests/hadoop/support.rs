@@ -1,5 +1,6 @@
-//! What the Hadoop client tests share: pyspark's jars (the Hadoop 3.5.0 client), installed
-//! once per target directory, the JDK check, and bounded runs of javac and java.
+//! What the Hadoop client tests share: pyspark's jars (Hadoop's 3.5.0 client) installed once
+//! into `target/hadoop-venv`, the JDK check, compiling a probe, and running a process with a
+//! bound.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -8,7 +9,7 @@ use std::time::Duration;
 const PYSPARK: &str = "pyspark==4.3.0";
 
 /// `<workspace>/target`.
-pub(crate) fn target_dir() -> PathBuf {
+fn target_dir() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR"))
         .parent()
         .expect("CARGO_TARGET_TMPDIR is inside the target directory")
@@ -97,4 +98,23 @@ pub(crate) fn run_bounded(cmd: &mut Command, limit: Duration, out: &Path) -> (bo
     };
     let text = std::fs::read_to_string(out).unwrap_or_default();
     (status.is_some_and(|s| s.success()), text)
+}
+
+/// Compiles `crates/cli/tests/hadoop/<source>` against `classpath` into `classes`.
+pub(crate) fn compile_probe(source: &str, classpath: &str, classes: &Path, log: &Path) {
+    std::fs::create_dir_all(classes).unwrap();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/hadoop")
+        .join(source);
+    let (compiled, out) = run_bounded(
+        Command::new("javac")
+            .arg("-d")
+            .arg(classes)
+            .arg("-cp")
+            .arg(classpath)
+            .arg(&source),
+        Duration::from_secs(180),
+        log,
+    );
+    assert!(compiled, "javac failed:\n{out}");
 }
