@@ -536,3 +536,82 @@ fn two_large_gangs_both_finish() {
     assert_eq!(delivered.len(), 2, "both gangs delivered: {delivered:?}");
     assert!(delivered[&1] < delivered[&2], "{delivered:?}");
 }
+
+/// The gang walk is shared: FIFO and Capacity hold and deliver as Fair does.
+#[test]
+fn fifo_and_capacity_hold_then_deliver_whole() {
+    let (capacity, _) = weft_config::capacity::parse_capacity(
+        "<configuration><property><name>yarn.scheduler.capacity.root.queues</name>\
+         <value>default</value></property><property>\
+         <name>yarn.scheduler.capacity.root.default.capacity</name><value>100</value>\
+         </property></configuration>",
+        &weft_types::ResourceTypes::default(),
+    )
+    .expect("Hadoop's shipped file: root.default at 100%");
+    let kinds = [
+        SchedulerConfig::Fifo(weft_sched::FifoConfig::default()),
+        SchedulerConfig::Capacity(weft_sched::CapacitySchedulerConfig {
+            capacity,
+            properties: Default::default(),
+        }),
+    ];
+    for config in kinds {
+        let kind = config.kind();
+        let mut s = Scheduler::new(config, Default::default());
+        add_node(&mut s, 1, 4096);
+        submit(&mut s, 1);
+        submit(&mut s, 2);
+        s.handle(
+            Time(0),
+            Event::Ask {
+                app: AppId(1),
+                ask: ordinary(2048, 1),
+            },
+        )
+        .expect("ask");
+        s.handle(Time(0), Event::Update).expect("update");
+        s.handle(Time(0), Event::NodeHeartbeat { node: NodeId(1) })
+            .expect("heartbeat");
+        let filler = drain(&mut s)
+            .iter()
+            .find_map(|d| match d {
+                Decision::Allocated { container, .. } => Some(*container),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("{kind:?}: the filler runs"));
+        s.handle(
+            Time(1),
+            Event::GangAsk {
+                app: AppId(2),
+                ask: gang(1, 1024, 4, None, GangStyle::Soft),
+            },
+        )
+        .expect("gang");
+        s.handle(Time(1), Event::NodeHeartbeat { node: NodeId(1) })
+            .expect("heartbeat");
+        let ds = drain(&mut s);
+        assert!(
+            changes(&ds).contains(&(1, GangChange::Holding { held: 2, size: 4 })),
+            "{kind:?}: {ds:?}"
+        );
+        assert_eq!(allocated(&ds), 0, "{kind:?}");
+        s.handle(
+            Time(2),
+            Event::ContainerCompleted {
+                container: filler,
+                exit: ContainerExit::Success,
+                status: None,
+            },
+        )
+        .expect("completed");
+        s.handle(Time(2), Event::NodeHeartbeat { node: NodeId(1) })
+            .expect("heartbeat");
+        let ds = drain(&mut s);
+        assert!(
+            changes(&ds).contains(&(1, GangChange::Delivered { size: 4 })),
+            "{kind:?}: {ds:?}"
+        );
+        assert_eq!(allocated(&ds), 4, "{kind:?}");
+        assert!(s.verify().is_empty(), "{kind:?}: {:?}", s.verify());
+    }
+}
