@@ -53,6 +53,11 @@ pub struct DshellArgs {
     /// Priority of the containers' asks.
     #[arg(long = "shell_cmd_priority", default_value_t = 0)]
     pub shell_cmd_priority: i32,
+    /// Weft-only: run the containers in all-or-nothing gangs of this many (it must divide
+    /// --num_containers): each gang's containers are handed to the AM together, when the
+    /// cluster has room for all of them.
+    #[arg(long = "gang")]
+    pub gang: Option<u32>,
     /// The queue to submit to.
     #[arg(long = "queue", default_value = "default")]
     pub queue: String,
@@ -98,6 +103,14 @@ impl DshellArgs {
                 "invalid --num_containers {}: must be at least 1",
                 self.num_containers
             ));
+        }
+        if let Some(g) = self.gang {
+            if g < 1 || !self.num_containers.is_multiple_of(g) {
+                return Err(format!(
+                    "invalid --gang {g}: must be at least 1 and divide --num_containers {}",
+                    self.num_containers
+                ));
+            }
         }
         for (name, v) in [
             ("container_memory", self.container_memory),
@@ -145,6 +158,9 @@ impl DshellArgs {
             "--shell_cmd_priority".to_string(),
             self.shell_cmd_priority.to_string(),
         ];
+        if let Some(g) = self.gang {
+            words.extend(["--gang".to_string(), g.to_string()]);
+        }
         if let Some(cmd) = &self.shell_command {
             words.extend(["--shell_command".to_string(), cmd.clone()]);
         }

@@ -172,6 +172,7 @@ impl RmCore {
             self.check_size(&format!("ask at priority {}", ask.priority), ask.resource)?;
         }
         check_one_size_per_priority(&req.asks)?;
+        self.check_gangs(attempt, &req.gangs)?;
         self.check_queue_maximum(attempt, &req)?;
         crate::blacklist::check_update(&req)?;
         for c in &req.releases {
@@ -190,6 +191,15 @@ impl RmCore {
             a.current_mut()
         }) {
             t.last_contact = now;
+        }
+        for gang in req.gangs {
+            self.sched.handle(
+                now,
+                Event::GangAsk {
+                    app: seq,
+                    ask: gang,
+                },
+            )?;
         }
         self.update_blacklist(
             now,
@@ -264,6 +274,34 @@ impl RmCore {
     /// the absolute outstanding total, so the difference from what the scheduler still holds
     /// is asked for or cancelled. A new size at a priority replaces the old ask (Hadoop 2's one
     /// capability per priority).
+    /// Refuses gangs before anything changes: a size above the maximum allocation, an id used
+    /// twice in the call, or a gang the nodes could not pack even empty (with the scheduler's
+    /// words, time-aware-demands spec C8). An id the app used in an earlier call is the
+    /// scheduler's refusal (`SchedError::Duplicate`).
+    fn check_gangs(
+        &self,
+        attempt: AttemptId,
+        gangs: &[weft_sched::GangAsk],
+    ) -> Result<(), RmError> {
+        let mut ids = std::collections::BTreeSet::new();
+        for g in gangs {
+            self.check_size(&format!("gang {}", g.gang), g.resources)?;
+            if !ids.insert(g.gang) {
+                return Err(RmError::InvalidRequest(format!(
+                    "gang {} is asked twice in one call",
+                    g.gang
+                )));
+            }
+            if let Some(reason) =
+                self.sched
+                    .gang_unpackable(AppId(attempt.app.seq), g.resources, g.size)
+            {
+                return Err(RmError::InvalidRequest(reason));
+            }
+        }
+        Ok(())
+    }
+
     fn set_outstanding(
         &mut self,
         now: Time,

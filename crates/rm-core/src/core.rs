@@ -485,7 +485,9 @@ impl RmCore {
                 } => self.on_preempted(now, container, am, for_queue),
                 // A warning changes nothing here: the AM reads the marked containers from
                 // the scheduler on its next Allocate (`strict_preemption_contract`).
-                Decision::Reserved { .. } | Decision::PreemptWarning { .. } => {}
+                Decision::Reserved { .. }
+                | Decision::PreemptWarning { .. }
+                | Decision::Gang { .. } => {}
             }
         }
     }

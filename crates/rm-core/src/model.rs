@@ -201,6 +201,9 @@ pub struct AllocateRequest {
     pub blacklist_removals: Vec<String>,
     /// The AM's progress, 0.0..=1.0.
     pub progress: f32,
+    /// Weft-only all-or-nothing asks, each sent once (the scheduler's `Event::GangAsk`): each
+    /// gang's members come back together in one reply.
+    pub gangs: Vec<weft_sched::GangAsk>,
 }
 
 /// A container handed to an AM.

@@ -29,6 +29,9 @@ pub(crate) struct AmService {
     pub(crate) rm_identifier: i64,
 }
 
+/// The most gangs one Allocate call may carry (each is kept until it is delivered).
+const MAX_GANGS_PER_CALL: usize = 64;
+
 fn credentials<T>(request: &Request<T>) -> Result<(AttemptId, String), Status> {
     let creds = AmCredentials::from_request(request).ok_or_else(|| {
         Status::permission_denied(
@@ -62,6 +65,41 @@ impl AmService {
 
     /// YARN's absolute-per-location asks as the core's increments: the `*` entry of each
     /// (priority, size) gives the count, host and rack entries the preferences.
+    /// The call's gangs in the scheduler's terms (at most [`MAX_GANGS_PER_CALL`]).
+    fn gangs(&self, req: &WireAllocate) -> Result<Vec<weft_sched::GangAsk>, Status> {
+        if req.gangs.len() > MAX_GANGS_PER_CALL {
+            return Err(Status::invalid_argument(format!(
+                "{} gangs in one call; at most {MAX_GANGS_PER_CALL}",
+                req.gangs.len()
+            )));
+        }
+        req.gangs
+            .iter()
+            .map(|g| {
+                let resources = g
+                    .capability
+                    .as_ref()
+                    .ok_or_else(|| Status::invalid_argument("a gang has no capability"))?
+                    .to_types(&self.types)
+                    .map_err(|e| Status::invalid_argument(e.to_string()))?;
+                Ok(weft_sched::GangAsk {
+                    gang: g.gang_id,
+                    priority: g.priority,
+                    resources,
+                    size: g.size,
+                    hold_timeout: (g.hold_timeout_ms > 0)
+                        .then(|| weft_types::Duration::from_millis(g.hold_timeout_ms)),
+                    style: if g.hard {
+                        weft_sched::GangStyle::Hard
+                    } else {
+                        weft_sched::GangStyle::Soft
+                    },
+                    tag: weft_sched::AskTag::NONE,
+                })
+            })
+            .collect()
+    }
+
     fn asks(&self, req: &WireAllocate) -> Result<Vec<ResourceAsk>, Status> {
         let mut by_key: BTreeMap<(i32, i64, i64), ResourceAsk> = BTreeMap::new();
         let mut places: Vec<((i32, i64, i64), String)> = Vec::new();
@@ -174,6 +212,7 @@ impl ApplicationMasterProtocol for AmService {
         let (attempt, token) = credentials(&request)?;
         let wire = request.into_inner();
         let asks = self.asks(&wire)?;
+        let gangs = self.gangs(&wire)?;
         let releases = wire
             .release
             .iter()
@@ -189,6 +228,7 @@ impl ApplicationMasterProtocol for AmService {
             blacklist_additions: blacklist.blacklist_additions,
             blacklist_removals: blacklist.blacklist_removals,
             progress: wire.progress,
+            gangs,
         };
         let reply = self
             .driver

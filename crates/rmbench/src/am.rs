@@ -126,6 +126,7 @@ impl Am {
                 blacklist_request: None,
                 response_id: self.response_id,
                 progress: 0.5,
+                gangs: Vec::new(),
             }) {
                 Ok(r) => r,
                 Err(e) => {

@@ -127,6 +127,7 @@ impl AppMaster {
                 blacklist_request: None,
                 response_id,
                 progress: completed as f32 / total.max(1) as f32,
+                gangs: Vec::new(),
             }) {
                 Ok(r) => r,
                 Err(e) => {

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use thiserror::Error;
 use weft_config::{AllocationConfig, SchedulerKind, SchedulerProperties};
-use weft_types::{AppId, ContainerId, Locality, NodeId, Resource, Time};
+use weft_types::{AppId, ContainerId, Duration, Locality, NodeId, Resource, Time};
 
 /// A complete scheduler configuration, per scheduler kind. Every kind has the yarn-site
 /// properties (the cluster-wide part, [`ClusterProperties`], is what all kinds share); the rest
@@ -158,6 +158,123 @@ pub struct AskTag(pub u64);
 impl AskTag {
     /// No label.
     pub const NONE: AskTag = AskTag(0);
+}
+
+/// An all-or-nothing ask (Weft-only; time-aware-demands spec §3.3 "Gang delivery at run
+/// time"): `size` containers of `resources`, handed to the application together in one step or
+/// not at all. The core places the whole gang at once when the nodes have room for every
+/// member; otherwise only the head gang (the first in the global order: submission time, then
+/// the gang's id, then the application's id) holds members as room appears (counted as used,
+/// not handed out) until all exist. A gang that cannot be packed on the cluster's nodes even
+/// when they are empty is refused when it is asked.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GangAsk {
+    /// The driver's id for the gang, unique within its application (a demand's DemandID).
+    pub gang: u64,
+    /// Request priority of its containers.
+    pub priority: i32,
+    /// The size of each member (normalized as any ask is).
+    pub resources: Resource,
+    /// How many members (at least 1, at most [`MAX_GANG_SIZE`]).
+    pub size: u32,
+    /// How long a partial hold may last, from its first held member; `None`: no limit.
+    pub hold_timeout: Option<Duration>,
+    /// What a hold's timeout does.
+    pub style: GangStyle,
+    /// The driver's label, handed back on each member's `Decision::Allocated`.
+    pub tag: AskTag,
+}
+
+/// The most members a gang may have (bounds the hold's bookkeeping an AM can make grow).
+pub const MAX_GANG_SIZE: u32 = 100_000;
+
+/// What the timeout of a gang's partial hold does (YuniKorn's `gangSchedulingStyle`, made
+/// explicit in the decision).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum GangStyle {
+    /// Fall back (a loose demand): the held members go to the application and the rest
+    /// becomes an ordinary ask.
+    #[default]
+    Soft,
+    /// Fail (a strict demand): the held members are released, never seen by the application.
+    Hard,
+}
+
+impl GangStyle {
+    /// The name used in outputs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GangStyle::Soft => "soft",
+            GangStyle::Hard => "hard",
+        }
+    }
+}
+
+/// What happened to a gang, in [`Decision::Gang`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GangChange {
+    /// Admitted: it can be packed on the cluster's nodes; it waits for room.
+    Admitted,
+    /// Refused when asked: even empty, the nodes could not host every member.
+    Refused {
+        /// Why, e.g. "gang of 5 × 5120 MB cannot be packed on 4 nodes: at most 4 members".
+        reason: String,
+    },
+    /// It holds `held` of its `size` members (only one gang holds at a time).
+    Holding {
+        /// Members held now.
+        held: u32,
+        /// Members it needs.
+        size: u32,
+    },
+    /// Every member exists: the `size` `Decision::Allocated` of its containers follow at once.
+    Delivered {
+        /// Members.
+        size: u32,
+    },
+    /// The hold timed out (soft): the `handed` held members' `Decision::Allocated` follow at
+    /// once, and `asked` more were asked as ordinary containers.
+    FellBack {
+        /// Held members handed to the application.
+        handed: u32,
+        /// Members left to ordinary scheduling.
+        asked: u32,
+    },
+    /// The hold timed out (hard): its `released` held members were released; the gang is gone.
+    Failed {
+        /// Held members released.
+        released: u32,
+    },
+}
+
+impl GangChange {
+    /// The name used in outputs.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            GangChange::Admitted => "admitted",
+            GangChange::Refused { .. } => "refused",
+            GangChange::Holding { .. } => "holding",
+            GangChange::Delivered { .. } => "delivered",
+            GangChange::FellBack { .. } => "fell_back",
+            GangChange::Failed { .. } => "failed",
+        }
+    }
+}
+
+/// A gang holding members, as [`Scheduler::gang_holds`](crate::Scheduler::gang_holds) reports
+/// it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GangHold {
+    /// The application.
+    pub app: AppId,
+    /// The gang's id.
+    pub gang: u64,
+    /// Members held.
+    pub held: u32,
+    /// Members it needs.
+    pub size: u32,
+    /// When the hold times out (`None`: never).
+    pub expires: Option<Time>,
 }
 
 /// Why a submission was rejected, as a stable machine-readable code (the scenario contract's
@@ -421,6 +538,23 @@ pub enum Event {
         /// The new priority (higher is more important); the scheduler caps it.
         priority: i32,
     },
+    /// An all-or-nothing ask (see [`GangAsk`]). Refused (`Err`) for an unknown app, an
+    /// invalid size or a gang id the app already uses; a gang the nodes cannot pack is not an
+    /// error but `Decision::Gang { change: GangChange::Refused, .. }`.
+    GangAsk {
+        /// The application.
+        app: AppId,
+        /// The gang.
+        ask: GangAsk,
+    },
+    /// Withdraw a gang: its held members are released unseen (an unknown gang is no error: it
+    /// may have been delivered already).
+    GangCancelled {
+        /// The application.
+        app: AppId,
+        /// The gang's id.
+        gang: u64,
+    },
     /// The application starts a new attempt after its previous AM ended (Hadoop's attempt
     /// removal then `addApplicationAttempt` without keeping containers across attempts): the
     /// previous attempt's containers are released (`ContainerExit::Killed`), its asks and
@@ -522,6 +656,15 @@ pub enum Decision {
         /// The leaf queue it was taken for (targeted: the starved app's queue; global: the
         /// leaf with the largest deficit in the round that warned it).
         for_queue: String,
+    },
+    /// A gang changed state (see [`GangChange`]).
+    Gang {
+        /// The application.
+        app: AppId,
+        /// The gang's id.
+        gang: u64,
+        /// What happened.
+        change: GangChange,
     },
     /// A node was reserved for an application's ask that does not fit there yet.
     Reserved {

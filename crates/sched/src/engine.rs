@@ -9,6 +9,7 @@ use weft_types::{AppId, ContainerId, NodeId, Resource, Time};
 use crate::api::*;
 use crate::objects::app::{App, LocationAsk, Request};
 use crate::objects::containers::Owner;
+use crate::objects::gangs::Gangs;
 use crate::objects::node::{Container, Node};
 use crate::objects::pools::Pools;
 use crate::objects::table::{IdMap, Table};
@@ -64,6 +65,8 @@ pub(crate) struct Engine<R: Rules> {
     pub(crate) unbounded_never_binds: bool,
     /// Resource pools (`None`: off, the whole cluster is one partition).
     pub(crate) pools: Option<Box<Pools>>,
+    /// Gangs waiting for room (`None` while there is none: then events cost one test more).
+    pub(crate) gangs: Option<Box<Gangs>>,
 }
 
 impl<R: Rules> Engine<R> {
@@ -99,6 +102,7 @@ impl<R: Rules> Engine<R> {
             scratch_sizes: Vec::new(),
             unbounded_never_binds: true,
             pools: None,
+            gangs: None,
         }
     }
 
@@ -116,9 +120,42 @@ impl<R: Rules> Engine<R> {
     /// Applies one event at time `now`. An `Err` leaves the state exactly as it was.
     pub(crate) fn handle(&mut self, now: Time, event: Event) -> Result<(), SchedError> {
         // Whatever came due happens before the event, whichever event wakes the core.
+        if self.gangs.is_some() {
+            return self.handle_with_gangs(now, event);
+        }
         if self.timers.next_due().is_some_and(|at| at <= now) {
             self.fire_timers(now);
         }
+        self.apply(now, event)
+    }
+
+    /// [`Engine::handle`] while gangs wait: a hold due to time out does first, a heartbeat
+    /// serves the gangs before its walk, and what the event did to held members is sorted out
+    /// after it.
+    fn handle_with_gangs(&mut self, now: Time, event: Event) -> Result<(), SchedError> {
+        let mark = self.decisions.len();
+        if self.timers.next_due().is_some_and(|at| at <= now) {
+            self.fire_timers(now);
+        }
+        self.expire_gang_hold(now);
+        let restarted = match &event {
+            Event::AttemptRestarted { app, .. } => Some(*app),
+            Event::NodeHeartbeat { node } if self.nodes.contains_key(node) => {
+                if self.order_dirty {
+                    self.rebuild_order();
+                }
+                self.serve_gangs(now);
+                None
+            }
+            _ => None,
+        };
+        let out = self.apply(now, event);
+        self.gang_fallout(mark, restarted);
+        out
+    }
+
+    /// One event's own work (due timers and gangs aside).
+    fn apply(&mut self, now: Time, event: Event) -> Result<(), SchedError> {
         match event {
             Event::NodeAdded {
                 node,
@@ -209,6 +246,8 @@ impl<R: Rules> Engine<R> {
                 am,
             } => self.recover_container(container, app, node, resources, priority, am),
             Event::AttemptRestarted { app, am_resource } => self.restart_attempt(app, am_resource),
+            Event::GangAsk { app, ask } => self.ask_gang(now, app, ask),
+            Event::GangCancelled { app, gang } => self.cancel_gang(app, gang),
             Event::AppPriorityChanged { app, priority } => {
                 if !self.apps.contains_key(&app) {
                     return Err(SchedError::UnknownApp(app));
@@ -229,15 +268,24 @@ impl<R: Rules> Engine<R> {
         requested: Option<String>,
         am_resource: Option<Resource>,
     ) -> Result<Placement, SchedError> {
+        let mark = self.decisions.len();
         if self.timers.next_due().is_some_and(|at| at <= now) {
             self.fire_timers(now);
+        }
+        if self.gangs.is_some() {
+            self.expire_gang_hold(now);
+            self.gang_fallout(mark, None);
         }
         self.submit(now, id, user, requested, am_resource)
     }
 
     /// When the core next wants `Event::Timeout`: the earliest due timer.
     pub(crate) fn poll_timeout(&self) -> Option<Time> {
-        self.timers.next_due()
+        let gang = self.gangs.as_ref().and_then(|g| g.next_expiry());
+        match (self.timers.next_due(), gang) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Hands every timer due by `now` to the rules, earliest first (a timer set while firing
@@ -542,7 +590,7 @@ impl<R: Rules> Engine<R> {
         }
     }
 
-    fn add_ask(&mut self, id: AppId, ask: ContainerAsk) -> Result<(), SchedError> {
+    pub(crate) fn add_ask(&mut self, id: AppId, ask: ContainerAsk) -> Result<(), SchedError> {
         let Some(app) = self.apps.get(&id) else {
             return Err(SchedError::UnknownApp(id));
         };

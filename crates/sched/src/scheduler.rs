@@ -229,6 +229,20 @@ impl Scheduler {
         with_engine!(&self.kind, e => e.app_preemption_contract(app))
     }
 
+    /// The gangs holding members now (at most one: only the head gang may hold), with how
+    /// many they hold and when the hold times out.
+    pub fn gang_holds(&self) -> Vec<GangHold> {
+        with_engine!(&self.kind, e => e.gang_holds())
+    }
+
+    /// Why a gang of `members` containers of `resources` asked by `app` would be refused (the
+    /// nodes it may use could not host every member even empty), or `None` when it would be
+    /// admitted (or the app is unknown, or the size invalid: [`Event::GangAsk`] says so). A
+    /// driver that must answer its caller at once asks this before sending the gang.
+    pub fn gang_unpackable(&self, app: AppId, resources: Resource, members: u32) -> Option<String> {
+        with_engine!(&self.kind, e => e.gang_unpackable(app, resources, members))
+    }
+
     // Queries of a driver that restarts (the RM).
 
     /// Submits an application (as [`Event::AppSubmitted`]) and returns where it went: the

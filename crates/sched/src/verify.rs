@@ -123,6 +123,7 @@ impl<R: Rules> Engine<R> {
         if self.walk == WalkMode::Fast && !self.order_dirty {
             self.verify_order(&mut drift);
         }
+        self.verify_gangs(&mut drift);
         R::verify(self, &mut drift);
         drift
     }

@@ -179,7 +179,7 @@ fn step(
                 seen.kills += 1;
                 expect_completion = Some(container);
             }
-            Decision::Rejected { .. } | Decision::Reserved { .. } => {}
+            Decision::Rejected { .. } | Decision::Reserved { .. } | Decision::Gang { .. } => {}
         }
     }
     prop_assert!(expect_completion.is_none(), "a kill without its completion");

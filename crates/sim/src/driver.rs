@@ -314,6 +314,7 @@ impl<'c> Sim<'c> {
             Decision::Accepted { .. }
             | Decision::Rejected { .. }
             | Decision::Reserved { .. }
+            | Decision::Gang { .. }
             | Decision::PreemptWarning { .. }
             | Decision::Preempted { .. } => {}
         }

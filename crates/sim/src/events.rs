@@ -19,6 +19,8 @@ const TYPES: &[&str] = &[
     "reload",
     "snapshot",
     "blacklist",
+    "gang",
+    "gang_cancel",
 ];
 
 /// The fields each event type allows (besides `at` and `type`).
@@ -44,12 +46,27 @@ fn fields(kind: &str) -> &'static [&'static str] {
         "remove_node" => &["host"],
         "reload" => &["allocations", "capacity"],
         "blacklist" => &["app", "add", "remove"],
+        "gang" => &[
+            "app",
+            "gang",
+            "resources",
+            "count",
+            "priority",
+            "hold_timeout",
+            "style",
+            "duration",
+        ],
+        "gang_cancel" => &["app", "gang"],
         _ => &[],
     }
 }
 
 const PRIORITY_RANGE: (i64, i64) = (i32::MIN as i64, i32::MAX as i64);
 const COUNT_RANGE: (i64, i64) = (1, crate::limits::MAX_ASK_COUNT as i64);
+const GANG_SIZE_RANGE: (i64, i64) = (1, weft_sched::MAX_GANG_SIZE as i64);
+const GANG_ID_RANGE: (i64, i64) = (0, i64::MAX);
+/// A gang's hold timeout when the file names none (YuniKorn's placeholder timeout).
+const DEFAULT_HOLD_TIMEOUT_MS: u64 = 15 * 60 * 1000;
 
 /// Parses one event; `None` when it has problems (already recorded in `ctx`).
 pub(crate) fn parse_event(
@@ -248,6 +265,63 @@ fn action(
                 app: app?,
                 add,
                 remove,
+            }
+        }
+        "gang" => {
+            // Every field is read before any `?`, so all of its problems are reported.
+            let app = app(ctx);
+            let gang = t.int(ctx, "gang", GANG_ID_RANGE.0, GANG_ID_RANGE.1);
+            if t.raw("gang").is_none() {
+                t.missing(ctx, "gang");
+            }
+            let resources = resource(ctx, t, "resources", types, true);
+            if t.raw("count").is_none() {
+                t.missing(ctx, "count");
+            }
+            let size = t
+                .int(ctx, "count", GANG_SIZE_RANGE.0, GANG_SIZE_RANGE.1)
+                .and_then(|(c, _)| u32::try_from(c).ok());
+            let priority = priority(ctx).unwrap_or(0);
+            let hold_timeout = match t.raw("hold_timeout") {
+                None => Some(weft_types::Duration::from_millis(DEFAULT_HOLD_TIMEOUT_MS)),
+                Some(_) => duration(ctx, t, "hold_timeout").map(|(d, _)| d),
+            };
+            let style = match t.str(ctx, "style") {
+                None | Some(("soft", _)) => Some(weft_sched::GangStyle::Soft),
+                Some(("hard", _)) => Some(weft_sched::GangStyle::Hard),
+                Some((other, line)) => {
+                    ctx.problem(
+                        line,
+                        &t.path_of("style"),
+                        format!("unknown gang style '{other}'; expected soft or hard"),
+                    );
+                    None
+                }
+            };
+            let duration = duration(ctx, t, "duration").map(|(d, _)| d);
+            Action::Gang {
+                app: app?,
+                ask: weft_sched::GangAsk {
+                    gang: gang.and_then(|(g, _)| u64::try_from(g).ok())?,
+                    priority,
+                    resources: resources?,
+                    size: size?,
+                    hold_timeout: Some(hold_timeout?),
+                    style: style?,
+                    tag: weft_sched::AskTag::NONE,
+                },
+                duration,
+            }
+        }
+        "gang_cancel" => {
+            let app = app(ctx);
+            if t.raw("gang").is_none() {
+                t.missing(ctx, "gang");
+            }
+            let gang = t.int(ctx, "gang", GANG_ID_RANGE.0, GANG_ID_RANGE.1);
+            Action::GangCancel {
+                app: app?,
+                gang: gang.and_then(|(g, _)| u64::try_from(g).ok())?,
             }
         }
         _ => Action::Snapshot,

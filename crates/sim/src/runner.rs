@@ -14,7 +14,9 @@ use crate::scenario::{Action, NodeSpec, Scenario, ScheduledEvent};
 use crate::Scheduler;
 use std::collections::BTreeMap;
 use thiserror::Error;
-use weft_sched::{ContainerAsk, ContainerExit, Decision, Event, SchedError, SchedulerConfig};
+use weft_sched::{
+    ContainerAsk, ContainerExit, Decision, Event, GangAsk, GangChange, SchedError, SchedulerConfig,
+};
 use weft_types::{AppId, ContainerId, NodeId, Time};
 
 /// What a finished run reports (also printed as the `summary` line).
@@ -387,6 +389,25 @@ impl Runner<'_> {
                 .field("node", self.names().node(*node))
                 .field("for_queue", for_queue)
                 .finish(),
+            Decision::Gang { app, gang, change } => {
+                let line = Obj::line("gang", at)
+                    .field("app", self.names().app(*app))
+                    .field("gang", *gang)
+                    .field("state", change.as_str());
+                match change {
+                    GangChange::Admitted => line.finish(),
+                    GangChange::Refused { reason } => line.field("reason", reason).finish(),
+                    GangChange::Holding { held, size } => {
+                        line.field("held", *held).field("size", *size).finish()
+                    }
+                    GangChange::Delivered { size } => line.field("size", *size).finish(),
+                    GangChange::FellBack { handed, asked } => line
+                        .field("handed", *handed)
+                        .field("asked", *asked)
+                        .finish(),
+                    GangChange::Failed { released } => line.field("released", *released).finish(),
+                }
+            }
             Decision::Reserved {
                 app,
                 node,
@@ -654,6 +675,38 @@ impl Runner<'_> {
                     &self.names(),
                 );
                 self.emit(line);
+            }
+            Action::Gang { app, ask, duration } => {
+                let Some(id) = self.live_app(sim, app, kind) else {
+                    return Ok(());
+                };
+                let ask = GangAsk {
+                    tag: duration_tag(*duration),
+                    ..ask.clone()
+                };
+                match self.send(sim, Event::GangAsk { app: id, ask })? {
+                    Ok(()) => {}
+                    Err(SchedError::InvalidAsk { reason, .. }) => {
+                        let line = Obj::line("ask_refused", at)
+                            .field("app", app)
+                            .field("reason", reason)
+                            .finish();
+                        self.emit(line);
+                    }
+                    Err(other) => return Err(self.fail(sim, &other)),
+                }
+            }
+            Action::GangCancel { app, gang } => {
+                let Some(id) = self.live_app(sim, app, kind) else {
+                    return Ok(());
+                };
+                self.must(
+                    sim,
+                    Event::GangCancelled {
+                        app: id,
+                        gang: *gang,
+                    },
+                )?;
             }
             Action::Blacklist { app, add, remove } => {
                 let Some(id) = self.live_app(sim, app, kind) else {

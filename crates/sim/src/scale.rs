@@ -232,6 +232,8 @@ impl Script for ScaleRun<'_> {
                 self.recorder.reserved();
                 Ok(())
             }
+            // Scale runs' workloads ask for no gangs.
+            Decision::Gang { .. } => Ok(()),
             Decision::PreemptWarning { .. } => {
                 self.recorder.preempt_warning();
                 Ok(())

@@ -209,6 +209,23 @@ pub enum Action {
     },
     /// Recompute and print the state.
     Snapshot,
+    /// An all-or-nothing ask for `ask.size` containers (Weft's gang; the scheduler's
+    /// `Event::GangAsk`).
+    Gang {
+        /// The application.
+        app: String,
+        /// The gang (its tag set by the run from `duration`).
+        ask: weft_sched::GangAsk,
+        /// Each member completes this long after the gang is delivered.
+        duration: Option<weft_types::Duration>,
+    },
+    /// Withdraw a gang (held members are released unseen).
+    GangCancel {
+        /// The application.
+        app: String,
+        /// The gang's id.
+        gang: u64,
+    },
     /// Change the application's blacklist (hosts or racks the scheduler gives it nothing on).
     Blacklist {
         /// The application.
@@ -236,6 +253,8 @@ impl Action {
             Action::Reload { .. } => "reload",
             Action::Snapshot => "snapshot",
             Action::Blacklist { .. } => "blacklist",
+            Action::Gang { .. } => "gang",
+            Action::GangCancel { .. } => "gang_cancel",
         }
     }
 }

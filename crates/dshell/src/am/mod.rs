@@ -22,8 +22,9 @@ use weft_proto::v1::application_master_protocol_client::ApplicationMasterProtoco
 use weft_proto::v1::container_management_client::ContainerManagementClient;
 use weft_proto::v1::{
     self, AllocateRequest, AmCommand, Container, ContainerLaunchContext,
-    FinishApplicationMasterRequest, LocalResource, NodeState, RegisterApplicationMasterRequest,
-    ResourceRequest, StartContainerRequest, StartContainersRequest,
+    FinishApplicationMasterRequest, GangRequest, LocalResource, NodeState,
+    RegisterApplicationMasterRequest, ResourceRequest, StartContainerRequest,
+    StartContainersRequest,
 };
 use weft_types::yarn_id::{AttemptId, ContainerId};
 
@@ -66,7 +67,14 @@ pub struct DshellAmArgs {
     /// Priority of the containers' asks.
     #[arg(long = "shell_cmd_priority", default_value_t = 0)]
     pub shell_cmd_priority: i32,
+    /// Ask for the containers in all-or-nothing gangs of this many (Weft-only).
+    #[arg(long = "gang")]
+    pub gang: Option<u32>,
 }
+
+/// How long the RM may hold part of a gang while waiting for room for the rest (then the held
+/// containers are handed over and the rest asked for one by one: a soft gang).
+const GANG_HOLD_TIMEOUT_MS: u64 = 15 * 60 * 1000;
 
 impl DshellAmArgs {
     /// The bash line each container runs.
@@ -178,6 +186,8 @@ struct Am {
     capability: v1::Resource,
     /// Node id -> the NM token for this attempt there (from Allocate and Register replies).
     nm_tokens: BTreeMap<String, String>,
+    /// With `--gang`: whether the RM has accepted the gangs (then any later ask is ordinary).
+    gangs_sent: bool,
 }
 
 impl Am {
@@ -194,6 +204,7 @@ impl Am {
             rm: ApplicationMasterProtocolClient::new(channel),
             response_id: 0,
             nm_tokens: BTreeMap::new(),
+            gangs_sent: false,
             args,
             env,
         };
@@ -282,11 +293,32 @@ impl Am {
         Ok(())
     }
 
+    /// With `--gang g` and until the RM has them: the outstanding containers as gangs of `g`
+    /// (the client checked that `g` divides their number), ids 1, 2, ...
+    fn gang_requests(&self) -> Vec<GangRequest> {
+        let Some(g) = self.args.gang.filter(|g| *g > 0 && !self.gangs_sent) else {
+            return Vec::new();
+        };
+        let gangs = self.tracker.outstanding() / g;
+        (1..=u64::from(gangs))
+            .map(|id| GangRequest {
+                gang_id: id,
+                priority: self.args.shell_cmd_priority,
+                capability: Some(self.capability.clone()),
+                size: g,
+                hold_timeout_ms: GANG_HOLD_TIMEOUT_MS,
+                hard: false,
+            })
+            .collect()
+    }
+
     /// One allocate round trip and the work it brings. Returns false on a SHUTDOWN command.
     async fn heartbeat(&mut self) -> anyhow::Result<bool> {
+        let gangs = self.gang_requests();
         let ask: Vec<ResourceRequest> = self
             .tracker
             .take_ask()
+            .filter(|_| gangs.is_empty())
             .map(|n| ResourceRequest {
                 priority: self.args.shell_cmd_priority,
                 resource_name: "*".to_string(),
@@ -302,6 +334,7 @@ impl Am {
             release: self.tracker.take_releases(),
             response_id: self.response_id,
             progress: self.tracker.progress(),
+            gangs,
             ..Default::default()
         };
         let result = self
@@ -334,6 +367,14 @@ impl Am {
             AmCommand::None => {}
         }
         self.response_id = reply.response_id;
+        if !request.gangs.is_empty() {
+            self.gangs_sent = true;
+            println!(
+                "Asked for {} gang(s) of {} containers, each delivered all at once",
+                request.gangs.len(),
+                self.args.gang.unwrap_or(0)
+            );
+        }
 
         for node in &reply.updated_nodes {
             if matches!(
@@ -365,6 +406,12 @@ impl Am {
         }
         self.learn_nm_tokens(&reply.nm_tokens);
         let mut to_launch: BTreeMap<String, Vec<Container>> = BTreeMap::new();
+        if self.args.gang.is_some() && !reply.allocated_containers.is_empty() {
+            println!(
+                "Received {} container(s) in one reply",
+                reply.allocated_containers.len()
+            );
+        }
         for c in reply.allocated_containers {
             match self.tracker.on_allocated(&c.container_id, &c.node_id) {
                 Decision::Launch => {

@@ -11,6 +11,7 @@ fn am_args(cmd: &str) -> DshellAmArgs {
         container_memory: 64,
         container_vcores: 1,
         shell_cmd_priority: 0,
+        gang: None,
     }
 }
 

@@ -506,3 +506,65 @@ fn the_schedulers_state_verifies_clean_through_an_apps_life() {
         "the AM and two containers; verifying changed nothing"
     );
 }
+
+#[test]
+fn a_gang_comes_back_in_one_reply_and_an_unpackable_one_is_refused() {
+    let mut c = core();
+    register(&mut c, 0, "h1:1");
+    let (_, attempt, token, _) = running_app(&mut c, 1, "h1:1");
+    let gang = |id, mb, size| weft_sched::GangAsk {
+        gang: id,
+        priority: 2,
+        resources: Resource::new(mb, 1),
+        size,
+        hold_timeout: None,
+        style: weft_sched::GangStyle::Soft,
+        tag: weft_sched::AskTag::NONE,
+    };
+    // One 8192 MB node hosts 2 members of 4096 MB, never 3: refused, and nothing changes.
+    let refused = c.am_allocate(
+        Time(2),
+        attempt,
+        &token,
+        AllocateRequest {
+            gangs: vec![gang(1, 4096, 3)],
+            ..AllocateRequest::default()
+        },
+    );
+    match refused {
+        Err(RmError::InvalidRequest(m)) => assert_eq!(
+            m,
+            "gang of 3 × 4096 MB cannot be packed on 1 nodes: at most 2 members"
+        ),
+        other => panic!("{other:?}"),
+    }
+    c.am_allocate(
+        Time(3),
+        attempt,
+        &token,
+        AllocateRequest {
+            gangs: vec![gang(2, 1024, 4)],
+            ..AllocateRequest::default()
+        },
+    )
+    .unwrap();
+    heartbeat(&mut c, 4, "h1:1");
+    let got = c
+        .am_allocate(Time(5), attempt, &token, AllocateRequest::default())
+        .unwrap();
+    assert_eq!(got.allocated.len(), 4, "{got:?}");
+    // One id twice in a call is refused.
+    let twice = c.am_allocate(
+        Time(6),
+        attempt,
+        &token,
+        AllocateRequest {
+            gangs: vec![gang(3, 1024, 1), gang(3, 1024, 1)],
+            ..AllocateRequest::default()
+        },
+    );
+    assert!(
+        matches!(twice, Err(RmError::InvalidRequest(_))),
+        "{twice:?}"
+    );
+}

@@ -5,6 +5,7 @@ pub(crate) mod app;
 pub(crate) mod ask_tags;
 pub(crate) mod blacklist;
 pub(crate) mod containers;
+pub(crate) mod gangs;
 pub(crate) mod ledger;
 pub(crate) mod lifecycle;
 pub(crate) mod node;

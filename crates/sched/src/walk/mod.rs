@@ -5,6 +5,8 @@
 //! maintained candidate sets; the reference path sorts every level with the comparator and
 //! recomputes usage by recursion. Both call the same per-app code, so they decide identically.
 
+pub(crate) mod gang;
+
 use weft_types::{AppId, Locality, NodeId, Resource};
 
 use crate::engine::{Engine, WalkMode};
