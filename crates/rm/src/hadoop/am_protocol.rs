@@ -379,6 +379,8 @@ impl AmProtocol {
             blacklist_additions: blacklist.blacklist_additions,
             blacklist_removals: blacklist.blacklist_removals,
             progress: progress(req.progress),
+            // Hadoop's AM protocol has no gang asks (YARN-624 never landed): Weft's own field.
+            gangs: Vec::new(),
         };
         let answer = self
             .driver
