@@ -89,6 +89,15 @@ public class NmClientProbe {
         if (running.getState() != ContainerState.RUNNING) fail("status", running);
         ok("status", "state=" + running.getState() + " capability=" + running.getCapability());
 
+        // RUNNING means launched, not that the command got as far as its echo (a loaded machine
+        // can take seconds): wait for the marker so the stop cannot beat the write.
+        java.io.File written = new java.io.File(marker);
+        long writeDeadline = System.currentTimeMillis() + 60_000;
+        while (!written.isFile() || written.length() == 0) {
+            if (System.currentTimeMillis() > writeDeadline) fail("marker", "never written: " + marker);
+            Thread.sleep(100);
+        }
+
         nm.stopContainer(id, node);
         long deadline = System.currentTimeMillis() + 30_000;
         ContainerStatus done = nm.getContainerStatus(id, node);
