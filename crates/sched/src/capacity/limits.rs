@@ -93,7 +93,7 @@ impl CapacityEngine {
         if q == ROOT {
             self.cluster
         } else {
-            self.queues.get(q).rules_cold.eff_max
+            self.eff_max_of(self.queues.get(q))
         }
     }
 
@@ -125,8 +125,16 @@ impl CapacityEngine {
         let calc = self.rules.calc;
         let p = self.cluster;
         let step = self.properties.minimum_allocation;
-        let mut path: Vec<QueueId> = self.queues.path_to_root(leaf).collect();
+        // Root first, without an allocation (no queue is deeper than MAX_QUEUE_DEPTH).
+        let mut up = [ROOT; weft_config::MAX_QUEUE_DEPTH];
+        let mut depth = 0;
+        for q in self.queues.path_to_root(leaf).take(up.len()) {
+            up[depth] = q;
+            depth += 1;
+        }
+        let path = &mut up[..depth];
         path.reverse();
+        let path = &*path;
         let mut limit = p;
         let mut refused = false;
         for (i, q) in path.iter().enumerate() {
@@ -140,12 +148,15 @@ impl CapacityEngine {
             let parent_limit = calc.min(&p, limit, self.eff_max(*q));
             refused |= self.over_limit(used, parent_limit, self.reserved_of(*q));
             let child = self.used(path[i + 1]);
-            let blocked = self
-                .rules
-                .blocked_headroom
-                .get(q)
-                .copied()
-                .unwrap_or(Resource::ZERO);
+            let blocked = if self.rules.blocked_headroom.is_empty() {
+                Resource::ZERO
+            } else {
+                self.rules
+                    .blocked_headroom
+                    .get(q)
+                    .copied()
+                    .unwrap_or(Resource::ZERO)
+            };
             limit = calc.round_down(
                 parent_limit
                     .saturating_sub(blocked)
@@ -222,6 +233,19 @@ impl CapacityEngine {
         leaf: QueueId,
         users: &BTreeMap<&str, LeafUser>,
     ) -> Resource {
+        self.user_limit_from(
+            leaf,
+            users.iter().map(|(name, u)| (*name, u.used, u.active)),
+        )
+    }
+
+    /// [`Self::user_limit`] from the leaf's users in name order, each as (name, used,
+    /// active).
+    pub(crate) fn user_limit_from<'u>(
+        &self,
+        leaf: QueueId,
+        users: impl Iterator<Item = (&'u str, Resource, bool)> + Clone,
+    ) -> Resource {
         let calc = self.rules.calc;
         let p = self.cluster;
         let step = self.properties.minimum_allocation;
@@ -229,11 +253,11 @@ impl CapacityEngine {
         let Some(limits) = q.rules_cold.leaf.as_ref() else {
             return Resource::ZERO;
         };
-        let eff_min = q.rules_cold.eff_min;
+        let eff_min = self.eff_min_of(q);
         let queue_cap = calc.max(&p, eff_min, step);
         let usage_ratio: f64 = users
-            .values()
-            .map(|u| calc.ratio(&u.used, &p))
+            .clone()
+            .map(|(_, used, _)| calc.ratio(&used, &p))
             .filter(|r| r.is_finite())
             .sum();
         let consumed = calc.multiply_normalize_up(p, usage_ratio, step);
@@ -244,9 +268,9 @@ impl CapacityEngine {
         };
         let mut active_used = Resource::ZERO;
         let mut weights = 0.0;
-        for (name, u) in users {
-            if u.active {
-                active_used = active_used.saturating_add(u.used);
+        for (name, used, active) in users {
+            if active {
+                active_used = active_used.saturating_add(used);
                 weights += self.user_weight(leaf, name);
             }
         }
@@ -257,7 +281,7 @@ impl CapacityEngine {
         );
         let limit = calc.max(&p, by_users, by_percent);
         let max_limit = if limits.user_limit_factor == -1.0 || calc_is_none(&calc, &eff_min) {
-            calc.round_down(q.rules_cold.eff_max, step)
+            calc.round_down(self.eff_max_of(q), step)
         } else {
             calc.multiply_round_down(queue_cap, limits.user_limit_factor)
         };
@@ -299,7 +323,7 @@ impl CapacityEngine {
         let Some(limits) = q.rules_cold.leaf.as_ref() else {
             return (Resource::ZERO, Resource::ZERO);
         };
-        let eff_min = q.rules_cold.eff_min;
+        let eff_min = self.eff_min_of(q);
         let current = self.leaf_limit(leaf).limit;
         let usable = if calc.fits(&eff_min, &current) {
             current
