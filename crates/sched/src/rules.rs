@@ -17,6 +17,8 @@
 //!   [`Rules::may_reserve`], [`Rules::keep_assigning`], [`Rules::fits_node`],
 //!   [`Rules::serve_app`];
 //! * limits on asks: [`Rules::max_container_allocation`];
+//! * the rules' own aggregates, told of every change they follow: [`Rules::usage_charged`]
+//!   (the ledger's usage pass), [`Rules::asks_changed`], [`Rules::reservation_changed`];
 //! * periodic, timed and global work: [`Rules::update`], [`Rules::timer_due`], [`Rules::reload`],
 //!   [`Rules::cluster_changed`], [`Rules::refresh_reports`];
 //! * reports and checks: [`Rules::queue_report`], [`Rules::headroom`], [`Rules::verify`].

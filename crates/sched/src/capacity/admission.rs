@@ -181,10 +181,14 @@ impl CapacityEngine {
     fn stop_drained(&mut self, leaf: QueueId) {
         let path: Vec<QueueId> = self.queues.path_to_root(leaf).collect();
         for q in path {
+            // Only a draining queue can stop: the subtree is counted for those alone (root's
+            // subtree is the whole tree, and every app that leaves passes here).
+            if self.queues.get(q).rules_cold.state != CsState::Draining {
+                continue;
+            }
             let (running, pending) = self.subtree_counts(q);
-            let queue = self.queues.get_mut(q);
-            if queue.rules_cold.state == CsState::Draining && running + pending == 0 {
-                queue.rules_cold.state = CsState::Stopped;
+            if running + pending == 0 {
+                self.queues.get_mut(q).rules_cold.state = CsState::Stopped;
             }
         }
     }

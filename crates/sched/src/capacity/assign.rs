@@ -75,11 +75,12 @@ impl CapacityEngine {
             return Assignment::QueueBlocked;
         }
         let cluster = self.cluster;
-        let leaf_limit = self.leaf_user_limit(leaf);
+        let Some((leaf_limit, used_user)) = self.user_figures(leaf, app) else {
+            return Assignment::None;
+        };
         let Some(user) = self.apps.get(&app).map(|a| a.user.as_str()) else {
             return Assignment::None;
         };
-        let used_user = self.user_used(leaf, user);
         let user_limit = self.user_limit_of(leaf, user, leaf_limit);
         // §6.6: soft by one container (strictly greater is refused); with continue looking a
         // user over it may go on if releasing the app's reservations brings it back under, and
@@ -92,7 +93,7 @@ impl CapacityEngine {
             }
             must_release = used_user.saturating_sub(user_limit);
         }
-        let headroom = limit.limit.saturating_sub(self.used(leaf));
+        let headroom = limit.limit.saturating_sub(limit.used);
         let limits = Limits {
             headroom,
             app_reserved,

@@ -1,7 +1,8 @@
 //! The limits of one leaf (spec §5.6-§5.8, §6.2): the queue limit handed down the path, user
 //! limits, headroom and AM limits. Each is computed when asked, from the queues' usage and the
-//! leaf's apps, so nothing here can drift; `Engine::used` reads the walk's usage (the
-//! maintained aggregate, or the recursive sum in the reference walk).
+//! leaf's apps (`user_limit_from` also from the fast walk's kept users, `user_cache.rs`);
+//! `Engine::used` reads the walk's usage (the maintained aggregate, or the recursive sum in
+//! the reference walk).
 //!
 //! Decisions (spec §13 and what Weft does not model yet):
 //! * A queue's used resources include its subtree's reservations (§1.4; `CsHot::reserved`,
@@ -43,6 +44,8 @@ pub(crate) struct LeafLimit {
     pub(crate) limit: Resource,
     /// Some queue on the path (or the leaf) is at or over its limit: nothing may be assigned.
     pub(crate) refused: bool,
+    /// The leaf's used resources (as `Engine::used` gives them).
+    pub(crate) used: Resource,
 }
 
 impl CapacityEngine {
@@ -137,13 +140,18 @@ impl CapacityEngine {
         let path = &*path;
         let mut limit = p;
         let mut refused = false;
+        // Each level's used resources, read once: a parent's child is the next level.
+        let mut used = path.first().map_or(Resource::ZERO, |q| self.used(*q));
         for (i, q) in path.iter().enumerate() {
-            let used = self.used(*q);
             if i + 1 == path.len() {
                 let own = calc.round_down(self.eff_max(*q), step);
                 let limit = calc.min(&p, own, limit);
                 refused |= self.over_limit(used, limit, app_reserved);
-                return LeafLimit { limit, refused };
+                return LeafLimit {
+                    limit,
+                    refused,
+                    used,
+                };
             }
             let parent_limit = calc.min(&p, limit, self.eff_max(*q));
             refused |= self.over_limit(used, parent_limit, self.reserved_of(*q));
@@ -164,8 +172,13 @@ impl CapacityEngine {
                     .saturating_add(child),
                 step,
             );
+            used = child;
         }
-        LeafLimit { limit, refused }
+        LeafLimit {
+            limit,
+            refused,
+            used,
+        }
     }
 
     /// `used >= limit`, unless continue looking and releasing `could_unreserve` would bring

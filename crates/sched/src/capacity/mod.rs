@@ -8,8 +8,10 @@
 //! (`assign`): the leaf's limit handed down the path, user limits, headroom, delay scheduling
 //! by missed opportunities, allocation, reservation and continue looking. Apps wait (pending,
 //! the shared non-runnable list) until the AM limits let them in (`admission`). The limits are
-//! computed when asked (`limits`); within a heartbeat the fast walk reuses a leaf's user limit
-//! and user usage until that leaf changes (`user_cache`, Hadoop's user-limit cache).
+//! computed when asked (`limits`); the fast walk reads each leaf's users from figures kept as
+//! usage changes and its user limit from a cache dropped when they change (`user_cache`,
+//! Hadoop's `UsersManager`). In percentage and weight modes only fractions are stored: the
+//! effective resources are the cluster times them, computed when read (`setup`).
 //!
 //! Every comparison and rounding goes through the configured resource calculator (`calc`).
 //!

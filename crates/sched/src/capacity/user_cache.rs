@@ -102,12 +102,20 @@ impl KeptUsers {
 }
 
 impl CapacityEngine {
-    /// The leaf's user limit before weights, for an app visit: from the kept figures on the
-    /// fast walk (computed on the first visit after a change), recomputed from the leaf's
-    /// apps on the reference walk.
-    pub(crate) fn leaf_user_limit(&mut self, leaf: QueueId) -> Resource {
+    /// The leaf's user limit before weights and what `user` uses there, for a visit of an
+    /// app of `user` (the app in `app`'s id): from the kept figures on the fast walk (the limit
+    /// computed on the first visit after a change), from one sum over the leaf's apps on the
+    /// reference walk.
+    pub(crate) fn user_figures(
+        &mut self,
+        leaf: QueueId,
+        app: weft_types::AppId,
+    ) -> Option<(Resource, Resource)> {
         if self.walk == WalkMode::Reference {
-            return self.user_limit(leaf);
+            let user = self.apps.get(&app)?.user.as_str();
+            let users = self.leaf_users(leaf);
+            let used = users.get(user).map_or(Resource::ZERO, |u| u.used);
+            return Some((self.user_limit_with(leaf, &users), used));
         }
         let epoch = self.rules.users.epoch;
         let cached = self
@@ -115,29 +123,23 @@ impl CapacityEngine {
             .users
             .leaf(leaf)
             .and_then(|k| k.limit.filter(|_| k.epoch == epoch));
-        if let Some(limit) = cached {
-            return limit;
-        }
-        let limit = self.kept_user_limit(leaf);
-        let kept = self.rules.users.leaf_mut(leaf);
-        kept.limit = Some(limit);
-        kept.epoch = epoch;
-        limit
-    }
-
-    /// What `user` uses in `leaf` (allocations and reservations): kept on the fast walk,
-    /// recomputed on the reference walk.
-    pub(crate) fn user_used(&self, leaf: QueueId, user: &str) -> Resource {
-        if self.walk == WalkMode::Reference {
-            return self
-                .leaf_users(leaf)
-                .get(user)
-                .map_or(Resource::ZERO, |u| u.used);
-        }
-        self.rules
+        let limit = match cached {
+            Some(limit) => limit,
+            None => {
+                let limit = self.kept_user_limit(leaf);
+                let kept = self.rules.users.leaf_mut(leaf);
+                kept.limit = Some(limit);
+                kept.epoch = epoch;
+                limit
+            }
+        };
+        let user = self.apps.get(&app)?.user.as_str();
+        let used = self
+            .rules
             .users
             .leaf(leaf)
-            .map_or(Resource::ZERO, |k| k.used_by(user))
+            .map_or(Resource::ZERO, |k| k.used_by(user));
+        Some((limit, used))
     }
 
     /// The user limit from the kept figures (`limits.rs` `user_limit_from`).
@@ -312,5 +314,136 @@ impl CapacityEngine {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use weft_config::capacity::parse_capacity;
+    use weft_config::SchedulerProperties;
+    use weft_types::{AppId, NodeId, Resource, ResourceTypes, Time};
+
+    use crate::api::{CapacitySchedulerConfig, ContainerAsk, Event};
+    use crate::capacity::CapacityEngine;
+    use crate::rules::Rules;
+
+    fn engine() -> CapacityEngine {
+        let xml = "<configuration>\
+            <property><name>yarn.scheduler.capacity.root.queues</name><value>a,default</value></property>\
+            <property><name>yarn.scheduler.capacity.root.a.capacity</name><value>60</value></property>\
+            <property><name>yarn.scheduler.capacity.root.a.minimum-user-limit-percent</name><value>50</value></property>\
+            <property><name>yarn.scheduler.capacity.root.default.capacity</name><value>40</value></property>\
+            </configuration>";
+        let (capacity, _) = parse_capacity(xml, &ResourceTypes::default()).expect("valid");
+        let config = CapacitySchedulerConfig {
+            capacity,
+            properties: SchedulerProperties {
+                minimum_allocation: Resource::new(1024, 1),
+                increment_allocation: Resource::new(1024, 1),
+                ..Default::default()
+            },
+        };
+        CapacityEngine::new_capacity(config, Default::default())
+    }
+
+    fn ask(e: &mut CapacityEngine, app: u64, count: u32) {
+        let ask = ContainerAsk {
+            priority: 1,
+            resources: Resource::new(1024, 1),
+            count,
+            hosts: vec![],
+            racks: vec![],
+            relax_locality: true,
+            tag: crate::api::AskTag::NONE,
+        };
+        e.handle(
+            Time(0),
+            Event::Ask {
+                app: AppId(app),
+                ask,
+            },
+        )
+        .expect("ask");
+    }
+
+    fn drift(e: &CapacityEngine) -> Vec<String> {
+        let mut drift = Vec::new();
+        crate::capacity::Capacity::verify(e, &mut drift);
+        drift
+    }
+
+    /// The kept users equal their recomputation through submissions, asks, allocations up to
+    /// the asks' end (users going inactive), completions and an app leaving; and `verify`
+    /// catches a kept figure that drifted.
+    #[test]
+    fn kept_users_follow_every_change_and_verify_catches_drift() {
+        let mut e = engine();
+        for n in 0..2 {
+            e.handle(
+                Time(0),
+                Event::NodeAdded {
+                    node: NodeId(n),
+                    host: format!("h{n}"),
+                    port: 0,
+                    rack: "/r".into(),
+                    capability: Resource::new(8192, 8),
+                },
+            )
+            .expect("node");
+        }
+        for (id, user) in [(1, "alice"), (2, "bob"), (3, "alice")] {
+            e.handle(
+                Time(0),
+                Event::AppSubmitted {
+                    app: AppId(id),
+                    user: user.into(),
+                    queue: Some("a".into()),
+                    am_resource: None,
+                },
+            )
+            .expect("submitted");
+        }
+        ask(&mut e, 1, 3);
+        ask(&mut e, 2, 1);
+        assert_eq!(drift(&e), Vec::<String>::new());
+        // One off-switch container per heartbeat (the default).
+        for n in [0, 1, 0, 1, 0] {
+            e.handle(Time(1), Event::NodeHeartbeat { node: NodeId(n) })
+                .expect("heartbeat");
+            assert_eq!(drift(&e), Vec::<String>::new());
+        }
+        let leaf = e.queues.lookup("root.a").expect("leaf");
+        let kept = e.rules.users.leaf(leaf).expect("kept").users.clone();
+        assert_eq!(kept.len(), 2, "{kept:?}");
+        assert!(
+            kept.iter().all(|u| u.asking_apps == 0),
+            "every ask served: {kept:?}"
+        );
+        assert_eq!(kept[0].name, "alice");
+        assert_eq!(kept[0].used.memory_mb(), 3 * 1024);
+        assert_eq!(kept[0].apps, 2);
+        assert_eq!(kept[1].used.memory_mb(), 1024);
+        let running = e.apps.get(&AppId(1)).expect("app").running;
+        let container = *e
+            .container_ids(running, crate::objects::containers::Owner::App)
+            .first()
+            .expect("one");
+        e.handle(
+            Time(2),
+            Event::ContainerCompleted {
+                container,
+                exit: crate::api::ContainerExit::Success,
+                status: None,
+            },
+        )
+        .expect("completed");
+        e.handle(Time(3), Event::AppFinished { app: AppId(2) })
+            .expect("finished");
+        assert_eq!(drift(&e), Vec::<String>::new());
+        assert_eq!(e.rules.users.leaf(leaf).expect("kept").users.len(), 1);
+        e.rules
+            .users
+            .change(leaf, "alice", Resource::new(1024, 1), true, 0);
+        assert_eq!(drift(&e).len(), 1, "a drifted kept figure is reported");
     }
 }
