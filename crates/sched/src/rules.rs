@@ -17,6 +17,8 @@
 //!   [`Rules::may_reserve`], [`Rules::keep_assigning`], [`Rules::fits_node`],
 //!   [`Rules::serve_app`];
 //! * limits on asks: [`Rules::max_container_allocation`];
+//! * the rules' own aggregates, told of every change they follow: [`Rules::usage_charged`]
+//!   (the ledger's usage pass), [`Rules::asks_changed`], [`Rules::reservation_changed`];
 //! * periodic, timed and global work: [`Rules::update`], [`Rules::timer_due`], [`Rules::reload`],
 //!   [`Rules::cluster_changed`], [`Rules::refresh_reports`];
 //! * reports and checks: [`Rules::queue_report`], [`Rules::headroom`], [`Rules::verify`].
@@ -133,6 +135,22 @@ pub(crate) trait Rules: Sized {
     fn node_may_take(_e: &Engine<Self>, _node: NodeId) -> bool {
         true
     }
+    /// After the app in `app_slot` changed its usage by `amount` (`add`: grew) in the
+    /// ledger's usage pass (`asks`: its asks changed too, and `App::asks_outstanding` is up
+    /// to date). Default: nothing (Capacity keeps its leaves' user figures here).
+    #[inline]
+    fn usage_charged(
+        _e: &mut Engine<Self>,
+        _app_slot: u32,
+        _amount: Resource,
+        _add: bool,
+        _asks: bool,
+    ) {
+    }
+    /// After an app's asks changed outside the ledger (`Engine::refresh_app`; its cached
+    /// outstanding asks are up to date). Default: nothing.
+    #[inline]
+    fn asks_changed(_e: &mut Engine<Self>, _app: AppId) {}
     /// Whether a container of `size` (a resource's lanes) fits in a node's `free` resources.
     /// Default: in every lane.
     #[inline]

@@ -151,12 +151,14 @@ impl CapacityEngine {
             }
         }
         self.queues.get_mut(leaf).non_runnable_apps.push(app);
+        self.keep_joined(app);
         self.activate(leaf);
     }
 
     /// The app leaves its leaf's lists; pending apps may now be activated, and a draining leaf
     /// with no apps left stops (spec §1.2, §7.4).
     pub(crate) fn cs_leave(&mut self, app: AppId) {
+        self.keep_left(app);
         let Some(a) = self.apps.get(&app) else {
             return;
         };
@@ -185,10 +187,14 @@ impl CapacityEngine {
     fn stop_drained(&mut self, leaf: QueueId) {
         let path: Vec<QueueId> = self.queues.path_to_root(leaf).collect();
         for q in path {
+            // Only a draining queue can stop: the subtree is counted for those alone (root's
+            // subtree is the whole tree, and every app that leaves passes here).
+            if self.queues.get(q).rules_cold.state != CsState::Draining {
+                continue;
+            }
             let (running, pending) = self.subtree_counts(q);
-            let queue = self.queues.get_mut(q);
-            if queue.rules_cold.state == CsState::Draining && running + pending == 0 {
-                queue.rules_cold.state = CsState::Stopped;
+            if running + pending == 0 {
+                self.queues.get_mut(q).rules_cold.state = CsState::Stopped;
             }
         }
     }
@@ -209,6 +215,7 @@ impl CapacityEngine {
     /// user's AM limit, skipping (not stopping at) those that do not; the first AM of a queue
     /// with no AM usage always goes in.
     pub(crate) fn activate(&mut self, leaf: QueueId) {
+        self.note_pending(leaf);
         if self.cluster.is_zero() {
             // Hadoop waits for the next cluster update ("cluster resource is empty").
             return;
@@ -260,15 +267,25 @@ impl CapacityEngine {
             }
             self.refresh_app(id);
         }
+        self.note_pending(leaf);
     }
 
-    /// Re-runs activation in every leaf (the cluster changed).
+    /// Keeps `Capacity::pending_leaves` after the leaf's pending list changed.
+    fn note_pending(&mut self, leaf: QueueId) {
+        if self.queues.get(leaf).non_runnable_apps.is_empty() {
+            self.rules.pending_leaves.remove(&leaf);
+        } else {
+            self.rules.pending_leaves.insert(leaf);
+        }
+    }
+
+    /// Re-runs activation in every leaf with pending apps, in id order (the cluster or the
+    /// configuration changed; a leaf without pending apps has nothing to activate).
     pub(crate) fn activate_all(&mut self) {
-        let leaves: Vec<QueueId> = self
-            .queues
-            .ids()
-            .filter(|q| self.queues.get(*q).is_leaf)
-            .collect();
+        if self.rules.pending_leaves.is_empty() {
+            return;
+        }
+        let leaves: Vec<QueueId> = self.rules.pending_leaves.iter().copied().collect();
         for leaf in leaves {
             self.activate(leaf);
         }

@@ -64,7 +64,6 @@ impl CapacityEngine {
             return Assignment::None;
         }
         let leaf = a.queue;
-        let user = a.user.clone();
         let continue_looking = self.rules.file.globals.reservations_continue_look_all_nodes;
         let app_reserved = if continue_looking {
             self.app_reserved(a)
@@ -76,8 +75,13 @@ impl CapacityEngine {
             return Assignment::QueueBlocked;
         }
         let cluster = self.cluster;
-        let (leaf_limit, used_user) = self.user_figures(leaf, &user);
-        let user_limit = self.user_limit_of(leaf, &user, leaf_limit);
+        let Some((leaf_limit, used_user)) = self.user_figures(leaf, app) else {
+            return Assignment::None;
+        };
+        let Some(user) = self.apps.get(&app).map(|a| a.user.as_str()) else {
+            return Assignment::None;
+        };
+        let user_limit = self.user_limit_of(leaf, user, leaf_limit);
         // §6.6: soft by one container (strictly greater is refused); with continue looking a
         // user over it may go on if releasing the app's reservations brings it back under, and
         // the allocation must then release at least the excess.
@@ -89,7 +93,7 @@ impl CapacityEngine {
             }
             must_release = used_user.saturating_sub(user_limit);
         }
-        let headroom = limit.limit.saturating_sub(self.used(leaf));
+        let headroom = limit.limit.saturating_sub(limit.used);
         let limits = Limits {
             headroom,
             app_reserved,
@@ -119,7 +123,6 @@ impl CapacityEngine {
                     // The walk ends with this assignment; the next starts afresh, and the
                     // leaf's users' figures changed.
                     self.rules.blocked_headroom.clear();
-                    self.rules.user_cache.invalidate(leaf);
                     return done;
                 }
                 KeyOutcome::NextKey => continue,
@@ -316,7 +319,7 @@ impl CapacityEngine {
             let max = if queue.parent.is_none() {
                 self.cluster
             } else {
-                queue.rules_cold.eff_max
+                self.eff_max_of(queue)
             };
             let after = self.used(q).saturating_add(size).saturating_sub(released);
             if !calc.fits(&after, &max) {

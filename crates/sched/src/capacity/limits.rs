@@ -1,7 +1,8 @@
 //! The limits of one leaf (spec §5.6-§5.8, §6.2): the queue limit handed down the path, user
 //! limits, headroom and AM limits. Each is computed when asked, from the queues' usage and the
-//! leaf's apps, so nothing here can drift; `Engine::used` reads the walk's usage (the
-//! maintained aggregate, or the recursive sum in the reference walk).
+//! leaf's apps (`user_limit_from` also from the fast walk's kept users, `user_cache.rs`);
+//! `Engine::used` reads the walk's usage (the maintained aggregate, or the recursive sum in
+//! the reference walk).
 //!
 //! Decisions (spec §13 and what Weft does not model yet):
 //! * A queue's used resources include its subtree's reservations (§1.4; `CsHot::reserved`,
@@ -43,6 +44,8 @@ pub(crate) struct LeafLimit {
     pub(crate) limit: Resource,
     /// Some queue on the path (or the leaf) is at or over its limit: nothing may be assigned.
     pub(crate) refused: bool,
+    /// The leaf's used resources (as `Engine::used` gives them).
+    pub(crate) used: Resource,
 }
 
 impl CapacityEngine {
@@ -93,7 +96,7 @@ impl CapacityEngine {
         if q == ROOT {
             self.cluster
         } else {
-            self.queues.get(q).rules_cold.eff_max
+            self.eff_max_of(self.queues.get(q))
         }
     }
 
@@ -125,27 +128,43 @@ impl CapacityEngine {
         let calc = self.rules.calc;
         let p = self.cluster;
         let step = self.properties.minimum_allocation;
-        let mut path: Vec<QueueId> = self.queues.path_to_root(leaf).collect();
+        // Root first, without an allocation (no queue is deeper than MAX_QUEUE_DEPTH).
+        let mut up = [ROOT; weft_config::MAX_QUEUE_DEPTH];
+        let mut depth = 0;
+        for q in self.queues.path_to_root(leaf).take(up.len()) {
+            up[depth] = q;
+            depth += 1;
+        }
+        let path = &mut up[..depth];
         path.reverse();
+        let path = &*path;
         let mut limit = p;
         let mut refused = false;
+        // Each level's used resources, read once: a parent's child is the next level.
+        let mut used = path.first().map_or(Resource::ZERO, |q| self.used(*q));
         for (i, q) in path.iter().enumerate() {
-            let used = self.used(*q);
             if i + 1 == path.len() {
                 let own = calc.round_down(self.eff_max(*q), step);
                 let limit = calc.min(&p, own, limit);
                 refused |= self.over_limit(used, limit, app_reserved);
-                return LeafLimit { limit, refused };
+                return LeafLimit {
+                    limit,
+                    refused,
+                    used,
+                };
             }
             let parent_limit = calc.min(&p, limit, self.eff_max(*q));
             refused |= self.over_limit(used, parent_limit, self.reserved_of(*q));
             let child = self.used(path[i + 1]);
-            let blocked = self
-                .rules
-                .blocked_headroom
-                .get(q)
-                .copied()
-                .unwrap_or(Resource::ZERO);
+            let blocked = if self.rules.blocked_headroom.is_empty() {
+                Resource::ZERO
+            } else {
+                self.rules
+                    .blocked_headroom
+                    .get(q)
+                    .copied()
+                    .unwrap_or(Resource::ZERO)
+            };
             limit = calc.round_down(
                 parent_limit
                     .saturating_sub(blocked)
@@ -153,8 +172,13 @@ impl CapacityEngine {
                     .saturating_add(child),
                 step,
             );
+            used = child;
         }
-        LeafLimit { limit, refused }
+        LeafLimit {
+            limit,
+            refused,
+            used,
+        }
     }
 
     /// `used >= limit`, unless continue looking and releasing `could_unreserve` would bring
@@ -222,6 +246,19 @@ impl CapacityEngine {
         leaf: QueueId,
         users: &BTreeMap<&str, LeafUser>,
     ) -> Resource {
+        self.user_limit_from(
+            leaf,
+            users.iter().map(|(name, u)| (*name, u.used, u.active)),
+        )
+    }
+
+    /// [`Self::user_limit`] from the leaf's users in name order, each as (name, used,
+    /// active).
+    pub(crate) fn user_limit_from<'u>(
+        &self,
+        leaf: QueueId,
+        users: impl Iterator<Item = (&'u str, Resource, bool)> + Clone,
+    ) -> Resource {
         let calc = self.rules.calc;
         let p = self.cluster;
         let step = self.properties.minimum_allocation;
@@ -229,11 +266,11 @@ impl CapacityEngine {
         let Some(limits) = q.rules_cold.leaf.as_ref() else {
             return Resource::ZERO;
         };
-        let eff_min = q.rules_cold.eff_min;
+        let eff_min = self.eff_min_of(q);
         let queue_cap = calc.max(&p, eff_min, step);
         let usage_ratio: f64 = users
-            .values()
-            .map(|u| calc.ratio(&u.used, &p))
+            .clone()
+            .map(|(_, used, _)| calc.ratio(&used, &p))
             .filter(|r| r.is_finite())
             .sum();
         let consumed = calc.multiply_normalize_up(p, usage_ratio, step);
@@ -244,9 +281,9 @@ impl CapacityEngine {
         };
         let mut active_used = Resource::ZERO;
         let mut weights = 0.0;
-        for (name, u) in users {
-            if u.active {
-                active_used = active_used.saturating_add(u.used);
+        for (name, used, active) in users {
+            if active {
+                active_used = active_used.saturating_add(used);
                 weights += self.user_weight(leaf, name);
             }
         }
@@ -257,7 +294,7 @@ impl CapacityEngine {
         );
         let limit = calc.max(&p, by_users, by_percent);
         let max_limit = if limits.user_limit_factor == -1.0 || calc_is_none(&calc, &eff_min) {
-            calc.round_down(q.rules_cold.eff_max, step)
+            calc.round_down(self.eff_max_of(q), step)
         } else {
             calc.multiply_round_down(queue_cap, limits.user_limit_factor)
         };
@@ -299,7 +336,7 @@ impl CapacityEngine {
         let Some(limits) = q.rules_cold.leaf.as_ref() else {
             return (Resource::ZERO, Resource::ZERO);
         };
-        let eff_min = q.rules_cold.eff_min;
+        let eff_min = self.eff_min_of(q);
         let current = self.leaf_limit(leaf).limit;
         let usable = if calc.fits(&eff_min, &current) {
             current

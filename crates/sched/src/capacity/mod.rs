@@ -8,8 +8,10 @@
 //! (`assign`): the leaf's limit handed down the path, user limits, headroom, delay scheduling
 //! by missed opportunities, allocation, reservation and continue looking. Apps wait (pending,
 //! the shared non-runnable list) until the AM limits let them in (`admission`). The limits are
-//! computed when asked (`limits`); within a heartbeat the fast walk reuses a leaf's user limit
-//! and user usage until that leaf changes (`user_cache`, Hadoop's user-limit cache).
+//! computed when asked (`limits`); the fast walk reads each leaf's users from figures kept as
+//! usage changes and its user limit from a cache dropped when they change (`user_cache`,
+//! Hadoop's `UsersManager`). In percentage and weight modes only fractions are stored: the
+//! effective resources are the cluster times them, computed when read (`setup`).
 //!
 //! Every comparison and rounding goes through the configured resource calculator (`calc`).
 //!
@@ -70,8 +72,14 @@ pub(crate) struct Capacity {
     /// siblings during the current walk (spec §6.2 step 5); emptied when a walk assigns and
     /// when a heartbeat starts or ends.
     blocked_headroom: BTreeMap<QueueId, Resource>,
-    /// Hadoop's user-limit cache for the current heartbeat (`user_cache`).
-    user_cache: user_cache::UserLimitCache,
+    /// Each leaf's users and user limit, kept as usage changes (`user_cache`).
+    users: user_cache::KeptUsers,
+    /// Every capacity and maximum capacity is a fraction (percentage or weight mode): the
+    /// effective resources are the cluster times the absolute fractions, computed when read,
+    /// so a node change derives nothing (`setup::cluster_resized`).
+    scaled: bool,
+    /// The leaves with pending apps (activation after a node change visits only these).
+    pending_leaves: std::collections::BTreeSet<QueueId>,
 }
 
 /// What a Capacity timer carries: Capacity sets none yet.
@@ -108,6 +116,9 @@ pub(crate) struct CsHot {
     pub(crate) priority: i32,
     /// Position in the configuration: siblings' final tie-break.
     pub(crate) config_rank: u64,
+    /// Rank among all queues by absolute capacity descending, then `config_rank`: the
+    /// `utilization` key's tie-break after the used value (kept by `setup::rank_ties`).
+    pub(crate) tie_rank: u64,
     /// The queue's children are ordered by `priority-utilization`.
     pub(crate) children_by_priority: bool,
     /// A leaf ordering its apps `fair` (else `fifo`).
@@ -165,6 +176,8 @@ pub(crate) struct CsCold {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct CsApp {
     pub(crate) priority: i32,
+    /// Whether its leaf's kept users count it as an app with outstanding asks (`user_cache`).
+    pub(crate) counted_asking: bool,
 }
 
 impl Rules for Capacity {
@@ -303,8 +316,10 @@ impl Rules for Capacity {
         e.refresh_app(app);
     }
 
-    /// Recomputes each queue's reserved resources from the nodes' reservations.
+    /// Recomputes each queue's reserved resources from the nodes' reservations, and each
+    /// leaf's kept users.
     fn rebuild_derived(e: &mut CapacityEngine) {
+        e.rebuild_kept_users();
         let ids: Vec<QueueId> = e.queues.ids().collect();
         for q in ids {
             let reserved = e.recursive_reserved(q);
@@ -318,7 +333,7 @@ impl Rules for Capacity {
         let Some(leaf) = e.apps.get(&app).map(|a| a.queue) else {
             return;
         };
-        e.rules.user_cache.invalidate(leaf);
+        e.keep_reservation(app, size, added);
         let path: Vec<QueueId> = e.queues.path_to_root(leaf).collect();
         for q in path {
             let hot = &mut e.queues.get_mut(q).rules;
@@ -331,13 +346,30 @@ impl Rules for Capacity {
         e.refresh_queue_path(leaf);
     }
 
+    /// A leaf's kept users follow its apps' usage (`user_cache`).
+    #[inline]
+    fn usage_charged(
+        e: &mut CapacityEngine,
+        app_slot: u32,
+        amount: Resource,
+        add: bool,
+        asks: bool,
+    ) {
+        e.keep_usage(app_slot, amount, add, asks);
+    }
+
+    /// A leaf's kept users follow whether its apps have outstanding asks.
+    #[inline]
+    fn asks_changed(e: &mut CapacityEngine, app: AppId) {
+        e.keep_asks(app);
+    }
+
     /// A heartbeat starts its walks with no off-switch container and no blocked headroom, and
     /// asks to be told when it ends.
     #[inline]
     fn heartbeat_starts(e: &mut CapacityEngine, _: NodeId) -> Option<usize> {
         e.rules.offswitch_assigned = 0;
         e.rules.blocked_headroom.clear();
-        e.rules.user_cache.clear();
         Some(e.decisions.len())
     }
 
@@ -345,7 +377,6 @@ impl Rules for Capacity {
     /// see the limits without it.
     fn heartbeat_assigned(e: &mut CapacityEngine, _: NodeId, _: usize) {
         e.rules.blocked_headroom.clear();
-        e.rules.user_cache.clear();
     }
 
     fn max_container_allocation(e: &CapacityEngine, queue: QueueId) -> Resource {
@@ -401,7 +432,8 @@ impl Rules for Capacity {
     }
 
     fn cluster_changed(e: &mut CapacityEngine) {
-        e.derive_capacities();
+        e.rules.users.limits_moved();
+        e.cluster_resized();
         e.activate_all();
     }
 
@@ -435,20 +467,30 @@ impl Rules for Capacity {
         } else {
             "utilization"
         };
-        let _ = e;
         QueueReport {
             policy,
             weight: 1.0,
             fair_share: Resource::ZERO,
             steady_fair_share: Resource::ZERO,
-            min_share: q.rules_cold.eff_min,
+            min_share: e.eff_min_of(q),
             starvation: None,
             preempted_containers: 0,
         }
     }
 
     fn verify(e: &CapacityEngine, drift: &mut Vec<String>) {
-        e.verify_user_cache(drift);
+        e.verify_kept_users(drift);
+        let pending: std::collections::BTreeSet<QueueId> = e
+            .queues
+            .ids()
+            .filter(|q| !e.queues.get(*q).non_runnable_apps.is_empty())
+            .collect();
+        if pending != e.rules.pending_leaves {
+            drift.push(format!(
+                "leaves with pending apps: kept {:?}, recomputed {pending:?}",
+                e.rules.pending_leaves
+            ));
+        }
         for q in e.queues.ids() {
             let queue = e.queues.get(q);
             let reserved = e.recursive_reserved(q);

@@ -31,7 +31,7 @@ fn used_value(e: &CapacityEngine, q: &QueueOf<Capacity>, used: Resource) -> f64 
     }
     let calc = e.rules.calc;
     let v = if q.rules.abs_capacity > 0.0 {
-        calc.divide(&p, &used, &q.rules.guaranteed)
+        calc.divide(&p, &used, &e.guaranteed_of(q))
     } else {
         calc.divide(&p, &used, &p)
     };
@@ -74,26 +74,35 @@ impl CapacityEngine {
         used: Resource,
     ) -> SortKey {
         let value = used_value(self, q, used);
+        if !by_priority(self, parent) {
+            // (zero capacity, used, then absolute capacity descending and configuration order,
+            // which `tie_rank` numbers): one word (`SortKey::two_level`), as the used value is
+            // never negative.
+            return SortKey::two_level(
+                q.rules.abs_capacity <= 0.0,
+                ordered_bits(value),
+                q.rules.tie_rank,
+            );
+        }
         let mut levels = [0u64; KEY_LEVELS];
         levels[0] = u64::from(q.rules.abs_capacity <= 0.0);
-        if by_priority(self, parent) {
-            levels[1] = u64::from(value >= 1.0);
-            levels[2] = inverted_priority(q.rules.priority);
-        }
+        levels[1] = u64::from(value >= 1.0);
+        levels[2] = inverted_priority(q.rules.priority);
         levels[3] = ordered_bits(value);
         levels[4] = u64::MAX - ordered_bits(q.rules.abs_capacity);
         SortKey::new(levels, 0, q.rules.config_rank)
     }
 
+    /// One word (`SortKey::two_level`): the inverted priority with the top bit set, or the
+    /// magnitude (never negative), then the application id.
     pub(crate) fn cs_app_key(&self, app: &AppOf<Capacity>) -> SortKey {
-        let mut levels = [0u64; KEY_LEVELS];
         let leaf = &self.queues.get(app.queue).rules;
-        if leaf.fair_leaf {
-            levels[0] = ordered_bits(magnitude(app, leaf.size_based));
+        let value = if leaf.fair_leaf {
+            ordered_bits(magnitude(app, leaf.size_based))
         } else {
-            levels[0] = inverted_priority(app.rules.priority);
-        }
-        SortKey::new(levels, 0, app.id.0)
+            (1 << 63) | inverted_priority(app.rules.priority)
+        };
+        SortKey::two_level(false, value, app.id.0)
     }
 
     pub(crate) fn cs_compare_apps(

@@ -58,6 +58,7 @@ impl CapacityEngine {
         self.properties.maximum_allocation = cluster_maximum;
         self.queues.rank_names();
         self.derive_capacities();
+        self.rules.users.limits_moved();
         Capacity::rebuild_derived(self);
         self.order_dirty = true;
         self.activate_all();

@@ -42,7 +42,7 @@ impl CapacityEngine {
             (0.0, 0.0)
         } else {
             (
-                calc.divide(&p, &used, &q.rules.guaranteed),
+                calc.divide(&p, &used, &self.guaranteed_of(q)),
                 calc.divide(&p, &used, &p),
             )
         };
@@ -93,8 +93,8 @@ impl CapacityEngine {
             used_capacity: finite(used_capacity) * 100.0,
             absolute_used_capacity: finite(absolute_used_capacity) * 100.0,
             state: c.state.name(),
-            effective_min: c.eff_min,
-            effective_max: c.eff_max,
+            effective_min: self.eff_min_of(q),
+            effective_max: self.eff_max_of(q),
             users,
             user_limit,
             am_limit,

@@ -12,6 +12,7 @@ use crate::queues::{QueueId, QueueTree, ROOT};
 
 use super::calc::Calc;
 use super::{Capacity, CapacityEngine, CsCold, CsHot, CsState, LeafLimits};
+use crate::rules::QueueOf;
 
 impl CapacityEngine {
     /// A Capacity Scheduler with the configured queues and no nodes or apps.
@@ -46,7 +47,9 @@ impl CapacityEngine {
             offswitch_assigned: 0,
             max_priority: config.properties.max_application_priority,
             blocked_headroom: std::collections::BTreeMap::new(),
-            user_cache: Default::default(),
+            users: Default::default(),
+            scaled: false,
+            pending_leaves: std::collections::BTreeSet::new(),
         };
         let mut e = Engine::new(rules, properties, queues, groups);
         e.derive_capacities();
@@ -141,6 +144,76 @@ impl CapacityEngine {
                 leaf.max_applications_per_user = leaf.per_user_cap();
             }
         }
+        self.rank_ties();
+        self.rules.scaled = !self.rules.file.queues.iter().any(|q| {
+            matches!(q.capacity, CapacityValue::Absolute(_))
+                || matches!(q.maximum_capacity, MaxCapacityValue::Absolute(_))
+        });
+    }
+
+    /// After a node change: with every capacity a fraction (`Capacity::scaled`) the fractions
+    /// stand and the effective resources follow the cluster when read (`eff_min`, `eff_max`,
+    /// `guaranteed`), so nothing is recomputed; otherwise (absolute capacities) every queue is
+    /// derived again.
+    pub(crate) fn cluster_resized(&mut self) {
+        if !self.rules.scaled {
+            self.derive_capacities();
+        }
+    }
+
+    /// Numbers every queue by absolute capacity descending, then configuration order: the
+    /// `utilization` key's tie-break (`CsHot::tie_rank`), equal to the comparator's.
+    fn rank_ties(&mut self) {
+        let mut ids: Vec<(f64, u64, QueueId)> = self
+            .queues
+            .ids()
+            .map(|id| {
+                let hot = &self.queues.get(id).rules;
+                (hot.abs_capacity, hot.config_rank, id)
+            })
+            .collect();
+        ids.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        for (rank, (_, _, id)) in ids.into_iter().enumerate() {
+            self.queues.get_mut(id).rules.tie_rank = rank as u64;
+        }
+    }
+
+    /// `effMin` (spec §5.1, §5.3): the cluster times the absolute capacity, or as derived.
+    #[inline]
+    pub(crate) fn eff_min_of(&self, q: &QueueOf<Capacity>) -> Resource {
+        if !self.rules.scaled {
+            return q.rules_cold.eff_min;
+        }
+        match q.parent {
+            None => self.cluster,
+            Some(_) => self.cluster.mul_trunc(q.rules.abs_capacity),
+        }
+    }
+
+    /// `effMax` (spec §5.1, §5.3): the cluster times the absolute maximum capacity, or as
+    /// derived.
+    #[inline]
+    pub(crate) fn eff_max_of(&self, q: &QueueOf<Capacity>) -> Resource {
+        if !self.rules.scaled {
+            return q.rules_cold.eff_max;
+        }
+        match q.parent {
+            None => self.cluster,
+            Some(_) => self.cluster.mul_trunc(q.rules_cold.abs_max_capacity),
+        }
+    }
+
+    /// `max_rc(effMin, minAlloc)` (spec §5.4).
+    #[inline]
+    pub(crate) fn guaranteed_of(&self, q: &QueueOf<Capacity>) -> Resource {
+        if !self.rules.scaled {
+            return q.rules.guaranteed;
+        }
+        self.rules.calc.max(
+            &self.cluster,
+            self.eff_min_of(q),
+            self.properties.minimum_allocation,
+        )
     }
 
     /// Spec §5.3: an absolute minimum, scaled down per type when the siblings' minimums
@@ -217,6 +290,7 @@ pub(super) fn hot_settings(file: &CapacityConfig, index: usize) -> CsHot {
         abs_capacity: 0.0,
         priority: q.priority,
         config_rank: index as u64,
+        tie_rank: 0,
         children_by_priority: priority_ordering,
         fair_leaf,
         size_based,

@@ -227,6 +227,7 @@ impl<R: Rules> Engine<R> {
         add: bool,
         asks_changed: bool,
     ) {
+        R::usage_charged(self, app_slot, amount, add, asks_changed);
         let rekey = !self.order_dirty && self.walk == WalkMode::Fast;
         if rekey {
             self.rekey_app_at(app_slot, asks_changed);

@@ -51,6 +51,19 @@ impl SortKey {
         }
     }
 
+    /// A key of one class bit and one value, then a 64-bit tie-break, in the shape that folds
+    /// into one word (see [`SortKey::packed`]) whenever `value` has its top bit set (the
+    /// [`ordered_bits`] of a non-negative double, or `1 << 63` plus a small integer): ordered
+    /// by `class`, then `value`, then `tiebreak`, split over the start-time and tie-break
+    /// fields so that any 64-bit tie-break folds.
+    pub(crate) fn two_level(class: bool, value: u64, tiebreak: u64) -> SortKey {
+        let mut levels = [0; KEY_LEVELS];
+        levels[0] = u64::from(class);
+        levels[1] = SortKey::SIMPLE_REST[0];
+        levels[4] = value;
+        SortKey::new(levels, tiebreak >> 24, tiebreak & ((1 << 24) - 1))
+    }
+
     /// A key ordered by start time and tie-break alone (every policy level equal), in the
     /// shape that folds into one word (see [`SortKey::packed`]).
     pub(crate) fn arrival(start_time: u64, tiebreak: u64) -> SortKey {

@@ -61,6 +61,7 @@ impl<R: Rules> Engine<R> {
         if let Some(app) = self.apps.get_mut(&id) {
             app.refresh_outstanding();
         }
+        R::asks_changed(self, id);
         self.refresh_app_with(id, true);
     }
 
