@@ -9,7 +9,9 @@ use anyhow::Context;
 pub(crate) struct RmAddresses<'a> {
     /// ApplicationClientProtocol (`yarn.resourcemanager.address`).
     pub(crate) client: &'a str,
-    /// The AM service (`yarn.resourcemanager.scheduler.address`).
+    /// The AM port (`yarn.resourcemanager.scheduler.address`): Hadoop's ApplicationMasterProtocol
+    /// for AMRMClient and Weft's gRPC AM service for dshell share it (the RM tells them apart
+    /// by the first byte, `weft_rm`'s `hadoop::shared_port`).
     pub(crate) scheduler: &'a str,
     /// The resource tracker.
     pub(crate) tracker: &'a str,
@@ -41,8 +43,9 @@ fn document(properties: &[(&str, &str)]) -> String {
     out
 }
 
-/// yarn-site.xml: the RM's addresses and client retry bounds short enough that a stopped
-/// cluster fails a client in seconds, not Hadoop's default 15 minutes.
+/// yarn-site.xml: the RM's addresses (both of its Hadoop IPC protocols, ApplicationClientProtocol
+/// and ApplicationMasterProtocol) and client retry bounds short enough that a stopped cluster
+/// fails a client in seconds, not Hadoop's default 15 minutes.
 pub(crate) fn yarn_site(rm: &RmAddresses<'_>) -> String {
     let host = rm.client.rsplit_once(':').map_or(rm.client, |(h, _)| h);
     document(&[

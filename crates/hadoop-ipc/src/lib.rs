@@ -33,5 +33,5 @@ pub mod proto {
 pub use dispatch::{decode_request, CallFuture, Caller, Dispatcher, Protocol};
 pub use error::{exception, ErrorCode, RpcError};
 pub use packet::{Call, Packet, PacketError};
-pub use server::{serve, Limits};
+pub use server::{serve, Connections, Limits};
 pub use wire::{AuthProtocol, FrameError, Preamble, PreambleError};

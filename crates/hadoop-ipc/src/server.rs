@@ -68,33 +68,60 @@ pub async fn serve(
     limits: Limits,
     mut stop: watch::Receiver<bool>,
 ) {
-    let connections = Arc::new(Semaphore::new(limits.max_connections));
-    let dispatcher = Arc::new(dispatcher);
+    let server = Connections::new(dispatcher, limits, stop.clone());
     loop {
         let accepted = tokio::select! {
             _ = stop.wait_for(|v| *v) => return,
             accepted = listener.accept() => accepted,
         };
-        let (stream, peer) = match accepted {
-            Ok(pair) => pair,
+        match accepted {
+            Ok((stream, peer)) => server.spawn(stream, peer),
             Err(e) => {
                 // Out of descriptors and the like: wait a little rather than spin.
                 tracing::warn!("Hadoop IPC accept failed: {e}");
                 tokio::time::sleep(Duration::from_millis(50)).await;
-                continue;
             }
-        };
-        let Ok(permit) = Arc::clone(&connections).try_acquire_owned() else {
+        }
+    }
+}
+
+/// Serves connections accepted elsewhere, with [`serve`]'s bounds: for a listener shared
+/// with another protocol, which hands over the connections that open with Hadoop's preamble
+/// (`hrpc`). Clones share the connection bound.
+#[derive(Clone)]
+pub struct Connections {
+    dispatcher: Arc<Dispatcher>,
+    limits: Limits,
+    permits: Arc<Semaphore>,
+    stop: watch::Receiver<bool>,
+}
+
+impl Connections {
+    /// Connections served by `dispatcher` until `stop` turns true.
+    pub fn new(dispatcher: Dispatcher, limits: Limits, stop: watch::Receiver<bool>) -> Connections {
+        Connections {
+            dispatcher: Arc::new(dispatcher),
+            limits,
+            permits: Arc::new(Semaphore::new(limits.max_connections)),
+            stop,
+        }
+    }
+
+    /// Serves one accepted connection in its own task; one over the connection bound is
+    /// closed at once.
+    pub fn spawn(&self, stream: TcpStream, peer: SocketAddr) {
+        let Ok(permit) = Arc::clone(&self.permits).try_acquire_owned() else {
             tracing::warn!(
                 %peer,
-                max = limits.max_connections,
+                max = self.limits.max_connections,
                 "Hadoop IPC connection refused: too many open connections"
             );
-            continue;
+            return;
         };
         let _ = stream.set_nodelay(true);
-        let dispatcher = Arc::clone(&dispatcher);
-        let stop = stop.clone();
+        let dispatcher = Arc::clone(&self.dispatcher);
+        let stop = self.stop.clone();
+        let limits = self.limits;
         tokio::spawn(async move {
             if let Err(reason) = connection(stream, peer, dispatcher, limits, stop).await {
                 tracing::info!(%peer, "Hadoop IPC connection closed: {reason}");

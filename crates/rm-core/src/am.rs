@@ -52,6 +52,37 @@ impl RmCore {
         Ok(())
     }
 
+    /// The token of `attempt` when it is its app's current, live attempt (`None` otherwise):
+    /// for a server that identifies the AM by other means and then makes the `am_*` calls on
+    /// its behalf (Hadoop IPC under simple auth, where the connection's user names the
+    /// attempt, as the AMRMToken's identifier does in Hadoop).
+    pub fn live_attempt_token(&self, attempt: &AttemptId) -> Option<String> {
+        self.apps
+            .get(&attempt.app)
+            .filter(|a| !a.state.is_final())
+            .and_then(|a| a.current())
+            .filter(|t| t.id == *attempt && !t.state.is_final())
+            .map(|t| t.token.clone())
+    }
+
+    /// The current attempts of `user`'s live applications whose AM container is allocated,
+    /// launched or registered, i.e. the attempts an AM connecting as `user` can be: for a
+    /// server whose callers name only their user (Spark's AM runs as its submitter).
+    pub fn am_attempts_of_user(&self, user: &str) -> Vec<AttemptId> {
+        self.apps
+            .values()
+            .filter(|a| !a.state.is_final() && a.sub.user == user)
+            .filter_map(|a| a.current())
+            .filter(|t| {
+                matches!(
+                    t.state,
+                    AttemptState::Allocated | AttemptState::Launched | AttemptState::Running
+                )
+            })
+            .map(|t| t.id)
+            .collect()
+    }
+
     /// An AM registers (again, after an RM restart: its persisted token is accepted).
     pub fn am_register(
         &mut self,

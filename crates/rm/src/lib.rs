@@ -2,7 +2,8 @@
 //!
 //! One task (the driver) owns the sans-IO [`weft_rm_core::RmCore`]; the gRPC services (AM
 //! service on 8030, resource tracker on 8031), Hadoop IPC's ApplicationClientProtocol (8032)
-//! and the REST API (8088) send it jobs and answer
+//! and ApplicationMasterProtocol (8030 too: one port, two protocols) and the REST API (8088)
+//! send it jobs and answer
 //! only after the state store has recorded what the job changed. A ticker drives liveness and
 //! the scheduler's update; the allocation file is polled and reloaded when it changes.
 
@@ -77,7 +78,9 @@ pub struct RmArgs {
     /// yarn.resourcemanager.address, else 0.0.0.0:8032; port 0 picks one).
     #[arg(long = "client-address")]
     pub client_address: Option<String>,
-    /// AM service address (default 0.0.0.0:8030; port 0 picks one).
+    /// AM service address, Weft's gRPC AM service and Hadoop's ApplicationMasterProtocol on
+    /// one port (default yarn.resourcemanager.scheduler.address, else 0.0.0.0:8030; port 0
+    /// picks one).
     #[arg(long = "scheduler-address")]
     pub scheduler_address: Option<String>,
     /// Resource tracker address (default 0.0.0.0:8031).
@@ -265,12 +268,27 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
         types: types.clone(),
         rm_identifier,
     };
+    // The AM port serves Weft's gRPC AM service and Hadoop's ApplicationMasterProtocol
+    // (hadoop::shared_port says why one port).
+    let (grpc_am_tx, grpc_am_rx) = tokio::sync::mpsc::channel(64);
+    let hadoop_am = weft_hadoop_ipc::Connections::new(
+        weft_hadoop_ipc::Dispatcher::new()
+            .with(hadoop::AmProtocol::new(driver.clone(), rm_identifier)),
+        weft_hadoop_ipc::Limits::default(),
+        stop_rx.clone(),
+    );
+    tasks.push(tokio::spawn(hadoop::shared_port::serve(
+        scheduler_listener,
+        hadoop_am,
+        grpc_am_tx,
+        stop_rx.clone(),
+    )));
     let mut s = stop_rx.clone();
     tasks.push(tokio::spawn(async move {
         let result = Server::builder()
             .add_service(ApplicationMasterProtocolServer::new(am))
             .serve_with_incoming_shutdown(
-                TcpIncoming::from(scheduler_listener).with_nodelay(Some(true)),
+                tokio_stream::wrappers::ReceiverStream::new(grpc_am_rx),
                 async move {
                     let _ = s.wait_for(|v| *v).await;
                 },
