@@ -1,9 +1,10 @@
 //! Hadoop's own AMRMClient (the 3.5.0 client jars pyspark 4.3.0 bundles), unmodified, as the
-//! ApplicationMaster of an application on `weft up` (wire spec §9.4 step 3, the RM half): a
+//! ApplicationMaster of an application on `weft up` (wire spec §9.4 step 3): a
 //! Java probe submits itself through YarnClient, and as the AM (run by Weft's NM, finding the
 //! RM through HADOOP_CONF_DIR's `yarn.resourcemanager.scheduler.address`) registers, gets 2
-//! containers at priority 1 with the NM token of their node, releases one and sees it
-//! completed, and unregisters SUCCEEDED; the app ends FINISHED/SUCCEEDED.
+//! containers at priority 1 with the NM token of their node, starts one with Hadoop's NMClient
+//! on Weft's NM (`exit 3`), releases the other, sees both completed (exit 3 and -100), and
+//! unregisters SUCCEEDED; the app ends FINISHED/SUCCEEDED. That is §9.4 step 3 whole.
 //!
 //! The AM runs as the AM of a submitted app rather than as an unmanaged AM because Weft
 //! refuses unmanaged AMs (rm-core, as over REST), and because that is how Spark's AM will run.
@@ -22,16 +23,6 @@ use std::process::Command;
 use std::time::Duration;
 
 use support::{compile_probe, pyspark_jars, require, run_bounded};
-
-/// `java` as this machine runs it: the AM command needs an absolute path (the NM does not
-/// set JAVA_HOME yet).
-fn java_binary() -> String {
-    let out = Command::new("bash")
-        .args(["-c", "readlink -f \"$(command -v java)\""])
-        .output()
-        .expect("bash finds java");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 #[test]
 fn hadoops_amrm_client_runs_an_am_on_weft_up() {
@@ -70,7 +61,8 @@ fn hadoops_amrm_client_runs_an_am_on_weft_up() {
             .arg(&classpath)
             .arg("AmProbe")
             .arg("client")
-            .arg(java_binary())
+            // As Spark writes it: the NM expands it with the JAVA_HOME it gives containers.
+            .arg("{{JAVA_HOME}}/bin/java")
             .arg(&classpath)
             .env("HADOOP_CONF_DIR", conf)
             .env("HADOOP_USER_NAME", "probe-user"),
@@ -107,7 +99,9 @@ fn hadoops_amrm_client_runs_an_am_on_weft_up() {
     for step in [
         "AM OK registered",
         "AM OK allocated count=2 priority=1 nmtokens=1",
+        "AM OK started",
         "AM OK released",
+        "AM OK exited",
         "AM OK unregistered SUCCEEDED",
     ] {
         assert!(
@@ -123,6 +117,14 @@ fn hadoops_amrm_client_runs_an_am_on_weft_up() {
     assert!(
         released.contains("state=COMPLETE") && released.contains("exit=-100"),
         "{released}"
+    );
+    let exited = am_stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("AM OK exited "))
+        .unwrap_or_default();
+    assert!(
+        exited.contains("state=COMPLETE") && exited.contains("exit=3"),
+        "{exited}"
     );
     assert!(
         am_stdout.contains("token=ContainerToken"),

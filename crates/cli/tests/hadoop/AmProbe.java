@@ -8,8 +8,9 @@
 // * `AmProbe am` is that AM: it reads its attempt from CONTAINER_ID and runs AMRMClient as
 //   that attempt's user (with simple auth the connection's user is the caller's identity; on
 //   a secure Hadoop cluster the AMRMToken would carry the same name), registers, asks for 2
-//   containers at priority 1, receives them with the NM token of their node, releases one and
-//   sees it completed, and unregisters SUCCEEDED. Each step prints "AM OK <step> <detail>"
+//   containers at priority 1, receives them with the NM token of their node, starts one with
+//   NMClient (`exit 3`, on the NM and container tokens the RM sent), releases the other, sees
+//   both completed (exit 3 and -100), and unregisters SUCCEEDED. Each step prints "AM OK <step> <detail>"
 //   to its stdout (the container's log); a failure prints "AM FAIL ..." and unregisters FAILED.
 //
 // Compiled with: javac -cp '<pyspark>/jars/*' AmProbe.java
@@ -41,6 +42,7 @@ import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.YarnApplicationState;
 import org.apache.hadoop.yarn.client.api.AMRMClient;
 import org.apache.hadoop.yarn.client.api.AMRMClient.ContainerRequest;
+import org.apache.hadoop.yarn.client.api.NMClient;
 import org.apache.hadoop.yarn.client.api.NMTokenCache;
 import org.apache.hadoop.yarn.client.api.YarnClient;
 import org.apache.hadoop.yarn.client.api.YarnClientApplication;
@@ -142,19 +144,32 @@ public class AmProbe {
             amOk("allocated", "count=" + got.size() + " priority=1 nmtokens=" + tokens.size()
                 + " node=" + got.get(0).getNodeId() + " token=" + got.get(0).getContainerToken().getKind());
 
+            NMClient nm = NMClient.createNMClient();
+            nm.init(new YarnConfiguration());
+            nm.start();
+            Container started = got.get(1);
+            nm.startContainer(started, ContainerLaunchContext.newInstance(
+                Collections.emptyMap(), Collections.emptyMap(), Collections.singletonList("exit 3"), null, null, null));
+            amOk("started", started.getId() + " on " + started.getNodeId());
+
             ContainerId released = got.get(0).getId();
             rm.releaseAssignedContainer(released);
-            ContainerStatus done = null;
-            for (int poll = 0; done == null && poll < 120; poll++) {
+            ContainerStatus done = null, exited = null;
+            for (int poll = 0; (done == null || exited == null) && poll < 240; poll++) {
                 AllocateResponse r = rm.allocate(0.5f);
                 if (!r.getAllocatedContainers().isEmpty())
                     throw new IllegalStateException("more containers than asked: " + r.getAllocatedContainers());
-                for (ContainerStatus s : r.getCompletedContainersStatuses())
+                for (ContainerStatus s : r.getCompletedContainersStatuses()) {
                     if (s.getContainerId().equals(released)) done = s;
-                if (done == null) Thread.sleep(250);
+                    if (s.getContainerId().equals(started.getId())) exited = s;
+                }
+                if (done == null || exited == null) Thread.sleep(250);
             }
             if (done == null) throw new IllegalStateException("no completed status for " + released);
+            if (exited == null) throw new IllegalStateException("no completed status for " + started.getId());
             amOk("released", released + " state=" + done.getState() + " exit=" + done.getExitStatus());
+            amOk("exited", started.getId() + " state=" + exited.getState() + " exit=" + exited.getExitStatus());
+            nm.stop();
         } catch (Exception e) {
             failure = e.toString();
             System.out.println("AM FAIL " + failure);
