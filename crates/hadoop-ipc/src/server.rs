@@ -414,7 +414,13 @@ async fn run_call(dispatcher: &Dispatcher, caller: Caller, call: Call) -> Vec<u8
             wire::success_packet(header.call_id, &header.client_id, header.retry_count, &body)
         }
         Err(error) => {
-            tracing::debug!(protocol, method, %error, "Hadoop IPC call failed");
+            if error.code == ErrorCode::NoSuchMethod {
+                // The calls a framework makes that Weft does not answer are what an operator
+                // moving it over needs to see (and what the next compatibility work is).
+                tracing::info!(protocol, method, "Hadoop IPC call not answered");
+            } else {
+                tracing::debug!(protocol, method, %error, "Hadoop IPC call failed");
+            }
             wire::error_packet(
                 header.call_id,
                 &header.client_id,

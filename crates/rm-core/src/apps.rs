@@ -474,6 +474,12 @@ impl RmCore {
             "APP_SUBMIT_TIME_ENV".into(),
             submit_time.as_millis().to_string(),
         );
+        // Hadoop's AMLauncher gives every AM the web proxy's path for its app (ProxyUriUtils);
+        // Spark's AM builds its UI filter's redirect from it and warns without it.
+        env.insert(
+            "APPLICATION_WEB_PROXY_BASE".into(),
+            format!("/proxy/{}", id.app),
+        );
         let attempt_id = attempt.id;
         if let Some(c) = self.containers.get_mut(&id) {
             c.state = ContainerState::Acquired;

@@ -302,7 +302,7 @@ pub struct AmLaunch {
     pub resource: Resource,
     /// The submission's launch context, with the RM's variables added to its environment
     /// (`WEFT_AM_TOKEN`, `APPLICATION_ATTEMPT_ID`, `CONTAINER_ID`, `WEFT_RM_SCHEDULER_ADDRESS`,
-    /// `APPLICATION_ID`, `MAX_APP_ATTEMPTS`, `APP_SUBMIT_TIME_ENV`).
+    /// `APPLICATION_ID`, `MAX_APP_ATTEMPTS`, `APP_SUBMIT_TIME_ENV`, `APPLICATION_WEB_PROXY_BASE`).
     pub launch: LaunchContext,
     /// The AM container's container token.
     pub container_token: String,

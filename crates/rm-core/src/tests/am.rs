@@ -27,6 +27,10 @@ fn am_container_is_launched_with_its_environment_and_persisted() {
     assert_eq!(env["APPLICATION_ATTEMPT_ID"], l.attempt.to_string());
     assert_eq!(env["WEFT_RM_SCHEDULER_ADDRESS"], "rm:8030");
     assert_eq!(env["WEFT_AM_TOKEN"].len(), 32);
+    assert_eq!(
+        env["APPLICATION_WEB_PROXY_BASE"],
+        "/proxy/application_1700000000000_0001"
+    );
     // The attempt record with the AM container is written before the launch is carried out.
     let persist_at = out.iter().position(|o| matches!(o, Output::Persist(w) if w.iter().any(|w| matches!(w, Write::PutAttempt(t) if t.am_container_id.as_deref() == Some("container_1700000000000_0001_01_000001")))));
     let launch_at = out.iter().position(|o| matches!(o, Output::LaunchAm(_)));
