@@ -9,7 +9,7 @@ mod harness;
 
 use std::time::Duration;
 
-use harness::{ready_json, Cluster, Options, Proc};
+use harness::{Cluster, Options};
 use serde_json::Value;
 
 const MINUTE: Duration = Duration::from_secs(60);
@@ -201,26 +201,7 @@ fn container_logs_are_served_by_the_node_manager() {
 #[test]
 fn weft_up_gives_every_node_manager_a_web_address() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let ready = dir.path().join("up.ready");
-    let args: Vec<String> = [
-        "up",
-        "--ephemeral-ports",
-        "--host",
-        "127.0.0.1",
-        "--nms",
-        "2",
-        "--nm-memory-mb",
-        "1024",
-        "--data-dir",
-        &dir.path().join("data").display().to_string(),
-        "--ready-file",
-        &ready.display().to_string(),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let mut up = Proc::spawn("weft up", &args, &dir.path().join("up.out"));
-    let v = ready_json(&mut up, &ready);
+    let (mut up, v) = harness::weft_up(dir.path(), &["--nms", "2", "--nm-memory-mb", "1024"]);
     let nodes = v["nodes"].as_array().expect("nodes");
     assert_eq!(nodes.len(), 2, "{v}");
     let out = up.output();

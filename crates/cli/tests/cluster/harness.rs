@@ -52,6 +52,9 @@ pub(crate) struct Proc {
     child: Child,
     pub(crate) log: PathBuf,
     done: Option<ExitStatus>,
+    /// `weft up`: dropped with SIGTERM first, since it starts its daemons in process groups of
+    /// their own, which a SIGKILL of its group would leave running.
+    stop_gently: bool,
 }
 
 impl Proc {
@@ -78,6 +81,7 @@ impl Proc {
             child,
             log: log.to_path_buf(),
             done: None,
+            stop_gently: false,
         }
     }
 
@@ -122,6 +126,16 @@ impl Proc {
 
 impl Drop for Proc {
     fn drop(&mut self) {
+        if self.stop_gently && self.try_status().is_none() {
+            self.signal(Signal::SIGTERM);
+            // Bounded: `weft up` gives each daemon a few seconds before it SIGKILLs it.
+            for _ in 0..300 {
+                if self.try_status().is_some() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
         self.kill9();
     }
 }
@@ -148,6 +162,7 @@ pub(crate) fn weft_up(dir: &Path, extra: &[&str]) -> (Proc, Value) {
     .collect();
     args.extend(extra.iter().map(|s| s.to_string()));
     let mut up = Proc::spawn("weft up", &args, &dir.join("up.out"));
+    up.stop_gently = true;
     let v = ready_json(&mut up, &ready);
     (up, v)
 }
