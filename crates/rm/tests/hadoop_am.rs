@@ -11,8 +11,8 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use prost::Message;
-use serde_json::{json, Value};
-use support::FakeNm;
+use serde_json::json;
+use support::{post, FakeNm};
 use tokio::runtime::Runtime;
 use weft_hadoop_ipc::client::{Client, ClientError};
 use weft_hadoop_ipc::{exception, RpcError};
@@ -20,13 +20,11 @@ use weft_proto::hadoop::yarn::*;
 use weft_proto::hadoop::{self as wire, AM_PROTOCOL, CLIENT_PROTOCOL};
 use weft_proto::hadoop_tokens;
 use weft_proto::v1::application_master_protocol_client::ApplicationMasterProtocolClient;
-use weft_proto::v1::container_management_server::ContainerManagementServer;
 use weft_proto::v1::resource_tracker_client::ResourceTrackerClient;
 use weft_proto::v1::{
     ContainerState, ContainerStatus, NodeAction, NodeHealthStatus, NodeHeartbeatRequest,
     RegisterNodeManagerRequest,
 };
-use weft_rm::RmArgs;
 use weft_types::Resource;
 
 /// The per-answer cap the RM is configured with.
@@ -37,17 +35,6 @@ const INVALID_AM_REQUEST: &str =
     "org.apache.hadoop.yarn.exceptions.InvalidApplicationMasterRequestException";
 const NOT_REGISTERED: &str =
     "org.apache.hadoop.yarn.exceptions.ApplicationMasterNotRegisteredException";
-
-fn post(agent: &ureq::Agent, url: &str, body: Option<Value>) -> Value {
-    let mut r = match body {
-        Some(b) => agent.post(url).send_json(&b),
-        None => agent.post(url).send_empty(),
-    }
-    .expect("the RM answers");
-    assert!(r.status().is_success(), "{url}: {}", r.status());
-    let text = r.body_mut().read_to_string().unwrap_or_default();
-    serde_json::from_str(&text).unwrap_or(Value::Null)
-}
 
 fn remote(e: ClientError) -> RpcError {
     match e {
@@ -75,47 +62,9 @@ struct Setup {
 impl Setup {
     fn start() -> Setup {
         let dir = tempfile::tempdir().unwrap();
-        let config = dir.path().join("rm.toml");
-        std::fs::write(
-            &config,
-            format!(
-                "[properties]\n\
-                 \"weft.resourcemanager.am.allocate.max-containers\" = {CAP}\n\
-                 \"yarn.scheduler.fair.assignmultiple\" = true\n\
-                 \"yarn.scheduler.fair.dynamic.max.assign\" = false\n\
-                 \"yarn.scheduler.fair.max.assign\" = -1\n\
-                 \"yarn.scheduler.fair.update-interval-ms\" = 20\n"
-            ),
-        )
-        .unwrap();
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        let rm = rt
-            .block_on(weft_rm::start(RmArgs {
-                config: Some(config),
-                data_dir: Some(dir.path().join("data")),
-                scheduler_address: Some("127.0.0.1:0".into()),
-                client_address: Some("127.0.0.1:0".into()),
-                tracker_address: Some("127.0.0.1:0".into()),
-                web_address: Some("127.0.0.1:0".into()),
-                ..RmArgs::default()
-            }))
-            .unwrap();
-        let nm = FakeNm::default();
-        let listener = rt
-            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-            .unwrap();
-        let nm_addr = listener.local_addr().unwrap();
-        let service = nm.clone();
-        rt.spawn(async move {
-            tonic::transport::Server::builder()
-                .add_service(ContainerManagementServer::new(service))
-                .serve_with_incoming(tonic::transport::server::TcpIncoming::from(listener))
-                .await
-        });
+        let rt = support::runtime();
+        let rm = support::start_rm(&rt, dir.path(), CAP);
+        let (nm, nm_addr) = support::serve_fake_nm(&rt);
         let node_id = format!("127.0.0.1:{}", nm_addr.port());
         let mut tracker = rt
             .block_on(ResourceTrackerClient::connect(format!(

@@ -233,6 +233,29 @@ impl Runner<'_> {
         Ok(answer)
     }
 
+    /// An ask (plain or gang): a refused ask is an `ask_refused` line, any other refusal ends
+    /// the run.
+    fn send_ask(
+        &mut self,
+        sim: &mut Sim<'_>,
+        at: u64,
+        app: &str,
+        event: Event,
+    ) -> Result<(), RunError> {
+        match self.send(sim, event)? {
+            Ok(()) => Ok(()),
+            Err(SchedError::InvalidAsk { reason, .. }) => {
+                let line = Obj::line("ask_refused", at)
+                    .field("app", app)
+                    .field("reason", reason)
+                    .finish();
+                self.emit(line);
+                Ok(())
+            }
+            Err(other) => Err(self.fail(sim, &other)),
+        }
+    }
+
     /// Like [`Runner::send`], but a refusal ends the run.
     fn must(&mut self, sim: &mut Sim<'_>, event: Event) -> Result<(), RunError> {
         self.send(sim, event)?.map_err(|e| self.fail(sim, &e))
@@ -509,17 +532,7 @@ impl Runner<'_> {
                     tag: duration_tag(*duration),
                     ..ask.clone()
                 };
-                match self.send(sim, Event::Ask { app: id, ask })? {
-                    Ok(()) => {}
-                    Err(SchedError::InvalidAsk { reason, .. }) => {
-                        let line = Obj::line("ask_refused", at)
-                            .field("app", app)
-                            .field("reason", reason)
-                            .finish();
-                        self.emit(line);
-                    }
-                    Err(other) => return Err(self.fail(sim, &other)),
-                }
+                self.send_ask(sim, at, app, Event::Ask { app: id, ask })?;
             }
             Action::Release {
                 app,
@@ -684,17 +697,7 @@ impl Runner<'_> {
                     tag: duration_tag(*duration),
                     ..ask.clone()
                 };
-                match self.send(sim, Event::GangAsk { app: id, ask })? {
-                    Ok(()) => {}
-                    Err(SchedError::InvalidAsk { reason, .. }) => {
-                        let line = Obj::line("ask_refused", at)
-                            .field("app", app)
-                            .field("reason", reason)
-                            .finish();
-                        self.emit(line);
-                    }
-                    Err(other) => return Err(self.fail(sim, &other)),
-                }
+                self.send_ask(sim, at, app, Event::GangAsk { app: id, ask })?;
             }
             Action::GangCancel { app, gang } => {
                 let Some(id) = self.live_app(sim, app, kind) else {

@@ -1,6 +1,15 @@
-//! A fake NodeManager's container manager shared by the RM's integration tests.
+//! What the RM's integration tests share: a fake NodeManager's container manager, an RM
+//! started in-process with every address ephemeral, and REST posts.
+#![allow(dead_code)] // each test binary uses its own part
 
+use std::net::SocketAddr;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::runtime::Runtime;
+use weft_proto::v1::container_management_server::ContainerManagementServer;
 
 use weft_proto::v1::container_management_server::ContainerManagement;
 use weft_proto::v1::*;
@@ -47,4 +56,78 @@ impl ContainerManagement for FakeNm {
     ) -> Result<tonic::Response<GetContainerStatusesResponse>, tonic::Status> {
         Ok(tonic::Response::new(GetContainerStatusesResponse::default()))
     }
+}
+
+/// A two-thread runtime for an in-process RM.
+pub(crate) fn runtime() -> Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// An RM on 127.0.0.1 with ephemeral ports and its data in `dir`, assigning as many containers
+/// per heartbeat as fit, answering Allocate with at most `cap` containers.
+pub(crate) fn start_rm(rt: &Runtime, dir: &Path, cap: usize) -> weft_rm::RunningRm {
+    let config = dir.join("rm.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[properties]\n\
+             \"weft.resourcemanager.am.allocate.max-containers\" = {cap}\n\
+             \"yarn.scheduler.fair.assignmultiple\" = true\n\
+             \"yarn.scheduler.fair.dynamic.max.assign\" = false\n\
+             \"yarn.scheduler.fair.max.assign\" = -1\n\
+             \"yarn.scheduler.fair.update-interval-ms\" = 20\n"
+        ),
+    )
+    .unwrap();
+    rt.block_on(weft_rm::start(weft_rm::RmArgs {
+        config: Some(config),
+        data_dir: Some(dir.join("data")),
+        scheduler_address: Some("127.0.0.1:0".into()),
+        client_address: Some("127.0.0.1:0".into()),
+        tracker_address: Some("127.0.0.1:0".into()),
+        web_address: Some("127.0.0.1:0".into()),
+        ..weft_rm::RmArgs::default()
+    }))
+    .unwrap()
+}
+
+/// A [`FakeNm`] serving Weft's container-management gRPC on 127.0.0.1, and its address.
+pub(crate) fn serve_fake_nm(rt: &Runtime) -> (FakeNm, SocketAddr) {
+    let nm = FakeNm::default();
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    let service = nm.clone();
+    rt.spawn(async move {
+        tonic::transport::Server::builder()
+            .add_service(ContainerManagementServer::new(service))
+            .serve_with_incoming(tonic::transport::server::TcpIncoming::from(listener))
+            .await
+    });
+    (nm, addr)
+}
+
+/// POSTs to the RM's REST API and returns the JSON answer (null when empty).
+pub(crate) fn post(agent: &ureq::Agent, url: &str, body: Option<Value>) -> Value {
+    let mut r = match body {
+        Some(b) => agent.post(url).send_json(&b),
+        None => agent.post(url).send_empty(),
+    }
+    .expect("the RM answers");
+    assert!(r.status().is_success(), "{url}: {}", r.status());
+    let text = r.body_mut().read_to_string().unwrap_or_default();
+    serde_json::from_str(&text).unwrap_or(Value::Null)
+}
+
+/// A REST agent with a 10 s limit per call.
+pub(crate) fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(10)))
+        .build()
+        .into()
 }
