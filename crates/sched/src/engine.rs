@@ -56,6 +56,12 @@ pub(crate) struct Engine<R: Rules> {
     /// Summed over the walks: how many top-level queues each could descend to (root's
     /// candidates, or its node's pool's): the breadth a heartbeat draws from.
     pub(crate) top_level_reachable: u64,
+    /// Walks from the root so far (a heartbeat makes one per container it assigns, plus the
+    /// one that finds nothing more).
+    pub(crate) walks: u64,
+    /// The most queues one walk of the latest heartbeat entered (resource-pools spec §14
+    /// scenario 31: never more than the heartbeating node's pool holds).
+    pub(crate) last_heartbeat_widest_walk: u64,
     /// Fast path: distinct outstanding ask sizes of candidate apps -> how many apps have them.
     pub(crate) pending_sizes: BTreeMap<[i64; weft_types::MAX_RESOURCE_TYPES], u32>,
     /// Reused buffer for re-indexing an app's sizes without allocating.
@@ -98,6 +104,8 @@ impl<R: Rules> Engine<R> {
             allocations: 0,
             queues_visited: 0,
             top_level_reachable: 0,
+            walks: 0,
+            last_heartbeat_widest_walk: 0,
             pending_sizes: BTreeMap::new(),
             scratch_sizes: Vec::new(),
             unbounded_never_binds: true,

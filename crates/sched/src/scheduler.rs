@@ -122,6 +122,18 @@ impl Scheduler {
         with_engine!(&self.kind, e => e.queues_visited)
     }
 
+    /// Walks from the root the heartbeats have made so far (one per container assigned, plus
+    /// the one that finds nothing more): `queues_visited` over it is what one walk costs.
+    pub fn walks(&self) -> u64 {
+        with_engine!(&self.kind, e => e.walks)
+    }
+
+    /// The most queues (root included) one walk of the latest heartbeat entered: bounded by
+    /// the queues of the heartbeating node's resource pool (resource-pools spec §14, 31).
+    pub fn last_heartbeat_widest_walk(&self) -> u64 {
+        with_engine!(&self.kind, e => e.last_heartbeat_widest_walk)
+    }
+
     /// Summed over the heartbeat walks so far: how many top-level queues with something to
     /// schedule each walk could descend to (with resource pools, only its node's pool's).
     pub fn top_level_reachable(&self) -> u64 {

@@ -120,6 +120,9 @@ pub(crate) trait Script {
     fn decision(&mut self, sim: &mut Sim<'_>, decision: &Decision) -> Result<(), Self::Error>;
     /// The scheduler spent `nanos` of CPU time on one event of this kind.
     fn timed(&mut self, kind: EventKind, nanos: u64);
+    /// A node heartbeat was handled (before its decisions are processed); the scheduler's
+    /// walk counters describe it.
+    fn heartbeat_walked(&mut self, _sim: &Sim<'_>, _node: NodeId) {}
     /// The scheduler refused a step the driver took; the run cannot go on.
     fn refused(&mut self, sim: &Sim<'_>, step: Step, source: SchedError) -> Self::Error;
 }
@@ -426,6 +429,7 @@ impl<'c> Sim<'c> {
         if let Err(e) = self.call(script, EventKind::Heartbeat, Event::NodeHeartbeat { node }) {
             return Err(script.refused(self, Step::Heartbeat(node), e));
         }
+        script.heartbeat_walked(self, node);
         self.process(script)?;
         self.agenda.push(
             self.now + self.timing.heartbeat_interval,

@@ -21,6 +21,7 @@ pub mod pools;
 pub mod present;
 #[cfg(test)]
 mod tests;
+pub mod walk_bound;
 
 use crate::clock::CpuClock;
 use crate::driver::{CompletionReport, EventKind, Script, Sim, Step, Timing};
@@ -30,12 +31,13 @@ use apps::{AppRun, AppStep};
 use metrics::{Recorder, ScaleReport};
 use std::collections::BTreeMap;
 use thiserror::Error;
+use walk_bound::WalkBound;
 use weft_config::SchedulerKind;
 use weft_sched::{
     CapacitySchedulerConfig, ContainerAsk, ContainerExit, Decision, Event, FifoConfig, SchedError,
     Scheduler, SchedulerConfig, WalkMode,
 };
-use weft_types::{AppId, ContainerId, Duration, Resource, Time};
+use weft_types::{AppId, ContainerId, Duration, NodeId, Resource, Time};
 
 /// How to run.
 #[derive(Clone, Debug)]
@@ -122,6 +124,7 @@ pub fn run_scale(
         workload,
         next_closed_loop: 0,
         draining: false,
+        walk_bound: WalkBound::default(),
     };
     run.start(&mut sim)?;
     let end_for_progress = end.unwrap_or(Time(0));
@@ -139,6 +142,7 @@ pub fn run_scale(
             Some(Due::Submit(i)) => run.submit(&mut sim, i as usize)?,
             Some(Due::Sample) => {
                 run.recorder.sample(sim.now, &sim.sched);
+                run.walk_bound.stale();
                 progress(at, end_for_progress);
                 if let Some(v) = next_verify {
                     if at >= v {
@@ -170,7 +174,12 @@ pub fn run_scale(
     let (drift, nanos) = sim.verify_timed();
     run.recorder.drift(drift, nanos);
     let walks = (sim.sched.queues_visited(), sim.sched.top_level_reachable());
-    Ok(run.recorder.finish(sim.now, walks))
+    let walk_bound = run
+        .walk_bound
+        .finish(sim.sched.walks(), sim.sched.queues_visited());
+    let mut report = run.recorder.finish(sim.now, walks);
+    report.walk_bound = walk_bound;
+    Ok(report)
 }
 
 /// The scale run's part: simulated AMs, the workload's apps and the metrics.
@@ -181,6 +190,8 @@ struct ScaleRun<'a> {
     next_closed_loop: u64,
     /// Past the end with `drain`: no new apps.
     draining: bool,
+    /// Each heartbeat's widest walk against its node's pool.
+    walk_bound: WalkBound,
 }
 
 impl Script for ScaleRun<'_> {
@@ -250,6 +261,10 @@ impl Script for ScaleRun<'_> {
 
     fn timed(&mut self, kind: EventKind, nanos: u64) {
         self.recorder.add_time(kind, nanos);
+    }
+
+    fn heartbeat_walked(&mut self, sim: &Sim<'_>, node: NodeId) {
+        self.walk_bound.heartbeat(&sim.sched, node);
     }
 
     fn refused(&mut self, sim: &Sim<'_>, step: Step, source: SchedError) -> ScaleError {

@@ -42,6 +42,7 @@ impl<R: Rules> Engine<R> {
 
     /// Serve the node's reservation, or assign containers (spec §6 steps 2-3).
     fn serve_node(&mut self, node: NodeId) {
+        self.last_heartbeat_widest_walk = 0;
         if let Some(res) = self.nodes.get(&node).and_then(|n| n.reservation.clone()) {
             if self.assign_reserved(node, &res) {
                 self.refresh_root_available();
@@ -62,7 +63,12 @@ impl<R: Rules> Engine<R> {
             {
                 break;
             }
+            let visited_before = self.queues_visited;
             let a = self.assign_from_root(node);
+            self.walks += 1;
+            self.last_heartbeat_widest_walk = self
+                .last_heartbeat_widest_walk
+                .max(self.queues_visited.wrapping_sub(visited_before));
             let size = match a {
                 Assignment::None | Assignment::QueueBlocked => break,
                 Assignment::Reserved => break,

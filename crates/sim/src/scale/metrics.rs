@@ -12,6 +12,7 @@
 
 use super::apps::AppRun;
 use super::pools::{PoolFigures, PoolRecorder};
+use super::walk_bound::WalkBoundFigures;
 use crate::workload::Workload;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -164,6 +165,9 @@ pub struct ScaleReport {
     /// the first queue that allocates, so `queues_visited_per_heartbeat` shrinks with pools
     /// only where walks find nothing; this figure shrinks with the pool's share of the tree.
     pub top_level_reachable_per_heartbeat: f64,
+    /// Each heartbeat's widest walk against the queues of its node's pool (resource-pools
+    /// spec §14 scenario 31), and the walks' mean width.
+    pub walk_bound: WalkBoundFigures,
     /// Per resource pool: usage, valid pending, validSchedule (empty without pools).
     pub pools: Vec<PoolFigures>,
     /// With pools: the fraction of minutes in which every pool's validSchedule held (the
@@ -551,6 +555,7 @@ impl Recorder {
             queues_visited_per_heartbeat: per_heartbeat(queues_visited),
             top_level_reachable,
             top_level_reachable_per_heartbeat: per_heartbeat(top_level_reachable),
+            walk_bound: WalkBoundFigures::default(),
             pools,
             pool_aware_valid_schedule_per_min,
             verifications: self.verifications,

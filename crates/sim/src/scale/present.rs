@@ -81,6 +81,17 @@ pub fn summary_rows(r: &ScaleReport) -> Vec<(String, String)> {
             "top-level queues in reach per heartbeat".to_string(),
             format!("{:.2}", r.top_level_reachable_per_heartbeat),
         ),
+        (
+            "queues per walk: mean / widest / node's pool holds (tree)".to_string(),
+            format!(
+                "{:.2} / {} / {:.2} ({}), walks wider than their pool: {}",
+                r.walk_bound.queues_visited_per_walk,
+                r.walk_bound.widest_walk,
+                r.walk_bound.pool_queues_per_heartbeat,
+                r.walk_bound.tree_queues,
+                r.walk_bound.walks_beyond_pool
+            ),
+        ),
     ];
     if let Some(aware) = r.pool_aware_valid_schedule_per_min {
         rows.push((

@@ -246,4 +246,52 @@ fn pools_narrow_each_heartbeat_to_its_pools_queues_and_report_per_pool_figures()
         assert_eq!(p.valid_schedule_minutes.len(), 1);
     }
     assert!(pooled.pool_aware_valid_schedule_per_min.is_some());
+    // Scenario 31's bound, heartbeat by heartbeat: no walk enters more queues than the node's
+    // pool holds (root, its parent and 5 leaves: 7 of the tree's 26, which has root.default too).
+    for r in [&whole, &pooled] {
+        assert_eq!(r.walk_bound.walks_beyond_pool, 0, "{:?}", r.walk_bound);
+        assert_eq!(r.walk_bound.tree_queues, 26);
+        assert!(r.walk_bound.walks > r.walk_bound.heartbeats);
+    }
+    assert_eq!(whole.walk_bound.pool_queues_per_heartbeat, 26.0);
+    assert_eq!(pooled.walk_bound.pool_queues_per_heartbeat, 7.0);
+    assert!(
+        pooled.walk_bound.widest_walk <= 7,
+        "{:?}",
+        pooled.walk_bound
+    );
+}
+
+/// Resource-pools spec §14 scenario 31 (heartbeat cost): the meituan preset at 5% split into
+/// 20 pools, for 30 s of virtual time. No node over its capacity and no drift (verification
+/// every 10 s), and no heartbeat's walk enters more queues than its node's pool holds.
+#[test]
+fn scenario_31_no_walk_leaves_its_nodes_pool() {
+    let mut params = crate::presets::MeituanParams::full().scaled(0.05);
+    params.end = Duration::from_secs(30);
+    let params = params.with_pools(20).expect("enough nodes and queues");
+    let w = params.workload(1);
+    let (config, warnings) = workload_config(&w, "the preset").expect("valid config");
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let options = ScaleOptions {
+        verify_every: Some(Duration::from_secs(10)),
+        ..ScaleOptions::default()
+    };
+    let r = run_scale(&w, config, &mut ZeroClock, &options, &mut |_, _| {}).expect("runs");
+    assert_eq!(r.drift, 0, "{:?}", r.drift_examples);
+    assert!(r.samples.iter().all(|s| s.usage <= 1.0));
+    assert!(r.allocations > 1000, "the cluster fills: {}", r.allocations);
+    let b = &r.walk_bound;
+    assert_eq!(b.walks_beyond_pool, 0, "{b:?}");
+    assert!(b.heartbeats > 10_000, "{b:?}");
+    // Each pool holds a twentieth of the tree's leaves (plus root and its parents): far less
+    // than the tree a walk without pools may enter.
+    assert!(
+        b.pool_queues_per_heartbeat * 10.0 < b.tree_queues as f64,
+        "{b:?}"
+    );
+    assert!(
+        b.widest_walk as f64 <= b.pool_queues_per_heartbeat.ceil(),
+        "{b:?}"
+    );
 }
