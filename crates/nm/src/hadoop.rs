@@ -224,6 +224,7 @@ impl HadoopContainerManager {
             created_ms: now_ms(),
             handle,
             acked: false,
+            running_delivered: false,
         });
         Ok(id)
     }

@@ -150,6 +150,7 @@ impl ContainerManager {
             created_ms: now_ms(),
             handle,
             acked: false,
+            running_delivered: false,
         });
         Ok(())
     }

@@ -20,6 +20,9 @@ pub(crate) struct Entry {
     pub(crate) handle: ContainerHandle,
     /// The RM has recorded the completion; no longer reported in heartbeats.
     pub(crate) acked: bool,
+    /// An answered heartbeat carried this container's RUNNING status, so later ones leave it
+    /// out (cleared when the NM registers again: a new RM may not have it).
+    pub(crate) running_delivered: bool,
 }
 
 impl Entry {
@@ -65,6 +68,16 @@ struct Inner {
     users: BTreeMap<String, String>,
 }
 
+/// What one heartbeat reports.
+#[derive(Debug, Default)]
+pub(crate) struct HeartbeatStatuses {
+    pub(crate) statuses: Vec<ContainerStatus>,
+    /// Containers running here, reported or not.
+    pub(crate) running: u32,
+    /// The RUNNING statuses among `statuses`.
+    pub(crate) running_sent: Vec<String>,
+}
+
 /// Shared between the container-management service and the heartbeat loop.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Table(Arc<Mutex<Inner>>);
@@ -91,14 +104,41 @@ impl Table {
         self.lock().containers.get(id).cloned()
     }
 
-    /// Statuses for a heartbeat: every container the RM has not acknowledged.
-    pub(crate) fn unacknowledged(&self) -> Vec<ContainerStatus> {
-        self.lock()
-            .containers
-            .values()
-            .filter(|e| !e.acked)
-            .map(Entry::status)
-            .collect()
+    /// Statuses for a heartbeat: completions the RM has not acknowledged and RUNNING
+    /// statuses no answered heartbeat carried yet (every RUNNING one with `all`), with how many
+    /// containers run.
+    pub(crate) fn for_heartbeat(&self, all: bool) -> HeartbeatStatuses {
+        let inner = self.lock();
+        let mut out = HeartbeatStatuses::default();
+        for e in inner.containers.values().filter(|e| !e.acked) {
+            let running = !e.completed();
+            if running {
+                out.running = out.running.saturating_add(1);
+                if e.running_delivered && !all {
+                    continue;
+                }
+                out.running_sent.push(e.handle.id().to_string());
+            }
+            out.statuses.push(e.status());
+        }
+        out
+    }
+
+    /// An answered heartbeat carried these RUNNING statuses: leave them out from now on.
+    pub(crate) fn running_delivered(&self, ids: &[String]) {
+        let mut inner = self.lock();
+        for id in ids {
+            if let Some(e) = inner.containers.get_mut(id) {
+                e.running_delivered = true;
+            }
+        }
+    }
+
+    /// Registering again (a restarted RM, a resync): report every running container anew.
+    pub(crate) fn forget_delivered(&self) {
+        for e in self.lock().containers.values_mut() {
+            e.running_delivered = false;
+        }
     }
 
     /// Statuses for (re-)registration, so a restarted RM can recover running work.

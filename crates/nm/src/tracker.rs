@@ -121,14 +121,20 @@ impl Tracker {
                 return Exit::Requested;
             };
             let mut response_id = 0;
+            // The registration listed every container; the first heartbeat lists them again
+            // (the RM has them only once an answered heartbeat carried them).
+            self.table.forget_delivered();
+            let mut send_all = false;
             loop {
                 if self.pause(interval).await {
                     return Exit::Requested;
                 }
+                let report = self.table.for_heartbeat(send_all);
                 let request = NodeHeartbeatRequest {
                     node_id: self.registration.node_id.clone(),
                     response_id,
-                    container_statuses: self.table.unacknowledged(),
+                    container_statuses: report.statuses,
+                    running_containers: Some(report.running),
                     node_health_status: Some(NodeHealthStatus {
                         is_node_healthy: true,
                         health_report: String::new(),
@@ -162,7 +168,11 @@ impl Tracker {
                         );
                         return Exit::RmShutdown;
                     }
-                    NodeAction::Normal => self.apply(&reply),
+                    NodeAction::Normal => {
+                        self.apply(&reply);
+                        self.table.running_delivered(&report.running_sent);
+                        send_all = reply.send_all_statuses;
+                    }
                 }
             }
         }

@@ -225,6 +225,32 @@ async fn register_heartbeat_start_complete_resync_and_shutdown() {
             .join(format!("local/usercache/alice/appcache/{APP}/{c2}/pid")),
     )
     .await;
+    // Its RUNNING status goes out once; later heartbeats leave it out and count it, until the
+    // RM asks for every status.
+    next_matching(&mut events, "c2's RUNNING status", |e| match e {
+        Event::Heartbeat(hb) => status_of(&hb.container_statuses, c2).map(|_| ()),
+        _ => None,
+    })
+    .await;
+    for _ in 0..2 {
+        let hb = next_matching(&mut events, "heartbeat", |e| match e {
+            Event::Heartbeat(hb) => Some(hb),
+            _ => None,
+        })
+        .await;
+        assert!(status_of(&hb.container_statuses, c2).is_none(), "{hb:?}");
+        assert_eq!(hb.running_containers, Some(1));
+    }
+    script.lock().unwrap().send_all_next = true;
+    next_matching(
+        &mut events,
+        "c2's status after the RM asked for all",
+        |e| match e {
+            Event::Heartbeat(hb) => status_of(&hb.container_statuses, c2).map(|_| ()),
+            _ => None,
+        },
+    )
+    .await;
     script.lock().unwrap().resync_next = true;
     let rereg = next_matching(&mut events, "re-registration", |e| match e {
         Event::Registered(r) => Some(r),
@@ -240,6 +266,20 @@ async fn register_heartbeat_start_complete_resync_and_shutdown() {
     assert_eq!(running, vec![c2.to_string()]);
     assert_eq!(rereg.running_applications, vec![APP.to_string()]);
     assert!(alive(c2_pid));
+    // A new RM learns of it from the registration, and the first heartbeat reports it again.
+    let first = next_matching(
+        &mut events,
+        "first heartbeat after re-registering",
+        |e| match e {
+            Event::Heartbeat(hb) => Some(hb),
+            _ => None,
+        },
+    )
+    .await;
+    assert!(
+        status_of(&first.container_statuses, c2).is_some(),
+        "{first:?}"
+    );
 
     // The AM stops it (an unknown id beside it fails alone).
     let stop = client

@@ -118,6 +118,9 @@ pub struct HeartbeatReply {
     pub apps_to_cleanup: Vec<ApplicationId>,
     /// A container-token master key the NM does not hold yet.
     pub master_key: Option<weft_tokens::MasterKey>,
+    /// The NM's running count differs from the containers seen running on the node: its
+    /// next heartbeat lists them all.
+    pub send_all_statuses: bool,
 }
 
 impl HeartbeatReply {
@@ -140,6 +143,9 @@ pub struct NodeStatus {
     pub last_key_id: Option<u32>,
     /// The node's registration secret.
     pub secret: String,
+    /// How many containers the NM runs when `containers` lists only what changed (RUNNING
+    /// statuses it already delivered are left out); `None` when it lists every one.
+    pub running_containers: Option<u32>,
 }
 
 /// A node's lifecycle state (YARN's `NodeState`).

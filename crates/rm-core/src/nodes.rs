@@ -361,11 +361,23 @@ impl RmCore {
         };
         let containers_to_stop = std::mem::take(&mut node.to_stop).into_iter().collect();
         let apps_to_cleanup = std::mem::take(&mut node.to_cleanup).into_iter().collect();
+        // A delta report is only as good as the RM's copy of what it left out: any difference
+        // in the count (a status lost, a container the RM released that still runs, one it
+        // never knew) has the NM list everything once more, as YARN's NMs always do.
+        let send_all_statuses = status.running_containers.is_some_and(|n| {
+            let seen = node
+                .containers
+                .values()
+                .filter(|reported| **reported)
+                .count();
+            u64::from(n) != u64::try_from(seen).unwrap_or(u64::MAX)
+        });
         Ok(HeartbeatReply {
             action: Some(NodeAction::Normal),
             containers_to_stop,
             apps_to_cleanup,
             master_key: self.key_for_node(status.last_key_id),
+            send_all_statuses,
         })
     }
 

@@ -171,6 +171,7 @@ impl ResourceTracker for Tracker {
             containers,
             last_key_id: req.last_known_master_key_id,
             secret: req.node_secret,
+            running_containers: req.running_containers,
         };
         let node = req.node_id;
         let reply = self
@@ -195,6 +196,7 @@ impl ResourceTracker for Tracker {
             next_heartbeat_interval_ms: self.heartbeat_interval_ms,
             containers_to_be_removed_from_nm: acknowledged,
             container_token_master_key: reply.master_key.as_ref().map(WireKey::from_key),
+            send_all_statuses: reply.send_all_statuses,
             ..Default::default()
         }))
     }

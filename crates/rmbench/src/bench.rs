@@ -196,6 +196,7 @@ async fn drive(
             cm_port,
             heartbeat: args.heartbeat_ms.map(Duration::from_millis),
             container_run: Duration::from_millis(args.container_ms.unwrap_or(0)),
+            full_statuses: args.full_statuses,
         };
         let client = ResourceTrackerClient::new(channels[index % channels.len()].clone());
         let start = nm::Start {

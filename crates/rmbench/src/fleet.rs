@@ -413,6 +413,7 @@ async fn drive(
             cm_port,
             heartbeat: args.heartbeat_ms.map(Duration::from_millis),
             container_run: Duration::from_millis(plan.container_ms),
+            full_statuses: args.full_statuses,
         };
         let client = ResourceTrackerClient::new(channels[index % channels.len()].clone());
         let start = nm::Start {

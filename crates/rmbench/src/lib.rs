@@ -121,6 +121,10 @@ pub struct RmBenchArgs {
     /// How often usage and pending demand are observed for validSchedule, e.g. 5s.
     #[arg(long = "observe-every", default_value = "5s", value_parser = parse_duration)]
     pub observe_every: Duration,
+    /// Simulated NMs list every running container in every heartbeat, as YARN's NMs do,
+    /// instead of Weft's changes and a running count (to measure what the deltas save).
+    #[arg(long = "full-statuses")]
+    pub full_statuses: bool,
     /// Put the RM on one CPU and the bench on another (sched_setaffinity on every thread), so
     /// neither's CPU is confused with the other's. Needs two CPUs.
     #[arg(long)]

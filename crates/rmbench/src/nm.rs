@@ -45,6 +45,8 @@ pub(crate) struct NodeSpec {
     pub(crate) heartbeat: Option<Duration>,
     /// How long a container runs.
     pub(crate) container_run: Duration,
+    /// Every running container in every heartbeat (YARN's NMs), not the changes and a count.
+    pub(crate) full_statuses: bool,
 }
 
 /// What a node measured.
@@ -66,6 +68,9 @@ pub(crate) struct NodeResult {
 struct Running {
     id: String,
     ends: Option<Instant>,
+    /// A heartbeat carried its RUNNING status (any failed heartbeat makes the node register
+    /// again, which clears this, so "sent" is "delivered").
+    delivered: bool,
 }
 
 struct Node {
@@ -86,6 +91,8 @@ struct Node {
     master_key_id: Option<u32>,
     /// The registration secret the RM returned: heartbeats carry it.
     secret: String,
+    /// The RM asked for every running container in the next heartbeat.
+    send_all: bool,
 }
 
 impl Node {
@@ -138,6 +145,11 @@ impl Node {
                     let asked = u64::try_from(r.heartbeat_interval_ms).unwrap_or(0).max(1);
                     self.interval = self.spec.heartbeat.unwrap_or(Duration::from_millis(asked));
                     self.response_id = 0;
+                    // The registration listed them, but the first heartbeat lists them too:
+                    // what a new RM recorded from a registration is not tracked here.
+                    for c in &mut self.running {
+                        c.delivered = false;
+                    }
                     self.master_key_id = r.container_token_master_key.map(|k| k.key_id);
                     self.secret = r.node_secret;
                     return true;
@@ -158,7 +170,11 @@ impl Node {
     fn statuses(&mut self, now: Instant) -> (Vec<ContainerStatus>, usize) {
         for c in self.shared.take_launched(self.spec.index) {
             let ends = (!c.forever).then(|| c.at + self.spec.container_run);
-            self.running.push(Running { id: c.id, ends });
+            self.running.push(Running {
+                id: c.id,
+                ends,
+                delivered: false,
+            });
         }
         let before = self.unacked.len();
         for id in self.stopped.drain(..) {
@@ -173,8 +189,13 @@ impl Node {
         }
         let mut running = Vec::with_capacity(self.running.len());
         let unacked = &mut self.unacked;
-        self.running.retain(|c| {
+        let only_new = !self.spec.full_statuses && !std::mem::take(&mut self.send_all);
+        self.running.retain_mut(|c| {
             let done = c.ends.is_some_and(|e| e <= now);
+            if !done && only_new && c.delivered {
+                return true;
+            }
+            c.delivered = true;
             let status = ContainerStatus {
                 container_id: c.id.clone(),
                 state: if done {
@@ -223,6 +244,8 @@ impl Node {
             keep_alive_applications: Vec::new(),
             last_known_master_key_id: self.master_key_id,
             node_secret: self.secret.clone(),
+            running_containers: (!self.spec.full_statuses)
+                .then(|| u32::try_from(self.running.len()).unwrap_or(u32::MAX)),
         };
         let at_ms = self.shared.now_ms();
         let result = tokio::select! {
@@ -246,6 +269,7 @@ impl Node {
         if let Some(k) = &reply.container_token_master_key {
             self.master_key_id = Some(k.key_id);
         }
+        self.send_all = reply.send_all_statuses;
         self.stopped.extend(reply.containers_to_cleanup);
         self.acknowledge(&reply.containers_to_be_removed_from_nm);
         if reply.node_action == NodeAction::Resync as i32 {
@@ -299,6 +323,7 @@ pub(crate) async fn run(
         response_id: 0,
         master_key_id: None,
         secret: String::new(),
+        send_all: false,
         interval: Duration::from_secs(1),
         result: NodeResult::default(),
     };
@@ -350,7 +375,15 @@ pub(crate) async fn run(
 mod tests {
     use super::*;
 
+    /// A node that lists every running container in every heartbeat (YARN's NMs).
     fn node(run_ms: u64) -> Node {
+        let mut n = delta_node(run_ms);
+        n.spec.full_statuses = true;
+        n
+    }
+
+    /// A node that reports changes and a running count (Weft's NMs).
+    fn delta_node(run_ms: u64) -> Node {
         let channel = Channel::from_static("http://127.0.0.1:1").connect_lazy();
         Node {
             spec: NodeSpec {
@@ -362,6 +395,7 @@ mod tests {
                 cm_port: 1,
                 heartbeat: None,
                 container_run: Duration::from_millis(run_ms),
+                full_statuses: false,
             },
             id: node_id(0),
             rm: ResourceTrackerClient::new(channel),
@@ -372,6 +406,7 @@ mod tests {
             response_id: 0,
             master_key_id: None,
             secret: String::new(),
+            send_all: false,
             interval: Duration::from_secs(1),
             result: NodeResult::default(),
         }
@@ -428,5 +463,29 @@ mod tests {
         assert_eq!(s[0].container_id, "c1");
         assert_eq!(s[0].state, ContainerState::Complete as i32);
         assert!(n.running.is_empty());
+    }
+
+    #[tokio::test]
+    async fn delta_reports_carry_a_running_status_once_until_the_rm_asks_for_all() {
+        let mut n = delta_node(60_000);
+        n.shared
+            .launch(0, [launched("c1", false), launched("c2", false)]);
+        let (s, _) = n.statuses(crate::clock::now());
+        assert_eq!(s.len(), 2, "new containers are reported");
+        let (s, new) = n.statuses(crate::clock::now());
+        assert_eq!((s.len(), new), (0, 0), "then left out while they run");
+        n.stopped.push("c2".into());
+        let (s, new) = n.statuses(crate::clock::now());
+        assert_eq!((s.len(), new), (1, 1), "a completion is a change");
+        assert_eq!(s[0].container_id, "c2");
+        // The RM's count differed: the next heartbeat lists every running container (and the
+        // unacknowledged completion), the one after goes back to changes only.
+        n.send_all = true;
+        let (s, _) = n.statuses(crate::clock::now());
+        let ids: Vec<&str> = s.iter().map(|s| s.container_id.as_str()).collect();
+        assert_eq!(ids, ["c2", "c1"]);
+        let (s, _) = n.statuses(crate::clock::now());
+        let ids: Vec<&str> = s.iter().map(|s| s.container_id.as_str()).collect();
+        assert_eq!(ids, ["c2"]);
     }
 }

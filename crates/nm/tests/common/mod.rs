@@ -82,6 +82,8 @@ pub(crate) struct Script {
     pub(crate) resync_next: bool,
     pub(crate) acknowledge: Vec<String>,
     pub(crate) cleanup_next: Vec<String>,
+    /// The next reply asks for every running container's status.
+    pub(crate) send_all_next: bool,
 }
 
 #[derive(Clone)]
@@ -125,6 +127,7 @@ impl ResourceTracker for FakeTracker {
             containers_to_cleanup: std::mem::take(&mut script.cleanup_next),
             containers_to_be_removed_from_nm: script.acknowledge.clone(),
             next_heartbeat_interval_ms: 100,
+            send_all_statuses: std::mem::take(&mut script.send_all_next),
             ..Default::default()
         }))
     }

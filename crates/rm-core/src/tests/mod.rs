@@ -184,6 +184,7 @@ pub(crate) fn report(
             containers: s,
             last_key_id: None,
             secret,
+            running_containers: None,
         },
     )
     .expect("heartbeat")

@@ -103,6 +103,7 @@ fn unhealthy_node_loses_its_containers_and_gets_none_until_healthy() {
         containers: Vec::new(),
         last_key_id: None,
         secret: c.node_secret("h2:1").unwrap(),
+        running_containers: None,
     };
     let reply = c.node_heartbeat(Time(5), "h2:1", sick.clone()).unwrap();
     assert_eq!(reply.action(), NodeAction::Normal);
@@ -445,4 +446,60 @@ fn repeated_running_statuses_change_nothing_and_write_nothing() {
         state_of(&c, granted[0].id),
         Some(LiveContainerState::Complete)
     );
+}
+
+/// Weft's NMs leave out RUNNING statuses an answered heartbeat already carried and send how
+/// many containers run: the RM takes the count as the check of what was left out and asks for
+/// every status when its own count of containers seen running on the node differs.
+#[test]
+fn delta_reports_are_checked_by_the_running_count() {
+    let mut c = core();
+    register(&mut c, 0, "h1:1");
+    let (_app, attempt, token, am) = running_app(&mut c, 1, "h1:1");
+    c.am_allocate(Time(2), attempt, &token, ask(2))
+        .expect("asks");
+    heartbeat(&mut c, 3, "h1:1");
+    heartbeat(&mut c, 3, "h1:1");
+    let granted = c
+        .am_allocate(Time(4), attempt, &token, AllocateRequest::default())
+        .expect("allocate")
+        .allocated;
+    assert_eq!(granted.len(), 2);
+    let delta = |c: &mut RmCore, t: u64, s: Vec<NmContainerStatus>, running: u32| {
+        c.tick(Time(t));
+        let secret = c.node_secret("h1:1").unwrap_or_default();
+        c.node_heartbeat(
+            Time(t),
+            "h1:1",
+            NodeStatus {
+                healthy: true,
+                containers: s,
+                secret,
+                running_containers: Some(running),
+                ..NodeStatus::default()
+            },
+        )
+        .expect("heartbeat")
+    };
+    // The AM and one container are new: reported, and the count agrees.
+    let first = vec![
+        status(am, NmContainerState::Running, 0),
+        status(granted[0].id, NmContainerState::Running, 0),
+    ];
+    assert!(!delta(&mut c, 5, first, 2).send_all_statuses);
+    // Nothing changed: no statuses, the same count.
+    assert!(!delta(&mut c, 6, Vec::new(), 2).send_all_statuses);
+    // The NM runs the second container but its RUNNING status never arrived: the counts differ.
+    assert!(delta(&mut c, 7, Vec::new(), 3).send_all_statuses);
+    let all = [am, granted[0].id, granted[1].id]
+        .iter()
+        .map(|id| status(*id, NmContainerState::Running, 0))
+        .collect();
+    assert!(!delta(&mut c, 8, all, 3).send_all_statuses);
+    // A completion is a change; the count falls with it.
+    let done = vec![status(granted[0].id, NmContainerState::Complete, 0)];
+    assert!(!delta(&mut c, 9, done, 2).send_all_statuses);
+    // An NM that lists everything (no count) is never asked.
+    let reply = report(&mut c, 10, "h1:1", Vec::new());
+    assert!(!reply.send_all_statuses);
 }
