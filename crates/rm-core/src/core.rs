@@ -238,8 +238,8 @@ pub(crate) struct Node {
     pub(crate) last_heartbeat: Time,
     pub(crate) health_report: String,
     /// Its live containers, each with whether the node has reported it running: a RUNNING
-    /// status of one already reported is nothing new, and every heartbeat repeats them all.
-    pub(crate) containers: BTreeMap<ContainerId, bool>,
+    /// status of one already reported is nothing new (YARN's NMs repeat them all).
+    pub(crate) containers: crate::node_containers::NodeContainers,
     pub(crate) to_stop: BTreeSet<ContainerId>,
     pub(crate) to_cleanup: BTreeSet<ApplicationId>,
     /// The secret its current registration was given (`node_identity`).
@@ -691,7 +691,7 @@ impl RmCore {
         let Some(n) = self.nodes.at_mut(node_key) else {
             return;
         };
-        n.containers.insert(id, false);
+        n.containers.allocated(id);
         let node_id = n.id.clone();
         let node_address = n.address.clone();
         if !app.nodes_used.contains(&node_id) {

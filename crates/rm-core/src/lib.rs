@@ -18,6 +18,7 @@ mod error;
 mod limits;
 mod liveness;
 mod model;
+mod node_containers;
 mod node_identity;
 mod node_labels;
 mod node_table;

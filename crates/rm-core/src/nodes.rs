@@ -1,7 +1,7 @@
 //! Node lifecycle: registration (with the containers an NM still runs), heartbeats, health,
 //! loss, decommissioning, and re-binding running containers after an RM restart.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use weft_sched::Event;
 use weft_types::yarn_id::ContainerId;
@@ -105,7 +105,7 @@ impl RmCore {
         let known: Vec<ContainerId> = self
             .nodes
             .at(key)
-            .map(|n| n.containers.keys().copied().collect())
+            .map(|n| n.containers.ids().collect())
             .unwrap_or_default();
         self.node_changed(&node_id, NodeState::Running);
 
@@ -193,7 +193,7 @@ impl RmCore {
         }
         app.nodes_used.insert(self.nodes.id_of(key).to_string());
         if let Some(n) = self.nodes.at_mut(key) {
-            n.containers.insert(c, true);
+            n.containers.recovered_running(c);
         }
         self.by_sched.insert(sched, c);
         self.containers.insert(
@@ -260,7 +260,7 @@ impl RmCore {
             in_sched: true,
             last_heartbeat: now,
             health_report: String::new(),
-            containers: BTreeMap::new(),
+            containers: Default::default(),
             to_stop: BTreeSet::new(),
             to_cleanup: BTreeSet::new(),
             secret: String::new(),
@@ -290,7 +290,7 @@ impl RmCore {
         }
         node.in_sched = false;
         let sched = node.sched;
-        let containers: Vec<ContainerId> = node.containers.keys().copied().collect();
+        let containers: Vec<ContainerId> = node.containers.ids().collect();
         // Its containers end here with the node's cause (the scheduler frees each), so the
         // scheduler's removal finds none left.
         for c in containers {
@@ -364,14 +364,9 @@ impl RmCore {
         // A delta report is only as good as the RM's copy of what it left out: any difference
         // in the count (a status lost, a container the RM released that still runs, one it
         // never knew) has the NM list everything once more, as YARN's NMs always do.
-        let send_all_statuses = status.running_containers.is_some_and(|n| {
-            let seen = node
-                .containers
-                .values()
-                .filter(|reported| **reported)
-                .count();
-            u64::from(n) != u64::try_from(seen).unwrap_or(u64::MAX)
-        });
+        let send_all_statuses = status
+            .running_containers
+            .is_some_and(|n| n != node.containers.reported_running());
         Ok(HeartbeatReply {
             action: Some(NodeAction::Normal),
             containers_to_stop,
@@ -388,11 +383,10 @@ impl RmCore {
         let Some(node) = self.nodes.at_mut(key) else {
             return;
         };
-        let reported_running = node.containers.get_mut(&s.container);
-        match (s.state, reported_running) {
+        match (s.state, node.containers.reported(&s.container)) {
             (NmContainerState::Running, Some(true)) => {}
-            (NmContainerState::Running, Some(reported)) => {
-                *reported = true;
+            (NmContainerState::Running, Some(false)) => {
+                node.containers.mark_running(&s.container);
                 if let Some(c) = self.containers.get_mut(&s.container) {
                     c.state = ContainerState::Running;
                 }
