@@ -127,6 +127,7 @@ impl Am {
                 response_id: self.response_id,
                 progress: 0.5,
                 gangs: Vec::new(),
+                demands: Vec::new(),
             }) {
                 Ok(r) => r,
                 Err(e) => {

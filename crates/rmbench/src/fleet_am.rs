@@ -128,6 +128,7 @@ impl AppMaster {
                 response_id,
                 progress: completed as f32 / total.max(1) as f32,
                 gangs: Vec::new(),
+                demands: Vec::new(),
             }) {
                 Ok(r) => r,
                 Err(e) => {
