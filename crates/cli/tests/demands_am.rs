@@ -104,48 +104,6 @@ fn an_ordered_demand_starts_after_its_predecessor_and_a_strict_one_fails_its_dea
     let a = c.submitted_app(&mut first);
     let a_key = format!("{a}/1");
     // Its command runs: the demand is claimed (watched, since others will follow it).
-    std::thread::sleep(Duration::from_secs(15));
-    if stamp(&first_file, "start").is_none() {
-        eprintln!("DEBUG dshell: {}", first.output());
-        eprintln!("DEBUG app: {}", c.app(&a));
-        eprintln!(
-            "DEBUG demand: {:?}",
-            c.get(&format!("/ws/v1/cluster/demands/{a_key}"))
-        );
-        let mut files = Vec::new();
-        fn walk(d: &Path, out: &mut Vec<std::path::PathBuf>) {
-            if let Ok(rd) = std::fs::read_dir(d) {
-                for e in rd.flatten() {
-                    let p = e.path();
-                    if p.is_dir() {
-                        walk(&p, out)
-                    } else if p
-                        .file_name()
-                        .is_some_and(|n| n == "stdout" || n == "stderr")
-                    {
-                        out.push(p)
-                    }
-                }
-            }
-        }
-        walk(c.dir.path(), &mut files);
-        for f in files {
-            eprintln!(
-                "DEBUG {}: {}",
-                f.display(),
-                std::fs::read_to_string(&f).unwrap_or_default()
-            );
-        }
-        eprintln!(
-            "DEBUG rm: {}",
-            c.rm_logs()
-                .lines()
-                .rev()
-                .take(40)
-                .collect::<Vec<_>>()
-                .join("\n")
-        );
-    }
     wait_for(
         Duration::from_secs(60),
         "the first command to start",
