@@ -139,7 +139,7 @@ pub(crate) fn to_hex(text: &str) -> String {
 /// The text [`to_hex`] wrote.
 pub(crate) fn from_hex(hex: &str) -> anyhow::Result<String> {
     let digits = hex.as_bytes();
-    if digits.len() % 2 != 0 {
+    if !digits.len().is_multiple_of(2) {
         anyhow::bail!("odd number of hex digits");
     }
     let bytes = digits

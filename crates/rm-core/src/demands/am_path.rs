@@ -44,8 +44,9 @@ pub(crate) struct AmAsks {
     pub(crate) members_due: u64,
     /// How many timeline entries the AM has been told about.
     pub(crate) told: usize,
-    /// The description as the AM sent it, so an identical resend (a retried call) is no error.
-    pub(crate) sent: String,
+    /// The description as the AM sent it, so an identical resend (a retried call) is no error
+    /// (`Null` after a restart: a resend is then refused as a duplicate).
+    pub(crate) sent: Value,
 }
 
 /// What a tagged allocation is.
@@ -212,7 +213,7 @@ impl RmCore {
             .by_key
             .get(&Scope::App(app).key(demand_id))
             .and_then(|d| d.am.as_ref())
-            .is_some_and(|am| !am.sent.is_empty() && am.sent == description.to_string())
+            .is_some_and(|am| !am.sent.is_null() && am.sent == *description)
     }
 
     /// Admits a heartbeat's demands (after [`RmCore::check_am_demands`]) through the REST
@@ -266,7 +267,7 @@ impl RmCore {
                 }
                 d.am = Some(AmAsks {
                     placement,
-                    sent: sent.description.to_string(),
+                    sent: sent.description,
                     ..AmAsks::default()
                 });
             }
