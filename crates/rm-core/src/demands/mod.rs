@@ -3,11 +3,12 @@
 //! restart loses none.
 //!
 //! Sans-IO like the rest of the core: inputs carry `now`; timers (claim expiry, lease end,
-//! deadlines, the Start window) are checked against it in [`RmCore::tick`]. The scheduler does
-//! not consume demands yet: allocations, missed opportunities, claims and completions come in
-//! through the `demand_*` inputs, which the AM protocol and the scheduler will drive (issue 17
-//! items 5-6). No planner exists yet either, so a strict condition that needs a plan fails
-//! with `not_reservable` (§3.4 row 3) and a loose one runs best-effort.
+//! deadlines, the Start window) are checked against it in [`RmCore::tick`]. Allocations,
+//! claims and completions come in through the `demand_*` inputs, which `am_path` drives for
+//! demands an AM sends (issue 17 item 5: their asks reach the scheduler only while ALLOCATING);
+//! a REST-only demand asks nothing and is driven through the inputs alone. Missed
+//! opportunities have no driver yet. No planner exists either, so a strict condition that needs
+//! a plan fails with `not_reservable` (§3.4 row 3) and a loose one runs best-effort.
 
 mod am_path;
 #[cfg(test)]
