@@ -419,6 +419,28 @@ impl RmCore {
         }
     }
 
+    /// A new attempt of `app` started: the scheduler dropped the old one's asks and gangs, so
+    /// its AM demands still ALLOCATING ask again for what they lack.
+    pub(crate) fn demands_attempt_restarted(&mut self, now: Time, app: ApplicationId) {
+        let keys: Vec<String> = self.live_am_demands(app).map(|d| d.key.clone()).collect();
+        let seq = AppId(app.seq);
+        for key in keys {
+            if let Some(am) = self
+                .demands
+                .by_key
+                .get_mut(&key)
+                .and_then(|d| d.am.as_mut())
+            {
+                am.asked = false;
+                am.members_due = 0;
+                for gang in std::mem::take(&mut am.gangs) {
+                    self.demands.gang_owner.remove(&(seq, gang));
+                }
+            }
+            self.sync_demand_asks(now, &key);
+        }
+    }
+
     /// Gives back a failed demand's containers: the unlaunched ones released, the running ones
     /// killed (except on claim expiry, which takes only what was never launched).
     fn end_demand_containers(

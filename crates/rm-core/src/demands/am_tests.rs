@@ -373,3 +373,32 @@ fn a_restarted_rm_asks_again_for_what_an_allocating_demand_lacks() {
     let d = c.demand(&am.key(1)).expect("demand 1");
     assert_eq!((d.state, d.allocated), (Allocated, 1), "{d:?}");
 }
+
+#[test]
+fn a_new_attempt_asks_again_for_what_an_allocating_demand_lacks() {
+    let mut c = core();
+    register(&mut c, 0, "h1:1");
+    let am = Am::start(&mut c, 1, "h1:1");
+    // Bigger than the node's room beside the AM: it waits, asked.
+    am.demands(&mut c, 2, &[described(1, 1, 8192, 1, "")])
+        .expect("admitted");
+    heartbeat(&mut c, 3, "h1:1");
+    drain(&mut c);
+    assert_eq!(state(&c, &am.key(1)), (Allocating, "eligible"));
+    // The AM container exits: a new attempt, and the scheduler drops the old one's asks; the
+    // demand asks again, so a node with room serves it.
+    report(
+        &mut c,
+        4,
+        "h1:1",
+        vec![status(am.am_container, NmContainerState::Complete, 1)],
+    );
+    drain(&mut c);
+    heartbeat(&mut c, 5, "h1:1");
+    drain(&mut c);
+    register(&mut c, 6, "h2:1");
+    heartbeat(&mut c, 7, "h2:1");
+    drain(&mut c);
+    let d = c.demand(&am.key(1)).expect("demand 1");
+    assert_eq!((d.state, d.allocated), (Allocated, 1), "{d:?}");
+}
