@@ -177,6 +177,7 @@ impl RmCore {
         self.check_queue_maximum(attempt, &req)?;
         crate::blacklist::check_update(&req)?;
         self.check_am_demands(attempt, &req)?;
+        self.check_demand_verdicts(attempt, &req)?;
         for c in &req.releases {
             if c.app != attempt.app || c.attempt != attempt.attempt {
                 return Err(RmError::UnknownContainer(c.to_string()));
@@ -191,6 +192,7 @@ impl RmCore {
         // The demand language's checks are the last: past them, nothing refuses the call.
         let demands = std::mem::take(&mut req.demands);
         self.admit_am_demands(now, attempt, demands)?;
+        self.apply_demand_verdicts(now, attempt, &req);
         if let Some(t) = self.apps.get_mut(&attempt.app).and_then(|a| {
             a.progress = req.progress.clamp(0.0, 1.0);
             a.current_mut()

@@ -207,6 +207,10 @@ pub struct AllocateRequest {
     /// Weft-only time-aware demands, each sent once: admitted as REST's demands are, their
     /// containers asked of the scheduler only while ALLOCATING.
     pub demands: Vec<AmDemand>,
+    /// DemandIDs of the AM's demands to kill.
+    pub kill_demands: Vec<u64>,
+    /// DemandIDs of the AM's demands to mark done, each with whether it succeeded.
+    pub complete_demands: Vec<(u64, bool)>,
 }
 
 /// A demand an AM sends with its heartbeat.

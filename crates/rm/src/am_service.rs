@@ -317,6 +317,13 @@ impl ApplicationMasterProtocol for AmService {
         let asks = self.asks(&wire)?;
         let gangs = self.gangs(&wire)?;
         let demands = self.demands(&wire)?;
+        if wire.kill_demands.len() > MAX_DEMANDS_PER_CALL
+            || wire.complete_demands.len() > MAX_DEMANDS_PER_CALL
+        {
+            return Err(Status::invalid_argument(format!(
+                "kill_demands, complete_demands: at most {MAX_DEMANDS_PER_CALL} each in one call"
+            )));
+        }
         let releases = wire
             .release
             .iter()
@@ -334,6 +341,12 @@ impl ApplicationMasterProtocol for AmService {
             progress: wire.progress,
             gangs,
             demands,
+            kill_demands: wire.kill_demands.clone(),
+            complete_demands: wire
+                .complete_demands
+                .iter()
+                .map(|o| (o.demand_id, o.succeeded))
+                .collect(),
         };
         let reply = self
             .driver

@@ -128,6 +128,8 @@ impl Am {
                 progress: 0.5,
                 gangs: Vec::new(),
                 demands: Vec::new(),
+                kill_demands: Vec::new(),
+                complete_demands: Vec::new(),
             }) {
                 Ok(r) => r,
                 Err(e) => {

@@ -129,6 +129,8 @@ impl AppMaster {
                 progress: completed as f32 / total.max(1) as f32,
                 gangs: Vec::new(),
                 demands: Vec::new(),
+                kill_demands: Vec::new(),
+                complete_demands: Vec::new(),
             }) {
                 Ok(r) => r,
                 Err(e) => {

@@ -419,6 +419,70 @@ impl RmCore {
         }
     }
 
+    /// The AM's kills and verdicts name its own live demands, a verdict one that is ALLOCATED
+    /// or MONITORING (checked before anything changes).
+    pub(crate) fn check_demand_verdicts(
+        &self,
+        attempt: AttemptId,
+        req: &AllocateRequest,
+    ) -> Result<(), RmError> {
+        let ids = req
+            .kill_demands
+            .iter()
+            .map(|id| (*id, "kill_demands", None))
+            .chain(
+                req.complete_demands
+                    .iter()
+                    .map(|(id, _)| (*id, "complete_demands", Some(()))),
+            );
+        for (id, field, verdict) in ids {
+            let key = Scope::App(attempt.app).key(id);
+            let d = self
+                .demands
+                .by_key
+                .get(&key)
+                .filter(|d| d.am.is_some())
+                .ok_or_else(|| {
+                    RmError::InvalidRequest(format!("{field}: {key} is no demand of this AM"))
+                })?;
+            let state = d.state();
+            let allowed = match verdict {
+                None => !state.is_final(),
+                Some(()) => matches!(state, DemandState::Allocated | DemandState::Monitoring),
+            };
+            if !allowed {
+                return Err(RmError::InvalidRequest(format!(
+                    "{field}: demand {key} is {}",
+                    super::demand_state_name(state)
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies checked kills and verdicts (a demand both killed and judged is killed).
+    pub(crate) fn apply_demand_verdicts(
+        &mut self,
+        now: Time,
+        attempt: AttemptId,
+        req: &AllocateRequest,
+    ) {
+        let user = self
+            .apps
+            .get(&attempt.app)
+            .map(|a| a.sub.user.clone())
+            .unwrap_or_default();
+        for id in &req.kill_demands {
+            let key = Scope::App(attempt.app).key(*id);
+            // Checked live above; a kill earlier in this call may have ended it (a repeat).
+            let _ = self.kill_demand(now, &key, &user);
+        }
+        for (id, succeeded) in &req.complete_demands {
+            let key = Scope::App(attempt.app).key(*id);
+            let _ = self.demand_done(now, &key, *succeeded);
+        }
+    }
+
     /// A new attempt of `app` started: the scheduler dropped the old one's asks and gangs, so
     /// its AM demands still ALLOCATING ask again for what they lack.
     pub(crate) fn demands_attempt_restarted(&mut self, now: Time, app: ApplicationId) {

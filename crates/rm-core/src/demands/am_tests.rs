@@ -402,3 +402,62 @@ fn a_new_attempt_asks_again_for_what_an_allocating_demand_lacks() {
     let d = c.demand(&am.key(1)).expect("demand 1");
     assert_eq!((d.state, d.allocated), (Allocated, 1), "{d:?}");
 }
+
+#[test]
+fn the_am_kills_one_demand_and_judges_another() {
+    let mut c = core();
+    register(&mut c, 0, "h1:1");
+    let am = Am::start(&mut c, 1, "h1:1");
+    let judged = described(1, 1, 1024, 1, "");
+    let killed = described(2, 1, 1024, 2, "");
+    am.demands(&mut c, 2, &[judged, killed]).expect("admitted");
+    heartbeat(&mut c, 3, "h1:1");
+    heartbeat(&mut c, 3, "h1:1");
+    drain(&mut c);
+    let got = am.poll(&mut c, 4).allocated;
+    assert_eq!(got.len(), 2);
+    for a in &got {
+        run(&mut c, 5, "h1:1", a.id);
+    }
+    // A verdict on a demand that is not this AM's, or not yet allocated, changes nothing.
+    let err = am
+        .send(
+            &mut c,
+            6,
+            AllocateRequest {
+                complete_demands: vec![(9, true)],
+                kill_demands: vec![2],
+                ..AllocateRequest::default()
+            },
+        )
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("/9 is no demand of this AM"),
+        "{err}"
+    );
+    assert_eq!(state(&c, &am.key(2)), (Allocated, "satisfied"));
+    c.am_allocate(
+        Time(7),
+        am.attempt,
+        &am.token,
+        AllocateRequest {
+            complete_demands: vec![(1, false)],
+            kill_demands: vec![2],
+            ..AllocateRequest::default()
+        },
+    )
+    .expect("applied");
+    let out = drain(&mut c);
+    assert_eq!(state(&c, &am.key(1)), (Finished, "failed"));
+    assert_eq!(state(&c, &am.key(2)), (Failed, "killed"));
+    let of_two: Vec<ContainerId> = got
+        .iter()
+        .filter(|a| a.demand_id == Some(2))
+        .map(|a| a.id)
+        .collect();
+    assert_eq!(
+        stops(&out),
+        of_two,
+        "the killed demand's running container is stopped"
+    );
+}

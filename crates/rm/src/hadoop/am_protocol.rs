@@ -383,6 +383,8 @@ impl AmProtocol {
             gangs: Vec::new(),
             // Nor demands: on Hadoop's wire they come through REST (time-aware-demands §3.6).
             demands: Vec::new(),
+            kill_demands: Vec::new(),
+            complete_demands: Vec::new(),
         };
         let answer = self
             .driver
