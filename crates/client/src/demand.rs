@@ -243,8 +243,9 @@ fn report(d: &Value) -> String {
         (
             "Containers",
             format!(
-                "requested {}, allocated {}, running {}, completed {}",
+                "requested {}, held {}, allocated {}, running {}, completed {}",
                 int(containers, "requested"),
+                int(containers, "held"),
                 int(containers, "allocated"),
                 int(containers, "running"),
                 int(containers, "completed")
@@ -320,13 +321,19 @@ mod tests {
     fn the_status_report_shows_the_timeline_with_details() {
         let d = json!({"id": "~alice/1", "demand-id": 1, "user": "alice", "queue": "root.default",
             "state": "FAILED", "reason": "unpackable", "accepted-time": 0,
-            "containers": {"requested": 5, "allocated": 0, "running": 0, "completed": 0},
+            "containers": {"requested": 5, "held": 2, "allocated": 0, "running": 0, "completed": 0},
             "missed-opportunities": 0,
             "timeline": [{"state": "NEW", "reason": "submitted", "detail": "", "at": 0},
                          {"state": "FAILED", "reason": "unpackable", "detail": "gang of 5 × 5120 MB cannot be packed on 4 nodes: at most 4 members", "at": 0}]});
         let text = report(&d);
         assert!(text.contains("\tState : FAILED\n"), "{text}");
         assert!(text.contains("\tApplication-Id : N/A\n"), "{text}");
+        assert!(
+            text.contains(
+                "\tContainers : requested 5, held 2, allocated 0, running 0, completed 0\n"
+            ),
+            "{text}"
+        );
         assert!(
             text.contains("N/A FAILED unpackable (gang of 5 × 5120 MB"),
             "{text}"

@@ -88,6 +88,9 @@ pub struct DshellArgs {
     /// The RM's web address [default: $WEFT_RM, else http://127.0.0.1:8088].
     #[arg(long = "rm")]
     pub rm: Option<String>,
+    /// Weft-only: the containers as one time-aware demand.
+    #[command(flatten)]
+    pub demand: crate::demand::DemandFlags,
 }
 
 impl DshellArgs {
@@ -125,6 +128,7 @@ impl DshellArgs {
         if let Some(bad) = self.shell_env.iter().find(|e| !e.contains('=')) {
             return Err(format!("invalid --shell_env '{bad}': expected NAME=VALUE"));
         }
+        self.demand_description()?;
         Ok(())
     }
 
@@ -141,6 +145,23 @@ impl DshellArgs {
         } else {
             format!("http://{raw}")
         }
+    }
+
+    /// The containers' demand (`None` without demand flags), for their size as it stands.
+    pub fn demand_description(&self) -> Result<Option<Value>, String> {
+        self.demand.description(
+            self.container_memory,
+            self.container_vcores,
+            self.num_containers,
+            self.shell_cmd_priority,
+            self.gang,
+        )
+    }
+
+    /// The demand's key once the RM named the application.
+    pub fn demand_key(&self, app_id: &str) -> Option<String> {
+        let d = self.demand_description().ok().flatten()?;
+        Some(format!("{app_id}/{}", d.get("DemandID")?.as_u64()?))
     }
 
     /// The AM's command line: the same binary, `dshell-am`, and this run's parameters, each
@@ -170,6 +191,13 @@ impl DshellArgs {
         for env in &self.shell_env {
             words.extend(["--shell_env".to_string(), env.clone()]);
         }
+        if let Ok(Some(demand)) = self.demand_description() {
+            words.extend([
+                "--demand_hex".to_string(),
+                crate::demand::to_hex(&demand.to_string()),
+            ]);
+        }
+        // Last: --shell_args takes every word after it.
         if !self.shell_args.is_empty() {
             words.push("--shell_args".to_string());
             words.extend(self.shell_args.iter().cloned());
@@ -504,6 +532,9 @@ pub fn run(args: DshellArgs) -> anyhow::Result<()> {
         "{}",
         submitted_line(&app_id, &args.queue, placed.as_deref())
     );
+    if let Some(key) = args.demand_key(&app_id) {
+        println!("Its containers run as demand {key} (weft demand status {key})");
+    }
 
     let report = follow(&rm, &app_id, Duration::from_millis(args.timeout))?;
     println!(

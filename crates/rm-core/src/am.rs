@@ -150,6 +150,7 @@ impl RmCore {
                     &self.owner_of(c),
                     k.resource,
                 ),
+                demand_id: k.demand,
             })
             .collect()
     }
@@ -161,7 +162,7 @@ impl RmCore {
         now: Time,
         attempt: AttemptId,
         token: &str,
-        req: AllocateRequest,
+        mut req: AllocateRequest,
     ) -> Result<AllocateResponse, RmError> {
         self.authenticate(&attempt, token)?;
         let am = match self.apps.get(&attempt.app).and_then(|a| a.current()) {
@@ -175,6 +176,8 @@ impl RmCore {
         self.check_gangs(attempt, &req.gangs)?;
         self.check_queue_maximum(attempt, &req)?;
         crate::blacklist::check_update(&req)?;
+        self.check_am_demands(attempt, &req)?;
+        self.check_demand_verdicts(attempt, &req)?;
         for c in &req.releases {
             if c.app != attempt.app || c.attempt != attempt.attempt {
                 return Err(RmError::UnknownContainer(c.to_string()));
@@ -186,6 +189,10 @@ impl RmCore {
             }
         }
         let seq = AppId(attempt.app.seq);
+        // The demand language's checks are the last: past them, nothing refuses the call.
+        let demands = std::mem::take(&mut req.demands);
+        self.admit_am_demands(now, attempt, demands)?;
+        self.apply_demand_verdicts(now, attempt, &req);
         if let Some(t) = self.apps.get_mut(&attempt.app).and_then(|a| {
             a.progress = req.progress.clamp(0.0, 1.0);
             a.current_mut()
@@ -226,6 +233,7 @@ impl RmCore {
         let headroom = self.sched.headroom(seq).unwrap_or(Resource::ZERO);
         let preempt = self.strict_preemption_contract(seq);
         let cluster_nodes = self.usable_nodes();
+        let demand_updates = self.take_demand_updates(attempt.app);
         let changes_len = self.node_changes.len();
         let Some(t) = self
             .apps
@@ -267,6 +275,7 @@ impl RmCore {
                 .collect(),
             cluster_nodes,
             preempt,
+            demand_updates,
         })
     }
 
@@ -286,6 +295,13 @@ impl RmCore {
         let mut ids = std::collections::BTreeSet::new();
         for g in gangs {
             self.check_size(&format!("gang {}", g.gang), g.resources)?;
+            if g.gang >= crate::demands::DEMAND_GANG_IDS {
+                return Err(RmError::InvalidRequest(format!(
+                    "gang id {} is reserved for demands' gangs; use ids below {}",
+                    g.gang,
+                    crate::demands::DEMAND_GANG_IDS
+                )));
+            }
             if !ids.insert(g.gang) {
                 return Err(RmError::InvalidRequest(format!(
                     "gang {} is asked twice in one call",

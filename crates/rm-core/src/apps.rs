@@ -585,6 +585,7 @@ impl RmCore {
                     app.attempts.len() - 1,
                 )));
                 self.persist(writes);
+                self.demands_attempt_restarted(now, id);
             }
             Err(e) => {
                 self.persist(writes);

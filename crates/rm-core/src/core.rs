@@ -7,6 +7,7 @@ use weft_store::{AppState, AttemptState, ClusterMeta, FinalStatus, Write};
 use weft_types::yarn_id::{ApplicationId, AttemptId, ContainerId};
 use weft_types::{AppId, Duration, NodeId, Resource, Time};
 
+use crate::demands::TagOutcome;
 use crate::model::*;
 use crate::node_table::{NodeKey, NodeTable};
 
@@ -217,6 +218,8 @@ pub(crate) struct Container {
     /// When it was allocated (or recovered): its share of the app's aggregate allocation
     /// runs from here.
     pub(crate) since: Time,
+    /// The DemandID of the demand (of its app) it was allocated for.
+    pub(crate) demand: Option<u64>,
 }
 
 pub(crate) struct Node {
@@ -469,8 +472,16 @@ impl RmCore {
                     resources,
                     am,
                     priority,
+                    tag,
                     ..
-                } => self.on_allocated(now, app, container, node, resources, am, priority),
+                } => {
+                    let demand = match self.demand_of_tag(now, app, container, tag) {
+                        TagOutcome::Surplus => continue,
+                        TagOutcome::Plain => None,
+                        TagOutcome::Demand(id) => Some(id),
+                    };
+                    self.on_allocated(now, app, container, node, resources, am, priority, demand)
+                }
                 Decision::Completed {
                     container,
                     exit,
@@ -485,9 +496,10 @@ impl RmCore {
                 } => self.on_preempted(now, container, am, for_queue),
                 // A warning changes nothing here: the AM reads the marked containers from
                 // the scheduler on its next Allocate (`strict_preemption_contract`).
-                Decision::Reserved { .. }
-                | Decision::PreemptWarning { .. }
-                | Decision::Gang { .. } => {}
+                Decision::Gang { app, gang, change } => {
+                    self.demand_gang_changed(now, app, gang, change)
+                }
+                Decision::Reserved { .. } | Decision::PreemptWarning { .. } => {}
             }
         }
     }
@@ -547,6 +559,9 @@ impl RmCore {
         let Some(c) = self.containers.remove(&id) else {
             return;
         };
+        if let Some(demand) = c.demand {
+            self.demand_container_ended(now, id, demand);
+        }
         let ended = self.ended_report(id, &c, now, status, &diagnostics);
         if let Some(s) = c.sched {
             // Reported by its node: the scheduler frees it; its `Completed` decision is then
@@ -667,6 +682,7 @@ impl RmCore {
         resource: Resource,
         am: bool,
         priority: i32,
+        demand: Option<u64>,
     ) {
         let Some(node_key) = self.node_by_sched.get(&node).copied() else {
             return;
@@ -706,6 +722,7 @@ impl RmCore {
                 priority,
                 state: ContainerState::Allocated,
                 since: now,
+                demand,
             },
         );
         self.by_sched.insert(sched_id, id);
@@ -720,10 +737,13 @@ impl RmCore {
                 resource,
                 priority,
                 token,
+                demand_id: demand,
             };
             if let Some(attempt) = self.apps.get_mut(&app_key).and_then(App::current_mut) {
-                if let Some((_, held)) = attempt.asked.get_mut(&priority) {
-                    *held = held.saturating_sub(1);
+                if demand.is_none() {
+                    if let Some((_, held)) = attempt.asked.get_mut(&priority) {
+                        *held = held.saturating_sub(1);
+                    }
                 }
                 attempt.new_containers.push_back(container);
             }

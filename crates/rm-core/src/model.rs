@@ -210,6 +210,39 @@ pub struct AllocateRequest {
     /// Weft-only all-or-nothing asks, each sent once (the scheduler's `Event::GangAsk`): each
     /// gang's members come back together in one reply.
     pub gangs: Vec<weft_sched::GangAsk>,
+    /// Weft-only time-aware demands, each sent once: admitted as REST's demands are, their
+    /// containers asked of the scheduler only while ALLOCATING.
+    pub demands: Vec<AmDemand>,
+    /// DemandIDs of the AM's demands to kill.
+    pub kill_demands: Vec<u64>,
+    /// DemandIDs of the AM's demands to mark done, each with whether it succeeded.
+    pub complete_demands: Vec<(u64, bool)>,
+}
+
+/// A demand an AM sends with its heartbeat.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AmDemand {
+    /// The ResourceDescription (a JSON object in the demand language).
+    pub description: serde_json::Value,
+    /// Preferred hosts of its containers (besides its ResourceRequest's `resource-name`).
+    pub hosts: Vec<String>,
+    /// Preferred racks.
+    pub racks: Vec<String>,
+}
+
+/// A demand of the AM's whose state changed since it was last told.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DemandUpdate {
+    /// Its DemandID.
+    pub demand_id: u64,
+    /// Its state now.
+    pub state: weft_store::DemandState,
+    /// Why.
+    pub reason: crate::DemandReason,
+    /// What the reason does not say.
+    pub detail: String,
+    /// When it entered the state.
+    pub at: Time,
 }
 
 /// A container handed to an AM.
@@ -227,6 +260,8 @@ pub struct AllocatedContainer {
     pub priority: i32,
     /// The container token the NM wants before it starts the container.
     pub token: String,
+    /// The DemandID of the demand it was allocated for.
+    pub demand_id: Option<u64>,
 }
 
 /// An NM token: lets an AM manage its application's containers on one node.
@@ -276,6 +311,8 @@ pub struct AllocateResponse {
     /// The app's containers the scheduler has marked for preemption and not killed yet, in
     /// marking order (YARN's `StrictPreemptionContract`); empty when none is marked.
     pub preempt: Vec<ContainerId>,
+    /// The attempt's demands whose state changed since its last call.
+    pub demand_updates: Vec<DemandUpdate>,
 }
 
 /// The RM's answer to an AM registration.

@@ -206,6 +206,7 @@ impl RmCore {
                 state: ContainerState::Running,
                 // Recovered: the RM no longer knows when it started.
                 since: self.latest,
+                demand: None,
             },
         );
     }
@@ -390,8 +391,14 @@ impl RmCore {
                 if let Some(c) = self.containers.get_mut(&s.container) {
                     c.state = ContainerState::Running;
                 }
+                self.demand_container_claimed(now, s.container);
             }
-            (NmContainerState::Complete, Some(_)) => {
+            (NmContainerState::Complete, Some(reported)) => {
+                let reported = *reported;
+                // Ran and ended between two heartbeats: launched all the same.
+                if !reported {
+                    self.demand_container_claimed(now, s.container);
+                }
                 self.container_done(now, s.container, s.exit_status, s.diagnostics, false)
             }
             (NmContainerState::Complete, None) => {

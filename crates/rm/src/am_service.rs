@@ -8,13 +8,14 @@ use weft_proto::auth::AmCredentials;
 use weft_proto::v1::application_master_protocol_server::ApplicationMasterProtocol;
 use weft_proto::v1::{
     AllocateRequest as WireAllocate, AllocateResponse as WireAllocateResponse, Container,
-    ContainerState, ContainerStatus, FinalApplicationStatus, FinishApplicationMasterRequest,
-    FinishApplicationMasterResponse, NodeReport as WireNodeReport, NodeState as WireNodeState,
-    PreemptionMessage, RegisterApplicationMasterRequest, RegisterApplicationMasterResponse,
-    StrictPreemptionContract,
+    ContainerState, ContainerStatus, DemandRequest as WireDemand, DemandStatus as WireDemandStatus,
+    FinalApplicationStatus, FinishApplicationMasterRequest, FinishApplicationMasterResponse,
+    NodeReport as WireNodeReport, NodeState as WireNodeState, PreemptionMessage,
+    RegisterApplicationMasterRequest, RegisterApplicationMasterResponse, StrictPreemptionContract,
 };
 use weft_rm_core::{
-    AllocateRequest, AllocatedContainer, FinalStatus, NmToken, NodeState, ResourceAsk,
+    demand_state_name, AllocateRequest, AllocatedContainer, AmDemand, FinalStatus, NmToken,
+    NodeState, ResourceAsk,
 };
 use weft_types::yarn_id::{AttemptId, ContainerId};
 use weft_types::{Resource, ResourceTypes};
@@ -31,6 +32,12 @@ pub(crate) struct AmService {
 
 /// The most gangs one Allocate call may carry (each is kept until it is delivered).
 const MAX_GANGS_PER_CALL: usize = 64;
+/// The most demands one Allocate call may carry.
+const MAX_DEMANDS_PER_CALL: usize = 64;
+/// The longest demand description (a ResourceDescription's JSON).
+const MAX_DEMAND_TEXT: usize = 16 * 1024;
+/// The most asks one demand may cover (its `*` entry and its places).
+const MAX_ASKS_PER_DEMAND: usize = 100;
 
 fn credentials<T>(request: &Request<T>) -> Result<(AttemptId, String), Status> {
     let creds = AmCredentials::from_request(request).ok_or_else(|| {
@@ -59,8 +66,104 @@ impl AmService {
             resource: Some(self.wire_resource(&c.resource)),
             priority: c.priority,
             container_token: c.token,
+            allocation_request_id: c
+                .demand_id
+                .and_then(|id| i64::try_from(id).ok())
+                .unwrap_or(0),
+            demand_id: c.demand_id,
             ..Default::default()
         }
+    }
+
+    /// The call's demands: each description read as JSON (bounded) and the asks it covers
+    /// folded in: the `*` entry becomes its ResourceRequest (or must agree with the one it
+    /// has), host and rack entries its places.
+    fn demands(&self, req: &WireAllocate) -> Result<Vec<AmDemand>, Status> {
+        if req.demands.len() > MAX_DEMANDS_PER_CALL {
+            return Err(Status::invalid_argument(format!(
+                "demands: {} in one call; at most {MAX_DEMANDS_PER_CALL}",
+                req.demands.len()
+            )));
+        }
+        req.demands
+            .iter()
+            .enumerate()
+            .map(|(i, d)| self.demand(i, d))
+            .collect()
+    }
+
+    fn demand(&self, i: usize, d: &WireDemand) -> Result<AmDemand, Status> {
+        let at = |field: &str, why: String| {
+            Status::invalid_argument(format!("demands[{i}].{field}: {why}"))
+        };
+        if d.description.len() > MAX_DEMAND_TEXT {
+            return Err(at(
+                "description",
+                format!("{} bytes; at most {MAX_DEMAND_TEXT}", d.description.len()),
+            ));
+        }
+        if d.asks.len() > MAX_ASKS_PER_DEMAND {
+            return Err(at(
+                "asks",
+                format!("{} entries; at most {MAX_ASKS_PER_DEMAND}", d.asks.len()),
+            ));
+        }
+        let mut description: serde_json::Value = serde_json::from_str(&d.description)
+            .map_err(|e| at("description", format!("not JSON: {e}")))?;
+        let mut demand = AmDemand::default();
+        let mut any = None;
+        for ask in &d.asks {
+            match ask.resource_name.as_str() {
+                "" | "*" => any = Some(ask),
+                rack if rack.starts_with('/') => demand.racks.push(rack.to_owned()),
+                host => demand.hosts.push(host.to_owned()),
+            }
+        }
+        if let Some(ask) = any {
+            let size = ask
+                .capability
+                .as_ref()
+                .ok_or_else(|| at("asks", "the * entry has no capability".to_owned()))?
+                .to_types(&self.types)
+                .map_err(|e| at("asks", e.to_string()))?;
+            let wrapped = serde_json::json!({
+                "capability": {"memory": size.memory_mb(), "vCores": size.vcores()},
+                "num-containers": ask.num_containers,
+                "priority": ask.priority,
+                "relax-locality": ask.relax_locality.unwrap_or(true),
+            });
+            let object = description
+                .as_object_mut()
+                .ok_or_else(|| at("description", "not a JSON object".to_owned()))?;
+            match object.get("ResourceRequest") {
+                None => {
+                    object.insert("ResourceRequest".to_owned(), wrapped);
+                }
+                Some(given) => {
+                    let same = |pointer: &str| given.pointer(pointer) == wrapped.pointer(pointer);
+                    let agree = same("/capability/memory")
+                        && same("/capability/vCores")
+                        && same("/num-containers")
+                        && given
+                            .get("priority")
+                            .map_or(ask.priority == 0, |p| Some(p) == wrapped.get("priority"));
+                    if !agree {
+                        return Err(at(
+                            "asks",
+                            "the * entry disagrees with the description's ResourceRequest (priority, size or count)".to_owned(),
+                        ));
+                    }
+                }
+            }
+        } else if !d.asks.is_empty() {
+            return Err(at(
+                "asks",
+                "places without a * entry: the * entry gives the demand's size and count"
+                    .to_owned(),
+            ));
+        }
+        demand.description = description;
+        Ok(demand)
     }
 
     /// YARN's absolute-per-location asks as the core's increments: the `*` entry of each
@@ -213,6 +316,14 @@ impl ApplicationMasterProtocol for AmService {
         let wire = request.into_inner();
         let asks = self.asks(&wire)?;
         let gangs = self.gangs(&wire)?;
+        let demands = self.demands(&wire)?;
+        if wire.kill_demands.len() > MAX_DEMANDS_PER_CALL
+            || wire.complete_demands.len() > MAX_DEMANDS_PER_CALL
+        {
+            return Err(Status::invalid_argument(format!(
+                "kill_demands, complete_demands: at most {MAX_DEMANDS_PER_CALL} each in one call"
+            )));
+        }
         let releases = wire
             .release
             .iter()
@@ -229,6 +340,13 @@ impl ApplicationMasterProtocol for AmService {
             blacklist_removals: blacklist.blacklist_removals,
             progress: wire.progress,
             gangs,
+            demands,
+            kill_demands: wire.kill_demands.clone(),
+            complete_demands: wire
+                .complete_demands
+                .iter()
+                .map(|o| (o.demand_id, o.succeeded))
+                .collect(),
         };
         let reply = self
             .driver
@@ -267,6 +385,17 @@ impl ApplicationMasterProtocol for AmService {
             num_cluster_nodes: i32::try_from(reply.cluster_nodes).unwrap_or(i32::MAX),
             nm_tokens: nm_tokens(reply.nm_tokens),
             preempt: preemption_message(&reply.preempt),
+            demand_updates: reply
+                .demand_updates
+                .into_iter()
+                .map(|u| WireDemandStatus {
+                    demand_id: u.demand_id,
+                    state: demand_state_name(u.state).to_owned(),
+                    reason: u.reason.as_str().to_owned(),
+                    detail: u.detail,
+                    at_ms: u.at.as_millis(),
+                })
+                .collect(),
             ..Default::default()
         }))
     }

@@ -26,6 +26,8 @@ struct Setup {
     tracker: ResourceTrackerClient<tonic::transport::Channel>,
     node_id: String,
     secret: String,
+    /// The RM's web address.
+    web: String,
     _rm: weft_rm::RunningRm,
     _dir: tempfile::TempDir,
 }
@@ -86,6 +88,7 @@ impl Setup {
             tracker,
             node_id,
             secret: registered.node_secret,
+            web: rm.web.to_string(),
             _rm: rm,
             _dir: dir,
         };
@@ -233,4 +236,91 @@ fn asks_are_absolute_totals_per_priority() {
             .unwrap_err();
     assert_eq!(refused.code(), tonic::Code::InvalidArgument, "{refused:?}");
     assert!(refused.message().contains("priority 4"), "{refused:?}");
+}
+
+/// Demands over the AM protocol (issue 17 item 5): a gang demand that finds room for 7 of its
+/// 8 members holds them (the demands list's `held`), while a demand given by its `*` ask comes
+/// back tagged with its DemandID; a bad description is refused naming the field.
+#[test]
+fn demands_come_back_tagged_and_a_holding_gang_shows_held() {
+    let mut s = Setup::start();
+    let send = |s: &mut Setup, demands: Vec<DemandRequest>| {
+        let request = s
+            .creds
+            .request(AllocateRequest {
+                demands,
+                ..Default::default()
+            })
+            .unwrap();
+        s.rt.block_on(s.am.allocate(request))
+    };
+    // 64 GB, the AM has 1: seven 8 GB members fit now, the eighth does not.
+    let gang = DemandRequest {
+        description: r#"{"DemandID": 7, "Gang": true, "ResourceRequest": {"capability": {"memory": 8192, "vCores": 1}, "num-containers": 8, "priority": 3}}"#.into(),
+        asks: Vec::new(),
+    };
+    let plain = DemandRequest {
+        description: r#"{"DemandID": 8, "Name": "from its ask"}"#.into(),
+        asks: vec![ResourceRequest {
+            priority: 4,
+            resource_name: "*".into(),
+            capability: Some(Resource::new(1024, 1)),
+            num_containers: 1,
+            ..Default::default()
+        }],
+    };
+    let reply = send(&mut s, vec![gang, plain])
+        .expect("admitted")
+        .into_inner();
+    let states: Vec<(u64, String)> = reply
+        .demand_updates
+        .iter()
+        .map(|u| (u.demand_id, u.state.clone()))
+        .collect();
+    assert_eq!(
+        states,
+        vec![(7, "ALLOCATING".to_string()), (8, "ALLOCATING".to_string())]
+    );
+    s.heartbeat();
+    let reply = s.allocate(&[]);
+    let tagged: Vec<(Option<u64>, i64, i32)> = reply
+        .allocated_containers
+        .iter()
+        .map(|c| (c.demand_id, c.allocation_request_id, c.priority))
+        .collect();
+    assert_eq!(tagged, vec![(Some(8), 8, 4)], "only the ordinary demand's");
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(10)))
+        .build()
+        .into();
+    let list: serde_json::Value = agent
+        .get(format!("http://{}/ws/v1/cluster/demands", s.web))
+        .call()
+        .expect("the demands list")
+        .body_mut()
+        .read_json()
+        .expect("JSON");
+    let demand = |id: u64| {
+        list.pointer("/demands/demand")
+            .and_then(serde_json::Value::as_array)
+            .and_then(|all| all.iter().find(|d| d["demand-id"] == id).cloned())
+            .unwrap_or_else(|| panic!("demand {id} in {list}"))
+    };
+    assert_eq!(demand(7)["state"], "ALLOCATING");
+    assert_eq!(demand(7)["containers"]["held"], 7, "{}", demand(7));
+    assert_eq!(demand(7)["containers"]["allocated"], 0);
+    assert_eq!(demand(8)["state"], "ALLOCATED");
+    assert_eq!(demand(8)["containers"]["held"], 0);
+    let bad = DemandRequest {
+        description: "{".into(),
+        asks: Vec::new(),
+    };
+    let err = send(&mut s, vec![bad]).unwrap_err();
+    assert_eq!(err.code(), tonic::Code::InvalidArgument);
+    assert!(
+        err.message()
+            .starts_with("demands[0].description: not JSON"),
+        "{}",
+        err.message()
+    );
 }

@@ -127,6 +127,9 @@ impl Am {
                 response_id: self.response_id,
                 progress: 0.5,
                 gangs: Vec::new(),
+                demands: Vec::new(),
+                kill_demands: Vec::new(),
+                complete_demands: Vec::new(),
             }) {
                 Ok(r) => r,
                 Err(e) => {

@@ -128,6 +128,9 @@ impl AppMaster {
                 response_id,
                 progress: completed as f32 / total.max(1) as f32,
                 gangs: Vec::new(),
+                demands: Vec::new(),
+                kill_demands: Vec::new(),
+                complete_demands: Vec::new(),
             }) {
                 Ok(r) => r,
                 Err(e) => {

@@ -14,9 +14,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::{
     AllocationRecord, AppState, ApplicationRecord, AttemptRecord, AttemptState, ClusterMeta,
-    DemandRecord, DemandState, DemandTransitionRecord, FinalStatus, LaunchContext, LocalResource,
-    LocalResourceKind, MemoryStore, NodeLabelsRecord, RecoveredState, ReservationDefinitionRecord,
-    ReservationRecord, ReservationRequestRecord, ResourceRecord, StateStore, StoreError, Write,
+    DemandPlacementRecord, DemandRecord, DemandState, DemandTransitionRecord, FinalStatus,
+    LaunchContext, LocalResource, LocalResourceKind, MemoryStore, NodeLabelsRecord, RecoveredState,
+    ReservationDefinitionRecord, ReservationRecord, ReservationRequestRecord, ResourceRecord,
+    StateStore, StoreError, Write,
 };
 
 /// Opens the store under test.
@@ -497,6 +498,10 @@ pub fn sample_demand(key: &str) -> DemandRecord {
         allocated: 2,
         claimed: 1,
         completed: 1,
+        am_asks: Some(DemandPlacementRecord {
+            hosts: vec!["host1".to_owned()],
+            racks: vec!["/rack1".to_owned()],
+        }),
     }
 }
 

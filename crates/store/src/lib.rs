@@ -23,9 +23,10 @@ pub use integrity::{CREATED_MARKER, DAMAGED_MARKER};
 pub use memory::MemoryStore;
 pub use records::{
     AllocationRecord, AppState, ApplicationRecord, AttemptRecord, AttemptState, ClusterMeta,
-    DemandRecord, DemandState, DemandTransitionRecord, FinalStatus, LaunchContext, LocalResource,
-    LocalResourceKind, NodeLabelsRecord, RecoveredApp, RecoveredState, ReservationDefinitionRecord,
-    ReservationRecord, ReservationRequestRecord, ResourceRecord, Write,
+    DemandPlacementRecord, DemandRecord, DemandState, DemandTransitionRecord, FinalStatus,
+    LaunchContext, LocalResource, LocalResourceKind, NodeLabelsRecord, RecoveredApp,
+    RecoveredState, ReservationDefinitionRecord, ReservationRecord, ReservationRequestRecord,
+    ResourceRecord, Write,
 };
 pub use redb_store::{RedbStore, SCHEMA_VERSION, STORE_FILE_NAME};
 

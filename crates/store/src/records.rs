@@ -329,6 +329,21 @@ pub struct DemandRecord {
     pub claimed: u64,
     /// Of those, completed or released.
     pub completed: u64,
+    /// Set when an ApplicationMaster sent the demand over the AM protocol: the RM asks the
+    /// scheduler for its containers while it is ALLOCATING (a REST demand asks nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub am_asks: Option<DemandPlacementRecord>,
+}
+
+/// Where the containers of a demand an AM sent should go (YARN's host and rack names).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DemandPlacementRecord {
+    /// Preferred hosts.
+    #[serde(default)]
+    pub hosts: Vec<String>,
+    /// Preferred racks.
+    #[serde(default)]
+    pub racks: Vec<String>,
 }
 
 /// Everything a store holds, as the RM reads it on start.

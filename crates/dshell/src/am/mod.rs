@@ -21,7 +21,7 @@ use weft_proto::auth::{
 use weft_proto::v1::application_master_protocol_client::ApplicationMasterProtocolClient;
 use weft_proto::v1::container_management_client::ContainerManagementClient;
 use weft_proto::v1::{
-    self, AllocateRequest, AmCommand, Container, ContainerLaunchContext,
+    self, AllocateRequest, AmCommand, Container, ContainerLaunchContext, DemandRequest,
     FinishApplicationMasterRequest, GangRequest, LocalResource, NodeState,
     RegisterApplicationMasterRequest, ResourceRequest, StartContainerRequest,
     StartContainersRequest,
@@ -70,6 +70,11 @@ pub struct DshellAmArgs {
     /// Ask for the containers in all-or-nothing gangs of this many (Weft-only).
     #[arg(long = "gang")]
     pub gang: Option<u32>,
+    /// Weft-only: ask for the containers as this time-aware demand (a ResourceDescription's
+    /// JSON, written by the client from its demand flags, in hex: the NM expands `{{...}}` in
+    /// a launch command, which JSON's closing braces would trip) instead of an ordinary ask.
+    #[arg(long = "demand_hex")]
+    pub demand_hex: Option<String>,
 }
 
 /// How long the RM may hold part of a gang while waiting for room for the rest (then the held
@@ -188,6 +193,13 @@ struct Am {
     nm_tokens: BTreeMap<String, String>,
     /// With `--gang`: whether the RM has accepted the gangs (then any later ask is ordinary).
     gangs_sent: bool,
+    /// With `--demand_hex`: whether the RM has accepted the demand (it is sent once; the RM
+    /// asks for its containers itself, also after a restart).
+    demand_sent: bool,
+    /// Why the demand failed, once the RM said so.
+    demand_failed: Option<String>,
+    /// The demand's description (`--demand_hex` decoded).
+    demand_json: Option<String>,
 }
 
 impl Am {
@@ -205,6 +217,12 @@ impl Am {
             response_id: 0,
             nm_tokens: BTreeMap::new(),
             gangs_sent: false,
+            demand_sent: false,
+            demand_failed: None,
+            demand_json: match &args.demand_hex {
+                Some(hex) => Some(crate::demand::from_hex(hex).context("bad --demand_hex")?),
+                None => None,
+            },
             args,
             env,
         };
@@ -216,15 +234,19 @@ impl Am {
             am.capability.memory_mb,
             am.capability.vcores
         );
-        while !am.tracker.is_done() {
+        while !am.tracker.is_done() && am.demand_failed.is_none() {
             if !am.heartbeat().await? {
                 bail!("the RM told the AM to shut down");
             }
-            if !am.tracker.is_done() {
+            if !am.tracker.is_done() && am.demand_failed.is_none() {
                 tokio::time::sleep(HEARTBEAT).await;
             }
         }
-        let (status, diagnostics) = am.tracker.final_status();
+        let (mut status, mut diagnostics) = am.tracker.final_status();
+        if let Some(why) = &am.demand_failed {
+            status = v1::FinalApplicationStatus::Failed;
+            diagnostics = format!("{why}\n{diagnostics}");
+        }
         println!("{diagnostics}");
         am.finish(status, &diagnostics).await?;
         if status == v1::FinalApplicationStatus::Succeeded {
@@ -296,6 +318,10 @@ impl Am {
     /// With `--gang g` and until the RM has them: the outstanding containers as gangs of `g`
     /// (the client checked that `g` divides their number), ids 1, 2, ...
     fn gang_requests(&self) -> Vec<GangRequest> {
+        if self.demand_json.is_some() {
+            // The demand says Gang; the RM asks for it as gangs.
+            return Vec::new();
+        }
         let Some(g) = self.args.gang.filter(|g| *g > 0 && !self.gangs_sent) else {
             return Vec::new();
         };
@@ -315,10 +341,17 @@ impl Am {
     /// One allocate round trip and the work it brings. Returns false on a SHUTDOWN command.
     async fn heartbeat(&mut self) -> anyhow::Result<bool> {
         let gangs = self.gang_requests();
+        let demands: Vec<DemandRequest> = match &self.demand_json {
+            Some(json) if !self.demand_sent => vec![DemandRequest {
+                description: json.clone(),
+                asks: Vec::new(),
+            }],
+            _ => Vec::new(),
+        };
         let ask: Vec<ResourceRequest> = self
             .tracker
             .take_ask()
-            .filter(|_| gangs.is_empty())
+            .filter(|_| gangs.is_empty() && self.demand_json.is_none())
             .map(|n| ResourceRequest {
                 priority: self.args.shell_cmd_priority,
                 resource_name: "*".to_string(),
@@ -335,6 +368,7 @@ impl Am {
             response_id: self.response_id,
             progress: self.tracker.progress(),
             gangs,
+            demands,
             ..Default::default()
         };
         let result = self
@@ -367,6 +401,29 @@ impl Am {
             AmCommand::None => {}
         }
         self.response_id = reply.response_id;
+        if !request.demands.is_empty() {
+            self.demand_sent = true;
+            println!(
+                "Asked for the containers as a time-aware demand: {}",
+                request.demands[0].description
+            );
+        }
+        for update in &reply.demand_updates {
+            let key = format!("{}/{}", self.env.application_id, update.demand_id);
+            let detail = if update.detail.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", update.detail)
+            };
+            println!(
+                "Demand {key} is {} ({}){detail}",
+                update.state, update.reason
+            );
+            if update.state == "FAILED" {
+                self.demand_failed =
+                    Some(format!("demand {key} FAILED ({}){detail}", update.reason));
+            }
+        }
         if !request.gangs.is_empty() {
             self.gangs_sent = true;
             println!(

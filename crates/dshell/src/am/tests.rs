@@ -12,6 +12,7 @@ fn am_args(cmd: &str) -> DshellAmArgs {
         container_vcores: 1,
         shell_cmd_priority: 0,
         gang: None,
+        demand_hex: None,
     }
 }
 

@@ -3,12 +3,16 @@
 //! restart loses none.
 //!
 //! Sans-IO like the rest of the core: inputs carry `now`; timers (claim expiry, lease end,
-//! deadlines, the Start window) are checked against it in [`RmCore::tick`]. The scheduler does
-//! not consume demands yet: allocations, missed opportunities, claims and completions come in
-//! through the `demand_*` inputs, which the AM protocol and the scheduler will drive (issue 17
-//! items 5-6). No planner exists yet either, so a strict condition that needs a plan fails
-//! with `not_reservable` (§3.4 row 3) and a loose one runs best-effort.
+//! deadlines, the Start window) are checked against it in [`RmCore::tick`]. Allocations,
+//! claims and completions come in through the `demand_*` inputs, which `am_path` drives for
+//! demands an AM sends (issue 17 item 5: their asks reach the scheduler only while ALLOCATING);
+//! a REST-only demand asks nothing and is driven through the inputs alone. Missed
+//! opportunities have no driver yet. No planner exists either, so a strict condition that needs
+//! a plan fails with `not_reservable` (§3.4 row 3) and a loose one runs best-effort.
 
+mod am_path;
+#[cfg(test)]
+mod am_tests;
 mod inputs;
 mod links;
 mod order;
@@ -27,6 +31,8 @@ use weft_store::DemandState;
 use weft_types::yarn_id::ApplicationId;
 use weft_types::Time;
 
+pub(crate) use am_path::TagOutcome;
+pub use am_path::{DEMAND_GANG_IDS, MAX_AM_DEMANDS_PER_APP};
 pub use reason::DemandReason;
 pub use report::{demand_state_name, DemandReport, DemandTransition};
 pub use submit::DemandBatch;
@@ -91,6 +97,8 @@ pub(crate) struct Demand {
     pub(crate) allocated: u64,
     pub(crate) claimed: u64,
     pub(crate) completed: u64,
+    /// Set for a demand an AM sent: the RM asks the scheduler for its containers.
+    pub(crate) am: Option<am_path::AmAsks>,
 }
 
 impl Demand {
@@ -127,4 +135,16 @@ impl Demand {
 #[derive(Default)]
 pub(crate) struct Demands {
     pub(crate) by_key: BTreeMap<String, Demand>,
+    /// The scheduler gangs asked for AM demands -> the demand's key.
+    pub(crate) gang_owner: BTreeMap<(weft_types::AppId, u64), String>,
+    /// The last gang id handed out (from [`DEMAND_GANG_IDS`] up).
+    pub(crate) last_gang: u64,
+}
+
+impl Demands {
+    /// A fresh scheduler gang id for a demand's gang.
+    pub(crate) fn next_gang_id(&mut self) -> u64 {
+        self.last_gang = self.last_gang.max(DEMAND_GANG_IDS).saturating_add(1);
+        self.last_gang
+    }
 }

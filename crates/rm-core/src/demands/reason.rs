@@ -48,9 +48,11 @@ pub enum DemandReason {
     Late,
     /// FINISHED: the AM reported failure.
     Failed,
+    /// FAILED: the scheduler refused the asks of a demand an AM sent.
+    AskRefused,
 }
 
-const NAMES: [(DemandReason, &str); 22] = [
+const NAMES: [(DemandReason, &str); 23] = [
     (DemandReason::Submitted, "submitted"),
     (DemandReason::Unconstrained, "unconstrained"),
     (DemandReason::WaitingOrder, "waiting_order"),
@@ -73,6 +75,7 @@ const NAMES: [(DemandReason, &str); 22] = [
     (DemandReason::Ok, "ok"),
     (DemandReason::Late, "late"),
     (DemandReason::Failed, "failed"),
+    (DemandReason::AskRefused, "ask_refused"),
 ];
 
 impl DemandReason {

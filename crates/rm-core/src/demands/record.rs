@@ -35,6 +35,7 @@ pub(crate) fn to_record(d: &Demand) -> DemandRecord {
         allocated: d.allocated,
         claimed: d.claimed,
         completed: d.completed,
+        am_asks: d.am.as_ref().map(|am| am.placement.clone()),
     }
 }
 
@@ -101,6 +102,13 @@ fn from_record(
         allocated: record.allocated,
         claimed: record.claimed,
         completed: record.completed,
+        am: record
+            .am_asks
+            .clone()
+            .map(|placement| super::am_path::AmAsks {
+                placement,
+                ..Default::default()
+            }),
     })
 }
 
@@ -120,6 +128,18 @@ impl RmCore {
             self.demands.by_key.insert(record.key.clone(), demand);
         }
         self.advance_demands(now);
+        // The scheduler lost every ask: the AM demands still ALLOCATING ask again for what
+        // they lack (held gang members were never launched, so a gang starts over).
+        let keys: Vec<String> = self
+            .demands
+            .by_key
+            .iter()
+            .filter(|(_, d)| d.am.is_some())
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in keys {
+            self.sync_demand_asks(now, &key);
+        }
         Ok(())
     }
 }

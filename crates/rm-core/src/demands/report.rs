@@ -47,6 +47,8 @@ pub struct DemandReport {
     pub claimed: u64,
     /// Completed or released so far.
     pub completed: u64,
+    /// Members its gangs hold now (counted as used, not yet handed to the AM).
+    pub held: u64,
     /// Scheduling opportunities missed while ALLOCATING.
     pub missed_opportunities: u64,
     /// When NOW was bound.
@@ -83,6 +85,7 @@ impl RmCore {
             at: now,
         });
         self.persist_demand(key);
+        self.sync_demand_asks(now, key);
     }
 
     pub(crate) fn persist_demand(&mut self, key: &str) {
@@ -108,7 +111,8 @@ impl RmCore {
 
     /// One demand's report.
     pub fn demand(&self, key: &str) -> Option<DemandReport> {
-        self.demands.by_key.get(key).map(report)
+        let held = self.demand_holds();
+        self.demands.by_key.get(key).map(|d| report(d, &held))
     }
 
     /// Every demand matching the filters (`None`: any), in key order.
@@ -118,13 +122,14 @@ impl RmCore {
         queue: Option<&str>,
         application: Option<ApplicationId>,
     ) -> Vec<DemandReport> {
+        let held = self.demand_holds();
         self.demands
             .by_key
             .values()
             .filter(|d| state.is_none_or(|s| d.state() == s))
             .filter(|d| queue.is_none_or(|q| d.queue == q))
             .filter(|d| application.is_none_or(|a| d.scope == Scope::App(a)))
-            .map(report)
+            .map(|d| report(d, &held))
             .collect()
     }
 }
@@ -142,7 +147,7 @@ pub fn demand_state_name(state: DemandState) -> &'static str {
     }
 }
 
-fn report(d: &Demand) -> DemandReport {
+fn report(d: &Demand, held: &std::collections::BTreeMap<String, u64>) -> DemandReport {
     DemandReport {
         key: d.key.clone(),
         application: match &d.scope {
@@ -158,6 +163,7 @@ fn report(d: &Demand) -> DemandReport {
         allocated: d.allocated,
         claimed: d.claimed,
         completed: d.completed,
+        held: held.get(&d.key).copied().unwrap_or(0),
         missed_opportunities: d.missed,
         accepted_at: d.accepted_at,
         earliest_start: Time(d.times.earliest_start),

@@ -134,6 +134,7 @@ impl RmCore {
                 allocated: 0,
                 claimed: 0,
                 completed: 0,
+                am: None,
             };
             self.demands.by_key.insert(key.clone(), demand);
             self.demand_transition(

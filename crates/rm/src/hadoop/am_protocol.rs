@@ -381,6 +381,10 @@ impl AmProtocol {
             progress: progress(req.progress),
             // Hadoop's AM protocol has no gang asks (YARN-624 never landed): Weft's own field.
             gangs: Vec::new(),
+            // Nor demands: on Hadoop's wire they come through REST (time-aware-demands §3.6).
+            demands: Vec::new(),
+            kill_demands: Vec::new(),
+            complete_demands: Vec::new(),
         };
         let answer = self
             .driver

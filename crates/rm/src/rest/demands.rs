@@ -47,7 +47,7 @@ pub(crate) fn demand_json(d: &DemandReport, now: Time) -> Value {
         "first-allocation": d.first_allocation.map(Time::as_millis),
         "containers": {
             "requested": d.requested,
-            "held": 0,
+            "held": d.held,
             "allocated": d.allocated,
             "running": d.claimed.saturating_sub(d.completed),
             "completed": d.completed,
