@@ -394,7 +394,6 @@ impl RmCore {
                 self.demand_container_claimed(now, s.container);
             }
             (NmContainerState::Complete, Some(reported)) => {
-                let reported = *reported;
                 // Ran and ended between two heartbeats: launched all the same.
                 if !reported {
                     self.demand_container_claimed(now, s.container);
