@@ -1,6 +1,8 @@
 //! Containers marked for preemption (preemption spec A.7, A.8, B.4, B.6, §C), shared by both
-//! strategies: the app's tracked set in marking order and its total (Hadoop's
-//! `resourcesToBePreempted`), the node's marked set, the warning and the kill.
+//! Fair strategies and the Capacity Scheduler's preemption policy (`capacity/preempt`): the
+//! app's tracked set in marking order and its total (Hadoop's `resourcesToBePreempted`), the
+//! node's marked set, the warning and the kill. Any rules type whose state holds a [`Marks`]
+//! ([`HoldsMarks`]) gets the warning, the kill and the strict contract from here.
 //!
 //! A mark lives exactly as long as its container: whatever ends the container (release,
 //! completion, its app or node leaving, the kill itself) drops the mark through
@@ -11,8 +13,25 @@ use std::collections::{BTreeMap, BTreeSet};
 use weft_types::{AppId, ContainerId, NodeId, Resource, Time};
 
 use crate::api::{ContainerExit, Decision};
-use crate::fair::FairEngine;
+use crate::engine::Engine;
+use crate::fair::{Fair, FairEngine};
 use crate::objects::node::Container;
+use crate::rules::Rules;
+
+/// Rules whose state keeps preemption marks.
+pub(crate) trait HoldsMarks {
+    fn marks(&self) -> &Marks;
+    fn marks_mut(&mut self) -> &mut Marks;
+}
+
+impl HoldsMarks for Fair {
+    fn marks(&self) -> &Marks {
+        &self.preemption.marks
+    }
+    fn marks_mut(&mut self) -> &mut Marks {
+        &mut self.preemption.marks
+    }
+}
 
 /// One container marked for preemption.
 #[derive(Clone, Debug, PartialEq)]
@@ -82,7 +101,7 @@ pub(crate) struct LiveContainer {
     pub(crate) foreign: bool,
 }
 
-impl FairEngine {
+impl<R: Rules + HoldsMarks> Engine<R> {
     /// The container's app, node, size and whether it is its app's AM, if it is live.
     pub(crate) fn live_container(&self, id: ContainerId) -> Option<LiveContainer> {
         let c = self.containers.get(&id)?;
@@ -110,7 +129,7 @@ impl FairEngine {
         let Some(c) = self.live_container(id) else {
             return false;
         };
-        let marks = &mut self.rules.preemption.marks;
+        let marks = self.rules.marks_mut();
         if marks.by_container.contains_key(&id) {
             return false;
         }
@@ -133,15 +152,12 @@ impl FairEngine {
         true
     }
 
-    /// Kills a container for preemption: `Decision::Preempted`, then the ordinary completion
-    /// (`Decision::Completed { exit: Preempted }`: usage of the app, its queue path, the node
-    /// and the cluster drop, the mark goes), and the victim leaf's and every ancestor's
-    /// preempted-containers count grows by one. A container already ended is skipped
-    /// silently (false). A live container need not be marked first.
-    pub(crate) fn kill_for_preemption(&mut self, id: ContainerId, for_queue: &str) -> bool {
-        let Some(c) = self.live_container(id) else {
-            return false;
-        };
+    /// Kills a live container for preemption: `Decision::Preempted`, then the ordinary
+    /// completion (`Decision::Completed { exit: Preempted }`: usage of the app, its queue path,
+    /// the node and the cluster drop, the mark goes). `None`, and nothing happens, for a
+    /// container already ended. A live container need not be marked first.
+    pub(crate) fn kill_preempted(&mut self, id: ContainerId, for_queue: &str) -> Option<LiveContainer> {
+        let c = self.live_container(id)?;
         self.decisions.push_back(Decision::Preempted {
             app: c.app,
             container: id,
@@ -150,22 +166,14 @@ impl FairEngine {
             am: c.am,
             for_queue: for_queue.to_string(),
         });
-        if let Some(leaf) = self.apps.get(&c.app).map(|a| a.queue) {
-            let mut cur = Some(leaf);
-            while let Some(q) = cur {
-                let queue = self.queues.get_mut(q);
-                queue.rules_cold.preempted_containers += 1;
-                cur = queue.parent;
-            }
-        }
         self.complete_container(id, ContainerExit::Preempted, None);
-        true
+        Some(c)
     }
 
     /// `Rules::container_ended`: the ended container's mark goes (one test when none is set).
     #[inline]
     pub(crate) fn unmark_ended(&mut self, c: &Container) {
-        if self.rules.preemption.marks.by_container.is_empty() {
+        if self.rules.marks().by_container.is_empty() {
             return;
         }
         self.unmark(c.id);
@@ -175,26 +183,25 @@ impl FairEngine {
     /// code).
     #[inline(never)]
     fn unmark(&mut self, id: ContainerId) {
-        self.rules.preemption.marks.remove(id);
+        self.rules.marks_mut().remove(id);
     }
 
     /// Whether the container is marked for preemption.
     pub(crate) fn is_marked(&self, id: ContainerId) -> bool {
-        self.rules.preemption.marks.by_container.contains_key(&id)
+        self.rules.marks().by_container.contains_key(&id)
     }
 
     /// The mark of a container, if it has one.
     // For the global strategy (Part B), built on this layer next.
     #[allow(dead_code)]
     pub(crate) fn mark_of(&self, id: ContainerId) -> Option<&Mark> {
-        self.rules.preemption.marks.by_container.get(&id)
+        self.rules.marks().by_container.get(&id)
     }
 
     /// The app's marked containers in marking order (empty if none).
     pub(crate) fn marked_of_app(&self, app: AppId) -> &[ContainerId] {
         self.rules
-            .preemption
-            .marks
+            .marks()
             .by_app
             .get(&app)
             .map_or(&[], |m| m.containers.as_slice())
@@ -203,8 +210,7 @@ impl FairEngine {
     /// The total size of the app's marked containers (Hadoop's `resourcesToBePreempted`).
     pub(crate) fn marked_total_of_app(&self, app: AppId) -> Resource {
         self.rules
-            .preemption
-            .marks
+            .marks()
             .by_app
             .get(&app)
             .map_or(Resource::ZERO, |m| m.total)
@@ -212,7 +218,7 @@ impl FairEngine {
 
     /// The containers marked on a node.
     pub(crate) fn marked_on_node(&self, node: NodeId) -> Option<&BTreeSet<ContainerId>> {
-        self.rules.preemption.marks.by_node.get(&node)
+        self.rules.marks().by_node.get(&node)
     }
 
     /// The app's usage less what is marked for preemption: what it keeps once every mark is
@@ -227,7 +233,7 @@ impl FairEngine {
 
     /// Marks that disagree with the objects, in words (for `verify`).
     pub(crate) fn verify_marks(&self, drift: &mut Vec<String>) {
-        let marks = &self.rules.preemption.marks;
+        let marks = self.rules.marks();
         let mut by_app: BTreeMap<AppId, (usize, Resource)> = BTreeMap::new();
         let mut by_node: BTreeMap<NodeId, usize> = BTreeMap::new();
         for (id, mark) in &marks.by_container {
@@ -270,5 +276,27 @@ impl FairEngine {
         if nodes != by_node {
             drift.push(format!("marked per node {nodes:?}, recomputed {by_node:?}"));
         }
+    }
+}
+
+impl FairEngine {
+    /// Kills a container for preemption through [`Engine::kill_preempted`]; the victim
+    /// leaf's and every ancestor's preempted-containers count grows by one. A container
+    /// already ended is skipped silently (false).
+    pub(crate) fn kill_for_preemption(&mut self, id: ContainerId, for_queue: &str) -> bool {
+        let Some(leaf) = self
+            .live_container(id)
+            .and_then(|c| self.apps.get(&c.app))
+            .map(|a| a.queue)
+        else {
+            return false;
+        };
+        let mut cur = Some(leaf);
+        while let Some(q) = cur {
+            let queue = self.queues.get_mut(q);
+            queue.rules_cold.preempted_containers += 1;
+            cur = queue.parent;
+        }
+        self.kill_preempted(id, for_queue).is_some()
     }
 }
