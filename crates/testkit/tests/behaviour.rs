@@ -252,6 +252,7 @@ scenarios! {
     capacity_preempt_dead_zone => "capacity-preempt-dead-zone",
     capacity_preempt_dead_zone_narrow => "capacity-preempt-dead-zone-narrow",
     capacity_preempt_victim_order => "capacity-preempt-victim-order",
+    capacity_preempt_am_last => "capacity-preempt-am-last",
 }
 
 examples! {

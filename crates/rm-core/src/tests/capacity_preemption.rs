@@ -115,7 +115,10 @@ fn the_policy_warns_then_kills_with_minus_102_after_max_wait_before_kill() {
     let reply = c
         .am_allocate(Time(10_001), attempt, &token, AllocateRequest::default())
         .unwrap();
-    assert_eq!(reply.preempt, newest, "the three newest tasks, newest first");
+    assert_eq!(
+        reply.preempt, newest,
+        "the three newest tasks, newest first"
+    );
     assert!(!reply.preempt.contains(&am));
 
     // Selected again a second later: not yet two seconds since the warning.
@@ -138,7 +141,10 @@ fn the_policy_warns_then_kills_with_minus_102_after_max_wait_before_kill() {
             "Container preempted by scheduler for queue root.b"
         );
     }
-    assert!(reply.preempt.is_empty(), "killed containers leave the contract");
+    assert!(
+        reply.preempt.is_empty(),
+        "killed containers leave the contract"
+    );
     assert_eq!(c.verify_scheduler(), Vec::<String>::new());
 }
 

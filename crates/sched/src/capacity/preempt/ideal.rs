@@ -80,7 +80,9 @@ pub(crate) fn compute(tree: &mut [TempQueue], calc: Calc, cluster: Resource, kno
         if !q.is_leaf() || q.preemption_disabled {
             continue;
         }
-        let dead_zone = q.guaranteed.mul_trunc(1.0 + knobs.max_ignored_over_capacity);
+        let dead_zone = q
+            .guaranteed
+            .mul_trunc(1.0 + knobs.max_ignored_over_capacity);
         if !calc.gt(&cluster, &q.used, &dead_zone) {
             continue;
         }
@@ -196,13 +198,16 @@ fn fixpoint(
             t.used
         };
         *unassigned = unassigned.saturating_sub(t.ideal);
-        if calc.lt(&tot, &t.ideal, &t.used.saturating_add(t.pending_deduct_reserved)) {
+        if calc.lt(
+            &tot,
+            &t.ideal,
+            &t.used.saturating_add(t.pending_deduct_reserved),
+        ) {
             hungry.push(*q);
         }
     }
     let mut passes = 0;
-    while !hungry.is_empty() && calc.gt(&tot, unassigned, &Resource::ZERO) && passes < MAX_PASSES
-    {
+    while !hungry.is_empty() && calc.gt(&tot, unassigned, &Resource::ZERO) && passes < MAX_PASSES {
         passes += 1;
         let shares = normalized_shares(tree, &hungry, equal_shares);
         let ratio = |q: usize| ideal_over_guaranteed(calc, tot, &tree[q]);

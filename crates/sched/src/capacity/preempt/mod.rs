@@ -112,8 +112,10 @@ impl CapacityEngine {
         self.preemption_round(now);
         let interval = self.rules.file.preemption.monitoring_interval_ms.max(1);
         self.rules.preempt.armed = true;
-        self.timers
-            .set(now + Duration::from_millis(interval as u64), CapacityTimer::PreemptionRound);
+        self.timers.set(
+            now + Duration::from_millis(interval as u64),
+            CapacityTimer::PreemptionRound,
+        );
     }
 
     /// One round of the policy (spec §8.2).

@@ -35,7 +35,11 @@ impl CapacityEngine {
             if !q.children.is_empty() || q.preemption_disabled {
                 continue;
             }
-            if !self.rules.calc.gt(&self.cluster, &q.to_obtain, &Resource::ZERO) {
+            if !self
+                .rules
+                .calc
+                .gt(&self.cluster, &q.to_obtain, &Resource::ZERO)
+            {
                 continue;
             }
             let mut budget = Budget {
@@ -48,7 +52,12 @@ impl CapacityEngine {
         chosen
     }
 
-    fn select_in_leaf(&self, leaf: crate::queues::QueueId, budget: &mut Budget, chosen: &mut Chosen) {
+    fn select_in_leaf(
+        &self,
+        leaf: crate::queues::QueueId,
+        budget: &mut Budget,
+        chosen: &mut Chosen,
+    ) {
         let queue = self.queues.get(leaf);
         let mut apps: Vec<_> = queue
             .runnable_apps

@@ -63,7 +63,10 @@ impl CapacityEngine {
         for c in children {
             let child = self.preemption_snapshot_queue(c, snap);
             snap.tree[at].children.push(child);
-            let (p, d) = (snap.tree[child].pending, snap.tree[child].pending_deduct_reserved);
+            let (p, d) = (
+                snap.tree[child].pending,
+                snap.tree[child].pending_deduct_reserved,
+            );
             let parent = &mut snap.tree[at];
             parent.pending = parent.pending.saturating_add(p);
             parent.pending_deduct_reserved = parent.pending_deduct_reserved.saturating_add(d);

@@ -156,7 +156,11 @@ impl<R: Rules + HoldsMarks> Engine<R> {
     /// completion (`Decision::Completed { exit: Preempted }`: usage of the app, its queue path,
     /// the node and the cluster drop, the mark goes). `None`, and nothing happens, for a
     /// container already ended. A live container need not be marked first.
-    pub(crate) fn kill_preempted(&mut self, id: ContainerId, for_queue: &str) -> Option<LiveContainer> {
+    pub(crate) fn kill_preempted(
+        &mut self,
+        id: ContainerId,
+        for_queue: &str,
+    ) -> Option<LiveContainer> {
         let c = self.live_container(id)?;
         self.decisions.push_back(Decision::Preempted {
             app: c.app,

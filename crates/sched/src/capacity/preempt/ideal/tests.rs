@@ -24,8 +24,12 @@ fn leaf(guaranteed: Resource, max: Resource, used: Resource, pending: Resource) 
 
 /// Root over `leaves`, its used and pending the leaves' sums.
 fn tree(cluster: Resource, leaves: Vec<TempQueue>) -> Vec<TempQueue> {
-    let used = leaves.iter().fold(Resource::ZERO, |s, q| s.saturating_add(q.used));
-    let pending = leaves.iter().fold(Resource::ZERO, |s, q| s.saturating_add(q.pending));
+    let used = leaves
+        .iter()
+        .fold(Resource::ZERO, |s, q| s.saturating_add(q.used));
+    let pending = leaves
+        .iter()
+        .fold(Resource::ZERO, |s, q| s.saturating_add(q.pending));
     let mut root = leaf(cluster, cluster, used, pending);
     root.children = (1..=leaves.len()).collect();
     let mut out = vec![root];
