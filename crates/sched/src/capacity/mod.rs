@@ -82,7 +82,7 @@ pub(crate) struct Capacity {
     /// The leaves with pending apps (activation after a node change visits only these).
     pending_leaves: std::collections::BTreeSet<QueueId>,
     /// The capacity preemption policy (`preempt`).
-    preempt: preempt::PreemptState,
+    preempt: Box<preempt::PreemptState>,
 }
 
 /// What a Capacity timer carries.

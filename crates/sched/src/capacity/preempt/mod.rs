@@ -16,8 +16,8 @@
 //!   twice the wait is forgotten (§8.2 steps 5-6). A reserved node selected is unreserved at
 //!   once (KILL_RESERVED_CONTAINER).
 //!
-//! The marks and the kill are the Fair Scheduler's (`fair/preemption/marks.rs`), so the RM,
-//! the simulator and the AM protocol treat both schedulers' preemption alike.
+//! The marks and the kill are the ones the Fair Scheduler uses (`objects/preemption.rs`), so
+//! the RM, the simulator and the AM protocol treat both schedulers' preemption alike.
 //!
 //! Decisions (Hadoop is silent or the spec leaves them open):
 //! * Leaves are visited by full name (parents before children); Hadoop's order is its hash
@@ -41,7 +41,7 @@ use std::collections::BTreeMap;
 
 use weft_types::{ContainerId, Duration, Resource, Time};
 
-use crate::fair::preemption::marks::{HoldsMarks, Marks};
+use crate::objects::preemption::{HoldsMarks, Marks};
 
 use super::{Capacity, CapacityEngine, CapacityTimer};
 
