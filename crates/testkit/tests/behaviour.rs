@@ -253,6 +253,7 @@ scenarios! {
     capacity_preempt_dead_zone_narrow => "capacity-preempt-dead-zone-narrow",
     capacity_preempt_victim_order => "capacity-preempt-victim-order",
     capacity_preempt_am_last => "capacity-preempt-am-last",
+    capacity_preempt_pressure_gone => "capacity-preempt-pressure-gone",
 }
 
 examples! {
