@@ -28,8 +28,8 @@
 //!   siblings are ordered by ideal over guaranteed alone.
 //! * `max_ignored_over_capacity` and `natural_termination_factor` are read as the decimals
 //!   written (Hadoop reads them as doubles; the configuration keeps f32).
-//! * Not modelled: intra-queue preemption (§8.8; `intra-queue-preemption.enabled` is read and
-//!   ignored), the reserved-container and queue-priority selectors (§8.9), lazy preemption
+//! * Not modelled: intra-queue preemption (§8.8, and §13.12: the spec only outlines it and
+//!   asks for its own follow-up spec; `intra-queue-preemption.enabled` is read and ignored), the reserved-container and queue-priority selectors (§8.9), lazy preemption
 //!   (§8.7: killable containers), node labels (one partition), `conservative-drf` (the
 //!   inter-queue rule is always the non-conservative one, Hadoop's default).
 
