@@ -516,6 +516,12 @@ pub struct SchedulerProperties {
     pub resource_types: ResourceTypes,
     /// `yarn.scheduler.fair.no-terminal-rule.check` (migration mode only).
     pub no_terminal_rule_check: bool,
+    /// `yarn.resourcemanager.scheduler.monitor.enable` (false): the scheduling monitors'
+    /// master switch (the Capacity Scheduler's preemption policy runs only with it on).
+    pub scheduler_monitor_enabled: bool,
+    /// `yarn.resourcemanager.scheduler.monitor.policies`: the monitors' class names (default
+    /// the proportional capacity preemption policy).
+    pub scheduler_monitor_policies: Vec<String>,
 }
 
 impl SchedulerProperties {
@@ -566,6 +572,25 @@ impl Default for SchedulerProperties {
             max_application_priority: 0,
             resource_types: ResourceTypes::default(),
             no_terminal_rule_check: false,
+            scheduler_monitor_enabled: false,
+            scheduler_monitor_policies: vec![PROPORTIONAL_CAPACITY_PREEMPTION_POLICY.to_string()],
         }
+    }
+}
+
+/// The class name of Hadoop's capacity preemption policy
+/// (`yarn.resourcemanager.scheduler.monitor.policies`' default).
+pub const PROPORTIONAL_CAPACITY_PREEMPTION_POLICY: &str =
+    "org.apache.hadoop.yarn.server.resourcemanager.monitor.capacity.ProportionalCapacityPreemptionPolicy";
+
+impl SchedulerProperties {
+    /// Whether the capacity preemption policy runs: the monitors are on and the policy is
+    /// among them (named by its full class name or its simple name).
+    pub fn capacity_preemption_monitor(&self) -> bool {
+        self.scheduler_monitor_enabled
+            && self.scheduler_monitor_policies.iter().any(|p| {
+                p == PROPORTIONAL_CAPACITY_PREEMPTION_POLICY
+                    || p == "ProportionalCapacityPreemptionPolicy"
+            })
     }
 }

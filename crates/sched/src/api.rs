@@ -875,6 +875,9 @@ pub struct CapacityQueueDetails {
     /// Applications waiting for activation (AM limits) in the queue (the subtree's for a
     /// parent).
     pub pending_apps: usize,
+    /// Inter-queue preemption never takes from the queue: the scheduling monitor is off (or
+    /// runs without the capacity preemption policy) or the queue sets `disable_preemption`.
+    pub preemption_disabled: bool,
 }
 
 /// One user of a Capacity Scheduler leaf.

@@ -105,7 +105,12 @@ pub fn run_scale(
     if end.is_none() && matches!(workload.apps, AppSource::ClosedLoop(_)) {
         return Err(ScaleError::Endless);
     }
-    let preemption = matches!(&config, SchedulerConfig::Fair(f) if f.properties.preemption);
+    // The simulated AMs ask again for preempted tasks, so their records are kept.
+    let preemption = match &config {
+        SchedulerConfig::Fair(f) => f.properties.preemption,
+        SchedulerConfig::Capacity(c) => c.properties.capacity_preemption_monitor(),
+        SchedulerConfig::Fifo(_) => false,
+    };
     let mut sched = Scheduler::new(config, BTreeMap::new());
     sched.set_walk_mode(options.walk);
     let timing = Timing {

@@ -70,3 +70,47 @@ fn small_under_capacity_runs_every_app_without_drift() {
         "tasks beyond the AMs were allocated"
     );
 }
+
+/// Seed 001's picture (`--preset preemption`) under the Capacity Scheduler with the
+/// scheduling monitor on: the big job gives back what the later queues are owed, every
+/// preempted task is asked for again and run (so each preemption is one more allocation than
+/// the same run without the monitor), no AM is taken and every app finishes without drift.
+#[test]
+fn the_preemption_preset_under_capacity_preemption_reruns_what_it_takes() {
+    let run = |monitor: bool| {
+        let workload = preset("preemption", 1.0, 0).expect("preset");
+        let mut prepared =
+            workload_config_for(&workload, "preset", SchedulerKind::Capacity).expect("config");
+        if let SchedulerConfig::Capacity(c) = &mut prepared.config {
+            c.properties.scheduler_monitor_enabled = monitor;
+        }
+        let options = ScaleOptions {
+            walk: WalkMode::Fast,
+            verify_every: Some(Duration::from_secs(5)),
+            ..ScaleOptions::default()
+        };
+        run_scale(
+            &prepared.workload,
+            prepared.config,
+            &mut ZeroClock,
+            &options,
+            &mut |_, _| {},
+        )
+        .expect("the run completes")
+    };
+    let (off, on) = (run(false), run(true));
+    assert_eq!(off.preempted_containers, 0);
+    assert_eq!(on.drift, 0, "{:?}", on.drift_examples);
+    assert_eq!(on.apps_finished, on.apps, "every app finished");
+    assert!(
+        on.preempted_containers > 0,
+        "the monitor took something back"
+    );
+    assert_eq!(on.preempt_warnings, on.preempted_containers);
+    assert_eq!(on.preempted_am_containers, 0);
+    assert_eq!(
+        on.allocations,
+        off.allocations + on.preempted_containers,
+        "each preempted task ran again"
+    );
+}

@@ -243,6 +243,17 @@ scenarios! {
     walk_reservation => "walk-reservation",
     weights => "weights",
     zero_weight_order => "zero-weight-order",
+    capacity_preempt_ideal => "capacity-preempt-ideal",
+    capacity_preempt_observe_only => "capacity-preempt-observe-only",
+    capacity_preempt_natural_termination => "capacity-preempt-natural-termination",
+    capacity_preempt_round_cap => "capacity-preempt-round-cap",
+    capacity_preempt_disabled_queue => "capacity-preempt-disabled-queue",
+    capacity_preempt_max_capacity => "capacity-preempt-max-capacity",
+    capacity_preempt_dead_zone => "capacity-preempt-dead-zone",
+    capacity_preempt_dead_zone_narrow => "capacity-preempt-dead-zone-narrow",
+    capacity_preempt_victim_order => "capacity-preempt-victim-order",
+    capacity_preempt_am_last => "capacity-preempt-am-last",
+    capacity_preempt_pressure_gone => "capacity-preempt-pressure-gone",
 }
 
 examples! {

@@ -222,6 +222,16 @@ fn set(a: &mut Applier, name: &str, value: &str) {
         values::long(value).map(|v| p.node_heartbeat_interval_ms = v)
     } else if name == "yarn.cluster.max-application-priority" {
         values::int(value).map(|v| p.max_application_priority = v)
+    } else if name == "yarn.resourcemanager.scheduler.monitor.enable" {
+        boolean(value).map(|v| p.scheduler_monitor_enabled = v)
+    } else if name == "yarn.resourcemanager.scheduler.monitor.policies" {
+        p.scheduler_monitor_policies = value
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect();
+        Ok(())
     } else {
         let key = match name.strip_prefix(FAIR) {
             Some(short) => short,

@@ -226,8 +226,7 @@ impl SchedulerView {
                     "userAMResourceLimit",
                     resource(d.user_am_limit.unwrap_or(am_limit)),
                 ),
-                // Weft has no capacity preemption monitor: nothing is ever preempted.
-                ("preemptionDisabled", json!(true)),
+                ("preemptionDisabled", json!(d.preemption_disabled)),
                 ("intraQueuePreemptionDisabled", json!(true)),
                 ("defaultPriority", json!(l.default_application_priority)),
                 ("isAutoCreatedLeafQueue", json!(false)),

@@ -257,6 +257,7 @@ mod tests {
             am_used: Resource::new(1024, 1),
             active_apps: 1,
             pending_apps: 2,
+            preemption_disabled: true,
         }
     }
 

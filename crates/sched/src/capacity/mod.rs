@@ -35,6 +35,7 @@ mod calc;
 mod limits;
 mod mapping;
 mod order;
+mod preempt;
 mod refresh;
 mod report;
 mod setup;
@@ -80,11 +81,16 @@ pub(crate) struct Capacity {
     scaled: bool,
     /// The leaves with pending apps (activation after a node change visits only these).
     pending_leaves: std::collections::BTreeSet<QueueId>,
+    /// The capacity preemption policy (`preempt`).
+    preempt: Box<preempt::PreemptState>,
 }
 
-/// What a Capacity timer carries: Capacity sets none yet.
+/// What a Capacity timer carries.
 #[derive(Clone, Debug)]
-pub(crate) enum CapacityTimer {}
+pub(crate) enum CapacityTimer {
+    /// The capacity preemption policy's next round (`preempt`).
+    PreemptionRound,
+}
 
 /// A queue's state (configuration says RUNNING or STOPPED; DRAINING is a stopping queue that
 /// still has apps).
@@ -391,7 +397,7 @@ impl Rules for Capacity {
             })
     }
 
-    fn update(e: &mut CapacityEngine, _: Time) {
+    fn update(e: &mut CapacityEngine, now: Time) {
         // Demand is only reported: usage plus outstanding asks, per app and up the tree.
         let mut by_leaf: BTreeMap<QueueId, Resource> = BTreeMap::new();
         for slot in 0..e.apps.slot_bound() {
@@ -413,15 +419,33 @@ impl Rules for Capacity {
             }
         }
         e.refresh_root_available();
+        e.arm_preemption(now);
     }
 
-    fn timer_due(_: &mut CapacityEngine, timer: CapacityTimer, _: Time, _: Time) {
-        match timer {}
+    fn timer_due(e: &mut CapacityEngine, timer: CapacityTimer, _: Time, now: Time) {
+        match timer {
+            CapacityTimer::PreemptionRound => e.preemption_timer(now),
+        }
+    }
+
+    /// A preempted (or any ended) container's mark goes with it.
+    fn container_ended(e: &mut CapacityEngine, c: &crate::objects::node::Container) {
+        e.preemption_container_ended(c);
+    }
+
+    /// The containers the policy warned about (the AM's strict contract).
+    fn preemption_contract(e: &CapacityEngine, app: AppId) -> Vec<weft_types::ContainerId> {
+        e.marked_of_app(app).to_vec()
     }
 
     fn reload(e: &mut CapacityEngine, config: SchedulerConfig, _: Time) -> Result<(), SchedError> {
         match config {
-            SchedulerConfig::Capacity(config) => e.cs_refresh(config),
+            SchedulerConfig::Capacity(config) => {
+                let monitor = config.properties.capacity_preemption_monitor();
+                e.cs_refresh(config)?;
+                e.rules.preempt.monitor = monitor;
+                Ok(())
+            }
             other => {
                 Err(SchedError::ConfigRefused(format!(
                     "the Capacity Scheduler cannot take a {} scheduler's configuration; changing the scheduler needs a restart",
@@ -474,12 +498,13 @@ impl Rules for Capacity {
             steady_fair_share: Resource::ZERO,
             min_share: e.eff_min_of(q),
             starvation: None,
-            preempted_containers: 0,
+            preempted_containers: e.preempted_from(&q.name),
         }
     }
 
     fn verify(e: &CapacityEngine, drift: &mut Vec<String>) {
         e.verify_kept_users(drift);
+        e.verify_marks(drift);
         let pending: std::collections::BTreeSet<QueueId> = e
             .queues
             .ids()

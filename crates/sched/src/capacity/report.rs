@@ -105,6 +105,13 @@ impl CapacityEngine {
             am_used: self.subtree_am_used(id),
             active_apps,
             pending_apps,
+            preemption_disabled: !self.rules.preempt.monitor
+                || self
+                    .rules
+                    .file
+                    .queues
+                    .get(c.index)
+                    .is_none_or(|f| f.disable_preemption),
         });
         let mut children: Vec<QueueId> = q.children.iter().copied().collect();
         children.sort_by(|a, b| self.queues.get(*a).name.cmp(&self.queues.get(*b).name));

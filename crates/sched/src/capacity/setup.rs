@@ -50,6 +50,9 @@ impl CapacityEngine {
             users: Default::default(),
             scaled: false,
             pending_leaves: std::collections::BTreeSet::new(),
+            preempt: Box::new(super::preempt::PreemptState::new(
+                config.properties.capacity_preemption_monitor(),
+            )),
         };
         let mut e = Engine::new(rules, properties, queues, groups);
         e.derive_capacities();

@@ -10,6 +10,7 @@ pub(crate) mod ledger;
 pub(crate) mod lifecycle;
 pub(crate) mod node;
 pub(crate) mod pools;
+pub(crate) mod preemption;
 pub(crate) mod requests;
 pub(crate) mod table;
 pub(crate) mod timers;

@@ -1,7 +1,8 @@
 //! Fair Scheduler preemption (preemption spec Parts A and B) on top of starvation
 //! (`fair/starvation.rs`):
-//! * `marks`: the layer both strategies share: marking a container (the warning), killing it
-//!   through the ordinary completion path, the AM's strict contract, the preempted counts;
+//! * `marks`: Fair's side of the layer shared with Capacity (`objects/preemption.rs`: marking
+//!   a container (the warning), killing it through the ordinary completion path, the AM's
+//!   strict contract), plus the preempted counts;
 //! * `targeted`: Hadoop 3.x (Part A): containers chosen for one starved app on one node,
 //!   the node earmarked for it, the batch killed by a timer after `waitTimeBeforeKill`;
 //! * `handoff`: the earmarks and their hand-off at the node's heartbeat (A.8);
