@@ -157,6 +157,8 @@ scenarios! {
     capacity_seed001 => "capacity-seed001",
     capacity_reserved_usage => "capacity-reserved-usage",
     capacity_blocked_headroom => "capacity-blocked-headroom",
+    capacity_move => "capacity-move",
+    capacity_max_parallel => "capacity-max-parallel",
     fifo_order => "fifo-order",
     gang_all_at_once => "gang-all-at-once",
     gang_unpackable => "gang-unpackable",

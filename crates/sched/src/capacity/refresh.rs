@@ -61,6 +61,9 @@ impl CapacityEngine {
         self.rules.users.limits_moved();
         Capacity::rebuild_derived(self);
         self.order_dirty = true;
+        // Held apps under queues with room now may run (`parallel`); their leaves are among
+        // the pending ones `activate_all` visits.
+        self.refresh_parallel();
         self.activate_all();
         Ok(())
     }

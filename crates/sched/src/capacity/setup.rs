@@ -50,6 +50,7 @@ impl CapacityEngine {
             users: Default::default(),
             scaled: false,
             pending_leaves: std::collections::BTreeSet::new(),
+            parallel: Default::default(),
         };
         let mut e = Engine::new(rules, properties, queues, groups);
         e.derive_capacities();
