@@ -159,6 +159,7 @@ scenarios! {
     capacity_blocked_headroom => "capacity-blocked-headroom",
     capacity_move => "capacity-move",
     capacity_max_parallel => "capacity-max-parallel",
+    capacity_auto_create => "capacity-auto-create",
     fifo_order => "fifo-order",
     gang_all_at_once => "gang-all-at-once",
     gang_unpackable => "gang-unpackable",

@@ -23,13 +23,22 @@ use crate::queues::QueueId;
 use super::{CapacityEngine, CsState};
 
 impl CapacityEngine {
-    /// The queue a name means: a full path, else a leaf's short name.
+    /// The queue a name means: a full path, else a leaf's short name, else `parent.leaf` with
+    /// the parent's short name.
     pub(crate) fn resolve_queue(&self, name: &str) -> Option<QueueId> {
         if let Some(q) = self.queues.lookup(name) {
             return Some(q);
         }
-        if name.contains('.') {
-            return None;
+        if let Some((parent, leaf)) = name.rsplit_once('.') {
+            // `parent.leaf` with the parent by its short name (a mapping's `p.%user`, Hadoop's
+            // placement context of parent and leaf).
+            let p = self.resolve_queue(parent)?;
+            if parent.contains('.') || self.queues.get(p).is_leaf {
+                return None;
+            }
+            return self
+                .queues
+                .lookup(&format!("{}.{leaf}", self.queues.get(p).name));
         }
         // Leaf short names are unique (checked at load); a parent's short name is taken when
         // no leaf has it, so a submission to it is refused as a parent, as Hadoop's.

@@ -31,6 +31,7 @@
 
 mod admission;
 mod assign;
+mod auto_create;
 mod calc;
 mod limits;
 mod mapping;
@@ -202,6 +203,7 @@ impl Rules for Capacity {
         user: &str,
         requested: Option<&str>,
     ) -> Result<QueueId, (RejectCode, String)> {
+        e.cs_auto_create(app, user, requested)?;
         e.cs_place(app, user, requested)
     }
 
