@@ -208,6 +208,7 @@ fn managed_parents_cannot_be_converted_either_way() {
         ("root.a.capacity", "50"),
         ("root.m.capacity", "50"),
         ("root.m.auto-create-child-queue.enabled", "true"),
+        ("root.m.leaf-queue-template.capacity", "10"),
     ];
     let plain_parent = [
         ("root.queues", "a,m"),

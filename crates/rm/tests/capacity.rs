@@ -414,3 +414,63 @@ fn group_mappings_place_apps_by_the_groups_the_rm_resolves() {
     );
     rt.block_on(rm.stop());
 }
+
+/// A move under the Capacity Scheduler goes through the REST API to the scheduler: a leaf that
+/// takes the app accepts it (the apps API then names the new leaf), a parent or a full leaf
+/// refuses it with Hadoop's reason and the app stays where it was (spec §7.5).
+#[test]
+fn moves_between_leaves_reach_the_capacity_scheduler() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime();
+    let a = args(dir.path(), &[]);
+    write_capacity(
+        dir.path(),
+        &[
+            ("root.queues", "a,b,full,p"),
+            ("root.a.capacity", "40"),
+            ("root.b.capacity", "40"),
+            ("root.full.capacity", "10"),
+            ("root.full.maximum-applications", "1"),
+            ("root.p.capacity", "10"),
+            ("root.p.queues", "x"),
+            ("root.p.x.capacity", "100"),
+        ],
+    );
+    let rm = rt.block_on(weft_rm::start(a)).expect("the RM starts");
+    let id = submit(&rm, "a", "alice");
+    submit(&rm, "full", "bob");
+    let move_to = |queue: &str| {
+        call(
+            &rm,
+            "PUT",
+            &format!("/ws/v1/cluster/apps/{id}/queue?user.name=alice"),
+            Some(json!({"queue": queue})),
+        )
+    };
+    let (status, v) = move_to("b");
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(queue_of(&rm, &id), "root.b");
+    let (status, v) = move_to("p");
+    assert!(status >= 400, "{status} {v}");
+    assert!(v.to_string().contains("is not a Leaf Queue"), "{v}");
+    let (status, v) = move_to("full");
+    assert!(status >= 400, "{status} {v}");
+    assert!(
+        v.to_string()
+            .contains("Queue root.full already has 1 applications"),
+        "{v}"
+    );
+    assert_eq!(
+        queue_of(&rm, &id),
+        "root.b",
+        "a refused move changes nothing"
+    );
+    let (_, v) = call(&rm, "GET", "/ws/v1/cluster/scheduler", None);
+    let queues = &v["scheduler"]["schedulerInfo"]["queues"]["queue"];
+    assert_eq!(
+        (&queues[0]["numApplications"], &queues[1]["numApplications"]),
+        (&json!(0), &json!(1)),
+        "{v}"
+    );
+    rt.block_on(rm.stop());
+}

@@ -45,6 +45,47 @@ pub(super) fn queues(
     queues
 }
 
+/// Each managed parent's `leaf-queue-template.*` (spec §3.13): the settings of the leaves it
+/// creates, read as a leaf's own keys would be (same defaults and inheritance, the managed
+/// parent as the parent), by the parent's path. The template's capacity is mandatory.
+pub(super) fn leaf_templates(
+    r: &mut Reader,
+    types: &ResourceTypes,
+    globals: &CapacityGlobals,
+    queues: &[CsQueue],
+) -> BTreeMap<String, LeafTemplate> {
+    let mut templates = BTreeMap::new();
+    for parent in queues.iter().filter(|q| q.is_managed_parent()) {
+        let path = format!("{}.leaf-queue-template", parent.path);
+        if !r.is_set(&format!("{PREFIX}{path}.capacity")) {
+            r.error(
+                &format!("{PREFIX}{}.auto-create-child-queue.enabled", parent.path),
+                format!(
+                    "{}: a managed parent (auto-create-child-queue.enabled) needs {PREFIX}{path}.capacity",
+                    parent.path
+                ),
+            );
+        }
+        let capacity = capacity(r, types, &path, false);
+        let maximum_capacity = maximum_capacity(r, types, &path, &capacity, Some(parent));
+        let settings = leaf_settings(r, globals, &path, Some(parent));
+        let max_queues = r.int(
+            &format!("{PREFIX}{}.auto-create-child-queue.max-queues", parent.path),
+            1000,
+        );
+        templates.insert(
+            parent.path.clone(),
+            LeafTemplate {
+                capacity,
+                maximum_capacity,
+                settings,
+                max_queues,
+            },
+        );
+    }
+    templates
+}
+
 /// The children listed by `<path>.queues` (trimmed, empty entries dropped as Hadoop drops
 /// them). Names with a dot, and names listed twice, are refused.
 fn child_names(r: &mut Reader, path: &str, depth: usize) -> Vec<String> {

@@ -116,8 +116,10 @@ pub fn parse_capacity_over_site(
     let preemption = globals::preemption(&mut r);
     let queues = build::queues(&mut r, types, &globals);
     let reservable = reservations::read(&mut r, &queues);
+    let leaf_templates = build::leaf_templates(&mut r, types, &globals, &queues);
     let config = CapacityConfig {
         queues,
+        leaf_templates,
         globals,
         preemption,
         positions: r.positions(),

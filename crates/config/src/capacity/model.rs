@@ -393,6 +393,21 @@ pub struct CapacityConfig {
     pub positions: BTreeMap<String, (u32, u32)>,
     /// The reservable leaves (`reservable` true) by path, with their reservation settings.
     pub reservable: BTreeMap<String, crate::reservation::ReservationQueueSettings>,
+    /// Each managed parent's template for the leaves it creates, by the parent's path.
+    pub leaf_templates: BTreeMap<String, LeafTemplate>,
+}
+
+/// A managed parent's `leaf-queue-template.*` (legacy auto-creation, spec §3.13).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LeafTemplate {
+    /// `leaf-queue-template.capacity` (mandatory).
+    pub capacity: CapacityValue,
+    /// `leaf-queue-template.maximum-capacity` (unset: 100 percent).
+    pub maximum_capacity: MaxCapacityValue,
+    /// The other `leaf-queue-template.*` leaf keys, with a leaf's defaults and inheritance.
+    pub settings: LeafSettings,
+    /// `auto-create-child-queue.max-queues` (default 1000).
+    pub max_queues: i32,
 }
 
 impl CapacityConfig {
@@ -420,6 +435,109 @@ impl CapacityConfig {
             at = q.parent;
         }
         limit.unwrap_or(self.globals.max_parallel_apps)
+    }
+
+    /// Adds leaf `name` under the managed parent `parent` (a full path) from the parent's
+    /// template (legacy auto-creation, spec §3.13); returns the new leaf's index, or why not.
+    ///
+    /// Capacity, as `GuaranteedOrZeroCapacityOverTimePolicy` at creation: the template's
+    /// percentage while the parent's children with theirs still fit in 100 percent, else 0
+    /// (such a leaf's application cap is still derived from the template's capacity, so it
+    /// takes apps). Hadoop's policy also re-divides the parent's guarantee over time, by
+    /// activation order, and takes it back from idle leaves: not done here.
+    pub fn add_auto_created_leaf(&mut self, parent: &str, name: &str) -> Result<usize, String> {
+        let Some(pi) = self.index_of(parent) else {
+            return Err(format!("no queue {parent}"));
+        };
+        let Some(template) = self.leaf_templates.get(parent).cloned() else {
+            return Err(format!(
+                "{parent} is not a managed parent (auto-create-child-queue.enabled)"
+            ));
+        };
+        if name.is_empty() || name.contains('.') || name.trim() != name {
+            return Err(format!("'{name}' cannot be a queue name"));
+        }
+        let p = &self.queues[pi];
+        let path = format!("{parent}.{name}");
+        if self.index_of(&path).is_some() {
+            return Err(format!("{path} already exists"));
+        }
+        let children = p.children().to_vec();
+        if children.len() >= usize::try_from(template.max_queues.max(0)).unwrap_or(0) {
+            return Err(format!(
+                "Cannot auto create queue {path}. Max Child Queue limit exceeded which is configured as: {} and number of child queues is: {}",
+                template.max_queues,
+                children.len()
+            ));
+        }
+        let percent = |q: &CsQueue| match q.capacity {
+            CapacityValue::Percent(c) => c,
+            _ => 0.0,
+        };
+        let mut settings = template.settings.clone();
+        let capacity = match template.capacity {
+            CapacityValue::Percent(t) => {
+                let used: f32 = children.iter().map(|c| percent(&self.queues[*c])).sum();
+                if used + t <= 100.0 + 1e-4 {
+                    CapacityValue::Percent(t)
+                } else {
+                    if settings.maximum_applications.is_none() {
+                        // The cap the template's capacity gives (spec §5.5), not 0.
+                        let mut fraction = f64::from(t) / 100.0;
+                        let mut at = Some(pi);
+                        while let Some(i) = at {
+                            if let CapacityValue::Percent(c) = self.queues[i].capacity {
+                                fraction *= f64::from(c) / 100.0;
+                            }
+                            at = self.queues[i].parent;
+                        }
+                        settings.maximum_applications =
+                            Some((f64::from(self.globals.maximum_applications) * fraction) as i32);
+                    }
+                    CapacityValue::Percent(0.0)
+                }
+            }
+            other => other,
+        };
+        let leaf = CsQueue {
+            path,
+            name: name.to_string(),
+            parent: Some(pi),
+            depth: p.depth + 1,
+            kind: QueueKind::Leaf(settings),
+            capacity,
+            maximum_capacity: template.maximum_capacity,
+            state: QueueState::Running,
+            state_configured: false,
+            acl_submit_applications: crate::Acl::nobody(),
+            acl_administer_queue: crate::Acl::nobody(),
+            priority: 0,
+            disable_preemption: p.disable_preemption,
+            intra_queue_disable_preemption: p.intra_queue_disable_preemption,
+            max_parallel_apps: None,
+            maximum_allocation: p.maximum_allocation,
+            maximum_application_lifetime: p.maximum_application_lifetime,
+            default_application_lifetime: p.default_application_lifetime,
+        };
+        let index = self.queues.len();
+        self.queues.push(leaf);
+        if let QueueKind::Parent { children, .. } = &mut self.queues[pi].kind {
+            children.push(index);
+        }
+        Ok(index)
+    }
+
+    /// The leaves under managed parents (the auto-created ones), by path.
+    pub fn auto_created_leaves(&self) -> Vec<(String, String)> {
+        self.queues
+            .iter()
+            .filter(|q| q.is_leaf())
+            .filter_map(|q| {
+                let p = &self.queues[q.parent?];
+                p.is_managed_parent()
+                    .then(|| (p.path.clone(), q.name.clone()))
+            })
+            .collect()
     }
 
     /// The leaves, in tree order.

@@ -871,3 +871,84 @@ fn reservation_keys_on_a_queue_that_is_not_reservable_are_warnings() {
         warnings[0]
     );
 }
+
+/// A managed parent's `leaf-queue-template.*` is read as a leaf's keys are (spec §3.13): its
+/// capacity is mandatory, the other keys take a leaf's defaults; a created leaf gets the
+/// template's capacity while the siblings fit in 100 percent, then 0 with the template's
+/// application cap, and `auto-create-child-queue.max-queues` bounds the children.
+#[test]
+fn leaf_templates_are_read_and_create_leaves() {
+    let managed = [
+        ("root.queues", "a,p"),
+        ("root.a.capacity", "50"),
+        ("root.p.capacity", "50"),
+        ("root.p.auto-create-child-queue.enabled", "true"),
+        ("root.p.auto-create-child-queue.max-queues", "3"),
+        ("root.p.leaf-queue-template.capacity", "40"),
+        ("root.p.leaf-queue-template.user-limit-factor", "2"),
+        ("root.p.leaf-queue-template.ordering-policy", "fair"),
+    ];
+    let (mut c, warnings) = ok(&managed);
+    assert!(warnings.is_empty(), "template keys are known: {warnings:?}");
+    let t = &c.leaf_templates["root.p"];
+    assert_eq!(t.capacity, CapacityValue::Percent(40.0));
+    assert_eq!(t.maximum_capacity, MaxCapacityValue::Percent(100.0));
+    assert_eq!(t.max_queues, 3);
+    assert_eq!(
+        (t.settings.user_limit_factor, t.settings.ordering),
+        (2.0, AppOrdering::Fair)
+    );
+    let alice = c.add_auto_created_leaf("root.p", "alice").expect("created");
+    let bob = c.add_auto_created_leaf("root.p", "bob").expect("created");
+    let carol = c.add_auto_created_leaf("root.p", "carol").expect("created");
+    let q = |i: usize| &c.queues[i];
+    assert_eq!(
+        (q(alice).path.as_str(), q(alice).capacity.clone()),
+        ("root.p.alice", CapacityValue::Percent(40.0))
+    );
+    assert_eq!(q(bob).capacity, CapacityValue::Percent(40.0));
+    assert_eq!(
+        q(carol).capacity,
+        CapacityValue::Percent(0.0),
+        "80 + 40 > 100"
+    );
+    let QueueKind::Leaf(l) = &q(carol).kind else {
+        panic!("a leaf")
+    };
+    assert_eq!(
+        l.maximum_applications,
+        Some(2000),
+        "10000 x 0.5 x 0.4, not 0"
+    );
+    assert_eq!(c.queues[c.index_of("root.p").unwrap()].children().len(), 3);
+    assert_eq!(
+        c.auto_created_leaves(),
+        [
+            ("root.p".to_string(), "alice".to_string()),
+            ("root.p".into(), "bob".into()),
+            ("root.p".into(), "carol".into())
+        ]
+    );
+    let full = c.add_auto_created_leaf("root.p", "dave").unwrap_err();
+    assert!(full.contains("Max Child Queue limit exceeded"), "{full}");
+    assert!(
+        c.add_auto_created_leaf("root.a", "x").is_err(),
+        "a is no managed parent"
+    );
+    assert!(
+        c.add_auto_created_leaf("root.p", "alice").is_err(),
+        "exists"
+    );
+
+    let no_capacity: Vec<(&str, &str)> = managed
+        .iter()
+        .copied()
+        .filter(|(k, _)| *k != "root.p.leaf-queue-template.capacity")
+        .collect();
+    let errs = errors(&no_capacity);
+    assert_eq!(errs.len(), 1, "{errs:#?}");
+    assert!(
+        errs[0].message.contains("leaf-queue-template.capacity"),
+        "{errs:#?}"
+    );
+}

@@ -44,6 +44,7 @@ const RUNNING: &[(&str, &str)] = &[
     ("root.p.x.capacity", "100"),
     ("root.m.capacity", "0"),
     ("root.m.auto-create-child-queue.enabled", "true"),
+    ("root.m.leaf-queue-template.capacity", "10"),
 ];
 
 fn capacity_core() -> RmCore {
@@ -149,6 +150,7 @@ fn turning_a_parent_into_a_managed_parent_is_refused() {
     refused(
         &running_with(&[
             ("root.p.auto-create-child-queue.enabled", "true"),
+            ("root.p.leaf-queue-template.capacity", "10"),
             ("root.p.queues", ""),
             ("root.p.x.capacity", ""),
         ]),

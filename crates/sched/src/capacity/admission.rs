@@ -11,8 +11,9 @@
 //!
 //! Queue mappings (`mapping`) may replace the requested queue before any check.
 //!
-//! Not modelled yet: `max-parallel-apps`
-//! (no app is held non-runnable for it), auto-created leaves, application-priority ACLs.
+//! `max-parallel-apps` holds an accepted app back before activation (`parallel`).
+//!
+//! Not modelled yet: auto-created leaves, application-priority ACLs.
 
 use weft_types::{AppId, Resource};
 
@@ -22,13 +23,22 @@ use crate::queues::QueueId;
 use super::{CapacityEngine, CsState};
 
 impl CapacityEngine {
-    /// The queue a name means: a full path, else a leaf's short name.
+    /// The queue a name means: a full path, else a leaf's short name, else `parent.leaf` with
+    /// the parent's short name.
     pub(crate) fn resolve_queue(&self, name: &str) -> Option<QueueId> {
         if let Some(q) = self.queues.lookup(name) {
             return Some(q);
         }
-        if name.contains('.') {
-            return None;
+        if let Some((parent, leaf)) = name.rsplit_once('.') {
+            // `parent.leaf` with the parent by its short name (a mapping's `p.%user`, Hadoop's
+            // placement context of parent and leaf).
+            let p = self.resolve_queue(parent)?;
+            if parent.contains('.') || self.queues.get(p).is_leaf {
+                return None;
+            }
+            return self
+                .queues
+                .lookup(&format!("{}.{leaf}", self.queues.get(p).name));
         }
         // Leaf short names are unique (checked at load); a parent's short name is taken when
         // no leaf has it, so a submission to it is refused as a parent, as Hadoop's.
@@ -82,6 +92,18 @@ impl CapacityEngine {
                 format!("Application {app} submitted by user {user} to unknown queue: {name}"),
             ));
         };
+        self.validate_submit(app, user, q)?;
+        Ok(q)
+    }
+
+    /// Spec §7.1 steps c-h (Hadoop's `LeafQueue.validateSubmitApplication`): whether leaf `q`
+    /// takes one more application of `user`; a move checks its target the same way (§7.5).
+    pub(crate) fn validate_submit(
+        &self,
+        app: AppId,
+        user: &str,
+        q: QueueId,
+    ) -> Result<(), (RejectCode, String)> {
         let leaf = self.queues.get(q);
         if !leaf.is_leaf {
             return Err((
@@ -132,7 +154,7 @@ impl CapacityEngine {
             }
             up = parent.parent;
         }
-        Ok(q)
+        Ok(())
     }
 
     /// A newly accepted app starts pending; activation may let it (and others) in at once.
@@ -152,6 +174,8 @@ impl CapacityEngine {
         }
         self.queues.get_mut(leaf).non_runnable_apps.push(app);
         self.keep_joined(app);
+        // Spec §7.2: over a `max-parallel-apps` limit it is held (activation skips it).
+        self.admit_parallel(app);
         self.activate(leaf);
     }
 
@@ -163,7 +187,8 @@ impl CapacityEngine {
             return;
         };
         let (leaf, runnable) = (a.queue, a.runnable);
-        let am = a.am_resource.filter(|_| a.am_running);
+        // Only an active app's AM counts in the leaf's AM usage (`activate` charges it).
+        let am = a.am_resource.filter(|_| a.am_running && runnable);
         let q = self.queues.get_mut(leaf);
         if let Some(am) = am {
             q.am_usage = q.am_usage.saturating_sub(am);
@@ -176,15 +201,22 @@ impl CapacityEngine {
                 self.queues.get_mut(p).runnable_count -= 1;
             }
         }
+        let released = self.leave_parallel(app);
         if let Some(a) = self.apps.get_mut(&app) {
             a.runnable = false;
+            a.rules.held = false;
         }
         self.activate(leaf);
+        for other in released {
+            if other != leaf {
+                self.activate(other);
+            }
+        }
         self.stop_drained(leaf);
     }
 
     /// Draining queues from `leaf` up whose subtree holds no app become STOPPED.
-    fn stop_drained(&mut self, leaf: QueueId) {
+    pub(crate) fn stop_drained(&mut self, leaf: QueueId) {
         let path: Vec<QueueId> = self.queues.path_to_root(leaf).collect();
         for q in path {
             // Only a draining queue can stop: the subtree is counted for those alone (root's
@@ -226,7 +258,9 @@ impl CapacityEngine {
             .get(leaf)
             .non_runnable_apps
             .iter()
-            .filter_map(|id| self.apps.get(id).map(|a| (a.rules.priority, a.id)))
+            .filter_map(|id| self.apps.get(id))
+            .filter(|a| !a.rules.held)
+            .map(|a| (a.rules.priority, a.id))
             .collect();
         pending.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         for (_, id) in pending {
@@ -255,9 +289,18 @@ impl CapacityEngine {
             if !calc.fits(&am.saturating_add(user_am), &user_am_limit) && !escape {
                 continue;
             }
+            // An app whose AM already runs (moved here, or recovered while pending) brings
+            // its AM into the leaf's AM usage now; others are charged when their AM starts.
+            let running_am = self
+                .apps
+                .get(&id)
+                .and_then(|a| a.am_resource.filter(|_| a.am_running));
             let q = self.queues.get_mut(leaf);
             q.non_runnable_apps.retain(|x| *x != id);
             q.runnable_apps.push(id);
+            if let Some(am) = running_am {
+                q.am_usage = q.am_usage.saturating_add(am);
+            }
             if let Some(a) = self.apps.get_mut(&id) {
                 a.runnable = true;
             }

@@ -31,10 +31,13 @@
 
 mod admission;
 mod assign;
+mod auto_create;
 mod calc;
 mod limits;
 mod mapping;
+mod moves;
 mod order;
+mod parallel;
 mod preempt;
 mod refresh;
 mod report;
@@ -83,6 +86,8 @@ pub(crate) struct Capacity {
     pending_leaves: std::collections::BTreeSet<QueueId>,
     /// The capacity preemption policy (`preempt`).
     preempt: Box<preempt::PreemptState>,
+    /// Runnable (not held) apps per queue subtree and per user (`parallel`).
+    parallel: parallel::ParallelCounts,
 }
 
 /// What a Capacity timer carries.
@@ -184,6 +189,8 @@ pub(crate) struct CsApp {
     pub(crate) priority: i32,
     /// Whether its leaf's kept users count it as an app with outstanding asks (`user_cache`).
     pub(crate) counted_asking: bool,
+    /// Held back by `max-parallel-apps` (`parallel`): pending, and skipped by activation.
+    pub(crate) held: bool,
 }
 
 impl Rules for Capacity {
@@ -202,6 +209,7 @@ impl Rules for Capacity {
         user: &str,
         requested: Option<&str>,
     ) -> Result<QueueId, (RejectCode, String)> {
+        e.cs_auto_create(app, user, requested)?;
         e.cs_place(app, user, requested)
     }
 
@@ -213,13 +221,8 @@ impl Rules for Capacity {
         e.cs_leave(app);
     }
 
-    fn move_app(_: &mut CapacityEngine, app: AppId, target: &str) -> Result<(), SchedError> {
-        Err(SchedError::MoveRefused {
-            app,
-            queue: target.to_string(),
-            reason: "moving applications is not implemented for the Capacity Scheduler yet"
-                .to_string(),
-        })
+    fn move_app(e: &mut CapacityEngine, app: AppId, target: &str) -> Result<(), SchedError> {
+        e.cs_move(app, target)
     }
 
     #[inline]
@@ -326,6 +329,7 @@ impl Rules for Capacity {
     /// leaf's kept users.
     fn rebuild_derived(e: &mut CapacityEngine) {
         e.rebuild_kept_users();
+        e.rebuild_parallel();
         let ids: Vec<QueueId> = e.queues.ids().collect();
         for q in ids {
             let reserved = e.recursive_reserved(q);
@@ -505,6 +509,7 @@ impl Rules for Capacity {
     fn verify(e: &CapacityEngine, drift: &mut Vec<String>) {
         e.verify_kept_users(drift);
         e.verify_marks(drift);
+        e.verify_parallel(drift);
         let pending: std::collections::BTreeSet<QueueId> = e
             .queues
             .ids()
@@ -524,6 +529,22 @@ impl Rules for Capacity {
                     "queue {} counts {:?} reserved, its apps' reservations sum to {reserved:?}",
                     queue.name, queue.rules.reserved
                 ));
+            }
+            // A leaf's AM usage is the AMs running of its active apps (moves and activation
+            // carry it).
+            if queue.is_leaf {
+                let am: Resource = queue
+                    .runnable_apps
+                    .iter()
+                    .filter_map(|id| e.apps.get(id))
+                    .filter_map(|a| a.am_resource.filter(|_| a.am_running))
+                    .fold(Resource::ZERO, Resource::saturating_add);
+                if !crate::objects::app::same_resource(&am, &queue.am_usage) {
+                    drift.push(format!(
+                        "leaf {} counts {:?} of AM usage, its active apps' AMs sum to {am:?}",
+                        queue.name, queue.am_usage
+                    ));
+                }
             }
             for id in &queue.runnable_apps {
                 if e.apps.get(id).is_some_and(|a| !a.runnable) {

@@ -31,8 +31,26 @@ use super::{Capacity, CapacityEngine, CsState};
 impl CapacityEngine {
     /// Applies `config` whole, or refuses it with every reason and changes nothing.
     pub(crate) fn cs_refresh(&mut self, config: CapacitySchedulerConfig) -> Result<(), SchedError> {
-        let new = config.capacity;
-        let cluster_maximum = config.properties.maximum_allocation;
+        let mut new = config.capacity;
+        // Auto-created leaves stay while their parent is still a managed parent (Hadoop keeps
+        // them across refreshes); they take the new template.
+        for (parent, leaf) in self.rules.file.auto_created_leaves() {
+            let _ = new.add_auto_created_leaf(&parent, &leaf);
+        }
+        self.apply_file(
+            new,
+            config.properties.maximum_allocation,
+            config.properties.max_application_priority,
+        )
+    }
+
+    /// `cs_refresh` once the new file is complete (also how an auto-created leaf joins).
+    pub(crate) fn apply_file(
+        &mut self,
+        new: CapacityConfig,
+        cluster_maximum: weft_types::Resource,
+        max_priority: i32,
+    ) -> Result<(), SchedError> {
         let refused = |d: weft_config::Diagnostics| {
             SchedError::ConfigRefused(format!(
                 "Failed to re-init queues (the running queues are kept):\n{d}"
@@ -53,7 +71,7 @@ impl CapacityEngine {
         self.add_new_queues(&new);
         self.apply_settings(&new);
         self.rules.file = new;
-        self.rules.max_priority = config.properties.max_application_priority;
+        self.rules.max_priority = max_priority;
         self.rules.blocked_headroom.clear();
         self.properties.maximum_allocation = cluster_maximum;
         self.queues.rank_names();
@@ -61,6 +79,9 @@ impl CapacityEngine {
         self.rules.users.limits_moved();
         Capacity::rebuild_derived(self);
         self.order_dirty = true;
+        // Held apps under queues with room now may run (`parallel`); their leaves are among
+        // the pending ones `activate_all` visits.
+        self.refresh_parallel();
         self.activate_all();
         Ok(())
     }

@@ -53,6 +53,7 @@ impl CapacityEngine {
             preempt: Box::new(super::preempt::PreemptState::new(
                 config.properties.capacity_preemption_monitor(),
             )),
+            parallel: Default::default(),
         };
         let mut e = Engine::new(rules, properties, queues, groups);
         e.derive_capacities();

@@ -59,8 +59,12 @@ impl<R: Rules> Engine<R> {
             app.am_resource = Some(size);
             app.am_running = true;
             app.am_container = Some(id);
-            let q = self.queues.get_mut(leaf);
-            q.am_usage = q.am_usage.saturating_add(size);
+            // Only a runnable app's AM counts (as for recovered AMs and `release_am_usage`):
+            // a reservation can still turn into an AM for an app a Capacity move left pending.
+            if app.runnable {
+                let q = self.queues.get_mut(leaf);
+                q.am_usage = q.am_usage.saturating_add(size);
+            }
         }
         if let Some(n) = self.nodes.at_mut(node_slot) {
             n.allocated = n.allocated.saturating_add(size);

@@ -4,7 +4,7 @@
 //! user-limit-factor), small AM limits and application caps, `fair` and `fifo` leaves,
 //! `utilization` or `priority-utilization` at the root, and the switches of one heartbeat
 //! (delay scheduling, continue looking, off-switch and container caps, the calculator);
-//! application priorities up to 2.
+//! application priorities up to 2; `max-parallel-apps` on a parent, a leaf and a user.
 
 use weft_config::capacity::parse_capacity;
 use weft_config::SchedulerProperties;
@@ -39,6 +39,7 @@ pub(crate) fn config(k: Knobs) -> SchedulerConfig {
         ("root.ordering-policy", root_policy.into()),
         ("root.a.capacity", "40".into()),
         ("root.a.priority", "1".into()),
+        ("root.a.max-parallel-apps", "3".into()),
         ("root.a.queues", "a1,a2".into()),
         ("root.a.a1.capacity", "50".into()),
         ("root.a.a1.minimum-user-limit-percent", "50".into()),
@@ -60,6 +61,8 @@ pub(crate) fn config(k: Knobs) -> SchedulerConfig {
         ("root.c.c1.capacity", "100".into()),
         ("root.c.c1.user-limit-factor", "-1".into()),
         ("root.c.c1.minimum-user-limit-percent", "34".into()),
+        ("root.c.c1.max-parallel-apps", "2".into()),
+        ("user.u1.max-parallel-apps", "2".into()),
         ("root.default.capacity", "0".into()),
         ("root.default.maximum-capacity", "30".into()),
         ("root.default.maximum-applications", "4".into()),
