@@ -431,6 +431,20 @@ impl Runner<'_> {
                     GangChange::Failed { released } => line.field("released", *released).finish(),
                 }
             }
+            Decision::ReservationEnded {
+                app,
+                queue,
+                moved_to,
+            } => {
+                if moved_to.is_none() {
+                    self.set_state(*app, AppState::Killed);
+                }
+                Obj::line("reservation_ended", at)
+                    .field("app", self.names().app(*app))
+                    .field("queue", queue)
+                    .field("moved_to", moved_to.as_deref())
+                    .finish()
+            }
             Decision::Reserved {
                 app,
                 node,
