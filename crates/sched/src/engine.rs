@@ -170,8 +170,16 @@ impl<R: Rules> Engine<R> {
                 port,
                 rack,
                 capability,
-            } => self.add_node(node, host, port, rack, capability),
-            Event::NodeRemoved { node } => self.remove_node(node),
+            } => {
+                self.add_node(node, host, port, rack, capability)?;
+                self.plans_resized(now);
+                Ok(())
+            }
+            Event::NodeRemoved { node } => {
+                self.remove_node(node)?;
+                self.plans_resized(now);
+                Ok(())
+            }
             Event::NodeHeartbeat { node } => {
                 if !self.nodes.contains_key(&node) {
                     return Err(SchedError::UnknownNode(node));

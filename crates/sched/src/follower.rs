@@ -125,6 +125,15 @@ impl<R: Rules> Engine<R> {
         Ok(())
     }
 
+    /// The cluster changed, so plans' resources may have: the follower resizes the leaves at
+    /// the next event (as Hadoop's follower sees the new shares at its next step).
+    #[inline]
+    pub(crate) fn plans_resized(&mut self, now: Time) {
+        if let Some(f) = self.follower.as_mut() {
+            f.next_change = Some(f.next_change.map_or(now, |at| at.min(now)));
+        }
+    }
+
     /// Runs the follower if one of its change points is due by `now`.
     #[inline]
     pub(crate) fn follow_if_due(&mut self, now: Time) {

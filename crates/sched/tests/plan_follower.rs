@@ -429,3 +429,22 @@ fn a_plan_for_a_leaf_or_unknown_queue_is_refused_and_changes_nothing() {
     assert!(refused.is_err());
     assert_eq!(s.poll_timeout(), None);
 }
+
+#[test]
+fn a_node_leaving_resizes_the_leaves_to_the_smaller_plan() {
+    let mut s = cluster();
+    plan(&mut s, 0, true, vec![reservation(R1, 0, 60_000, 6, false)]);
+    let leaf = format!("{PLAN}.{R1}");
+    assert_eq!(
+        queue(&mut s, &leaf).map(|q| q.weight),
+        Some(0.25),
+        "6 of 24 GiB"
+    );
+    // Two nodes go: the plan is 3/4 of 16 GiB = 12 GiB, so 6 GiB is half of it.
+    for id in [3, 4] {
+        s.handle(Time(1_000), Event::NodeRemoved { node: NodeId(id) })
+            .expect("removed");
+    }
+    s.handle(Time(1_000), Event::Update).expect("update");
+    assert_eq!(queue(&mut s, &leaf).map(|q| q.weight), Some(0.5));
+}

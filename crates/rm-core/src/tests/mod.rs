@@ -6,6 +6,7 @@ mod capacity;
 mod liveness;
 mod node_labels;
 mod nodes;
+mod plan_follower;
 mod preemption;
 mod recovery;
 mod reservations;
