@@ -18,6 +18,10 @@ use crate::apps::app_record;
 /// plans' periodic work runs this often.
 pub(crate) const PLAN_STEP: Duration = Duration(1_000);
 
+/// Hadoop's `yarn.resourcemanager.work-preserving-recovery.scheduling-wait-ms` default: after a
+/// recovery the replanner waits this long for the nodes to come back.
+pub(crate) const RECOVERY_REPLAN_WAIT: Duration = Duration(10_000);
+
 impl crate::RmCore {
     /// The plans' periodic work, at most once per [`PLAN_STEP`] and only when a queue is
     /// reservable: capacity from the scheduler's current shares, `replan` per plan (each drop a
@@ -29,13 +33,22 @@ impl crate::RmCore {
         }
         self.reservations.next_tick = now + PLAN_STEP;
         self.refresh_plans(now);
+        // Nodes come back one by one after a restart: a plan measured meanwhile would look
+        // short and lose its reservations. Hadoop's RM waits
+        // `work-preserving-recovery.scheduling-wait-ms` before it schedules; the replanner
+        // waits as long, and never replans an empty cluster.
+        let replan = now >= self.reservations.replan_after
+            && self.sched.cluster_capacity() != weft_types::Resource::ZERO;
         let mut removed = Vec::new();
         for (_, pq) in self.reservations.plan_queues() {
             let window = Duration(u64::try_from(pq.settings.enforcement_window_ms).unwrap_or(0));
             // Refusals leave the plan as it was; the next step tries again.
-            if let Ok(dropped) = weft_plan::replan(&mut pq.plan, now, window) {
-                removed.extend(dropped.into_iter().map(|r| r.id));
-            }
+            let dropped = if replan {
+                weft_plan::replan(&mut pq.plan, now, window).unwrap_or_default()
+            } else {
+                Vec::new()
+            };
+            removed.extend(dropped.into_iter().map(|r| r.id));
             if let Ok(archived) = pq.plan.archive_completed(now) {
                 removed.extend(archived.into_iter().map(|r| r.id));
             }

@@ -32,6 +32,7 @@ impl RmCore {
         let mut core = RmCore::empty(config, meta.cluster_timestamp, epoch, now);
         core.restore_node_labels(now, &state.node_labels)?;
         core.restore_reservations(&state.reservations, state.next_reservation_seq)?;
+        core.reservations.replan_after = now + crate::plan_follower::RECOVERY_REPLAN_WAIT;
         // The reservations' queues exist before their apps come back into them.
         core.follow_plans(now);
         core.next_seq = meta.next_app_seq.max(1);

@@ -91,6 +91,8 @@ pub struct ReservationSystem {
     pub(crate) followed: BTreeMap<String, weft_sched::PlanReservations>,
     /// The plans' periodic work (capacity, replanning, archiving) runs again at this time.
     pub(crate) next_tick: Time,
+    /// No replanning before this time (set after a recovery, while nodes re-register).
+    pub(crate) replan_after: Time,
 }
 
 impl ReservationSystem {
@@ -103,6 +105,7 @@ impl ReservationSystem {
             owner: BTreeMap::new(),
             followed: BTreeMap::new(),
             next_tick: Time::ZERO,
+            replan_after: Time::ZERO,
         }
     }
 

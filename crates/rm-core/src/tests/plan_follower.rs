@@ -188,3 +188,29 @@ fn a_restart_puts_a_reservation_app_back_in_its_queue_or_in_the_default_after_th
     // After its end: the plan's default queue (Hadoop's failover rule with move-on-expiry).
     assert_eq!(back(200_000), Some("root.prod.prod-default".to_string()));
 }
+
+#[test]
+fn after_a_restart_the_replanner_waits_for_the_nodes() {
+    let mut c = cluster();
+    let id = reserve(&mut c, 1_000);
+    drain(&mut c);
+    // Restarted with no node yet, then one of four: the plan looks empty, then a quarter.
+    let mut c = RmCore::recover(config(PROD_ADHOC), stored(), TS, Time(2_000)).expect("recovered");
+    c.tick(Time(3_000));
+    register(&mut c, 4_000, "n1:1");
+    c.tick(Time(5_000));
+    assert!(
+        removed(&drain(&mut c)).is_empty(),
+        "nothing replanned in the wait"
+    );
+    assert!(c.reservations().find(&id).is_some());
+    for n in ["n2:1", "n3:1", "n4:1"] {
+        register(&mut c, 6_000, n);
+    }
+    c.tick(Time(12_000));
+    assert!(
+        removed(&drain(&mut c)).is_empty(),
+        "the whole cluster holds it"
+    );
+    assert!(c.reservations().find(&id).is_some());
+}
