@@ -82,13 +82,25 @@ impl RmCore {
             0 => self.config.max_attempts,
             n => n.min(self.config.max_attempts),
         };
-        let placement = self.sched.submit(
-            now,
-            AppId(id.seq),
-            sub.user.clone(),
-            sub.queue.clone(),
-            Some(sub.am_resource),
-        )?;
+        let placement = match &sub.reservation_id {
+            // Hadoop's `resolveReservationQueueName`: into the reservation's queue, refused
+            // while the reservation is not active.
+            Some(reservation) => self.sched.submit_with_reservation(
+                now,
+                AppId(id.seq),
+                sub.user.clone(),
+                sub.queue.clone(),
+                Some(sub.am_resource),
+                reservation,
+            )?,
+            None => self.sched.submit(
+                now,
+                AppId(id.seq),
+                sub.user.clone(),
+                sub.queue.clone(),
+                Some(sub.am_resource),
+            )?,
+        };
         self.drain(now);
         let queue = match placement {
             Placement::Accepted { queue } => queue,
@@ -746,6 +758,7 @@ pub(crate) fn app_record(app: &App) -> ApplicationRecord {
         tags: app.sub.tags.clone(),
         memory_mb_ms: app.ended_usage.memory_mb_ms,
         vcore_ms: app.ended_usage.vcore_ms,
+        reservation_id: app.sub.reservation_id.clone(),
     }
 }
 

@@ -461,8 +461,15 @@ impl RmCore {
 
     /// Processes every pending scheduler decision.
     pub(crate) fn drain(&mut self, now: Time) {
+        let mut ended = Vec::new();
         while let Some(d) = self.sched.poll_decision() {
             match d {
+                // After the loop: a kill drains again.
+                Decision::ReservationEnded {
+                    app,
+                    queue,
+                    moved_to,
+                } => ended.push((app, queue, moved_to)),
                 // Submissions return their placement to the caller (`Scheduler::submit`).
                 Decision::Accepted { .. } | Decision::Rejected { .. } => {}
                 Decision::Allocated {
@@ -501,6 +508,9 @@ impl RmCore {
                 }
                 Decision::Reserved { .. } | Decision::PreemptWarning { .. } => {}
             }
+        }
+        for (app, queue, moved_to) in ended {
+            self.reservation_ended(now, app, &queue, moved_to);
         }
     }
 

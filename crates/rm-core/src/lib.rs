@@ -23,6 +23,7 @@ mod node_identity;
 mod node_labels;
 mod node_table;
 mod nodes;
+mod plan_follower;
 mod preemption;
 mod recovery;
 mod reports;

@@ -37,6 +37,7 @@ impl RmCore {
         self.roll_keys(now);
         self.expire_unconfirmed_ams(now);
         self.advance_demands(now);
+        self.tick_plans(now);
         if now >= self.next_update {
             let _ = self.sched.handle(now, weft_sched::Event::Update);
             self.drain(now);

@@ -48,6 +48,10 @@ pub struct Submission {
     pub unmanaged_am: bool,
     /// How to start the AM.
     pub launch: LaunchContext,
+    /// The reservation it runs in (Hadoop's `ApplicationSubmissionContext.reservationId`,
+    /// REST `reservation-id`), as Hadoop prints it: submitted to the reservation's plan
+    /// queue, it runs in the reservation's queue while the reservation is active.
+    pub reservation_id: Option<String>,
 }
 
 /// The state of a container as a NodeManager reports it.

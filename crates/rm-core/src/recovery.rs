@@ -32,6 +32,9 @@ impl RmCore {
         let mut core = RmCore::empty(config, meta.cluster_timestamp, epoch, now);
         core.restore_node_labels(now, &state.node_labels)?;
         core.restore_reservations(&state.reservations, state.next_reservation_seq)?;
+        core.reservations.replan_after = now + crate::plan_follower::RECOVERY_REPLAN_WAIT;
+        // The reservations' queues exist before their apps come back into them.
+        core.follow_plans(now);
         core.next_seq = meta.next_app_seq.max(1);
         for rec in state.apps {
             let id = ApplicationId {
@@ -54,6 +57,7 @@ impl RmCore {
                 ),
                 unmanaged_am: false,
                 launch: r.am_launch.clone(),
+                reservation_id: r.reservation_id.clone(),
             };
             let mut app = App {
                 id,
@@ -95,6 +99,40 @@ impl RmCore {
         Ok(core)
     }
 
+    /// A recovered app of a reservation goes back into the reservation's queue while it is
+    /// active, and into its plan's default queue once it is not (Hadoop's failover rule with
+    /// move-on-expiry, the default).
+    fn resume_into_reservation(
+        &mut self,
+        now: Time,
+        id: ApplicationId,
+        user: String,
+        reservation: &str,
+        am_resource: Option<Resource>,
+    ) -> Result<Placement, weft_sched::SchedError> {
+        let requested = self.apps.get(&id).and_then(|a| a.sub.queue.clone());
+        let placed = self.sched.submit_with_reservation(
+            now,
+            AppId(id.seq),
+            user.clone(),
+            requested.clone(),
+            am_resource,
+            reservation,
+        )?;
+        match placed {
+            Placement::Rejected {
+                code: weft_sched::RejectCode::ReservationNotActive,
+                ..
+            } => {
+                // The rejection left nothing behind in the scheduler.
+                self.drain(now);
+                self.sched
+                    .submit(now, AppId(id.seq), user, requested, am_resource)
+            }
+            other => Ok(other),
+        }
+    }
+
     /// Puts a live recovered application back into the scheduler.
     fn resume(&mut self, now: Time, id: ApplicationId) {
         let Some(app) = self.apps.get(&id) else {
@@ -115,9 +153,14 @@ impl RmCore {
         }
         let (user, queue) = (app.sub.user.clone(), app.queue.clone());
         let priority = app.sub.priority;
-        let placement = self
-            .sched
-            .submit(now, AppId(id.seq), user, Some(queue), am_resource);
+        let placement = match app.sub.reservation_id.clone() {
+            Some(reservation) => {
+                self.resume_into_reservation(now, id, user, &reservation, am_resource)
+            }
+            None => self
+                .sched
+                .submit(now, AppId(id.seq), user, Some(queue), am_resource),
+        };
         self.drain(now);
         let reason = match placement {
             Ok(Placement::Accepted { queue }) => {

@@ -5,7 +5,8 @@
 //! Sans-IO like the rest of the core: every call takes `now`. The plan's capacity is the
 //! queue's share of the cluster at the moment of the call (see [`plan_capacity`]), set from
 //! `now` on before each request, so nodes joining or leaving are seen by the next request.
-//! Persistence and the plan follower are not here yet (docs/TODO.md, "Planning").
+//! The follower's side in rm-core (ticks, replanning, archiving, telling the scheduler) is
+//! `plan_follower.rs`.
 
 use std::collections::BTreeMap;
 
@@ -61,9 +62,9 @@ pub enum ReservationError {
 }
 
 /// One reservable queue: its plan, its settings.
-struct PlanQueue {
-    plan: Plan,
-    settings: ReservationQueueSettings,
+pub(crate) struct PlanQueue {
+    pub(crate) plan: Plan,
+    pub(crate) settings: ReservationQueueSettings,
 }
 
 /// What [`ReservationSystem::list`] selects.
@@ -86,6 +87,12 @@ pub struct ReservationSystem {
     plans: BTreeMap<String, PlanQueue>,
     /// The plan holding each reservation.
     owner: BTreeMap<ReservationId, String>,
+    /// What the scheduler's plan follower was last told, per plan queue.
+    pub(crate) followed: BTreeMap<String, weft_sched::PlanReservations>,
+    /// The plans' periodic work (capacity, replanning, archiving) runs again at this time.
+    pub(crate) next_tick: Time,
+    /// No replanning before this time (set after a recovery, while nodes re-register).
+    pub(crate) replan_after: Time,
 }
 
 impl ReservationSystem {
@@ -96,6 +103,9 @@ impl ReservationSystem {
             next_seq: 1,
             plans: BTreeMap::new(),
             owner: BTreeMap::new(),
+            followed: BTreeMap::new(),
+            next_tick: Time::ZERO,
+            replan_after: Time::ZERO,
         }
     }
 
@@ -107,6 +117,28 @@ impl ReservationSystem {
         };
         self.next_seq += 1;
         id
+    }
+
+    /// The plans with their settings, by queue.
+    pub(crate) fn plan_queues(&mut self) -> impl Iterator<Item = (&String, &mut PlanQueue)> {
+        self.plans.iter_mut()
+    }
+
+    /// The plans with their settings, by queue (read-only).
+    pub(crate) fn plan_queues_ref(&self) -> impl Iterator<Item = (&String, &PlanQueue)> {
+        self.plans.iter()
+    }
+
+    /// Forgets a reservation the plan itself dropped (replanned or archived).
+    pub(crate) fn forget(&mut self, id: &ReservationId) {
+        self.owner.remove(id);
+    }
+
+    /// The reservable queues' settings (move-on-expiry, enforcement window, ...), by queue.
+    pub fn settings(&self, queue: &str) -> Option<&ReservationQueueSettings> {
+        self.resolve(queue)
+            .and_then(|q| self.plans.get(&q))
+            .map(|p| &p.settings)
     }
 
     /// The reservable queues, by full name.
@@ -408,6 +440,7 @@ impl crate::RmCore {
         self.reservations.submit(now, user, queue, id, definition)?;
         self.persist_reservation(id);
         self.persist(vec![Write::ReservationSequence(self.reservations.next_seq)]);
+        self.follow_plans(now);
         Ok(())
     }
 
@@ -422,6 +455,7 @@ impl crate::RmCore {
         self.refresh_plans(now);
         self.reservations.update(now, user, id, definition)?;
         self.persist_reservation(id);
+        self.follow_plans(now);
         Ok(())
     }
 
@@ -434,6 +468,7 @@ impl crate::RmCore {
         self.refresh_plans(now);
         let removed = self.reservations.delete(id)?;
         self.persist(vec![Write::RemoveReservation(removed.id.to_string())]);
+        self.follow_plans(now);
         Ok(())
     }
 
@@ -495,7 +530,7 @@ impl crate::RmCore {
         self.reservations.sync_queues(&self.config.scheduler, max);
     }
 
-    fn refresh_plans(&mut self, now: Time) {
+    pub(crate) fn refresh_plans(&mut self, now: Time) {
         let snapshot = self.sched.snapshot();
         self.reservations.refresh_capacity(now, &snapshot);
     }

@@ -4,6 +4,8 @@
 //! 19,662 MB and 19 vcores (the spec's 24 GB leaves `root.default` out; the scenarios are
 //! scaled to it). Times are the RM's wall clock, so definitions are relative to the test's.
 
+mod support;
+
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -454,5 +456,164 @@ fn hadoops_reservation_rest_api_a1_to_a13() {
     assert_eq!(ids(&after).len(), 4, "{after}");
     let next = http.new_id();
     assert!(!ids(&after).contains(&json!(next)), "{next} reissued");
+    rt.block_on(rm.stop());
+}
+
+/// (queue, state, diagnostics) of an app as `GET /apps/{id}` reports it.
+fn app_info(agent: &ureq::Agent, rm: &RunningRm, id: &str) -> (String, String, String) {
+    let url = format!("http://{}/ws/v1/cluster/apps/{id}", rm.web);
+    let mut r = agent.get(&url).call().expect("the RM answers");
+    let v: Value =
+        serde_json::from_str(&r.body_mut().read_to_string().unwrap_or_default()).expect("JSON");
+    let s = |k: &str| v["app"][k].as_str().unwrap_or_default().to_string();
+    (s("queue"), s("state"), s("diagnostics"))
+}
+
+fn submit_app(agent: &ureq::Agent, rm: &RunningRm, reservation: &str) -> String {
+    let base = format!("http://{}/ws/v1/cluster/apps", rm.web);
+    let app = support::post(agent, &format!("{base}/new-application"), None);
+    let id = app["application-id"].as_str().expect("an id").to_string();
+    support::post(
+        agent,
+        &base,
+        Some(json!({
+            "application-id": id,
+            "application-name": "in-a-reservation",
+            "queue": "prod",
+            "reservation-id": reservation,
+            "am-container-spec": {"commands": {"command": "sleep 100"}},
+            "resource": {"memory": 1024, "vCores": 1},
+        })),
+    );
+    id
+}
+
+/// Sleeps until the wall clock reaches `t` (ms), bounded by the test's own arithmetic.
+fn sleep_until(t: u64) {
+    let now = now_ms();
+    if t > now {
+        std::thread::sleep(Duration::from_millis(t - now));
+    }
+}
+
+/// Spec B1/B3/B4 against a real RM: an app submitted with a reservation id is refused before
+/// the reservation starts, runs in the reservation's queue while it holds (its AM launched on
+/// a fake NM and registered), and is moved to `root.prod.prod-default` at the end, still
+/// running.
+#[test]
+fn an_app_runs_in_its_reservations_queue_and_moves_to_the_plan_default_at_the_end() {
+    use weft_proto::v1::application_master_protocol_client::ApplicationMasterProtocolClient;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let rt = runtime();
+    let rm = rt
+        .block_on(weft_rm::start(args(dir.path())))
+        .expect("RM starts");
+    let (nm, nm_addr) = support::serve_fake_nm(&rt);
+    let node_id = format!("nm-host:{}", nm_addr.port());
+    let mut tracker = rt
+        .block_on(ResourceTrackerClient::connect(format!(
+            "http://{}",
+            rm.tracker
+        )))
+        .expect("tracker reachable");
+    let registered = rt
+        .block_on(tracker.register_node_manager(RegisterNodeManagerRequest {
+            node_id: node_id.clone(),
+            address: nm_addr.to_string(),
+            total_capability: Some(Resource::new(8192, 8)),
+            ..Default::default()
+        }))
+        .expect("registered")
+        .into_inner();
+    let heartbeat = |tracker: &mut ResourceTrackerClient<tonic::transport::Channel>| {
+        rt.block_on(tracker.node_heartbeat(NodeHeartbeatRequest {
+            node_id: node_id.clone(),
+            node_secret: registered.node_secret.clone(),
+            node_health_status: Some(NodeHealthStatus {
+                is_node_healthy: true,
+                ..Default::default()
+            }),
+            ..Default::default()
+        }))
+        .expect("heartbeat answered");
+    };
+    let http = Http::new(&rm);
+    let agent = support::agent();
+
+    // One 1 GB container for 6 s, somewhere in [now + 3 s, now + 12 s).
+    let reservation = http.new_id();
+    let t0 = now_ms();
+    let def = definition(t0 + 3_000, t0 + 12_000, 1, vec![stage(1, 1, 1, 6)]);
+    let (status, text) = http.post("/submit", Some(&submission("prod", &reservation, &def)));
+    assert_eq!(status, 202, "{text}");
+    let listed = http.list(&format!(
+        "queue=prod&reservation-id={reservation}&include-resource-allocations=true"
+    ));
+    let (_, start, end) = allocated(&listed.1["reservations"][0]);
+    assert!(start >= t0 + 3_000 && end <= t0 + 12_000, "{start}..{end}");
+
+    // B3: before its start the app is refused with Hadoop's words.
+    let early = submit_app(&agent, &rm, &reservation);
+    let (_, state, diagnostics) = app_info(&agent, &rm, &early);
+    assert_eq!(state, "FAILED");
+    assert!(
+        diagnostics.contains(&format!(
+            "Application {early} submitted to a reservation which is not yet currently active: root.prod.{reservation}"
+        )),
+        "{diagnostics}"
+    );
+
+    // B1: once it holds, the app runs in the reservation's queue.
+    sleep_until(start + 300);
+    let app = submit_app(&agent, &rm, &reservation);
+    let leaf = format!("root.prod.{reservation}");
+    assert_eq!(app_info(&agent, &rm, &app).0, leaf);
+    let mut polls = 0; // bounded: at most 40 heartbeats, 50 ms apart
+    let launch = loop {
+        heartbeat(&mut tracker);
+        if let Some(l) = nm.started.lock().expect("lock").first().cloned() {
+            break l;
+        }
+        polls += 1;
+        assert!(polls < 40, "the AM was never launched");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let env = launch
+        .container_launch_context
+        .expect("a context")
+        .environment;
+    let creds = weft_proto::auth::AmCredentials {
+        attempt_id: env["APPLICATION_ATTEMPT_ID"].clone(),
+        token: env["WEFT_AM_TOKEN"].clone(),
+    };
+    let mut am = rt
+        .block_on(ApplicationMasterProtocolClient::connect(format!(
+            "http://{}",
+            rm.scheduler
+        )))
+        .expect("AM service reachable");
+    let register = creds
+        .request(RegisterApplicationMasterRequest::default())
+        .expect("a request");
+    rt.block_on(am.register_application_master(register))
+        .expect("the AM registers");
+    let (queue, state, _) = app_info(&agent, &rm, &app);
+    assert_eq!((queue.as_str(), state.as_str()), (leaf.as_str(), "RUNNING"));
+    let deadline = (t0 + 12_000).div_ceil(1_000) * 1_000;
+    assert!(
+        deadline > now_ms(),
+        "the reservation ended before the test could look (slow host)"
+    );
+
+    // B4: at its end (the deadline rounded up to the plan step: Hadoop pads a reservation
+    // with zeros to its deadline, so its queue lives that long) the app is moved to the
+    // plan's default queue and keeps running.
+    sleep_until(deadline + 500);
+    heartbeat(&mut tracker);
+    let (queue, state, _) = app_info(&agent, &rm, &app);
+    assert_eq!(
+        (queue.as_str(), state.as_str()),
+        ("root.prod.prod-default", "RUNNING")
+    );
     rt.block_on(rm.stop());
 }

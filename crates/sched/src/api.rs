@@ -308,11 +308,14 @@ pub enum RejectCode {
     NoResourcePool,
     /// The queue's resource pool has no hosts (resource-pools spec §6).
     ResourcePoolEmpty,
+    /// The application names a reservation whose queue does not exist (yet): the reservation
+    /// is not active (Hadoop's `resolveReservationQueueName`).
+    ReservationNotActive,
 }
 
 impl RejectCode {
     /// Every code, in declaration order.
-    pub const ALL: [RejectCode; 10] = [
+    pub const ALL: [RejectCode; 11] = [
         RejectCode::PlacementRejected,
         RejectCode::InvalidQueueName,
         RejectCode::QueueNotLeaf,
@@ -323,6 +326,7 @@ impl RejectCode {
         RejectCode::QueueStopped,
         RejectCode::NoResourcePool,
         RejectCode::ResourcePoolEmpty,
+        RejectCode::ReservationNotActive,
     ];
 
     /// The code as outputs write it.
@@ -338,6 +342,7 @@ impl RejectCode {
             RejectCode::QueueStopped => "queue_stopped",
             RejectCode::NoResourcePool => "no_resource_pool",
             RejectCode::ResourcePoolEmpty => "resource_pool_empty",
+            RejectCode::ReservationNotActive => "reservation_not_active",
         }
     }
 }
@@ -568,6 +573,66 @@ pub enum Event {
         /// The new AM container's size; `None` for an unmanaged AM.
         am_resource: Option<Resource>,
     },
+
+    // The reservation system.
+    /// The reservations of one plan (reservable) queue, as its planner now holds them: the
+    /// plan follower gives each active one a leaf of its own under the plan queue and sizes
+    /// it, and runs again by itself at each reservation's start, step and end
+    /// (`Scheduler::poll_timeout`). Replaces whatever the plan had; an empty list ends every
+    /// reservation of the plan. Refused for a queue that is not a parent, or by a scheduler
+    /// whose rules have no plan follower (FIFO; Capacity for now).
+    PlanChanged(Box<PlanReservations>),
+}
+
+/// The reservations of one plan queue ([`Event::PlanChanged`]). The scheduler does not depend
+/// on the planner (`crates/plan` depends on nothing but `types`, and rm-core is the one that
+/// holds plans): it gets each reservation as plain data, its reserved amount as a step function
+/// of time, so it needs no planner to know when the follower must run next.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlanReservations {
+    /// The plan queue (full name, `root.`-prefixed).
+    pub queue: String,
+    /// Apps of an ended reservation move to `<plan>-default` (`true`, Hadoop's default
+    /// `reservation-move-on-expiry`) or are killed.
+    pub move_on_expiry: bool,
+    /// The reservations, in any order; ids must differ.
+    pub reservations: Vec<PlannedReservation>,
+}
+
+/// One reservation of a plan, for the follower.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlannedReservation {
+    /// Its id as Hadoop prints it (`reservation_<ts>_<seq>`): the name of its leaf.
+    pub id: String,
+    /// Active over `[start, end)`.
+    pub start: Time,
+    /// The end (exclusive).
+    pub end: Time,
+    /// What it has reserved from each time on, in time order (before the first step, and
+    /// from `end` on, nothing).
+    pub steps: Vec<(Time, Resource)>,
+    /// It holds gangs (Hadoop's `containsGangs`): its leaf's maximum is its entitlement
+    /// rather than the whole plan.
+    pub gang: bool,
+}
+
+impl PlannedReservation {
+    /// What it has reserved at `t`.
+    pub fn reserved_at(&self, t: Time) -> Resource {
+        if t < self.start || t >= self.end {
+            return Resource::ZERO;
+        }
+        self.steps
+            .iter()
+            .take_while(|(at, _)| *at <= t)
+            .last()
+            .map_or(Resource::ZERO, |(_, r)| *r)
+    }
+
+    /// Whether it is active at `t` (Hadoop's `getReservationsAtTime`).
+    pub fn is_active_at(&self, t: Time) -> bool {
+        self.start <= t && t < self.end
+    }
 }
 
 /// One output of the scheduler, drained with `Scheduler::poll_decision`.
@@ -666,6 +731,17 @@ pub enum Decision {
         /// What happened.
         change: GangChange,
     },
+    /// The plan follower took an application out of an ended reservation's leaf: moved it to
+    /// the plan's `<plan>-default` (`moved_to`), or killed it (`moved_to: None`: move on
+    /// expiry is off, or the move was refused; its containers' `Completed` came first).
+    ReservationEnded {
+        /// The application.
+        app: AppId,
+        /// The reservation's leaf (removed).
+        queue: String,
+        /// Where it went, if it was moved.
+        moved_to: Option<String>,
+    },
     /// A node was reserved for an application's ask that does not fit there yet.
     Reserved {
         /// The application.
@@ -741,6 +817,14 @@ pub enum SchedError {
     /// A new configuration was refused; the old one stays.
     #[error("configuration refused: {0}")]
     ConfigRefused(String),
+    /// A plan's reservations were refused (`Event::PlanChanged`); the plan stays as it was.
+    #[error("plan of queue {queue} refused: {reason}")]
+    PlanRefused {
+        /// The plan queue as given.
+        queue: String,
+        /// Why.
+        reason: String,
+    },
     /// An ask is invalid (e.g. it asks for a type the queue may never have).
     #[error("invalid ask for {app}: {reason}")]
     InvalidAsk {

@@ -73,6 +73,8 @@ pub(crate) struct Engine<R: Rules> {
     pub(crate) pools: Option<Box<Pools>>,
     /// Gangs waiting for room (`None` while there is none: then events cost one test more).
     pub(crate) gangs: Option<Box<Gangs>>,
+    /// The plan follower (`None` until a plan is given: then events cost one test more).
+    pub(crate) follower: Option<Box<crate::follower::Follower>>,
 }
 
 impl<R: Rules> Engine<R> {
@@ -111,6 +113,7 @@ impl<R: Rules> Engine<R> {
             unbounded_never_binds: true,
             pools: None,
             gangs: None,
+            follower: None,
         }
     }
 
@@ -134,6 +137,9 @@ impl<R: Rules> Engine<R> {
         if self.timers.next_due().is_some_and(|at| at <= now) {
             self.fire_timers(now);
         }
+        if self.follower.is_some() {
+            self.follow_if_due(now);
+        }
         self.apply(now, event)
     }
 
@@ -145,6 +151,7 @@ impl<R: Rules> Engine<R> {
         if self.timers.next_due().is_some_and(|at| at <= now) {
             self.fire_timers(now);
         }
+        self.follow_if_due(now);
         self.expire_gang_hold(now);
         let restarted = match &event {
             Event::AttemptRestarted { app, .. } => Some(*app),
@@ -171,8 +178,16 @@ impl<R: Rules> Engine<R> {
                 port,
                 rack,
                 capability,
-            } => self.add_node(node, host, port, rack, capability),
-            Event::NodeRemoved { node } => self.remove_node(node),
+            } => {
+                self.add_node(node, host, port, rack, capability)?;
+                self.plans_resized(now);
+                Ok(())
+            }
+            Event::NodeRemoved { node } => {
+                self.remove_node(node)?;
+                self.plans_resized(now);
+                Ok(())
+            }
             Event::NodeHeartbeat { node } => {
                 if !self.nodes.contains_key(&node) {
                     return Err(SchedError::UnknownNode(node));
@@ -196,7 +211,9 @@ impl<R: Rules> Engine<R> {
                 user,
                 queue,
                 am_resource,
-            } => self.submit(now, app, user, queue, am_resource).map(|_| ()),
+            } => self
+                .submit(now, app, user, queue, am_resource, None)
+                .map(|_| ()),
             Event::AppFinished { app } => {
                 if !self.apps.contains_key(&app) {
                     return Err(SchedError::UnknownApp(app));
@@ -220,7 +237,13 @@ impl<R: Rules> Engine<R> {
                 Ok(())
             }
             Event::Move { app, queue } => R::move_app(self, app, &queue),
-            Event::Reload(config) => R::reload(self, *config, now),
+            Event::Reload(config) => {
+                R::reload(self, *config, now)?;
+                // The reload re-read every queue's settings: the follower sizes its leaves again.
+                self.follow(now);
+                Ok(())
+            }
+            Event::PlanChanged(plan) => self.plan_changed(now, *plan),
             Event::GroupsChanged(groups) => {
                 self.groups = groups;
                 Ok(())
@@ -275,25 +298,28 @@ impl<R: Rules> Engine<R> {
         user: String,
         requested: Option<String>,
         am_resource: Option<Resource>,
+        reservation: Option<&str>,
     ) -> Result<Placement, SchedError> {
         let mark = self.decisions.len();
         if self.timers.next_due().is_some_and(|at| at <= now) {
             self.fire_timers(now);
         }
+        self.follow_if_due(now);
         if self.gangs.is_some() {
             self.expire_gang_hold(now);
             self.gang_fallout(mark, None);
         }
-        self.submit(now, id, user, requested, am_resource)
+        self.submit(now, id, user, requested, am_resource, reservation)
     }
 
     /// When the core next wants `Event::Timeout`: the earliest due timer.
     pub(crate) fn poll_timeout(&self) -> Option<Time> {
         let gang = self.gangs.as_ref().and_then(|g| g.next_expiry());
-        match (self.timers.next_due(), gang) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let plans = self.follower.as_ref().and_then(|f| f.next_change());
+        [self.timers.next_due(), gang, plans]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Hands every timer due by `now` to the rules, earliest first (a timer set while firing
@@ -474,11 +500,17 @@ impl<R: Rules> Engine<R> {
         user: String,
         requested: Option<String>,
         am_resource: Option<Resource>,
+        reservation: Option<&str>,
     ) -> Result<Placement, SchedError> {
         if self.apps.contains_key(&id) {
             return Err(SchedError::Duplicate(format!("application {id}")));
         }
-        let placed = R::place(self, id, &user, requested.as_deref()).and_then(|queue| {
+        let placed = R::place(self, id, &user, requested.as_deref());
+        let placed = match reservation {
+            Some(r) => placed.and_then(|queue| self.reservation_leaf(id, queue, r)),
+            None => placed,
+        };
+        let placed = placed.and_then(|queue| {
             let am = match am_resource {
                 Some(r) => Some(self.normalize(queue, r).map_err(|e| {
                     let reason = format!("application {id} rejected: AM container {e}");
@@ -579,7 +611,7 @@ impl<R: Rules> Engine<R> {
 
     /// Removes an application: kills its containers, drops its reservations, leaves its queue
     /// (the rules promote waiting apps).
-    fn remove_app(&mut self, id: AppId, exit: ContainerExit) {
+    pub(crate) fn remove_app(&mut self, id: AppId, exit: ContainerExit) {
         let Some(app) = self.apps.get(&id) else {
             return;
         };

@@ -12,6 +12,7 @@ mod capacity;
 mod engine;
 mod fair;
 mod fifo;
+mod follower;
 mod objects;
 mod order;
 mod queries;
@@ -22,5 +23,6 @@ mod verify;
 mod walk;
 
 pub use api::*;
+pub use follower::MAX_PLAN_RESERVATIONS;
 pub use scheduler::{Scheduler, WalkMode};
 pub use weft_config::SchedulerKind;

@@ -213,6 +213,32 @@ pub(crate) trait Rules: Sized {
     fn reload(e: &mut Engine<Self>, config: SchedulerConfig, now: Time) -> Result<(), SchedError>;
     /// The node set changed (the engine updated the cluster totals).
     fn cluster_changed(e: &mut Engine<Self>);
+
+    // The plan follower (`follower.rs`).
+
+    /// The leaf `name` under a plan queue for the plan follower, created if missing and kept
+    /// from queue collection until the follower removes it; `Err` (why) when these rules have
+    /// no plan follower. Default: none (FIFO, and Capacity for now).
+    fn plan_leaf(_e: &mut Engine<Self>, name: &str) -> Result<QueueId, String> {
+        Err(format!(
+            "this scheduler has no plan follower: cannot make reservation queue {name}"
+        ))
+    }
+    /// The resources a plan queue's entitlements are fractions of (Hadoop's
+    /// `getPlanResources`). Default: none.
+    fn plan_resources(_e: &mut Engine<Self>, _plan: QueueId) -> Resource {
+        Resource::ZERO
+    }
+    /// Sizes a follower's leaf: `capacity` of the plan's `resources` guaranteed, at most `max`
+    /// of them (fractions; Hadoop's `setEntitlement`). Default: nothing.
+    fn set_entitlement(
+        _e: &mut Engine<Self>,
+        _leaf: QueueId,
+        _capacity: f64,
+        _max: f64,
+        _resources: Resource,
+    ) {
+    }
     /// Brings figures shown only in reports up to date.
     fn refresh_reports(e: &mut Engine<Self>);
 

@@ -267,7 +267,24 @@ impl Scheduler {
         queue: Option<String>,
         am_resource: Option<Resource>,
     ) -> Result<Placement, SchedError> {
-        with_engine!(&mut self.kind, e => e.submit_now(now, app, user, queue, am_resource))
+        with_engine!(&mut self.kind, e => e.submit_now(now, app, user, queue, am_resource, None))
+    }
+
+    /// [`Scheduler::submit`] for an application submitted with a reservation (Hadoop's
+    /// `ApplicationSubmissionContext.reservationId`): placed in a plan queue, it goes to the
+    /// reservation's leaf, and is rejected (`RejectCode::ReservationNotActive`, Hadoop's
+    /// message) when the plan follower has no leaf for it; placed anywhere else, the
+    /// reservation is ignored, as in Hadoop.
+    pub fn submit_with_reservation(
+        &mut self,
+        now: Time,
+        app: AppId,
+        user: String,
+        queue: Option<String>,
+        am_resource: Option<Resource>,
+        reservation: &str,
+    ) -> Result<Placement, SchedError> {
+        with_engine!(&mut self.kind, e => e.submit_now(now, app, user, queue, am_resource, Some(reservation)))
     }
 
     /// The id the next allocation gets: a driver recovering containers after a restart names

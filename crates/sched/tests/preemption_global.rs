@@ -179,7 +179,10 @@ fn step(
                 seen.kills += 1;
                 expect_completion = Some(container);
             }
-            Decision::Rejected { .. } | Decision::Reserved { .. } | Decision::Gang { .. } => {}
+            Decision::Rejected { .. }
+            | Decision::Reserved { .. }
+            | Decision::Gang { .. }
+            | Decision::ReservationEnded { .. } => {}
         }
     }
     prop_assert!(expect_completion.is_none(), "a kill without its completion");

@@ -319,7 +319,8 @@ impl<'c> Sim<'c> {
             | Decision::Reserved { .. }
             | Decision::Gang { .. }
             | Decision::PreemptWarning { .. }
-            | Decision::Preempted { .. } => {}
+            | Decision::Preempted { .. }
+            | Decision::ReservationEnded { .. } => {}
         }
     }
 

@@ -21,12 +21,21 @@ const TYPES: &[&str] = &[
     "blacklist",
     "gang",
     "gang_cancel",
+    "reservation",
 ];
 
 /// The fields each event type allows (besides `at` and `type`).
 fn fields(kind: &str) -> &'static [&'static str] {
     match kind {
-        "submit" => &["app", "user", "queue", "am", "priority", "app_type"],
+        "submit" => &[
+            "app",
+            "user",
+            "queue",
+            "am",
+            "priority",
+            "app_type",
+            "reservation",
+        ],
         "ask" => &[
             "app",
             "resources",
@@ -57,6 +66,15 @@ fn fields(kind: &str) -> &'static [&'static str] {
             "duration",
         ],
         "gang_cancel" => &["app", "gang"],
+        "reservation" => &[
+            "queue",
+            "id",
+            "start",
+            "end",
+            "resources",
+            "gang",
+            "move_on_expiry",
+        ],
         _ => &[],
     }
 }
@@ -146,6 +164,7 @@ fn action(
                 am: resource(ctx, t, "am", types, false),
                 priority: priority(ctx).unwrap_or(0),
                 app_type: owned(t.str(ctx, "app_type")),
+                reservation: owned(t.str(ctx, "reservation")),
                 app: app?,
                 user: user?,
             }
@@ -322,6 +341,43 @@ fn action(
             Action::GangCancel {
                 app: app?,
                 gang: gang.and_then(|(g, _)| u64::try_from(g).ok())?,
+            }
+        }
+        "reservation" => {
+            // Every field is read before any `?`, so all of its problems are reported.
+            let queue = owned(t.req_str(ctx, "queue"));
+            let id = owned(t.req_str(ctx, "id"));
+            let start = duration(ctx, t, "start").map(|(d, _)| Time(d.as_millis()));
+            let end = duration(ctx, t, "end").map(|(d, _)| Time(d.as_millis()));
+            for key in ["start", "end"] {
+                if t.raw(key).is_none() {
+                    t.missing(ctx, key);
+                }
+            }
+            let resources = resource(ctx, t, "resources", types, true);
+            let gang = t.bool(ctx, "gang").is_some_and(|(b, _)| b);
+            let move_on_expiry = t.bool(ctx, "move_on_expiry").is_none_or(|(b, _)| b);
+            if let (Some(s), Some(e)) = (start, end) {
+                if e <= s {
+                    ctx.problem(
+                        t.line,
+                        &t.path_of("end"),
+                        "a reservation ends after it starts",
+                    );
+                    return None;
+                }
+            }
+            let (start, end, resources) = (start?, end?, resources?);
+            Action::Reservation {
+                queue: queue?,
+                move_on_expiry,
+                reservation: weft_sched::PlannedReservation {
+                    id: id?,
+                    start,
+                    end,
+                    steps: vec![(start, resources)],
+                    gang,
+                },
             }
         }
         _ => Action::Snapshot,

@@ -74,6 +74,7 @@ pub fn run(
         allocations: 0,
         cpu_nanos: 0,
         place: String::new(),
+        plans: BTreeMap::new(),
     };
     r.run(&mut sim)
 }
@@ -108,6 +109,8 @@ struct Runner<'a> {
     cpu_nanos: u64,
     /// What is being applied, for error messages.
     place: String,
+    /// Each plan queue's reservations so far (`reservation` events) and move-on-expiry.
+    plans: BTreeMap<String, weft_sched::PlanReservations>,
 }
 
 struct NameMaps<'m> {
@@ -431,6 +434,20 @@ impl Runner<'_> {
                     GangChange::Failed { released } => line.field("released", *released).finish(),
                 }
             }
+            Decision::ReservationEnded {
+                app,
+                queue,
+                moved_to,
+            } => {
+                if moved_to.is_none() {
+                    self.set_state(*app, AppState::Killed);
+                }
+                Obj::line("reservation_ended", at)
+                    .field("app", self.names().app(*app))
+                    .field("queue", queue)
+                    .field("moved_to", moved_to.as_deref())
+                    .finish()
+            }
             Decision::Reserved {
                 app,
                 node,
@@ -491,6 +508,7 @@ impl Runner<'_> {
                 queue,
                 am,
                 priority,
+                reservation,
                 ..
             } => {
                 let id = AppId(self.app_ids.len() as u64 + 1);
@@ -503,15 +521,30 @@ impl Runner<'_> {
                         running: Vec::new(),
                     },
                 );
-                self.must(
-                    sim,
-                    Event::AppSubmitted {
-                        app: id,
-                        user: user.clone(),
-                        queue: queue.clone(),
-                        am_resource: *am,
-                    },
-                )?;
+                match reservation {
+                    // The placement is also queued as a decision, printed by `process`.
+                    Some(r) => {
+                        let placed = sim.sched.submit_with_reservation(
+                            sim.now,
+                            id,
+                            user.clone(),
+                            queue.clone(),
+                            *am,
+                            r,
+                        );
+                        sim.process(self)?;
+                        placed.map_err(|e| self.fail(sim, &e))?;
+                    }
+                    None => self.must(
+                        sim,
+                        Event::AppSubmitted {
+                            app: id,
+                            user: user.clone(),
+                            queue: queue.clone(),
+                            am_resource: *am,
+                        },
+                    )?,
+                }
                 // The application priority follows the submission, as Hadoop's RM sets it on
                 // the accepted app (only the Capacity Scheduler orders by it).
                 if *priority != 0 && sim.sched.queue_name(id).is_some() {
@@ -710,6 +743,23 @@ impl Runner<'_> {
                         gang: *gang,
                     },
                 )?;
+            }
+            Action::Reservation {
+                queue,
+                move_on_expiry,
+                reservation,
+            } => {
+                let plan = self.plans.entry(queue.clone()).or_insert_with(|| {
+                    weft_sched::PlanReservations {
+                        queue: queue.clone(),
+                        move_on_expiry: *move_on_expiry,
+                        reservations: Vec::new(),
+                    }
+                });
+                plan.move_on_expiry = *move_on_expiry;
+                plan.reservations.push(reservation.clone());
+                let event = Event::PlanChanged(Box::new(plan.clone()));
+                self.must(sim, event)?;
             }
             Action::Blacklist { app, add, remove } => {
                 let Some(id) = self.live_app(sim, app, kind) else {

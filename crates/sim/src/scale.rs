@@ -248,8 +248,8 @@ impl Script for ScaleRun<'_> {
                 self.recorder.reserved();
                 Ok(())
             }
-            // Scale runs' workloads ask for no gangs.
-            Decision::Gang { .. } => Ok(()),
+            // Scale runs' workloads ask for no gangs and have no plans.
+            Decision::Gang { .. } | Decision::ReservationEnded { .. } => Ok(()),
             Decision::PreemptWarning { .. } => {
                 self.recorder.preempt_warning();
                 Ok(())

@@ -148,6 +148,8 @@ pub enum Action {
         priority: i32,
         /// Application type, if given; not yet passed to the scheduler.
         app_type: Option<String>,
+        /// The reservation it is submitted into (its id), if any.
+        reservation: Option<String>,
     },
     /// Add outstanding container asks.
     Ask {
@@ -226,6 +228,17 @@ pub enum Action {
         /// The gang's id.
         gang: u64,
     },
+    /// A reservation of a plan queue (Hadoop's reservation system, planned elsewhere): the
+    /// plan's reservations so far, this one added, go to the scheduler's plan follower
+    /// (`Event::PlanChanged`).
+    Reservation {
+        /// The plan queue (full name).
+        queue: String,
+        /// Apps of ended reservations move to the plan's default queue (else are killed).
+        move_on_expiry: bool,
+        /// The reservation, holding `resources` over `[start, end)`.
+        reservation: weft_sched::PlannedReservation,
+    },
     /// Change the application's blacklist (hosts or racks the scheduler gives it nothing on).
     Blacklist {
         /// The application.
@@ -255,6 +268,7 @@ impl Action {
             Action::Blacklist { .. } => "blacklist",
             Action::Gang { .. } => "gang",
             Action::GangCancel { .. } => "gang_cancel",
+            Action::Reservation { .. } => "reservation",
         }
     }
 }

@@ -85,6 +85,7 @@ pub fn sample_app(app_id: u64) -> ApplicationRecord {
         tags: BTreeSet::from(["nightly".to_owned(), "team-a".to_owned()]),
         memory_mb_ms: 3_072_000,
         vcore_ms: 3_000,
+        reservation_id: Some("reservation_1_0001".into()),
     }
 }
 

@@ -201,6 +201,10 @@ pub struct ApplicationRecord {
     /// Aggregate allocation of its ended containers: vcores x milliseconds.
     #[serde(default)]
     pub vcore_ms: u64,
+    /// The reservation it was submitted into (Hadoop's `reservationId`), as Hadoop prints
+    /// it. Absent in records written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reservation_id: Option<String>,
 }
 
 /// One AM attempt of an application (YARN's `ApplicationAttemptStateData`).

@@ -165,6 +165,8 @@ scenarios! {
     gang_unpackable => "gang-unpackable",
     gang_single_holder => "gang-single-holder",
     gang_hold_timeout => "gang-hold-timeout",
+    reservation_follower => "reservation-follower",
+    reservation_kill_on_expiry => "reservation-kill-on-expiry",
     fifo_key_break => "fifo-key-break",
     fifo_memory_only => "fifo-memory-only",
     fifo_locality_and_limits => "fifo-locality-and-limits",

@@ -7,6 +7,7 @@ mod capacity_preemption;
 mod liveness;
 mod node_labels;
 mod nodes;
+mod plan_follower;
 mod preemption;
 mod recovery;
 mod reservations;

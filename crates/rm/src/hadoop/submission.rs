@@ -66,6 +66,8 @@ pub(super) fn from_context(
         am_resource,
         unmanaged_am: ctx.unmanaged_am(),
         launch,
+        // Hadoop's `reservation_id` (field 15) is not in the vendored protos yet.
+        reservation_id: None,
     };
     Ok((id, sub))
 }

@@ -144,6 +144,19 @@ fn launch_context(spec: Option<&Value>) -> Result<LaunchContext, String> {
     Ok(ctx)
 }
 
+/// The submission's `reservation-id` (Hadoop's `ApplicationSubmissionContextInfo`), checked
+/// as Hadoop's `ReservationId.parseReservationId` checks it and printed back in its form.
+fn reservation_id(obj: &serde_json::Map<String, Value>) -> Result<Option<String>, String> {
+    let Some(text) = string(obj, "reservation-id")?.filter(|s| !s.trim().is_empty()) else {
+        return Ok(None);
+    };
+    let id = text
+        .trim()
+        .parse::<weft_rm_core::weft_plan::ReservationId>()
+        .map_err(|e| format!("Invalid ReservationId: {text} ({e})"))?;
+    Ok(Some(id.to_string()))
+}
+
 /// Reads `POST /ws/v1/cluster/apps`: the id and the submission as `user` makes it.
 pub(crate) fn submission(body: &[u8], user: &str) -> Result<(ApplicationId, Submission), String> {
     let v: Value = serde_json::from_slice(body).map_err(|e| format!("malformed JSON: {e}"))?;
@@ -184,6 +197,7 @@ pub(crate) fn submission(body: &[u8], user: &str) -> Result<(ApplicationId, Subm
         am_resource: resource,
         unmanaged_am: boolean(obj, "unmanaged-AM")?,
         launch: launch_context(obj.get("am-container-spec"))?,
+        reservation_id: reservation_id(obj)?,
     };
     Ok((id, sub))
 }

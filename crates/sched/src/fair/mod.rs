@@ -6,6 +6,7 @@ mod headroom;
 mod limits;
 mod moves;
 pub(crate) mod placement;
+mod plan_queues;
 pub(crate) mod policy;
 mod pool_reload;
 pub(crate) mod preemption;
@@ -404,6 +405,24 @@ impl Rules for Fair {
                 other.kind().short_name()
             ))),
         }
+    }
+
+    fn plan_leaf(e: &mut FairEngine, name: &str) -> Result<QueueId, String> {
+        e.plan_leaf(name)
+    }
+
+    fn plan_resources(e: &mut FairEngine, plan: QueueId) -> Resource {
+        e.plan_resources(plan)
+    }
+
+    fn set_entitlement(
+        e: &mut FairEngine,
+        leaf: QueueId,
+        capacity: f64,
+        max: f64,
+        resources: Resource,
+    ) {
+        e.set_entitlement(leaf, capacity, max, resources);
     }
 
     fn cluster_changed(e: &mut FairEngine) {

@@ -1,0 +1,96 @@
+//! The Fair Scheduler's side of the plan follower (`follower.rs`; Hadoop's
+//! `FairSchedulerPlanFollower` and `FairScheduler.setEntitlement`): reservation leaves are
+//! ordinary leaves under the plan queue, kept from queue collection while the follower holds
+//! them; an entitlement is the leaf's weight. Hadoop's Fair Scheduler drops the maximum ("TODO
+//! Does MaxCapacity need to be set for fairScheduler ?"); Weft sets a gang reservation's
+//! maximum as its leaf's max share (time-aware-demands spec B6), the one place it parts from
+//! Hadoop's Fair follower.
+
+use weft_config::ConfiguredResource;
+use weft_types::Resource;
+
+use crate::fair::queues::resolve_max_share;
+use crate::fair::FairEngine;
+use crate::queues::QueueId;
+
+impl FairEngine {
+    /// The follower's leaf `name`, created as a placement would create it, and marked so the
+    /// queue collection leaves it alone (a reload clears the mark; the follower runs again
+    /// right after every reload).
+    pub(crate) fn plan_leaf(&mut self, name: &str) -> Result<QueueId, String> {
+        let config = std::sync::Arc::clone(&self.rules.config);
+        let caps = self.share_capacities();
+        let leaf = self
+            .queues
+            .get_or_create_leaf(name, &config.allocations, &caps)
+            .map_err(|e| e.to_string())?;
+        let q = self.queues.get_mut(leaf);
+        if !q.configured {
+            q.configured = true;
+            self.rules.steady_dirty = true;
+        }
+        Ok(leaf)
+    }
+
+    /// Hadoop's `FairSchedulerPlanFollower.getPlanResources`: the plan queue's steady fair
+    /// share. The `fair` policy shares memory only, so a type the share leaves at 0 gets the
+    /// cluster's amount scaled by the share's memory fraction (as rm-core's plan capacity
+    /// does), so that a gang leaf's max share never blocks on vcores.
+    pub(crate) fn plan_resources(&mut self, plan: QueueId) -> Resource {
+        if self.rules.steady_dirty {
+            self.compute_steady_shares();
+        }
+        let share = self.queues.get(plan).rules_cold.steady_fair_share;
+        let cluster = self.cluster;
+        let (part, whole) = (
+            i128::from(share.memory_mb()),
+            i128::from(cluster.memory_mb()),
+        );
+        let mut out = share;
+        for i in 0..weft_types::MAX_RESOURCE_TYPES {
+            if share.get(i) == 0 && cluster.get(i) > 0 && whole > 0 {
+                let scaled = i128::from(cluster.get(i)) * part / whole;
+                out.set(i, i64::try_from(scaled).unwrap_or(i64::MAX));
+            }
+        }
+        out
+    }
+
+    /// `setEntitlement`: the weight is the capacity fraction; a maximum below the whole plan
+    /// caps the leaf's max share at that fraction of the plan's resources.
+    pub(crate) fn set_entitlement(
+        &mut self,
+        leaf: QueueId,
+        capacity: f64,
+        max: f64,
+        resources: Resource,
+    ) {
+        let caps = self.share_capacities();
+        let default_max = self.rules.config.allocations.queue_max_resources_default;
+        let parent_child_max = self
+            .queues
+            .get(leaf)
+            .parent
+            .and_then(|p| self.queues.get(p).rules_cold.max_child_cfg);
+        let q = self.queues.get_mut(leaf);
+        let max_cfg = if max < 1.0 {
+            ConfiguredResource::Absolute(resources.mul_trunc(max))
+        } else {
+            parent_child_max.unwrap_or(default_max)
+        };
+        let reweighted = q.rules.weight != capacity;
+        let recapped = q.rules_cold.max_share_cfg != max_cfg;
+        if !reweighted && !recapped {
+            return;
+        }
+        q.rules.weight = capacity;
+        q.rules_cold.max_share_cfg = max_cfg;
+        resolve_max_share(q, &caps);
+        if recapped {
+            self.queues.refresh_path_bounds();
+        }
+        self.rules.steady_dirty = true;
+        // Weights are in the queues' keys: the order is rebuilt before the next walk.
+        self.order_dirty = true;
+    }
+}
