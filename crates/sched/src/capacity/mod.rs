@@ -86,8 +86,9 @@ pub(crate) struct Capacity {
     pending_leaves: std::collections::BTreeSet<QueueId>,
     /// The capacity preemption policy (`preempt`).
     preempt: Box<preempt::PreemptState>,
-    /// Runnable (not held) apps per queue subtree and per user (`parallel`).
-    parallel: parallel::ParallelCounts,
+    /// Runnable (not held) apps per queue subtree and per user (`parallel`; boxed to keep the
+    /// engine kinds near one size).
+    parallel: Box<parallel::ParallelCounts>,
 }
 
 /// What a Capacity timer carries.

@@ -217,7 +217,7 @@ impl CapacityEngine {
 
     /// The counts summed again from the apps (`rebuild_derived`).
     pub(crate) fn rebuild_parallel(&mut self) {
-        self.rules.parallel = ParallelCounts::default();
+        *self.rules.parallel = ParallelCounts::default();
         let runnable: Vec<(QueueId, String)> = self
             .apps
             .values()
