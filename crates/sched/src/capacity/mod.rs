@@ -10,8 +10,9 @@
 //! the shared non-runnable list) until the AM limits let them in (`admission`). The limits are
 //! computed when asked (`limits`); the fast walk reads each leaf's users from figures kept as
 //! usage changes and its user limit from a cache dropped when they change (`user_cache`,
-//! Hadoop's `UsersManager`). In percentage and weight modes only fractions are stored: the
-//! effective resources are the cluster times them, computed when read (`setup`).
+//! Hadoop's `UsersManager`). In percentage and weight modes a node change only marks the
+//! effective resources stale (the cluster times the fractions, computed when read until the
+//! next heartbeat keeps them again, `setup`).
 //!
 //! Every comparison and rounding goes through the configured resource calculator (`calc`).
 //!
@@ -75,9 +76,14 @@ pub(crate) struct Capacity {
     /// Each leaf's users and user limit, kept as usage changes (`user_cache`).
     users: user_cache::KeptUsers,
     /// Every capacity and maximum capacity is a fraction (percentage or weight mode): the
-    /// effective resources are the cluster times the absolute fractions, computed when read,
-    /// so a node change derives nothing (`setup::cluster_resized`).
+    /// effective resources are the cluster times the absolute fractions, so a node change
+    /// only marks them stale (`setup::cluster_resized`).
     scaled: bool,
+    /// The queues' kept effective resources (`CsCold::eff_min`, `CsHot::eff_max`,
+    /// `CsHot::guaranteed`) predate a node change: read through computation until the next
+    /// heartbeat brings them up to date (`setup::refresh_scaled`), so a burst of node joins
+    /// derives every queue once, not once per node.
+    derived_stale: bool,
     /// The leaves with pending apps (activation after a node change visits only these).
     pending_leaves: std::collections::BTreeSet<QueueId>,
 }
@@ -111,6 +117,8 @@ impl CsState {
 pub(crate) struct CsHot {
     /// `max_rc(effMin, minAlloc)`: what usage is divided by (spec §5.4).
     pub(crate) guaranteed: Resource,
+    /// `effMax` (spec §5.1, §5.3): every walk reads it along the path.
+    pub(crate) eff_max: Resource,
     pub(crate) abs_capacity: f64,
     /// `priority` (used by a `priority-utilization` parent).
     pub(crate) priority: i32,
@@ -164,9 +172,8 @@ pub(crate) struct CsCold {
     pub(crate) max_capacity: f64,
     pub(crate) abs_capacity: f64,
     pub(crate) abs_max_capacity: f64,
-    /// `effMin`, `effMax` (spec §5.1, §5.3).
+    /// `effMin` (spec §5.1, §5.3).
     pub(crate) eff_min: Resource,
-    pub(crate) eff_max: Resource,
     pub(crate) state: CsState,
     /// Leaves only.
     pub(crate) leaf: Option<LeafLimits>,
@@ -370,6 +377,7 @@ impl Rules for Capacity {
     fn heartbeat_starts(e: &mut CapacityEngine, _: NodeId) -> Option<usize> {
         e.rules.offswitch_assigned = 0;
         e.rules.blocked_headroom.clear();
+        e.refresh_scaled();
         Some(e.decisions.len())
     }
 
@@ -480,6 +488,7 @@ impl Rules for Capacity {
 
     fn verify(e: &CapacityEngine, drift: &mut Vec<String>) {
         e.verify_kept_users(drift);
+        e.verify_derived(drift);
         let pending: std::collections::BTreeSet<QueueId> = e
             .queues
             .ids()

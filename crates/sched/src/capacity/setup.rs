@@ -49,6 +49,7 @@ impl CapacityEngine {
             blocked_headroom: std::collections::BTreeMap::new(),
             users: Default::default(),
             scaled: false,
+            derived_stale: false,
             pending_leaves: std::collections::BTreeSet::new(),
         };
         let mut e = Engine::new(rules, properties, queues, groups);
@@ -72,13 +73,14 @@ impl CapacityEngine {
                 root.rules_cold.abs_capacity = 1.0;
                 root.rules_cold.abs_max_capacity = 1.0;
                 root.rules_cold.eff_min = cluster;
-                root.rules_cold.eff_max = cluster;
+                root.rules.eff_max = cluster;
                 root.rules.abs_capacity = 1.0;
                 root.rules.guaranteed =
                     calc.max(&cluster, cluster, self.properties.minimum_allocation);
                 continue;
             };
             let p = self.queues.get(parent).rules_cold.clone();
+            let parent_eff_max = self.queues.get(parent).rules.eff_max;
             let q = &self.rules.file.queues[index];
             let (capacity, eff_min) = match &q.capacity {
                 CapacityValue::Percent(v) => {
@@ -116,11 +118,11 @@ impl CapacityEngine {
             let (max_capacity, eff_max) = match &q.maximum_capacity {
                 MaxCapacityValue::Percent(m) => (f64::from(*m) / 100.0, None),
                 MaxCapacityValue::Absolute(max) => {
-                    let capped = calc.min(&cluster, *max, p.eff_max);
-                    let m = if p.eff_max.is_zero() {
+                    let capped = calc.min(&cluster, *max, parent_eff_max);
+                    let m = if parent_eff_max.is_zero() {
                         0.0
                     } else {
-                        finite_or_zero(calc.divide(&cluster, &capped, &p.eff_max))
+                        finite_or_zero(calc.divide(&cluster, &capped, &parent_eff_max))
                     };
                     (m, Some(capped))
                 }
@@ -135,7 +137,7 @@ impl CapacityEngine {
             cold.abs_capacity = abs_capacity;
             cold.abs_max_capacity = abs_max_capacity;
             cold.eff_min = eff_min;
-            cold.eff_max = eff_max;
+            queue.rules.eff_max = eff_max;
             queue.rules.abs_capacity = abs_capacity;
             queue.rules.guaranteed =
                 calc.max(&cluster, eff_min, self.properties.minimum_allocation);
@@ -149,15 +151,82 @@ impl CapacityEngine {
             matches!(q.capacity, CapacityValue::Absolute(_))
                 || matches!(q.maximum_capacity, MaxCapacityValue::Absolute(_))
         });
+        self.rules.derived_stale = false;
     }
 
     /// After a node change: with every capacity a fraction (`Capacity::scaled`) the fractions
-    /// stand and the effective resources follow the cluster when read (`eff_min`, `eff_max`,
-    /// `guaranteed`), so nothing is recomputed; otherwise (absolute capacities) every queue is
+    /// stand and the kept effective resources are only marked stale (read through
+    /// computation until `refresh_scaled`); otherwise (absolute capacities) every queue is
     /// derived again.
     pub(crate) fn cluster_resized(&mut self) {
-        if !self.rules.scaled {
+        if self.rules.scaled {
+            self.rules.derived_stale = true;
+        } else {
             self.derive_capacities();
+        }
+    }
+
+    /// Brings stale effective resources (scaled mode, after node changes) up to date: once per
+    /// heartbeat that follows node changes, however many nodes changed.
+    pub(crate) fn refresh_scaled(&mut self) {
+        if !self.rules.derived_stale {
+            return;
+        }
+        let ids: Vec<QueueId> = self.queues.ids().collect();
+        for id in ids {
+            let q = self.queues.get(id);
+            let (eff_min, eff_max) = (self.scaled_eff_min(q), self.scaled_eff_max(q));
+            let guaranteed = self.rules.calc.max(
+                &self.cluster,
+                eff_min,
+                self.properties.minimum_allocation,
+            );
+            let q = self.queues.get_mut(id);
+            q.rules_cold.eff_min = eff_min;
+            q.rules.eff_max = eff_max;
+            q.rules.guaranteed = guaranteed;
+        }
+        self.rules.derived_stale = false;
+    }
+
+    /// `verify`: the kept effective resources, when not stale, are what the cluster and the
+    /// fractions give now.
+    pub(crate) fn verify_derived(&self, drift: &mut Vec<String>) {
+        if !self.rules.scaled || self.rules.derived_stale {
+            return;
+        }
+        for id in self.queues.ids() {
+            let q = self.queues.get(id);
+            let eff_min = self.scaled_eff_min(q);
+            let eff_max = self.scaled_eff_max(q);
+            let guaranteed =
+                self.rules
+                    .calc
+                    .max(&self.cluster, eff_min, self.properties.minimum_allocation);
+            let kept = (q.rules_cold.eff_min, q.rules.eff_max, q.rules.guaranteed);
+            if kept != (eff_min, eff_max, guaranteed) {
+                drift.push(format!(
+                    "queue {}: kept (effMin, effMax, guaranteed) {kept:?}, recomputed {:?}",
+                    q.name,
+                    (eff_min, eff_max, guaranteed)
+                ));
+            }
+        }
+    }
+
+    /// Scaled mode's `effMin`: the cluster times the absolute capacity (root: the cluster).
+    fn scaled_eff_min(&self, q: &QueueOf<Capacity>) -> Resource {
+        match q.parent {
+            None => self.cluster,
+            Some(_) => self.cluster.mul_trunc(q.rules.abs_capacity),
+        }
+    }
+
+    /// Scaled mode's `effMax`: the cluster times the absolute maximum capacity.
+    fn scaled_eff_max(&self, q: &QueueOf<Capacity>) -> Resource {
+        match q.parent {
+            None => self.cluster,
+            Some(_) => self.cluster.mul_trunc(q.rules_cold.abs_max_capacity),
         }
     }
 
@@ -181,32 +250,26 @@ impl CapacityEngine {
     /// `effMin` (spec §5.1, §5.3): the cluster times the absolute capacity, or as derived.
     #[inline]
     pub(crate) fn eff_min_of(&self, q: &QueueOf<Capacity>) -> Resource {
-        if !self.rules.scaled {
-            return q.rules_cold.eff_min;
+        if self.rules.derived_stale {
+            return self.scaled_eff_min(q);
         }
-        match q.parent {
-            None => self.cluster,
-            Some(_) => self.cluster.mul_trunc(q.rules.abs_capacity),
-        }
+        q.rules_cold.eff_min
     }
 
     /// `effMax` (spec §5.1, §5.3): the cluster times the absolute maximum capacity, or as
     /// derived.
     #[inline]
     pub(crate) fn eff_max_of(&self, q: &QueueOf<Capacity>) -> Resource {
-        if !self.rules.scaled {
-            return q.rules_cold.eff_max;
+        if self.rules.derived_stale {
+            return self.scaled_eff_max(q);
         }
-        match q.parent {
-            None => self.cluster,
-            Some(_) => self.cluster.mul_trunc(q.rules_cold.abs_max_capacity),
-        }
+        q.rules.eff_max
     }
 
     /// `max_rc(effMin, minAlloc)` (spec §5.4).
     #[inline]
     pub(crate) fn guaranteed_of(&self, q: &QueueOf<Capacity>) -> Resource {
-        if !self.rules.scaled {
+        if !self.rules.derived_stale {
             return q.rules.guaranteed;
         }
         self.rules.calc.max(
@@ -287,6 +350,7 @@ pub(super) fn hot_settings(file: &CapacityConfig, index: usize) -> CsHot {
     };
     CsHot {
         guaranteed: Resource::ZERO,
+        eff_max: Resource::ZERO,
         abs_capacity: 0.0,
         priority: q.priority,
         config_rank: index as u64,
