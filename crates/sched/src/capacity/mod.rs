@@ -376,7 +376,9 @@ impl Rules for Capacity {
     #[inline]
     fn heartbeat_starts(e: &mut CapacityEngine, _: NodeId) -> Option<usize> {
         e.rules.offswitch_assigned = 0;
-        e.rules.blocked_headroom.clear();
+        if !e.rules.blocked_headroom.is_empty() {
+            e.rules.blocked_headroom.clear();
+        }
         e.refresh_scaled();
         Some(e.decisions.len())
     }
@@ -384,7 +386,9 @@ impl Rules for Capacity {
     /// Blocked headroom lives only within a walk: reports and activation between heartbeats
     /// see the limits without it.
     fn heartbeat_assigned(e: &mut CapacityEngine, _: NodeId, _: usize) {
-        e.rules.blocked_headroom.clear();
+        if !e.rules.blocked_headroom.is_empty() {
+            e.rules.blocked_headroom.clear();
+        }
     }
 
     fn max_container_allocation(e: &CapacityEngine, queue: QueueId) -> Resource {
@@ -400,24 +404,29 @@ impl Rules for Capacity {
     }
 
     fn update(e: &mut CapacityEngine, _: Time) {
-        // Demand is only reported: usage plus outstanding asks, per app and up the tree.
-        let mut by_leaf: BTreeMap<QueueId, Resource> = BTreeMap::new();
+        // Demand is only reported: usage plus outstanding asks, per app and up the tree. Per
+        // leaf by queue id (ids are table slots: a vector, summed in id order).
+        let mut by_leaf: Vec<Option<Resource>> = vec![None; e.queues.id_bound()];
         for slot in 0..e.apps.slot_bound() {
             if let Some(a) = e.apps.at_mut(slot) {
                 a.demand = a.compute_demand();
-                let d = by_leaf.entry(a.queue).or_insert(Resource::ZERO);
-                *d = d.saturating_add(a.demand);
+                if let Some(d) = by_leaf.get_mut(a.queue.0 as usize) {
+                    *d = Some(d.unwrap_or(Resource::ZERO).saturating_add(a.demand));
+                }
             }
         }
-        let ids: Vec<QueueId> = e.queues.ids().collect();
-        for q in &ids {
-            e.queues.get_mut(*q).demand = Resource::ZERO;
+        for q in e.queues.iter_mut() {
+            q.demand = Resource::ZERO;
         }
-        for (leaf, demand) in by_leaf {
-            let path: Vec<QueueId> = e.queues.path_to_root(leaf).collect();
-            for q in path {
+        for (leaf, demand) in by_leaf.into_iter().enumerate() {
+            let Some(demand) = demand else {
+                continue;
+            };
+            let mut next = u32::try_from(leaf).ok().map(QueueId);
+            while let Some(q) = next {
                 let queue = e.queues.get_mut(q);
                 queue.demand = queue.demand.saturating_add(demand);
+                next = queue.parent;
             }
         }
         e.refresh_root_available();
