@@ -152,7 +152,7 @@ impl Calc {
             .unwrap_or(i64::MAX)
     }
 
-    fn round_up_value(v: i64, step: i64) -> i64 {
+    pub(crate) fn round_up_value(v: i64, step: i64) -> i64 {
         if step <= 0 {
             return v;
         }

@@ -402,6 +402,64 @@ impl CapacityEngine {
         calc.round_up(calc.min(&p, limit, max_limit), step)
     }
 
+    /// [`Self::user_limit_from`] under the Default calculator, which compares, rounds and picks
+    /// by memory alone: the same steps on the users' memory (in name order, as the sum of
+    /// ratios is taken), the result in the calculator's shape. The fast walk's kept limit
+    /// (`user_cache.rs`); `verify` and the reference walk compute the general form.
+    pub(crate) fn user_limit_memory<'u>(
+        &self,
+        leaf: QueueId,
+        users: impl Iterator<Item = (&'u str, i64, bool)> + Clone,
+    ) -> Resource {
+        use super::calc::Calc;
+        let cluster = self.cluster.memory_mb();
+        let step = self.properties.minimum_allocation.memory_mb();
+        let q = self.queues.get(leaf);
+        let Some(limits) = q.rules_cold.leaf.as_ref() else {
+            return Resource::ZERO;
+        };
+        let eff_min = self.eff_min_of(q).memory_mb();
+        let queue_cap = eff_min.max(step);
+        let usage_ratio: f64 = users
+            .clone()
+            .map(|(_, used, _)| used as f64 / cluster as f64)
+            .filter(|r| r.is_finite())
+            .sum();
+        let consumed = Calc::round_up_value((cluster as f64 * usage_ratio + 0.5) as i64, step);
+        let current_cap = if consumed < queue_cap {
+            queue_cap
+        } else {
+            consumed.saturating_add(step)
+        };
+        let mut active_used = 0i64;
+        let mut weights = 0.0;
+        for (name, used, active) in users {
+            if active {
+                active_used = active_used.saturating_add(used);
+                weights += self.user_weight(leaf, name);
+            }
+        }
+        let divide_and_ceil = |v: i64, n: f64| {
+            if n == 0.0 {
+                0
+            } else {
+                (v as f64 / n).ceil() as i64
+            }
+        };
+        let by_users = divide_and_ceil(active_used.saturating_add(step), weights);
+        let by_percent = divide_and_ceil(
+            (current_cap as f64 * limits.minimum_user_limit_percent) as i64,
+            100.0,
+        );
+        let limit = by_users.max(by_percent);
+        let max_limit = if limits.user_limit_factor == -1.0 || eff_min == 0 {
+            Calc::round_down_value(self.eff_max_of(q).memory_mb(), step)
+        } else {
+            (queue_cap as f64 * limits.user_limit_factor) as i64
+        };
+        Calc::memory(Calc::round_up_value(limit.min(max_limit), step))
+    }
+
     /// `user`'s own limit in the leaf: the leaf's user limit times the user's weight,
     /// normalized down (spec §5.6, §13.6: down, as Hadoop's code).
     pub(crate) fn user_limit_of(&self, leaf: QueueId, user: &str, limit: Resource) -> Resource {
