@@ -306,6 +306,9 @@ impl CapacityEngine {
             return false;
         };
         let outstanding = a.requests.get(&key).map_or(0, |r| i64::from(r.any.count));
+        if a.reservations.is_empty() {
+            return outstanding > 0;
+        }
         outstanding - self.reserved_for(app, key).len() as i64 > 0
     }
 
