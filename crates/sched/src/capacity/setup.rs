@@ -176,11 +176,10 @@ impl CapacityEngine {
         for id in ids {
             let q = self.queues.get(id);
             let (eff_min, eff_max) = (self.scaled_eff_min(q), self.scaled_eff_max(q));
-            let guaranteed = self.rules.calc.max(
-                &self.cluster,
-                eff_min,
-                self.properties.minimum_allocation,
-            );
+            let guaranteed =
+                self.rules
+                    .calc
+                    .max(&self.cluster, eff_min, self.properties.minimum_allocation);
             let q = self.queues.get_mut(id);
             q.rules_cold.eff_min = eff_min;
             q.rules.eff_max = eff_max;
@@ -389,5 +388,86 @@ pub(super) fn cold_settings(file: &CapacityConfig, index: usize) -> CsCold {
         },
         leaf,
         ..CsCold::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use weft_config::capacity::parse_capacity;
+    use weft_config::SchedulerProperties;
+    use weft_types::{NodeId, Resource, ResourceTypes, Time};
+
+    use crate::api::{CapacitySchedulerConfig, Event};
+    use crate::capacity::{Capacity, CapacityEngine};
+    use crate::rules::Rules;
+
+    fn engine() -> CapacityEngine {
+        let xml = "<configuration>\
+            <property><name>yarn.scheduler.capacity.root.queues</name><value>a,default</value></property>\
+            <property><name>yarn.scheduler.capacity.root.a.capacity</name><value>60</value></property>\
+            <property><name>yarn.scheduler.capacity.root.a.maximum-capacity</name><value>75</value></property>\
+            <property><name>yarn.scheduler.capacity.root.default.capacity</name><value>40</value></property>\
+            </configuration>";
+        let (capacity, _) = parse_capacity(xml, &ResourceTypes::default()).expect("valid");
+        let config = CapacitySchedulerConfig {
+            capacity,
+            properties: SchedulerProperties {
+                minimum_allocation: Resource::new(1024, 1),
+                increment_allocation: Resource::new(1024, 1),
+                ..Default::default()
+            },
+        };
+        CapacityEngine::new_capacity(config, Default::default())
+    }
+
+    fn add_node(e: &mut CapacityEngine, n: u32) {
+        e.handle(
+            Time(0),
+            Event::NodeAdded {
+                node: NodeId(n),
+                host: format!("h{n}"),
+                port: 0,
+                rack: "/r".into(),
+                capability: Resource::new(8192, 8),
+            },
+        )
+        .expect("node");
+    }
+
+    fn drift(e: &CapacityEngine) -> Vec<String> {
+        let mut drift = Vec::new();
+        Capacity::verify(e, &mut drift);
+        drift
+    }
+
+    #[test]
+    fn scaled_effective_resources_are_read_through_until_a_heartbeat_keeps_them() {
+        let mut e = engine();
+        add_node(&mut e, 0);
+        add_node(&mut e, 1);
+        assert!(e.rules.derived_stale, "a node change marks them stale");
+        let a = e.queues.lookup("root.a").expect("a");
+        // 16384 × 0.6 = 9830.4, × 0.75 = 12288: computed while stale.
+        let q = e.queues.get(a);
+        assert_eq!(e.eff_min_of(q).memory_mb(), 9830);
+        assert_eq!(e.eff_max_of(q).memory_mb(), 12288);
+        assert_eq!(e.guaranteed_of(q).memory_mb(), 9830);
+        e.handle(Time(1), Event::NodeHeartbeat { node: NodeId(0) })
+            .expect("heartbeat");
+        assert!(!e.rules.derived_stale, "the heartbeat keeps them again");
+        let q = e.queues.get(a);
+        assert_eq!(q.rules_cold.eff_min.memory_mb(), 9830);
+        assert_eq!(q.rules.eff_max.memory_mb(), 12288);
+        assert_eq!(q.rules.guaranteed.memory_mb(), 9830);
+        assert_eq!(drift(&e), Vec::<String>::new());
+        add_node(&mut e, 2);
+        // Read through computation (24576 × 0.6 = 14745.6) until the next heartbeat.
+        assert_eq!(e.eff_min_of(e.queues.get(a)).memory_mb(), 14745);
+        e.handle(Time(2), Event::NodeHeartbeat { node: NodeId(2) })
+            .expect("heartbeat");
+        assert_eq!(e.queues.get(a).rules.eff_max.memory_mb(), 18432);
+        assert_eq!(drift(&e), Vec::<String>::new());
+        e.queues.get_mut(a).rules.eff_max = Resource::new(1024, 1);
+        assert_eq!(drift(&e).len(), 1, "a drifted kept maximum is reported");
     }
 }
