@@ -233,7 +233,7 @@ impl Rules for Capacity {
     }
 
     fn queue_key(e: &CapacityEngine, parent: QueueId, q: &QueueOf<Capacity>) -> SortKey {
-        e.cs_queue_key(parent, q, q.usage.saturating_add(q.rules.reserved))
+        e.cs_queue_key(parent, q)
     }
 
     fn compare_apps(
