@@ -33,6 +33,8 @@ struct Limits {
     app_reserved: Resource,
     /// What an allocation must release for the user to stay within its limit.
     must_release: Resource,
+    /// The path's room to its effective maximums (`LeafLimit::room_to_max`).
+    room_to_max: Resource,
 }
 
 /// What one key produced (Hadoop's allocation states).
@@ -98,6 +100,7 @@ impl CapacityEngine {
             headroom,
             app_reserved,
             must_release,
+            room_to_max: limit.room_to_max,
         };
         let mut previous: Option<SchedulerKey> = None;
         loop {
@@ -122,7 +125,9 @@ impl CapacityEngine {
                 KeyOutcome::Done(done) => {
                     // The walk ends with this assignment; the next starts afresh, and the
                     // leaf's users' figures changed.
-                    self.rules.blocked_headroom.clear();
+                    if !self.rules.blocked_headroom.is_empty() {
+                        self.rules.blocked_headroom.clear();
+                    }
                     return done;
                 }
                 KeyOutcome::NextKey => continue,
@@ -193,7 +198,13 @@ impl CapacityEngine {
             r.opportunities += 1;
         }
         if host_asked {
-            if let Tried::Done(done) = self.try_at(app, key, node, Locality::NodeLocal, need) {
+            if let Tried::Done(done) = self.try_at(
+                app,
+                key,
+                node,
+                Locality::NodeLocal,
+                (need, limits.room_to_max),
+            ) {
                 return KeyOutcome::Done(done);
             }
         }
@@ -203,7 +214,13 @@ impl CapacityEngine {
                 return KeyOutcome::NextKey;
             }
             if self.may_assign_rack(app, key) {
-                if let Tried::Done(done) = self.try_at(app, key, node, Locality::RackLocal, need) {
+                if let Tried::Done(done) = self.try_at(
+                    app,
+                    key,
+                    node,
+                    Locality::RackLocal,
+                    (need, limits.room_to_max),
+                ) {
                     return KeyOutcome::Done(done);
                 }
             }
@@ -213,7 +230,13 @@ impl CapacityEngine {
             return KeyOutcome::NextKey;
         }
         if only_any || self.may_assign_off_switch(app, key) {
-            return match self.try_at(app, key, node, Locality::OffSwitch, need) {
+            return match self.try_at(
+                app,
+                key,
+                node,
+                Locality::OffSwitch,
+                (need, limits.room_to_max),
+            ) {
                 Tried::Done(done) => KeyOutcome::Done(done),
                 Tried::Skipped => KeyOutcome::SkipApp,
             };
@@ -283,6 +306,9 @@ impl CapacityEngine {
             return false;
         };
         let outstanding = a.requests.get(&key).map_or(0, |r| i64::from(r.any.count));
+        if a.reservations.is_empty() {
+            return outstanding > 0;
+        }
         outstanding - self.reserved_for(app, key).len() as i64 > 0
     }
 
@@ -301,6 +327,26 @@ impl CapacityEngine {
                     .is_some_and(|r| r.app == app && r.key == key)
             })
             .collect()
+    }
+
+    /// §6.11's check: on the fast walk from the path's room to its maximums, found by the
+    /// leaf's limit walk (no usage changes between the two); the reference walk goes up the
+    /// path again. The two agree unless a figure reaches the `i64` limits (the walk up
+    /// saturates per queue, the room per path).
+    fn fits_maximums(
+        &self,
+        leaf: crate::queues::QueueId,
+        size: Resource,
+        released: Resource,
+        room_to_max: Resource,
+    ) -> bool {
+        match self.walk {
+            crate::engine::WalkMode::Fast => self
+                .rules
+                .calc
+                .fits(&size.saturating_sub(released), &room_to_max),
+            crate::engine::WalkMode::Reference => self.within_maximums(leaf, size, released),
+        }
     }
 
     /// §6.11's check for a fresh allocation or reservation: every queue from the leaf to the
@@ -337,7 +383,7 @@ impl CapacityEngine {
         key: SchedulerKey,
         node: NodeId,
         locality: Locality,
-        need: Resource,
+        (need, room_to_max): (Resource, Resource),
     ) -> Tried {
         let calc = self.rules.calc;
         let (Some(a), Some(n)) = (self.apps.get(&app), self.nodes.get(&node)) else {
@@ -369,18 +415,19 @@ impl CapacityEngine {
                 let Some((other, released)) = other else {
                     return Tried::Skipped;
                 };
-                if !self.within_maximums(leaf, size, released) {
+                if !self.fits_maximums(leaf, size, released, room_to_max) {
                     return Tried::Skipped;
                 }
                 self.unreserve_node(other);
-            } else if !self.within_maximums(leaf, size, Resource::ZERO) {
+            } else if !self.fits_maximums(leaf, size, Resource::ZERO, room_to_max) {
                 return Tried::Skipped;
             }
             self.allocate(app, key, node, locality);
             self.after_allocation(app, key, locality);
             return Tried::Done(Assignment::Allocated(size));
         }
-        if should && !need_unreserve && self.within_maximums(leaf, size, Resource::ZERO) {
+        if should && !need_unreserve && self.fits_maximums(leaf, size, Resource::ZERO, room_to_max)
+        {
             self.reserve(app, key, node, size);
             return Tried::Done(Assignment::Reserved);
         }

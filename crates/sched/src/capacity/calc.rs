@@ -28,7 +28,7 @@ impl Calc {
     }
 
     /// A memory-only result in Hadoop's shape (vcores 1 when memory is positive).
-    fn memory(mb: i64) -> Resource {
+    pub(crate) fn memory(mb: i64) -> Resource {
         Resource::new(mb, i64::from(mb > 0))
     }
 
@@ -152,7 +152,7 @@ impl Calc {
             .unwrap_or(i64::MAX)
     }
 
-    fn round_up_value(v: i64, step: i64) -> i64 {
+    pub(crate) fn round_up_value(v: i64, step: i64) -> i64 {
         if step <= 0 {
             return v;
         }
@@ -161,7 +161,7 @@ impl Calc {
             * step
     }
 
-    fn round_down_value(v: i64, step: i64) -> i64 {
+    pub(crate) fn round_down_value(v: i64, step: i64) -> i64 {
         if step <= 0 {
             return v;
         }

@@ -46,6 +46,12 @@ pub(crate) struct LeafLimit {
     pub(crate) refused: bool,
     /// The leaf's used resources (as `Engine::used` gives them).
     pub(crate) used: Resource,
+    /// What every queue on the path may still take before its effective maximum: per type,
+    /// the least of `effMax − used` over the path (root: the cluster). An allocation of
+    /// `size` releasing `released` keeps every queue within its maximum (spec §6.11) iff
+    /// `size − released` fits in it, so the app step checks the maximums without a second
+    /// walk up the path.
+    pub(crate) room_to_max: Resource,
 }
 
 impl CapacityEngine {
@@ -125,6 +131,9 @@ impl CapacityEngine {
         leaf: QueueId,
         app_reserved: Resource,
     ) -> LeafLimit {
+        if !self.rules.calc.is_dominant() && self.walk == crate::engine::WalkMode::Fast {
+            return self.leaf_limit_memory(leaf, app_reserved);
+        }
         let calc = self.rules.calc;
         let p = self.cluster;
         let step = self.properties.minimum_allocation;
@@ -140,20 +149,24 @@ impl CapacityEngine {
         let path = &*path;
         let mut limit = p;
         let mut refused = false;
+        let mut room_to_max = Resource::UNBOUNDED;
         // Each level's used resources, read once: a parent's child is the next level.
         let mut used = path.first().map_or(Resource::ZERO, |q| self.used(*q));
         for (i, q) in path.iter().enumerate() {
+            let max = self.eff_max(*q);
+            room_to_max = room_to_max.cw_min(max.saturating_sub(used));
             if i + 1 == path.len() {
-                let own = calc.round_down(self.eff_max(*q), step);
+                let own = calc.round_down(max, step);
                 let limit = calc.min(&p, own, limit);
                 refused |= self.over_limit(used, limit, app_reserved);
                 return LeafLimit {
                     limit,
                     refused,
                     used,
+                    room_to_max,
                 };
             }
-            let parent_limit = calc.min(&p, limit, self.eff_max(*q));
+            let parent_limit = calc.min(&p, limit, max);
             refused |= self.over_limit(used, parent_limit, self.reserved_of(*q));
             let child = self.used(path[i + 1]);
             let blocked = if self.rules.blocked_headroom.is_empty() {
@@ -178,6 +191,94 @@ impl CapacityEngine {
             limit,
             refused,
             used,
+            room_to_max,
+        }
+    }
+
+    /// [`Self::leaf_limit_unreserving`] on the fast walk under the Default calculator, which
+    /// compares, rounds and picks by memory alone: the same steps on the memory figures only
+    /// (the limit in the calculator's shape, `Calc::memory`; the room to the maximums with
+    /// memory alone bounded). The reference walk keeps the general form, so the differential
+    /// tests compare the two.
+    fn leaf_limit_memory(&self, leaf: QueueId, app_reserved: Resource) -> LeafLimit {
+        let step = self.properties.minimum_allocation.memory_mb();
+        let cluster = self.cluster.memory_mb();
+        let continue_looking = self.rules.file.globals.reservations_continue_look_all_nodes;
+        // `over_limit` on memory.
+        let over = |used: i64, limit: i64, could_unreserve: i64| {
+            used >= limit
+                && !(continue_looking
+                    && could_unreserve > 0
+                    && used.saturating_sub(could_unreserve) < limit)
+        };
+        let mut up = [ROOT; weft_config::MAX_QUEUE_DEPTH];
+        let mut depth = 0;
+        for q in self.queues.path_to_root(leaf).take(up.len()) {
+            up[depth] = q;
+            depth += 1;
+        }
+        let path = &mut up[..depth];
+        path.reverse();
+        let path = &*path;
+        let used_mb = |q: &crate::rules::QueueOf<super::Capacity>| {
+            q.usage
+                .memory_mb()
+                .saturating_add(q.rules.reserved.memory_mb())
+        };
+        let mut limit = cluster;
+        let mut refused = false;
+        let mut room = i64::MAX;
+        let Some(first) = path.first() else {
+            return LeafLimit {
+                limit: self.cluster,
+                refused: false,
+                used: Resource::ZERO,
+                room_to_max: Resource::UNBOUNDED,
+            };
+        };
+        let mut queue = self.queues.get(*first);
+        let mut used = used_mb(queue);
+        for (i, q) in path.iter().enumerate() {
+            let max = if *q == ROOT {
+                cluster
+            } else {
+                self.eff_max_of(queue).memory_mb()
+            };
+            room = room.min(max.saturating_sub(used));
+            let Some(next) = path.get(i + 1) else {
+                limit = limit.min(super::calc::Calc::round_down_value(max, step));
+                refused |= over(used, limit, app_reserved.memory_mb());
+                break;
+            };
+            let parent_limit = limit.min(max);
+            refused |= over(used, parent_limit, queue.rules.reserved.memory_mb());
+            let child = self.queues.get(*next);
+            let child_used = used_mb(child);
+            let blocked = if self.rules.blocked_headroom.is_empty() {
+                0
+            } else {
+                self.rules
+                    .blocked_headroom
+                    .get(q)
+                    .map_or(0, |r| r.memory_mb())
+            };
+            limit = super::calc::Calc::round_down_value(
+                parent_limit
+                    .saturating_sub(blocked)
+                    .saturating_sub(used)
+                    .saturating_add(child_used),
+                step,
+            );
+            used = child_used;
+            queue = child;
+        }
+        let mut room_to_max = Resource::UNBOUNDED;
+        room_to_max.set(weft_types::MEMORY, room);
+        LeafLimit {
+            limit: super::calc::Calc::memory(limit),
+            refused,
+            used: self.used(leaf),
+            room_to_max,
         }
     }
 
@@ -299,6 +400,64 @@ impl CapacityEngine {
             calc.multiply_round_down(queue_cap, limits.user_limit_factor)
         };
         calc.round_up(calc.min(&p, limit, max_limit), step)
+    }
+
+    /// [`Self::user_limit_from`] under the Default calculator, which compares, rounds and picks
+    /// by memory alone: the same steps on the users' memory (in name order, as the sum of
+    /// ratios is taken), the result in the calculator's shape. The fast walk's kept limit
+    /// (`user_cache.rs`); `verify` and the reference walk compute the general form.
+    pub(crate) fn user_limit_memory<'u>(
+        &self,
+        leaf: QueueId,
+        users: impl Iterator<Item = (&'u str, i64, bool)> + Clone,
+    ) -> Resource {
+        use super::calc::Calc;
+        let cluster = self.cluster.memory_mb();
+        let step = self.properties.minimum_allocation.memory_mb();
+        let q = self.queues.get(leaf);
+        let Some(limits) = q.rules_cold.leaf.as_ref() else {
+            return Resource::ZERO;
+        };
+        let eff_min = self.eff_min_of(q).memory_mb();
+        let queue_cap = eff_min.max(step);
+        let usage_ratio: f64 = users
+            .clone()
+            .map(|(_, used, _)| used as f64 / cluster as f64)
+            .filter(|r| r.is_finite())
+            .sum();
+        let consumed = Calc::round_up_value((cluster as f64 * usage_ratio + 0.5) as i64, step);
+        let current_cap = if consumed < queue_cap {
+            queue_cap
+        } else {
+            consumed.saturating_add(step)
+        };
+        let mut active_used = 0i64;
+        let mut weights = 0.0;
+        for (name, used, active) in users {
+            if active {
+                active_used = active_used.saturating_add(used);
+                weights += self.user_weight(leaf, name);
+            }
+        }
+        let divide_and_ceil = |v: i64, n: f64| {
+            if n == 0.0 {
+                0
+            } else {
+                (v as f64 / n).ceil() as i64
+            }
+        };
+        let by_users = divide_and_ceil(active_used.saturating_add(step), weights);
+        let by_percent = divide_and_ceil(
+            (current_cap as f64 * limits.minimum_user_limit_percent) as i64,
+            100.0,
+        );
+        let limit = by_users.max(by_percent);
+        let max_limit = if limits.user_limit_factor == -1.0 || eff_min == 0 {
+            Calc::round_down_value(self.eff_max_of(q).memory_mb(), step)
+        } else {
+            (queue_cap as f64 * limits.user_limit_factor) as i64
+        };
+        Calc::memory(Calc::round_up_value(limit.min(max_limit), step))
     }
 
     /// `user`'s own limit in the leaf: the leaf's user limit times the user's weight,

@@ -10,8 +10,9 @@
 //! the shared non-runnable list) until the AM limits let them in (`admission`). The limits are
 //! computed when asked (`limits`); the fast walk reads each leaf's users from figures kept as
 //! usage changes and its user limit from a cache dropped when they change (`user_cache`,
-//! Hadoop's `UsersManager`). In percentage and weight modes only fractions are stored: the
-//! effective resources are the cluster times them, computed when read (`setup`).
+//! Hadoop's `UsersManager`). In percentage and weight modes a node change only marks the
+//! effective resources stale (the cluster times the fractions, computed when read until the
+//! next heartbeat keeps them again, `setup`).
 //!
 //! Every comparison and rounding goes through the configured resource calculator (`calc`).
 //!
@@ -79,9 +80,14 @@ pub(crate) struct Capacity {
     /// Each leaf's users and user limit, kept as usage changes (`user_cache`).
     users: user_cache::KeptUsers,
     /// Every capacity and maximum capacity is a fraction (percentage or weight mode): the
-    /// effective resources are the cluster times the absolute fractions, computed when read,
-    /// so a node change derives nothing (`setup::cluster_resized`).
+    /// effective resources are the cluster times the absolute fractions, so a node change
+    /// only marks them stale (`setup::cluster_resized`).
     scaled: bool,
+    /// The queues' kept effective resources (`CsCold::eff_min`, `CsHot::eff_max`,
+    /// `CsHot::guaranteed`) predate a node change: read through computation until the next
+    /// heartbeat brings them up to date (`setup::refresh_scaled`), so a burst of node joins
+    /// derives every queue once, not once per node.
+    derived_stale: bool,
     /// The leaves with pending apps (activation after a node change visits only these).
     pending_leaves: std::collections::BTreeSet<QueueId>,
     /// The capacity preemption policy (`preempt`).
@@ -123,6 +129,8 @@ impl CsState {
 pub(crate) struct CsHot {
     /// `max_rc(effMin, minAlloc)`: what usage is divided by (spec §5.4).
     pub(crate) guaranteed: Resource,
+    /// `effMax` (spec §5.1, §5.3): every walk reads it along the path.
+    pub(crate) eff_max: Resource,
     pub(crate) abs_capacity: f64,
     /// `priority` (used by a `priority-utilization` parent).
     pub(crate) priority: i32,
@@ -176,9 +184,8 @@ pub(crate) struct CsCold {
     pub(crate) max_capacity: f64,
     pub(crate) abs_capacity: f64,
     pub(crate) abs_max_capacity: f64,
-    /// `effMin`, `effMax` (spec §5.1, §5.3).
+    /// `effMin` (spec §5.1, §5.3).
     pub(crate) eff_min: Resource,
-    pub(crate) eff_max: Resource,
     pub(crate) state: CsState,
     /// Leaves only.
     pub(crate) leaf: Option<LeafLimits>,
@@ -236,7 +243,7 @@ impl Rules for Capacity {
     }
 
     fn queue_key(e: &CapacityEngine, parent: QueueId, q: &QueueOf<Capacity>) -> SortKey {
-        e.cs_queue_key(parent, q, q.usage.saturating_add(q.rules.reserved))
+        e.cs_queue_key(parent, q)
     }
 
     fn compare_apps(
@@ -380,14 +387,19 @@ impl Rules for Capacity {
     #[inline]
     fn heartbeat_starts(e: &mut CapacityEngine, _: NodeId) -> Option<usize> {
         e.rules.offswitch_assigned = 0;
-        e.rules.blocked_headroom.clear();
+        if !e.rules.blocked_headroom.is_empty() {
+            e.rules.blocked_headroom.clear();
+        }
+        e.refresh_scaled();
         Some(e.decisions.len())
     }
 
     /// Blocked headroom lives only within a walk: reports and activation between heartbeats
     /// see the limits without it.
     fn heartbeat_assigned(e: &mut CapacityEngine, _: NodeId, _: usize) {
-        e.rules.blocked_headroom.clear();
+        if !e.rules.blocked_headroom.is_empty() {
+            e.rules.blocked_headroom.clear();
+        }
     }
 
     fn max_container_allocation(e: &CapacityEngine, queue: QueueId) -> Resource {
@@ -403,24 +415,29 @@ impl Rules for Capacity {
     }
 
     fn update(e: &mut CapacityEngine, now: Time) {
-        // Demand is only reported: usage plus outstanding asks, per app and up the tree.
-        let mut by_leaf: BTreeMap<QueueId, Resource> = BTreeMap::new();
+        // Demand is only reported: usage plus outstanding asks, per app and up the tree. Per
+        // leaf by queue id (ids are table slots: a vector, summed in id order).
+        let mut by_leaf: Vec<Option<Resource>> = vec![None; e.queues.id_bound()];
         for slot in 0..e.apps.slot_bound() {
             if let Some(a) = e.apps.at_mut(slot) {
                 a.demand = a.compute_demand();
-                let d = by_leaf.entry(a.queue).or_insert(Resource::ZERO);
-                *d = d.saturating_add(a.demand);
+                if let Some(d) = by_leaf.get_mut(a.queue.0 as usize) {
+                    *d = Some(d.unwrap_or(Resource::ZERO).saturating_add(a.demand));
+                }
             }
         }
-        let ids: Vec<QueueId> = e.queues.ids().collect();
-        for q in &ids {
-            e.queues.get_mut(*q).demand = Resource::ZERO;
+        for q in e.queues.iter_mut() {
+            q.demand = Resource::ZERO;
         }
-        for (leaf, demand) in by_leaf {
-            let path: Vec<QueueId> = e.queues.path_to_root(leaf).collect();
-            for q in path {
+        for (leaf, demand) in by_leaf.into_iter().enumerate() {
+            let Some(demand) = demand else {
+                continue;
+            };
+            let mut next = u32::try_from(leaf).ok().map(QueueId);
+            while let Some(q) = next {
                 let queue = e.queues.get_mut(q);
                 queue.demand = queue.demand.saturating_add(demand);
+                next = queue.parent;
             }
         }
         e.refresh_root_available();
@@ -511,6 +528,7 @@ impl Rules for Capacity {
         e.verify_kept_users(drift);
         e.verify_marks(drift);
         e.verify_parallel(drift);
+        e.verify_derived(drift);
         let pending: std::collections::BTreeSet<QueueId> = e
             .queues
             .ids()

@@ -42,6 +42,34 @@ fn used_value(e: &CapacityEngine, q: &QueueOf<Capacity>, used: Resource) -> f64 
     }
 }
 
+/// [`used_value`] for the fast path's key, from the queue's kept usage and reservations:
+/// under the Default calculator (which divides memory by memory) on memory alone, without
+/// adding the whole vectors first.
+fn kept_used_value(e: &CapacityEngine, q: &QueueOf<Capacity>) -> f64 {
+    if e.rules.calc.is_dominant() {
+        return used_value(e, q, q.usage.saturating_add(q.rules.reserved));
+    }
+    let p = e.cluster;
+    if p.is_zero() {
+        return 0.0;
+    }
+    let used = q
+        .usage
+        .memory_mb()
+        .saturating_add(q.rules.reserved.memory_mb());
+    let by = if q.rules.abs_capacity > 0.0 {
+        e.guaranteed_of(q).memory_mb()
+    } else {
+        p.memory_mb()
+    };
+    let v = used as f64 / by as f64;
+    if v.is_nan() {
+        0.0
+    } else {
+        v
+    }
+}
+
 /// Whether `parent` orders its children by priority-utilization.
 fn by_priority(e: &CapacityEngine, parent: QueueId) -> bool {
     e.queues.get(parent).rules.children_by_priority
@@ -67,13 +95,9 @@ fn magnitude(app: &AppOf<Capacity>, size_based: bool) -> f64 {
 }
 
 impl CapacityEngine {
-    pub(crate) fn cs_queue_key(
-        &self,
-        parent: QueueId,
-        q: &QueueOf<Capacity>,
-        used: Resource,
-    ) -> SortKey {
-        let value = used_value(self, q, used);
+    /// The queue's key in its parent's candidates, from its kept usage and reservations.
+    pub(crate) fn cs_queue_key(&self, parent: QueueId, q: &QueueOf<Capacity>) -> SortKey {
+        let value = kept_used_value(self, q);
         if !by_priority(self, parent) {
             // (zero capacity, used, then absolute capacity descending and configuration order,
             // which `tie_rank` numbers): one word (`SortKey::two_level`), as the used value is

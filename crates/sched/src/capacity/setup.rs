@@ -49,6 +49,7 @@ impl CapacityEngine {
             blocked_headroom: std::collections::BTreeMap::new(),
             users: Default::default(),
             scaled: false,
+            derived_stale: false,
             pending_leaves: std::collections::BTreeSet::new(),
             preempt: Box::new(super::preempt::PreemptState::new(
                 config.properties.capacity_preemption_monitor(),
@@ -76,13 +77,14 @@ impl CapacityEngine {
                 root.rules_cold.abs_capacity = 1.0;
                 root.rules_cold.abs_max_capacity = 1.0;
                 root.rules_cold.eff_min = cluster;
-                root.rules_cold.eff_max = cluster;
+                root.rules.eff_max = cluster;
                 root.rules.abs_capacity = 1.0;
                 root.rules.guaranteed =
                     calc.max(&cluster, cluster, self.properties.minimum_allocation);
                 continue;
             };
             let p = self.queues.get(parent).rules_cold.clone();
+            let parent_eff_max = self.queues.get(parent).rules.eff_max;
             let q = &self.rules.file.queues[index];
             let (capacity, eff_min) = match &q.capacity {
                 CapacityValue::Percent(v) => {
@@ -120,11 +122,11 @@ impl CapacityEngine {
             let (max_capacity, eff_max) = match &q.maximum_capacity {
                 MaxCapacityValue::Percent(m) => (f64::from(*m) / 100.0, None),
                 MaxCapacityValue::Absolute(max) => {
-                    let capped = calc.min(&cluster, *max, p.eff_max);
-                    let m = if p.eff_max.is_zero() {
+                    let capped = calc.min(&cluster, *max, parent_eff_max);
+                    let m = if parent_eff_max.is_zero() {
                         0.0
                     } else {
-                        finite_or_zero(calc.divide(&cluster, &capped, &p.eff_max))
+                        finite_or_zero(calc.divide(&cluster, &capped, &parent_eff_max))
                     };
                     (m, Some(capped))
                 }
@@ -139,7 +141,7 @@ impl CapacityEngine {
             cold.abs_capacity = abs_capacity;
             cold.abs_max_capacity = abs_max_capacity;
             cold.eff_min = eff_min;
-            cold.eff_max = eff_max;
+            queue.rules.eff_max = eff_max;
             queue.rules.abs_capacity = abs_capacity;
             queue.rules.guaranteed =
                 calc.max(&cluster, eff_min, self.properties.minimum_allocation);
@@ -153,15 +155,81 @@ impl CapacityEngine {
             matches!(q.capacity, CapacityValue::Absolute(_))
                 || matches!(q.maximum_capacity, MaxCapacityValue::Absolute(_))
         });
+        self.rules.derived_stale = false;
     }
 
     /// After a node change: with every capacity a fraction (`Capacity::scaled`) the fractions
-    /// stand and the effective resources follow the cluster when read (`eff_min`, `eff_max`,
-    /// `guaranteed`), so nothing is recomputed; otherwise (absolute capacities) every queue is
+    /// stand and the kept effective resources are only marked stale (read through
+    /// computation until `refresh_scaled`); otherwise (absolute capacities) every queue is
     /// derived again.
     pub(crate) fn cluster_resized(&mut self) {
-        if !self.rules.scaled {
+        if self.rules.scaled {
+            self.rules.derived_stale = true;
+        } else {
             self.derive_capacities();
+        }
+    }
+
+    /// Brings stale effective resources (scaled mode, after node changes) up to date: once per
+    /// heartbeat that follows node changes, however many nodes changed.
+    pub(crate) fn refresh_scaled(&mut self) {
+        if !self.rules.derived_stale {
+            return;
+        }
+        let ids: Vec<QueueId> = self.queues.ids().collect();
+        for id in ids {
+            let q = self.queues.get(id);
+            let (eff_min, eff_max) = (self.scaled_eff_min(q), self.scaled_eff_max(q));
+            let guaranteed =
+                self.rules
+                    .calc
+                    .max(&self.cluster, eff_min, self.properties.minimum_allocation);
+            let q = self.queues.get_mut(id);
+            q.rules_cold.eff_min = eff_min;
+            q.rules.eff_max = eff_max;
+            q.rules.guaranteed = guaranteed;
+        }
+        self.rules.derived_stale = false;
+    }
+
+    /// `verify`: the kept effective resources, when not stale, are what the cluster and the
+    /// fractions give now.
+    pub(crate) fn verify_derived(&self, drift: &mut Vec<String>) {
+        if !self.rules.scaled || self.rules.derived_stale {
+            return;
+        }
+        for id in self.queues.ids() {
+            let q = self.queues.get(id);
+            let eff_min = self.scaled_eff_min(q);
+            let eff_max = self.scaled_eff_max(q);
+            let guaranteed =
+                self.rules
+                    .calc
+                    .max(&self.cluster, eff_min, self.properties.minimum_allocation);
+            let kept = (q.rules_cold.eff_min, q.rules.eff_max, q.rules.guaranteed);
+            if kept != (eff_min, eff_max, guaranteed) {
+                drift.push(format!(
+                    "queue {}: kept (effMin, effMax, guaranteed) {kept:?}, recomputed {:?}",
+                    q.name,
+                    (eff_min, eff_max, guaranteed)
+                ));
+            }
+        }
+    }
+
+    /// Scaled mode's `effMin`: the cluster times the absolute capacity (root: the cluster).
+    fn scaled_eff_min(&self, q: &QueueOf<Capacity>) -> Resource {
+        match q.parent {
+            None => self.cluster,
+            Some(_) => self.cluster.mul_trunc(q.rules.abs_capacity),
+        }
+    }
+
+    /// Scaled mode's `effMax`: the cluster times the absolute maximum capacity.
+    fn scaled_eff_max(&self, q: &QueueOf<Capacity>) -> Resource {
+        match q.parent {
+            None => self.cluster,
+            Some(_) => self.cluster.mul_trunc(q.rules_cold.abs_max_capacity),
         }
     }
 
@@ -185,32 +253,26 @@ impl CapacityEngine {
     /// `effMin` (spec §5.1, §5.3): the cluster times the absolute capacity, or as derived.
     #[inline]
     pub(crate) fn eff_min_of(&self, q: &QueueOf<Capacity>) -> Resource {
-        if !self.rules.scaled {
-            return q.rules_cold.eff_min;
+        if self.rules.derived_stale {
+            return self.scaled_eff_min(q);
         }
-        match q.parent {
-            None => self.cluster,
-            Some(_) => self.cluster.mul_trunc(q.rules.abs_capacity),
-        }
+        q.rules_cold.eff_min
     }
 
     /// `effMax` (spec §5.1, §5.3): the cluster times the absolute maximum capacity, or as
     /// derived.
     #[inline]
     pub(crate) fn eff_max_of(&self, q: &QueueOf<Capacity>) -> Resource {
-        if !self.rules.scaled {
-            return q.rules_cold.eff_max;
+        if self.rules.derived_stale {
+            return self.scaled_eff_max(q);
         }
-        match q.parent {
-            None => self.cluster,
-            Some(_) => self.cluster.mul_trunc(q.rules_cold.abs_max_capacity),
-        }
+        q.rules.eff_max
     }
 
     /// `max_rc(effMin, minAlloc)` (spec §5.4).
     #[inline]
     pub(crate) fn guaranteed_of(&self, q: &QueueOf<Capacity>) -> Resource {
-        if !self.rules.scaled {
+        if !self.rules.derived_stale {
             return q.rules.guaranteed;
         }
         self.rules.calc.max(
@@ -291,6 +353,7 @@ pub(super) fn hot_settings(file: &CapacityConfig, index: usize) -> CsHot {
     };
     CsHot {
         guaranteed: Resource::ZERO,
+        eff_max: Resource::ZERO,
         abs_capacity: 0.0,
         priority: q.priority,
         config_rank: index as u64,
@@ -329,5 +392,86 @@ pub(super) fn cold_settings(file: &CapacityConfig, index: usize) -> CsCold {
         },
         leaf,
         ..CsCold::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use weft_config::capacity::parse_capacity;
+    use weft_config::SchedulerProperties;
+    use weft_types::{NodeId, Resource, ResourceTypes, Time};
+
+    use crate::api::{CapacitySchedulerConfig, Event};
+    use crate::capacity::{Capacity, CapacityEngine};
+    use crate::rules::Rules;
+
+    fn engine() -> CapacityEngine {
+        let xml = "<configuration>\
+            <property><name>yarn.scheduler.capacity.root.queues</name><value>a,default</value></property>\
+            <property><name>yarn.scheduler.capacity.root.a.capacity</name><value>60</value></property>\
+            <property><name>yarn.scheduler.capacity.root.a.maximum-capacity</name><value>75</value></property>\
+            <property><name>yarn.scheduler.capacity.root.default.capacity</name><value>40</value></property>\
+            </configuration>";
+        let (capacity, _) = parse_capacity(xml, &ResourceTypes::default()).expect("valid");
+        let config = CapacitySchedulerConfig {
+            capacity,
+            properties: SchedulerProperties {
+                minimum_allocation: Resource::new(1024, 1),
+                increment_allocation: Resource::new(1024, 1),
+                ..Default::default()
+            },
+        };
+        CapacityEngine::new_capacity(config, Default::default())
+    }
+
+    fn add_node(e: &mut CapacityEngine, n: u32) {
+        e.handle(
+            Time(0),
+            Event::NodeAdded {
+                node: NodeId(n),
+                host: format!("h{n}"),
+                port: 0,
+                rack: "/r".into(),
+                capability: Resource::new(8192, 8),
+            },
+        )
+        .expect("node");
+    }
+
+    fn drift(e: &CapacityEngine) -> Vec<String> {
+        let mut drift = Vec::new();
+        Capacity::verify(e, &mut drift);
+        drift
+    }
+
+    #[test]
+    fn scaled_effective_resources_are_read_through_until_a_heartbeat_keeps_them() {
+        let mut e = engine();
+        add_node(&mut e, 0);
+        add_node(&mut e, 1);
+        assert!(e.rules.derived_stale, "a node change marks them stale");
+        let a = e.queues.lookup("root.a").expect("a");
+        // 16384 × 0.6 = 9830.4, × 0.75 = 12288: computed while stale.
+        let q = e.queues.get(a);
+        assert_eq!(e.eff_min_of(q).memory_mb(), 9830);
+        assert_eq!(e.eff_max_of(q).memory_mb(), 12288);
+        assert_eq!(e.guaranteed_of(q).memory_mb(), 9830);
+        e.handle(Time(1), Event::NodeHeartbeat { node: NodeId(0) })
+            .expect("heartbeat");
+        assert!(!e.rules.derived_stale, "the heartbeat keeps them again");
+        let q = e.queues.get(a);
+        assert_eq!(q.rules_cold.eff_min.memory_mb(), 9830);
+        assert_eq!(q.rules.eff_max.memory_mb(), 12288);
+        assert_eq!(q.rules.guaranteed.memory_mb(), 9830);
+        assert_eq!(drift(&e), Vec::<String>::new());
+        add_node(&mut e, 2);
+        // Read through computation (24576 × 0.6 = 14745.6) until the next heartbeat.
+        assert_eq!(e.eff_min_of(e.queues.get(a)).memory_mb(), 14745);
+        e.handle(Time(2), Event::NodeHeartbeat { node: NodeId(2) })
+            .expect("heartbeat");
+        assert_eq!(e.queues.get(a).rules.eff_max.memory_mb(), 18432);
+        assert_eq!(drift(&e), Vec::<String>::new());
+        e.queues.get_mut(a).rules.eff_max = Resource::new(1024, 1);
+        assert_eq!(drift(&e).len(), 1, "a drifted kept maximum is reported");
     }
 }

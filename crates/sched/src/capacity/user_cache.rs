@@ -142,13 +142,22 @@ impl CapacityEngine {
         Some((limit, used))
     }
 
-    /// The user limit from the kept figures (`limits.rs` `user_limit_from`).
+    /// The user limit from the kept figures (`limits.rs` `user_limit_from`, or its memory
+    /// form under the Default calculator).
     fn kept_user_limit(&self, leaf: QueueId) -> Resource {
         let users = self
             .rules
             .users
             .leaf(leaf)
             .map_or(&[][..], |k| k.users.as_slice());
+        if !self.rules.calc.is_dominant() {
+            return self.user_limit_memory(
+                leaf,
+                users
+                    .iter()
+                    .map(|u| (u.name.as_str(), u.used.memory_mb(), u.asking_apps > 0)),
+            );
+        }
         self.user_limit_from(
             leaf,
             users
