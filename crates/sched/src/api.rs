@@ -1065,6 +1065,10 @@ pub struct LeafQueueStats<'a> {
     pub name: &'a str,
     /// Instantaneous fair share (as of the last update).
     pub fair_share: Resource,
+    /// What an app's `queueUsagePercentage` is a share of: the fair share under Fair and
+    /// FIFO, the queue's effective (guaranteed) capacity under Capacity (Hadoop's
+    /// `FiCaSchedulerApp::getResourceUsageReport`).
+    pub app_usage_basis: Resource,
     /// Current usage.
     pub usage: Resource,
     /// Demand (as of the last update; capped at the max share, as Hadoop does).

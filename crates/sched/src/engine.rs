@@ -709,9 +709,11 @@ impl<R: Rules> Engine<R> {
         for id in self.queues.ids() {
             let q = self.queues.get(id);
             if q.is_leaf {
+                let report = R::queue_report(self, q);
                 visit(LeafQueueStats {
                     name: &q.name,
-                    fair_share: R::queue_report(self, q).fair_share,
+                    fair_share: report.fair_share,
+                    app_usage_basis: R::app_usage_basis(&report),
                     usage: q.usage,
                     demand: q.demand,
                     max_resources: q.max_share,

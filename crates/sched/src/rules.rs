@@ -257,6 +257,11 @@ pub(crate) trait Rules: Sized {
     fn headroom(e: &Engine<Self>, app: &AppOf<Self>) -> Resource;
     /// A queue's figures in the rules' terms.
     fn queue_report(e: &Engine<Self>, q: &QueueOf<Self>) -> QueueReport;
+    /// Of a leaf's report, what its apps' usage percentages divide by (the fair share unless
+    /// the rules say otherwise).
+    fn app_usage_basis(report: &QueueReport) -> Resource {
+        report.fair_share
+    }
     /// The rules' own consistency checks, in words.
     fn verify(e: &Engine<Self>, drift: &mut Vec<String>);
 }

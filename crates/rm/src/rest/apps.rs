@@ -33,7 +33,7 @@ fn context(core: &RmCore, now: Time) -> AppContext {
     let mut queue_fair = BTreeMap::new();
     let mut queue_pool = BTreeMap::new();
     core.scheduler().visit_leaf_queues(|q| {
-        queue_fair.insert(q.name.to_string(), q.fair_share);
+        queue_fair.insert(q.name.to_string(), q.app_usage_basis);
         if !q.pool.is_empty() {
             queue_pool.insert(q.name.to_string(), q.pool.to_string());
         }

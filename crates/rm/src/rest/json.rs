@@ -212,7 +212,8 @@ pub(crate) struct AppContext {
     pub(crate) cluster_total: Resource,
     /// Node id -> NM web address (only nodes that announced one).
     pub(crate) node_http: BTreeMap<String, String>,
-    /// Leaf queue -> instantaneous fair share, for `queueUsagePercentage`.
+    /// Leaf queue -> what `queueUsagePercentage` divides by (the fair share; Capacity: the
+    /// queue's effective capacity).
     pub(crate) queue_fair: BTreeMap<String, Resource>,
     /// Leaf queue -> its resource pool (queues in one), the partition its apps run in.
     pub(crate) queue_pool: BTreeMap<String, String>,

@@ -524,6 +524,10 @@ impl Rules for Capacity {
         }
     }
 
+    fn app_usage_basis(report: &QueueReport) -> Resource {
+        report.min_share
+    }
+
     fn verify(e: &CapacityEngine, drift: &mut Vec<String>) {
         e.verify_kept_users(drift);
         e.verify_marks(drift);

@@ -474,4 +474,27 @@ mod tests {
         e.queues.get_mut(a).rules.eff_max = Resource::new(1024, 1);
         assert_eq!(drift(&e).len(), 1, "a drifted kept maximum is reported");
     }
+
+    /// An app's `queueUsagePercentage` divides by the leaf's effective capacity under Capacity
+    /// (Hadoop's `FiCaSchedulerApp`), not by a fair share (which Capacity has none of).
+    #[test]
+    fn leaves_report_their_effective_capacity_as_the_apps_usage_basis() {
+        let mut e = engine();
+        add_node(&mut e, 1);
+        add_node(&mut e, 2);
+        let mut seen = Vec::new();
+        e.visit_leaf_queues(|q| seen.push((q.name.to_string(), q.app_usage_basis, q.fair_share)));
+        // 16 GiB and 16 vcores: a is 60% of it, default 40% (memory rounded down to MB).
+        assert_eq!(
+            seen,
+            vec![
+                ("root.a".to_string(), Resource::new(9830, 9), Resource::ZERO),
+                (
+                    "root.default".to_string(),
+                    Resource::new(6553, 6),
+                    Resource::ZERO
+                ),
+            ]
+        );
+    }
 }
