@@ -847,14 +847,17 @@ impl RmCore {
         }
     }
 
-    /// The app's diagnostics; an accepted app waiting for its AM in a resource pool with no
-    /// active node says so (resource-pools spec §6, scenario A4), as Hadoop's RM says why an
-    /// accepted app waits.
+    /// The app's diagnostics; an accepted app waiting for its AM says why when the scheduler
+    /// knows (Capacity: the AM limits, max-parallel-apps) or its resource pool has no active
+    /// node (resource-pools spec §6, scenario A4), as Hadoop's RM says why an accepted app waits.
     fn diagnostics_of(&self, a: &App) -> String {
         let waiting_for_am =
             a.state == AppState::Accepted && a.current().is_none_or(|t| t.am_container.is_none());
         if !a.diagnostics.is_empty() || !waiting_for_am {
             return a.diagnostics.clone();
+        }
+        if let Some(reason) = self.sched.waiting_reason(AppId(a.id.seq)) {
+            return reason;
         }
         let Some(pool) = self.queue_partition(&a.queue) else {
             return a.diagnostics.clone();

@@ -704,6 +704,15 @@ impl<R: Rules> Engine<R> {
         Ok(())
     }
 
+    /// Why the app waits, if it is pending (not runnable) and the rules say.
+    pub(crate) fn waiting_reason(&self, app: AppId) -> Option<String> {
+        let a = self.apps.get(&app)?;
+        if a.runnable {
+            return None;
+        }
+        R::waiting_reason(self, a)
+    }
+
     /// Calls `visit` for every leaf queue with its current figures.
     pub(crate) fn visit_leaf_queues(&self, mut visit: impl FnMut(LeafQueueStats<'_>)) {
         for id in self.queues.ids() {

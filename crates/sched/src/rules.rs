@@ -246,6 +246,10 @@ pub(crate) trait Rules: Sized {
 
     /// An app's fair share in the rules' terms (zero where the rules have none).
     fn app_fair_share(app: &AppOf<Self>) -> Resource;
+    /// Why a pending (not runnable) app waits, for the RM's diagnostics.
+    fn waiting_reason(_: &Engine<Self>, _: &AppOf<Self>) -> Option<String> {
+        None
+    }
     /// The app's starvation, where the rules compute it.
     fn app_starvation(e: &Engine<Self>, app: &AppOf<Self>) -> Option<crate::api::AppStarvation>;
     /// The app's containers marked for preemption and still live, in marking order (Hadoop's

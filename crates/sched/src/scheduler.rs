@@ -293,6 +293,12 @@ impl Scheduler {
         with_engine!(&self.kind, e => weft_types::ContainerId(e.next_container))
     }
 
+    /// Why an accepted application is not yet runnable, in the words the RM shows in its
+    /// diagnostics (`None`: it is runnable, unknown, or the rules give no reason).
+    pub fn waiting_reason(&self, app: AppId) -> Option<String> {
+        with_engine!(&self.kind, e => e.waiting_reason(app))
+    }
+
     /// An application's usage and number of running containers (`None`: the scheduler does
     /// not hold it), so a driver keeps no copy of the scheduler's accounting.
     pub fn app_usage(&self, app: AppId) -> Option<(Resource, usize)> {

@@ -264,3 +264,37 @@ fn the_fair_scheduler_refuses_a_priority_change() {
         .expect_err("fair does not order by priority");
     assert!(matches!(e, RmError::Unsupported(_)), "{e}");
 }
+
+/// An accepted app that activation keeps pending says why in its diagnostics, with Hadoop's
+/// words and figures: b's AM limit is 10% of its 30% of 8 GiB, so only its first AM (always let
+/// in) runs and the second waits.
+#[test]
+fn a_pending_app_says_which_am_limit_holds_it() {
+    let mut c = capacity_core();
+    let first = c.new_application(Time(2));
+    c.submit(Time(2), first, submission("bob", Some("b")))
+        .expect("submitted");
+    let second = c.new_application(Time(3));
+    c.submit(Time(3), second, submission("carol", Some("b")))
+        .expect("submitted");
+    drain(&mut c);
+    let diagnostics = |c: &RmCore, id| c.app_report(id).map(|r| r.diagnostics).unwrap_or_default();
+    assert_eq!(diagnostics(&c, &first), "", "the first AM is let in");
+    let waiting = diagnostics(&c, &second);
+    assert!(
+        waiting.starts_with(
+            "Application is added to the scheduler and is not yet activated. \
+             Queue's AM resource limit exceeded. Details : AM Partition = <DEFAULT_PARTITION>; \
+             AM Resource Request = <memory:1024, vCores:1>;"
+        ),
+        "{waiting}"
+    );
+    assert!(
+        waiting.ends_with("Queue AM Resource Usage = <memory:1024, vCores:1>;"),
+        "{waiting}"
+    );
+    // Once the first app ends, the second is activated and its diagnostics say nothing more.
+    c.kill(Time(4), first, Some("bob")).expect("killed");
+    drain(&mut c);
+    assert_eq!(diagnostics(&c, &second), "");
+}

@@ -19,8 +19,9 @@ use weft_types::{AppId, Resource};
 
 use crate::api::RejectCode;
 use crate::queues::QueueId;
+use crate::rules::AppOf;
 
-use super::{CapacityEngine, CsState};
+use super::{Capacity, CapacityEngine, CsState};
 
 impl CapacityEngine {
     /// The queue a name means: a full path, else a leaf's short name, else `parent.leaf` with
@@ -311,6 +312,51 @@ impl CapacityEngine {
             self.refresh_app(id);
         }
         self.note_pending(leaf);
+    }
+
+    /// Why a pending app is not active (spec §7.3), as Hadoop's diagnostics put it
+    /// (`CSAMContainerLaunchDiagnosticsConstants`, with `LeafQueue`'s details): the cluster
+    /// is empty, its AM does not fit the queue's or its user's AM limit, or it is held by
+    /// `max-parallel-apps`. Computed when asked, from the same figures activation uses.
+    pub(crate) fn waiting_reason_of(&self, a: &AppOf<Capacity>) -> Option<String> {
+        const INACTIVE: &str = "Application is added to the scheduler and is not yet activated.";
+        if a.rules.held {
+            return Some(format!(
+                "{INACTIVE} Its queue or user is at its max-parallel-apps limit; it starts when a running application of theirs ends."
+            ));
+        }
+        if self.cluster.is_zero() {
+            return Some(format!(
+                "{INACTIVE} Skipping AM assignment as cluster resource is empty."
+            ));
+        }
+        let leaf = a.queue;
+        let calc = self.rules.calc;
+        let am = a.am_resource.unwrap_or(Resource::ZERO);
+        let queue_am: Resource = self
+            .queues
+            .get(leaf)
+            .runnable_apps
+            .iter()
+            .filter_map(|x| self.apps.get(x))
+            .map(|x| x.am_resource.unwrap_or(Resource::ZERO))
+            .fold(Resource::ZERO, Resource::saturating_add);
+        let (am_limit, user_am_limit) = self.am_limits(leaf, &a.user);
+        let user_am = self
+            .leaf_users(leaf)
+            .get(a.user.as_str())
+            .map_or(Resource::ZERO, |u| u.am_used);
+        let which = if !calc.fits(&am.saturating_add(queue_am), &am_limit) {
+            "Queue's AM resource limit exceeded."
+        } else if !calc.fits(&am.saturating_add(user_am), &user_am_limit) {
+            "User's AM resource limit exceeded."
+        } else {
+            // Fits now: activation runs at the next change (submission, end, node, refresh).
+            return None;
+        };
+        Some(format!(
+            "{INACTIVE} {which} Details : AM Partition = <DEFAULT_PARTITION>; AM Resource Request = {am:?}; Queue Resource Limit for AM = {am_limit:?}; User AM Resource Limit of the queue = {user_am_limit:?}; Queue AM Resource Usage = {queue_am:?};"
+        ))
     }
 
     /// Keeps `Capacity::pending_leaves` after the leaf's pending list changed.

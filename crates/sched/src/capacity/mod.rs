@@ -524,6 +524,10 @@ impl Rules for Capacity {
         }
     }
 
+    fn waiting_reason(e: &CapacityEngine, app: &AppOf<Capacity>) -> Option<String> {
+        e.waiting_reason_of(app)
+    }
+
     fn app_usage_basis(report: &QueueReport) -> Resource {
         report.min_share
     }
