@@ -17,6 +17,7 @@
 mod build;
 mod globals;
 pub mod model;
+mod plans;
 mod reader;
 mod refresh;
 mod reservations;

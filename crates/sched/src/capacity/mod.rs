@@ -39,6 +39,7 @@ mod mapping;
 mod moves;
 mod order;
 mod parallel;
+mod plan_queues;
 mod preempt;
 mod refresh;
 mod report;
@@ -475,6 +476,24 @@ impl Rules for Capacity {
                 )))
             }
         }
+    }
+
+    fn plan_leaf(e: &mut CapacityEngine, name: &str) -> Result<QueueId, String> {
+        e.cs_plan_leaf(name)
+    }
+
+    fn plan_resources(e: &mut CapacityEngine, plan: QueueId) -> Resource {
+        e.cs_plan_resources(plan)
+    }
+
+    fn set_entitlement(
+        e: &mut CapacityEngine,
+        leaf: QueueId,
+        capacity: f64,
+        max: f64,
+        _resources: Resource,
+    ) {
+        e.cs_set_entitlement(leaf, capacity, max);
     }
 
     fn cluster_changed(e: &mut CapacityEngine) {

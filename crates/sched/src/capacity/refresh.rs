@@ -32,6 +32,16 @@ impl CapacityEngine {
     /// Applies `config` whole, or refuses it with every reason and changes nothing.
     pub(crate) fn cs_refresh(&mut self, config: CapacitySchedulerConfig) -> Result<(), SchedError> {
         let mut new = config.capacity;
+        new.expand_plan_queues();
+        // The follower's reservation leaves stay; it resizes or removes them at its next run.
+        for (plan, leaf) in self.rules.file.plan_leaves() {
+            let index = self.rules.file.index_of(&format!("{plan}.{leaf}"));
+            if let (Ok(added), Some(old)) = (new.add_plan_leaf(&plan, &leaf), index) {
+                new.queues[added].capacity = self.rules.file.queues[old].capacity.clone();
+                new.queues[added].maximum_capacity =
+                    self.rules.file.queues[old].maximum_capacity.clone();
+            }
+        }
         // Auto-created leaves stay while their parent is still a managed parent (Hadoop keeps
         // them across refreshes); they take the new template.
         for (parent, leaf) in self.rules.file.auto_created_leaves() {

@@ -20,6 +20,8 @@ impl CapacityEngine {
         config: CapacitySchedulerConfig,
         groups: GroupMapping,
     ) -> CapacityEngine {
+        let mut config = config;
+        config.capacity.expand_plan_queues();
         let properties = ClusterProperties::from_site(&config.properties);
         let calc = Calc::new(
             config.capacity.globals.resource_calculator,

@@ -1,0 +1,130 @@
+//! Plan queues (Hadoop's `PlanQueue` / `ReservationQueue`): a `reservable` leaf of the file
+//! runs as a parent with a `<name>-default` leaf taking all of its capacity, to which the
+//! plan follower adds one leaf per active reservation and from which it removes them.
+//! Hadoop's `CapacitySchedulerQueueManager` makes the same conversion when it builds the
+//! tree; the file itself still names a leaf.
+
+use super::model::{
+    CapacityConfig, CapacityValue, CsQueue, MaxCapacityValue, QueueKind, QueueOrdering, QueueState,
+};
+
+impl CapacityConfig {
+    /// Turns every `reservable` leaf into a plan queue: a parent whose one child
+    /// `<path>.<name>-default` has the leaf's settings and all of its capacity. Idempotent.
+    pub fn expand_plan_queues(&mut self) {
+        let plans: Vec<String> = self.reservable.keys().cloned().collect();
+        for path in plans {
+            let Some(index) = self.index_of(&path) else {
+                continue;
+            };
+            let settings = match &self.queues[index].kind {
+                QueueKind::Leaf(s) => s.clone(),
+                QueueKind::Parent { .. } => continue,
+            };
+            self.queues[index].kind = QueueKind::Parent {
+                children: Vec::new(),
+                ordering: QueueOrdering::Utilization,
+                allow_zero_capacity_sum: false,
+                auto_create_child_queue: false,
+            };
+            let name = format!("{}-default", self.queues[index].name);
+            let default = self.push_plan_child(index, &name, QueueKind::Leaf(settings));
+            self.queues[default].capacity = CapacityValue::Percent(100.0);
+        }
+    }
+
+    /// Whether `path` is a plan queue (reservable, expanded into a parent).
+    pub fn is_plan_queue(&self, path: &str) -> bool {
+        self.reservable.contains_key(path) && self.queue(path).is_some_and(|q| !q.is_leaf())
+    }
+
+    /// Adds reservation leaf `name` under plan queue `plan` with capacity 0 and the settings
+    /// of the plan's default leaf (Hadoop's `ReservationQueue` copies its parent's); returns
+    /// its index, or why not.
+    pub fn add_plan_leaf(&mut self, plan: &str, name: &str) -> Result<usize, String> {
+        if !self.is_plan_queue(plan) {
+            return Err(format!("{plan} is not a plan (reservable) queue"));
+        }
+        if name.is_empty() || name.contains('.') || name.trim() != name {
+            return Err(format!("'{name}' cannot be a queue name"));
+        }
+        let path = format!("{plan}.{name}");
+        if self.index_of(&path).is_some() {
+            return Err(format!("{path} already exists"));
+        }
+        let pi = self.index_of(plan).unwrap_or(0);
+        let short = &self.queues[pi].name;
+        let settings = self
+            .queue(&format!("{plan}.{short}-default"))
+            .and_then(|q| match &q.kind {
+                QueueKind::Leaf(s) => Some(s.clone()),
+                QueueKind::Parent { .. } => None,
+            })
+            .ok_or_else(|| format!("{plan} has no default leaf"))?;
+        Ok(self.push_plan_child(pi, name, QueueKind::Leaf(settings)))
+    }
+
+    /// The leaves under plan queues other than their default leaves: (plan, name).
+    pub fn plan_leaves(&self) -> Vec<(String, String)> {
+        self.queues
+            .iter()
+            .filter(|q| q.is_leaf() && !q.name.ends_with("-default"))
+            .filter_map(|q| {
+                let p = &self.queues[q.parent?];
+                self.is_plan_queue(&p.path)
+                    .then(|| (p.path.clone(), q.name.clone()))
+            })
+            .collect()
+    }
+
+    /// Removes leaf `path` (a reservation leaf the follower dropped), renumbering the rest.
+    pub fn remove_plan_leaf(&mut self, path: &str) {
+        let Some(gone) = self.index_of(path) else {
+            return;
+        };
+        if !self.queues[gone].is_leaf() {
+            return;
+        }
+        self.queues.remove(gone);
+        let shift = |i: usize| if i > gone { i - 1 } else { i };
+        for q in &mut self.queues {
+            q.parent = q.parent.map(shift);
+            if let QueueKind::Parent { children, .. } = &mut q.kind {
+                children.retain(|c| *c != gone);
+                for c in children.iter_mut() {
+                    *c = shift(*c);
+                }
+            }
+        }
+    }
+
+    fn push_plan_child(&mut self, parent: usize, name: &str, kind: QueueKind) -> usize {
+        let p = &self.queues[parent];
+        let child = CsQueue {
+            path: format!("{}.{name}", p.path),
+            name: name.to_string(),
+            parent: Some(parent),
+            depth: p.depth + 1,
+            kind,
+            capacity: CapacityValue::Percent(0.0),
+            maximum_capacity: MaxCapacityValue::Percent(100.0),
+            state: QueueState::Running,
+            state_configured: false,
+            acl_submit_applications: p.acl_submit_applications.clone(),
+            acl_administer_queue: p.acl_administer_queue.clone(),
+            priority: 0,
+            disable_preemption: p.disable_preemption,
+            intra_queue_disable_preemption: p.intra_queue_disable_preemption,
+            max_parallel_apps: None,
+            maximum_allocation: p.maximum_allocation,
+            maximum_application_lifetime: p.maximum_application_lifetime,
+            default_application_lifetime: p.default_application_lifetime,
+        };
+        let index = self.queues.len();
+        self.queues.push(child);
+        if let QueueKind::Parent { children, .. } = &mut self.queues[parent].kind {
+            children.push(index);
+        }
+        index
+    }
+}
