@@ -91,7 +91,7 @@ impl crate::RmCore {
             });
         }
         for plan in changed {
-            // Only the Fair Scheduler follows plans so far; another refuses and nothing changes.
+            // The Fair and Capacity schedulers follow plans; FIFO refuses and nothing changes.
             if self
                 .sched
                 .handle(now, Event::PlanChanged(Box::new(plan.clone())))

@@ -168,9 +168,17 @@ fn the_reservable_leaf_runs_as_a_plan_queue_with_its_default_leaf() {
 #[test]
 fn b2_an_app_without_a_reservation_runs_in_the_plan_default_queue() {
     let mut s = cluster();
+    // Naming the plan queue (a parent at run time), by its path or its name, places the app
+    // in the plan's default leaf, before any plan as after one.
+    assert_eq!(
+        submit(&mut s, 0, 1, "prod", None),
+        Placement::Accepted {
+            queue: DEFAULT_LEAF.into()
+        }
+    );
     plan(&mut s, 0, true, vec![reservation(R1, 0, 60_000, 10, false)]);
     assert_eq!(
-        submit(&mut s, 0, 2, DEFAULT_LEAF, None),
+        submit(&mut s, 0, 2, PLAN, None),
         Placement::Accepted {
             queue: DEFAULT_LEAF.into()
         }
@@ -209,7 +217,7 @@ fn b1_an_active_reservation_gets_its_own_leaf_with_capacity_reserved_over_plan()
     assert_eq!(s.poll_timeout(), Some(Time(70_000)), "then at its end");
 
     assert_eq!(
-        submit(&mut s, 10_000, 1, DEFAULT_LEAF, Some(R1)),
+        submit(&mut s, 10_000, 1, "prod", Some(R1)),
         Placement::Accepted {
             queue: leaf.clone()
         }

@@ -65,7 +65,7 @@ impl CapacityEngine {
             .mapped_queue(app, user, name)
             .map_err(|why| (RejectCode::PlacementRejected, why))?;
         let name = mapped.as_deref().unwrap_or(name);
-        let queue = self.resolve_queue(name);
+        let queue = self.resolve_queue(name).map(|q| self.plan_default_of(q));
         if let Some(q) = queue {
             let groups = self.groups.get(user).cloned().unwrap_or_default();
             if !self.queues.allows(q, user, &groups, |x| &x.acl_submit)

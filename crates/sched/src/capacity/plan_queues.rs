@@ -38,6 +38,19 @@ impl CapacityEngine {
             .ok_or_else(|| format!("{name} was not created"))
     }
 
+    /// Where a submission naming queue `q` goes: a plan queue's default leaf for a plan
+    /// queue (Hadoop's `CapacityScheduler` appends `-default`; an app with a reservation then
+    /// goes on to the reservation's leaf, `Engine::reservation_leaf`), else `q`.
+    pub(crate) fn plan_default_of(&self, q: QueueId) -> QueueId {
+        let queue = self.queues.get(q);
+        if queue.is_leaf || !self.rules.file.is_plan_queue(&queue.name) {
+            return q;
+        }
+        self.queues
+            .lookup(&crate::follower::default_leaf_of(&queue.name))
+            .unwrap_or(q)
+    }
+
     /// Hadoop's `getPlanResources`: the cluster times the plan queue's absolute capacity.
     pub(crate) fn cs_plan_resources(&self, plan: QueueId) -> Resource {
         self.cluster
