@@ -128,3 +128,81 @@ impl CapacityConfig {
         index
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::capacity::parse_capacity;
+    use crate::capacity::{CapacityConfig, CapacityValue};
+    use weft_types::ResourceTypes;
+
+    fn file() -> CapacityConfig {
+        let mut xml = String::from("<configuration>\n");
+        for (name, value) in [
+            ("root.queues", "prod,adhoc"),
+            ("root.prod.capacity", "75"),
+            ("root.prod.reservable", "true"),
+            ("root.prod.user-limit-factor", "2"),
+            ("root.adhoc.capacity", "25"),
+        ] {
+            xml.push_str(&format!(
+                "<property><name>yarn.scheduler.capacity.{name}</name><value>{value}</value></property>\n"
+            ));
+        }
+        xml.push_str("</configuration>\n");
+        parse_capacity(&xml, &ResourceTypes::default())
+            .expect("valid")
+            .0
+    }
+
+    fn user_limit_factor(c: &CapacityConfig, path: &str) -> Option<f32> {
+        match &c.queue(path)?.kind {
+            super::QueueKind::Leaf(s) => Some(s.user_limit_factor),
+            super::QueueKind::Parent { .. } => None,
+        }
+    }
+
+    #[test]
+    fn a_reservable_leaf_becomes_a_plan_with_a_default_leaf_of_its_settings() {
+        let mut c = file();
+        c.expand_plan_queues();
+        c.expand_plan_queues();
+        assert!(c.is_plan_queue("root.prod"));
+        let default = c.queue("root.prod.prod-default").expect("added once");
+        assert_eq!(default.capacity, CapacityValue::Percent(100.0));
+        assert_eq!(user_limit_factor(&c, "root.prod.prod-default"), Some(2.0));
+        assert_eq!(c.queue("root.prod").map(|q| q.children().len()), Some(1));
+        assert!(c.plan_leaves().is_empty());
+    }
+
+    #[test]
+    fn plan_leaves_are_added_and_removed_keeping_the_indices_straight() {
+        let mut c = file();
+        c.expand_plan_queues();
+        assert!(c.add_plan_leaf("root.adhoc", "r1").is_err(), "not a plan");
+        assert!(c.add_plan_leaf("root.prod", "a.b").is_err());
+        c.add_plan_leaf("root.prod", "r1").expect("added");
+        c.add_plan_leaf("root.prod", "r2").expect("added");
+        assert!(c.add_plan_leaf("root.prod", "r1").is_err(), "twice");
+        assert_eq!(user_limit_factor(&c, "root.prod.r2"), Some(2.0));
+        c.remove_plan_leaf("root.prod.r1");
+        assert!(c.queue("root.prod.r1").is_none());
+        assert_eq!(
+            c.plan_leaves(),
+            vec![("root.prod".to_string(), "r2".to_string())]
+        );
+        // Every parent index and child list points at the right queue after the shift.
+        for (i, q) in c.queues.iter().enumerate() {
+            for child in q.children() {
+                assert_eq!(
+                    c.queues[*child].parent,
+                    Some(i),
+                    "{}",
+                    c.queues[*child].path
+                );
+            }
+            if let Some(p) = q.parent {
+                assert!(q.path.starts_with(&c.queues[p].path));
+            }
+        }
+    }
+}
