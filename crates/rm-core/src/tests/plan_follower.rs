@@ -214,3 +214,55 @@ fn after_a_restart_the_replanner_waits_for_the_nodes() {
     );
     assert!(c.reservations().find(&id).is_some());
 }
+
+/// Under the Capacity Scheduler (`reservations::capacity_cluster`: `root.prod` 75 percent of
+/// 4 x 8 GB, reservable, so the plan holds 24 GB): the core's plan reaches the scheduler, the
+/// gang reservation's leaf has 8/24 of the plan as capacity and as maximum, the app runs there
+/// and moves to `prod-default` at the end.
+#[test]
+fn under_capacity_an_app_with_a_reservation_runs_in_its_leaf_and_moves_at_the_end() {
+    let mut c = super::reservations::capacity_cluster(&[]);
+    let id = reserve(&mut c, 1_000);
+    drain(&mut c);
+    c.tick(Time(10_000));
+    let leaf = format!("root.prod.{id}");
+    let details = c
+        .scheduler()
+        .capacity_details()
+        .into_iter()
+        .find(|q| q.name == leaf)
+        .expect("the reservation's leaf at its start");
+    // Percent of the plan queue: 8 / 24 = 33.33 (held as f32, as Hadoop holds it).
+    assert!(
+        (details.capacity - 100.0 / 3.0).abs() < 1e-4,
+        "{}",
+        details.capacity
+    );
+    assert!(
+        (details.max_capacity - 100.0 / 3.0).abs() < 1e-4,
+        "{}",
+        details.max_capacity
+    );
+
+    let app = c.new_application(Time(10_000));
+    let sub = Submission {
+        reservation_id: Some(id.to_string()),
+        ..submission("alice", Some("prod"))
+    };
+    c.submit(Time(10_000), app, sub).expect("submission taken");
+    assert_eq!(c.app_report(&app).map(|r| r.queue), Some(leaf.clone()));
+    drain(&mut c);
+
+    c.tick(Time(110_000));
+    drain(&mut c);
+    assert_eq!(
+        c.app_report(&app).map(|r| r.queue),
+        Some("root.prod.prod-default".to_string())
+    );
+    assert!(!queue_exists(&mut c, &leaf));
+    assert!(
+        c.scheduler().verify().is_empty(),
+        "{:?}",
+        c.scheduler().verify()
+    );
+}
