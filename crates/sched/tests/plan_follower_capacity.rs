@@ -1,5 +1,5 @@
 //! The plan follower under the Capacity Scheduler through the public API (time-aware-demands
-//! spec §5 B1, B2, B4, queue side): 4 nodes x (8 GiB, 8 vcores) = 32 GiB; `root.prod`
+//! spec §5 B1-B4, queue side): 4 nodes x (8 GiB, 8 vcores) = 32 GiB; `root.prod`
 //! (reservable, 75 percent), `root.adhoc` and `root.default` (12.5 percent each). The
 //! reservable leaf runs as a plan queue with a `prod-default` leaf; the plan's resources are
 //! the cluster times its absolute capacity (Hadoop's `CapacitySchedulerPlanFollower`):
@@ -344,4 +344,37 @@ fn a_refresh_keeps_the_plan_queue_and_its_reservation_leaves() {
     );
     let (capacity, _) = capacities(&s, &format!("{PLAN}.{R1}")).expect("kept");
     assert!(near(capacity, 10.0 / 24.0), "{capacity}");
+}
+
+#[test]
+fn b3_an_app_for_a_reservation_not_yet_active_is_rejected() {
+    let mut s = cluster();
+    plan(
+        &mut s,
+        0,
+        true,
+        vec![reservation(R1, 300_000, 360_000, 10, false)],
+    );
+    assert!(matches!(
+        submit(&mut s, 0, 1, "prod", Some(R1)),
+        Placement::Rejected {
+            code: weft_sched::RejectCode::ReservationNotActive,
+            ..
+        }
+    ));
+    // A reservation id on a queue that is not a plan is ignored, as in Hadoop.
+    assert_eq!(
+        submit(&mut s, 0, 2, "adhoc", Some(R1)),
+        Placement::Accepted {
+            queue: "root.adhoc".into()
+        }
+    );
+    s.handle(Time(300_000), Event::Timeout).expect("timeout");
+    assert_eq!(
+        submit(&mut s, 300_000, 3, "prod", Some(R1)),
+        Placement::Accepted {
+            queue: format!("{PLAN}.{R1}")
+        }
+    );
+    assert_clean(&s);
 }
