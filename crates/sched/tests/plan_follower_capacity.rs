@@ -241,12 +241,29 @@ fn b1_an_active_reservation_gets_its_own_leaf_with_capacity_reserved_over_plan()
 }
 
 #[test]
-fn b1_a_gang_reservation_caps_its_leaf_maximum_at_its_capacity() {
+fn b1_a_gang_reservation_sets_its_leaf_maximum_to_its_capacity_fraction() {
     let mut s = cluster();
     plan(&mut s, 0, true, vec![reservation(R1, 0, 60_000, 6, true)]);
     // 6 of 24 GiB: a quarter, as capacity and as maximum.
     let (capacity, max) = capacities(&s, &format!("{PLAN}.{R1}")).expect("listed");
     assert!(near(capacity, 0.25) && near(max, 0.25), "{capacity} {max}");
+    // As in Hadoop, a maximum capacity is a fraction of the parent's absolute maximum (prod's
+    // is 100 percent of the cluster), not of its guarantee: the leaf may reach 0.25 x 32 GiB =
+    // 8 GiB, while its capacity is 0.25 x 0.75 x 32 GiB = 6 GiB. One user with
+    // user-limit-factor 1 is limited to 6 GiB and gets one container past it: 7 of the 10
+    // asked (the spec's B6 stops at 6 GiB; Hadoop's code does not, and Weft follows the code).
+    submit(&mut s, 0, 1, "prod", Some(R1));
+    ask(&mut s, 0, 1, 10);
+    for t in 1..=3 {
+        second(&mut s, t * 1_000);
+    }
+    let leaf = s
+        .capacity_details()
+        .into_iter()
+        .find(|q| q.name == format!("{PLAN}.{R1}"))
+        .expect("listed");
+    assert_eq!(leaf.effective_max, Resource::new(8 * GB, 8));
+    assert_eq!(usage(&s, 1), Resource::new(7 * GB, 7));
 }
 
 fn running_in_reservation(move_on_expiry: bool) -> Scheduler {

@@ -150,6 +150,7 @@ scenarios! {
     capacity_locality_delay_off => "capacity-locality-delay-off",
     capacity_reservation => "capacity-reservation",
     capacity_reservation_wait => "capacity-reservation-wait",
+    capacity_reservation_follower => "capacity-reservation-follower",
     capacity_assignments => "capacity-assignments",
     capacity_fair_leaf => "capacity-fair-leaf",
     capacity_app_priority => "capacity-app-priority",
