@@ -218,7 +218,7 @@ pub(crate) trait Rules: Sized {
 
     /// The leaf `name` under a plan queue for the plan follower, created if missing and kept
     /// from queue collection until the follower removes it; `Err` (why) when these rules have
-    /// no plan follower. Default: none (FIFO, and Capacity for now).
+    /// no plan follower. Default: none (FIFO).
     fn plan_leaf(_e: &mut Engine<Self>, name: &str) -> Result<QueueId, String> {
         Err(format!(
             "this scheduler has no plan follower: cannot make reservation queue {name}"
