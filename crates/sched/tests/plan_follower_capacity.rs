@@ -215,6 +215,14 @@ fn b1_an_active_reservation_gets_its_own_leaf_with_capacity_reserved_over_plan()
     let (rest, _) = capacities(&s, DEFAULT_LEAF).expect("listed");
     assert!(near(rest, 14.0 / 24.0), "{rest}");
     assert_eq!(s.poll_timeout(), Some(Time(70_000)), "then at its end");
+    // Application limits are the plan's, as Hadoop's PlanQueue hands them to its reservation
+    // queues: 10,000 x prod's 0.75 = 7,500, and per user 7,500 x 100 percent x factor 1.
+    let details = s.capacity_details();
+    let limits = details
+        .iter()
+        .find(|q| q.name == leaf)
+        .map(|q| (q.max_applications, q.max_applications_per_user));
+    assert_eq!(limits, Some((Some(7_500), Some(7_500))));
 
     assert_eq!(
         submit(&mut s, 10_000, 1, "prod", Some(R1)),

@@ -8,6 +8,10 @@ use super::model::{
     CapacityConfig, CapacityValue, CsQueue, MaxCapacityValue, QueueKind, QueueOrdering, QueueState,
 };
 
+/// Hadoop's `CapacitySchedulerConfiguration.DEFAULT_MAXIMUM_SYSTEM_APPLICATIIONS`, which its
+/// PlanQueue uses for its reservation queues' application limit.
+const DEFAULT_MAXIMUM_SYSTEM_APPLICATIONS: i32 = 10_000;
+
 impl CapacityConfig {
     /// Turns every `reservable` leaf into a plan queue: a parent whose one child
     /// `<path>.<name>-default` has the leaf's settings and all of its capacity. Idempotent.
@@ -17,10 +21,18 @@ impl CapacityConfig {
             let Some(index) = self.index_of(&path) else {
                 continue;
             };
-            let settings = match &self.queues[index].kind {
+            let mut settings = match &self.queues[index].kind {
                 QueueKind::Leaf(s) => s.clone(),
                 QueueKind::Parent { .. } => continue,
             };
+            // Hadoop's PlanQueue: every reservation queue takes the plan's
+            // `maximum-applications`, else Hadoop's default system limit (the constant 10,000,
+            // not the configured one) times the plan's absolute capacity.
+            if settings.maximum_applications.is_none() {
+                settings.maximum_applications = self
+                    .absolute_percent_capacity(index)
+                    .map(|abs| (DEFAULT_MAXIMUM_SYSTEM_APPLICATIONS as f32 * abs) as i32);
+            }
             self.queues[index].kind = QueueKind::Parent {
                 children: Vec::new(),
                 ordering: QueueOrdering::Utilization,
@@ -31,6 +43,24 @@ impl CapacityConfig {
             let default = self.push_plan_child(index, &name, QueueKind::Leaf(settings));
             self.queues[default].capacity = CapacityValue::Percent(100.0);
         }
+    }
+
+    /// The absolute capacity of queue `index` (a fraction) when it and its ancestors have
+    /// percentages (f32, as Hadoop computes it); `None` with absolute or weight capacities.
+    fn absolute_percent_capacity(&self, index: usize) -> Option<f32> {
+        let mut fraction = 1.0f32;
+        let mut at = Some(index);
+        while let Some(i) = at {
+            let q = &self.queues[i];
+            if q.parent.is_some() {
+                match q.capacity {
+                    CapacityValue::Percent(c) => fraction *= c / 100.0,
+                    _ => return None,
+                }
+            }
+            at = q.parent;
+        }
+        Some(fraction)
     }
 
     /// Whether `path` is a plan queue (reservable, expanded into a parent).
@@ -170,6 +200,12 @@ mod tests {
         let default = c.queue("root.prod.prod-default").expect("added once");
         assert_eq!(default.capacity, CapacityValue::Percent(100.0));
         assert_eq!(user_limit_factor(&c, "root.prod.prod-default"), Some(2.0));
+        // 10,000 x prod's 75 percent, for the default leaf and every reservation leaf.
+        let max_apps = match &default.kind {
+            super::QueueKind::Leaf(s) => s.maximum_applications,
+            super::QueueKind::Parent { .. } => None,
+        };
+        assert_eq!(max_apps, Some(7_500));
         assert_eq!(c.queue("root.prod").map(|q| q.children().len()), Some(1));
         assert!(c.plan_leaves().is_empty());
     }
