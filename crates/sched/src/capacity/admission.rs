@@ -268,26 +268,9 @@ impl CapacityEngine {
             let Some(a) = self.apps.get(&id) else {
                 continue;
             };
-            let am = a.am_resource.unwrap_or(Resource::ZERO);
-            let user = a.user.clone();
-            let q = self.queues.get(leaf);
-            let queue_am: Resource = q
-                .runnable_apps
-                .iter()
-                .filter_map(|x| self.apps.get(x))
-                .map(|x| x.am_resource.unwrap_or(Resource::ZERO))
-                .fold(Resource::ZERO, Resource::saturating_add);
-            let active = q.runnable_apps.len();
-            let escape = active == 0 || queue_am.is_zero();
-            let (am_limit, user_am_limit) = self.am_limits(leaf, &user);
-            if !calc.fits(&am.saturating_add(queue_am), &am_limit) && !escape {
-                continue;
-            }
-            let user_am = self
-                .leaf_users(leaf)
-                .get(user.as_str())
-                .map_or(Resource::ZERO, |u| u.am_used);
-            if !calc.fits(&am.saturating_add(user_am), &user_am_limit) && !escape {
+            let check = self.am_check(leaf, a);
+            let escape = self.queues.get(leaf).runnable_apps.is_empty() || check.queue_am.is_zero();
+            if check.exceeded(calc).is_some() && !escape {
                 continue;
             }
             // An app whose AM already runs (moved here, or recovered while pending) brings
@@ -330,10 +313,18 @@ impl CapacityEngine {
                 "{INACTIVE} Skipping AM assignment as cluster resource is empty."
             ));
         }
-        let leaf = a.queue;
-        let calc = self.rules.calc;
-        let am = a.am_resource.unwrap_or(Resource::ZERO);
-        let queue_am: Resource = self
+        let c = self.am_check(a.queue, a);
+        // Fits now: activation runs at the next change (submission, end, node, refresh).
+        let which = c.exceeded(self.rules.calc)?;
+        Some(format!(
+            "{INACTIVE} {which} Details : AM Partition = <DEFAULT_PARTITION>; AM Resource Request = {:?}; Queue Resource Limit for AM = {:?}; User AM Resource Limit of the queue = {:?}; Queue AM Resource Usage = {:?};",
+            c.am, c.am_limit, c.user_am_limit, c.queue_am
+        ))
+    }
+
+    /// The figures activation judges an app's AM by (spec §7.3).
+    fn am_check(&self, leaf: QueueId, a: &AppOf<Capacity>) -> AmCheck {
+        let queue_am = self
             .queues
             .get(leaf)
             .runnable_apps
@@ -346,17 +337,13 @@ impl CapacityEngine {
             .leaf_users(leaf)
             .get(a.user.as_str())
             .map_or(Resource::ZERO, |u| u.am_used);
-        let which = if !calc.fits(&am.saturating_add(queue_am), &am_limit) {
-            "Queue's AM resource limit exceeded."
-        } else if !calc.fits(&am.saturating_add(user_am), &user_am_limit) {
-            "User's AM resource limit exceeded."
-        } else {
-            // Fits now: activation runs at the next change (submission, end, node, refresh).
-            return None;
-        };
-        Some(format!(
-            "{INACTIVE} {which} Details : AM Partition = <DEFAULT_PARTITION>; AM Resource Request = {am:?}; Queue Resource Limit for AM = {am_limit:?}; User AM Resource Limit of the queue = {user_am_limit:?}; Queue AM Resource Usage = {queue_am:?};"
-        ))
+        AmCheck {
+            am: a.am_resource.unwrap_or(Resource::ZERO),
+            queue_am,
+            am_limit,
+            user_am,
+            user_am_limit,
+        }
     }
 
     /// Keeps `Capacity::pending_leaves` after the leaf's pending list changed.
@@ -391,4 +378,26 @@ fn stopped(app: AppId, queue: &str, state: CsState) -> (RejectCode, String) {
             state.name()
         ),
     )
+}
+
+/// An app's AM against its leaf's and its user's AM limits.
+struct AmCheck {
+    am: Resource,
+    queue_am: Resource,
+    am_limit: Resource,
+    user_am: Resource,
+    user_am_limit: Resource,
+}
+
+impl AmCheck {
+    /// Which limit the AM would exceed, in Hadoop's diagnostics words (`None`: it fits).
+    fn exceeded(&self, calc: super::calc::Calc) -> Option<&'static str> {
+        if !calc.fits(&self.am.saturating_add(self.queue_am), &self.am_limit) {
+            Some("Queue's AM resource limit exceeded.")
+        } else if !calc.fits(&self.am.saturating_add(self.user_am), &self.user_am_limit) {
+            Some("User's AM resource limit exceeded.")
+        } else {
+            None
+        }
+    }
 }
