@@ -404,6 +404,45 @@ fn a_new_attempt_asks_again_for_what_an_allocating_demand_lacks() {
 }
 
 #[test]
+fn a_new_attempt_fails_the_demands_whose_containers_died_with_the_old_one() {
+    let mut c = core();
+    register(&mut c, 0, "h1:1");
+    let am = Am::start(&mut c, 1, "h1:1");
+    // Demand 1 gets its container and runs it; demand 2 is too big for the node and waits.
+    am.demands(
+        &mut c,
+        2,
+        &[described(1, 1, 1024, 1, ""), described(2, 1, 8192, 2, "")],
+    )
+    .expect("admitted");
+    heartbeat(&mut c, 3, "h1:1");
+    drain(&mut c);
+    let got = am.poll(&mut c, 4).allocated;
+    assert_eq!(got.len(), 1);
+    run(&mut c, 5, "h1:1", got[0].id);
+    assert_eq!(state(&c, &am.key(1)), (Allocated, "satisfied"));
+    // The AM container exits: its attempt's containers are killed with it. Demand 1 lost its
+    // running container, which is no completion of its work (it must not end FINISHED ok);
+    // demand 2 held nothing and asks again under the new attempt.
+    report(
+        &mut c,
+        6,
+        "h1:1",
+        vec![status(am.am_container, NmContainerState::Complete, 1)],
+    );
+    drain(&mut c);
+    let d = c.demand(&am.key(1)).expect("demand 1");
+    assert_eq!(state(&c, &am.key(1)), (Failed, "app_failed"), "{d:?}");
+    assert!(
+        d.timeline.last().is_some_and(|t| t
+            .detail
+            .contains("1 live containers of this demand were killed")),
+        "{d:?}"
+    );
+    assert_eq!(state(&c, &am.key(2)), (Allocating, "eligible"));
+}
+
+#[test]
 fn the_am_kills_one_demand_and_judges_another() {
     let mut c = core();
     register(&mut c, 0, "h1:1");
