@@ -443,6 +443,39 @@ fn a_new_attempt_fails_the_demands_whose_containers_died_with_the_old_one() {
 }
 
 #[test]
+fn an_evicted_application_takes_its_demands_from_memory_and_the_store() {
+    let mut cfg = config("<allocations/>");
+    cfg.max_completed_apps = 1;
+    let mut c = RmCore::new(cfg, crate::tests::TS, Time(0));
+    drain(&mut c);
+    register(&mut c, 0, "h1:1");
+    let am = Am::start(&mut c, 1, "h1:1");
+    // Too big for the node: it waits, ALLOCATING, until its app is killed.
+    am.demands(&mut c, 2, &[described(1, 1, 8192, 1, "")])
+        .expect("admitted");
+    c.kill(Time(3), am.app, None).expect("killed");
+    drain(&mut c);
+    assert_eq!(state(&c, &am.key(1)), (Failed, "killed"));
+    // One completed app is kept: the next one to complete evicts the first, and its demand
+    // with it, from memory and from the store.
+    let other = crate::tests::submit(&mut c, 4);
+    drain(&mut c);
+    c.kill(Time(5), other, None).expect("killed");
+    let out = drain(&mut c);
+    assert!(c.demand(&am.key(1)).is_none());
+    assert!(
+        crate::tests::writes(&out)
+            .iter()
+            .any(|w| matches!(w, weft_store::Write::RemoveDemand(k) if *k == am.key(1))),
+        "{out:?}"
+    );
+    assert!(crate::tests::stored()
+        .demands
+        .iter()
+        .all(|d| d.key != am.key(1)));
+}
+
+#[test]
 fn the_am_kills_one_demand_and_judges_another() {
     let mut c = core();
     register(&mut c, 0, "h1:1");

@@ -113,6 +113,7 @@ impl RmCore {
         if !errors.is_empty() {
             return Err(invalid(errors));
         }
+        self.make_room_for_demands(&scope, ready.len())?;
         let mut keys = Vec::with_capacity(ready.len());
         for (key, mut spec, times) in ready {
             // The default strategy in force is written into the demand, so a later change of
