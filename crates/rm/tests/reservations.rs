@@ -784,3 +784,97 @@ fn a_hadoop_ipc_submission_carries_its_reservation_id() {
     );
     rt.block_on(rm.stop());
 }
+
+/// Reservation ACLs with `yarn.acl.reservation-enable` (Hadoop's `ReservationsACLsManager`
+/// and `checkReservationACLs`): `root.prod` lets alice submit, carol list and admin
+/// administer. Refusals are 400 with Hadoop's wrapped `AccessControlException` text; the
+/// reservation's own user may list, update and delete it; administer implies the others.
+#[test]
+fn reservation_acls_guard_submit_list_update_and_delete() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let alloc = dir.path().join("fair-scheduler.xml");
+    std::fs::write(
+        &alloc,
+        r#"<allocations>
+  <queue name="prod"><weight>3</weight><reservation/>
+    <aclSubmitReservations>alice</aclSubmitReservations>
+    <aclListReservations>carol</aclListReservations>
+    <aclAdministerReservations>admin</aclAdministerReservations>
+  </queue>
+  <queue name="adhoc"><weight>1</weight></queue>
+</allocations>"#,
+    )
+    .expect("allocation file written");
+    let config = dir.path().join("rm.toml");
+    std::fs::write(
+        &config,
+        "[properties]\n\"yarn.acl.reservation-enable\" = \"true\"\n",
+    )
+    .expect("rm config written");
+    let rt = runtime();
+    let rm = rt
+        .block_on(weft_rm::start(RmArgs {
+            config: Some(config),
+            allocations: Some(alloc),
+            ..addresses(dir.path())
+        }))
+        .expect("RM starts");
+    register_nodes(&rt, &rm, 4);
+    let http = Http::new(&rm);
+    let denied = |user: &str, op: &str| {
+        format!(
+            "org.apache.hadoop.security.AccessControlException: User {user} cannot perform operation {op} on queue root.prod"
+        )
+    };
+    let as_user = |user: &str, path: &str, body: &Value| {
+        let (status, text) = http.post(&format!("{path}?user.name={user}"), Some(body));
+        (status, message(&text))
+    };
+
+    let id = http.new_id();
+    let t0 = now_ms();
+    let def = definition(t0 + 60_000, t0 + 600_000, 1, vec![stage(1, 2, 1, 60)]);
+    let body = submission("prod", &id, &def);
+    assert_eq!(
+        as_user("bob", "/submit", &body),
+        (400, denied("bob", "SUBMIT_RESERVATIONS"))
+    );
+    assert_eq!(as_user("alice", "/submit", &body).0, 202);
+
+    let list = |user: &str, extra: &str| {
+        let (status, v) = http.list(&format!("queue=prod&user.name={user}{extra}"));
+        let n = v["reservations"].as_array().map_or(0, Vec::len);
+        (status, n, v)
+    };
+    let (status, _, v) = list("bob", "");
+    assert_eq!(status, 400, "{v}");
+    assert_eq!(
+        v["RemoteException"]["message"],
+        denied("bob", "LIST_RESERVATIONS").as_str()
+    );
+    assert_eq!(list("carol", "").0, 200);
+    assert_eq!(list("carol", "").1, 1);
+    assert_eq!(list("admin", "").1, 1, "administer implies list");
+    assert_eq!(
+        list("alice", &format!("&reservation-id={id}")).1,
+        1,
+        "the reservation's user lists it by id"
+    );
+    assert_eq!(list("alice", "").0, 400, "but not the whole queue");
+
+    let update = json!({"reservation-id": id, "reservation-definition":
+        definition(t0 + 60_000, t0 + 600_000, 1, vec![stage(1, 3, 1, 60)])});
+    assert_eq!(
+        as_user("carol", "/update", &update),
+        (400, denied("carol", "ADMINISTER_RESERVATIONS"))
+    );
+    assert_eq!(as_user("alice", "/update", &update).0, 200, "its own user");
+    let delete = json!({"reservation-id": id});
+    assert_eq!(
+        as_user("bob", "/delete", &delete),
+        (400, denied("bob", "ADMINISTER_RESERVATIONS"))
+    );
+    assert_eq!(as_user("admin", "/delete", &delete).0, 200);
+    assert_eq!(list("carol", "").1, 0);
+    rt.block_on(rm.stop());
+}
