@@ -2,7 +2,8 @@
 
 Usage: yarn_api_client_check.py <rm url> <scratch dir>
 
-The RM must have one RUNNING node and the queues root.default, root.prod, root.dev, with no
+The RM must have one RUNNING node of 4096 MB and the queues root.default, root.prod, root.dev
+and root.plan (a reservable queue, `<reservation/>`: a plan of a quarter of the node), with no
 applications yet. Every check prints one line; the first failure raises and exits non-zero
 with a traceback. Driven by crates/cli/tests/yarn_api_client.rs.
 """
@@ -60,9 +61,11 @@ def main(url, scratch):
     sched = rm.cluster_scheduler().data["scheduler"]["schedulerInfo"]
     check(sched["type"] == "fairScheduler", "cluster_scheduler type", sched.get("type"))
     root = sched["rootQueue"]
-    leaves = {q["queueName"]: q for q in root["childQueues"]["queue"]}
-    check({"root.default", "root.prod", "root.dev"} <= set(leaves), "cluster_scheduler queues", sorted(leaves))
-    check(all(q["type"] == "fairSchedulerLeafQueueInfo" for q in leaves.values()), "leaf types", leaves)
+    children = {q["queueName"]: q for q in root["childQueues"]["queue"]}
+    check({"root.default", "root.prod", "root.dev", "root.plan"} <= set(children), "cluster_scheduler queues",
+          sorted(children))
+    leaves = [children[q] for q in ("root.default", "root.prod", "root.dev")]
+    check(all(q["type"] == "fairSchedulerLeafQueueInfo" for q in leaves), "leaf types", leaves)
 
     nodes = rm.cluster_nodes().data["nodes"]["node"]
     check(len(nodes) == 1 and nodes[0]["state"] == "RUNNING", "cluster_nodes", nodes)
@@ -178,7 +181,107 @@ def main(url, scratch):
     check(alice.cluster_application_kill(id2).data == {"state": "KILLED"}, "kill as the SimpleAuth user")
     diag = rm.cluster_application(id2).data["app"]["diagnostics"]
     check("alice" in diag, "killed by alice", diag)
+
+    reservations(rm, cluster_ts)
     print("all yarn-api-client checks passed", flush=True)
+
+
+def definition(arrival, deadline, containers, memory, duration_ms, name="yac"):
+    """A reservation definition as Hadoop's REST documentation writes one (R_ALL, one stage)."""
+    return {
+        "arrival": arrival,
+        "deadline": deadline,
+        "reservation-name": name,
+        "reservation-requests": {
+            "reservation-request-interpreter": 1,
+            "reservation-request": [{
+                "capability": {"memory": memory, "vCores": 1},
+                "num-containers": containers,
+                "min-concurrency": 1,
+                "duration": duration_ms,
+            }],
+        },
+    }
+
+
+def listed(rm, reservation_id, allocations=True):
+    """The reservations of root.plan the list answers for `reservation_id` (a list)."""
+    data = rm.cluster_reservations(queue="plan", reservation_id=reservation_id,
+                                   include_resource_allocations="true" if allocations else "false").data
+    return data["reservations"]
+
+
+def reserved_memory_ms(reservation):
+    return sum(a["resource"]["memory"] * (a["endTime"] - a["startTime"])
+               for a in reservation["resource-allocations"])
+
+
+def reservations(rm, cluster_ts):
+    """Hadoop's reservation API through the client's reservation calls, and an app submitted
+    into the reservation with `reservation-id` (time-aware-demands spec A1-A3, A9, A10, B1)."""
+    first = rm.cluster_new_reservation().data
+    rid = first["reservation-id"]
+    check(rid.startswith(f"reservation_{cluster_ts}_") and rid.endswith("_0001"), "cluster_new_reservation", first)
+    second = rm.cluster_new_reservation().data["reservation-id"]
+    check(second.endswith("_0002"), "a second new reservation id", second)
+
+    # The RM plans on its own wall clock, the same host's. A window exactly the stage's length
+    # leaves the planner one place for it: the reservation starts at `arrival`.
+    now = int(time.time() * 1000)
+    arrival = (now // 1000 + 3) * 1000
+    deadline = arrival + 60_000
+    body = {"queue": "plan", "reservation-id": rid,
+            "reservation-definition": definition(arrival, deadline, 2, 256, 60_000)}
+    check(rm.cluster_submit_reservation(body).data == {}, "cluster_submit_reservation (202, empty body)")
+    check(rm.cluster_submit_reservation(body).data == {}, "the same submission again is accepted")
+    other = dict(body, **{"reservation-definition": definition(arrival, deadline, 1, 256, 60_000)})
+    msg = api_error(lambda: rm.cluster_submit_reservation(other), 400)
+    check("already exists" in msg, "another definition under the same id is refused", msg)
+    adhoc = dict(body, **{"queue": "dev", "reservation-id": second})
+    msg = api_error(lambda: rm.cluster_submit_reservation(adhoc), 400)
+    check("is not managed by reservation system" in msg, "a queue without a plan is refused", msg)
+
+    found = listed(rm, rid)
+    check(len(found) == 1 and found[0]["reservation-id"] == rid, "cluster_reservations", found)
+    r = found[0]
+    check(r["user"] == "dr.who", "the reservation's user (no user.name)", r["user"])
+    check(reserved_memory_ms(r) == 2 * 256 * 60_000, "2 x 256 MB x 60 s reserved", r["resource-allocations"])
+    starts = [a["startTime"] for a in r["resource-allocations"]]
+    check(min(starts) == arrival, "the reservation starts at its arrival", starts)
+    plain = listed(rm, rid, allocations=False)[0]
+    check(not plain.get("resource-allocations"), "allocations left out unless asked for", plain)
+    everything = rm.cluster_reservations(queue="plan").data["reservations"]
+    check([x["reservation-id"] for x in everything] == [rid], "cluster_reservations(queue)", everything)
+
+    # A feasible update replaces the allocations; an infeasible one (more than the plan's
+    # 1024 MB at once) keeps them. The plan's vcores are its memory fraction of the node's 8,
+    # 2, which Weft's planner also checks: two containers at a time.
+    update = {"reservation-id": rid, "reservation-definition": definition(arrival, deadline, 2, 384, 60_000)}
+    check(rm.cluster_update_reservation(update).data == {}, "cluster_update_reservation")
+    check(reserved_memory_ms(listed(rm, rid)[0]) == 2 * 384 * 60_000, "the update's 2 x 384 MB")
+    too_big = {"reservation-id": rid, "reservation-definition": definition(arrival, deadline, 2, 1024, 60_000)}
+    api_error(lambda: rm.cluster_update_reservation(too_big), 400)
+    check(reserved_memory_ms(listed(rm, rid)[0]) == 2 * 384 * 60_000, "a refused update changes nothing")
+
+    # B1: once the reservation holds, an app submitted with its id runs in its queue.
+    wait("the reservation to start", lambda: time.time() * 1000 >= arrival + 500, timeout=30)
+    app_id = rm.cluster_new_application().data["application-id"]
+    rm.cluster_submit_application({
+        "application-id": app_id,
+        "application-name": "in-a-reservation",
+        "queue": "plan",
+        "reservation-id": rid,
+        "resource": {"memory": 256, "vCores": 1},
+        "am-container-spec": {"commands": {"command": "sleep 300"}},
+    })
+    leaf = f"root.plan.{rid}"
+    check(rm.cluster_get_application_queue(app_id).data == {"queue": leaf}, "the app runs in the reservation's queue")
+    check(rm.cluster_application_kill(app_id).data == {"state": "KILLED"}, "the reservation's app killed")
+
+    check(rm.cluster_delete_reservation(rid).data == {}, "cluster_delete_reservation")
+    check(listed(rm, rid) == [], "the deleted reservation is not listed")
+    msg = api_error(lambda: rm.cluster_delete_reservation(rid), 400)
+    check("is unknown" in msg, "deleting it again is refused", msg)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,23 @@ use std::time::Duration;
 
 use harness::{Cluster, Options};
 
+/// The harness's queues and `root.plan`, reservable (a plan of a quarter of the node: four
+/// queues of weight 1), for the client's reservation calls.
+const ALLOCATIONS: &str = r#"<?xml version="1.0"?>
+<allocations>
+  <queue name="root">
+    <queue name="default"/>
+    <queue name="prod"/>
+    <queue name="dev"/>
+    <queue name="plan"><reservation/></queue>
+  </queue>
+  <queuePlacementPolicy>
+    <rule name="specified" create="false"/>
+    <rule name="default" queue="default"/>
+  </queuePlacementPolicy>
+</allocations>
+"#;
+
 fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -40,6 +57,7 @@ fn yarn_api_client_works_unchanged_against_weft() {
     // the machine is.
     let opts = Options {
         am_expiry_ms: 600_000,
+        allocations: ALLOCATIONS,
         ..Options::default()
     };
     let c = Cluster::start(1, 4096, &opts);

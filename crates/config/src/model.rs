@@ -441,6 +441,42 @@ impl PreemptionStrategy {
     }
 }
 
+/// What a Fair reservation leaf is given (`weft.reservation.enforce`; time-aware-demands spec
+/// §3.3 "Queue carrier", B7).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReservationEnforcement {
+    /// Hadoop's Fair follower: the leaf's weight is reserved ÷ plan, nothing more, so the
+    /// reservation holds only as far as fair-share convergence and preemption bring it.
+    #[default]
+    Hadoop,
+    /// Weft: the leaf also has a min share of reserved(now), with a min-share preemption
+    /// timeout of 0, so preemption (when on) takes the reserved amount back from queues over
+    /// their share at the next update.
+    Guarantee,
+}
+
+impl ReservationEnforcement {
+    /// The property's value for this mode.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReservationEnforcement::Hadoop => "hadoop",
+            ReservationEnforcement::Guarantee => "guarantee",
+        }
+    }
+
+    /// Reads the property's value (surrounding blanks and case ignored).
+    pub fn parse(text: &str) -> Result<ReservationEnforcement, String> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "hadoop" => Ok(ReservationEnforcement::Hadoop),
+            "guarantee" => Ok(ReservationEnforcement::Guarantee),
+            _ => Err(format!(
+                "unknown reservation enforcement '{}': expected hadoop or guarantee",
+                text.trim()
+            )),
+        }
+    }
+}
+
 /// The scheduler's yarn-site.xml properties (spec §14.4), with Hadoop's defaults: which
 /// scheduler runs, the cluster-wide allocation limits and resource types, and the Fair
 /// Scheduler's own properties.
@@ -522,6 +558,8 @@ pub struct SchedulerProperties {
     /// `yarn.resourcemanager.scheduler.monitor.policies`: the monitors' class names (default
     /// the proportional capacity preemption policy).
     pub scheduler_monitor_policies: Vec<String>,
+    /// `weft.reservation.enforce` (Weft only; Fair): what a reservation's leaf is given.
+    pub reservation_enforcement: ReservationEnforcement,
 }
 
 impl SchedulerProperties {
@@ -574,6 +612,7 @@ impl Default for SchedulerProperties {
             no_terminal_rule_check: false,
             scheduler_monitor_enabled: false,
             scheduler_monitor_policies: vec![PROPORTIONAL_CAPACITY_PREEMPTION_POLICY.to_string()],
+            reservation_enforcement: ReservationEnforcement::Hadoop,
         }
     }
 }

@@ -66,6 +66,9 @@ pub struct RmConfig {
     /// failing `not_reservable`; its run-time strict rules (deadline unreachable, window
     /// expired, deadline missed) still apply. Off, admission stays honest (spec §3.1 item 4).
     pub demand_admit_unplanned: bool,
+    /// `yarn.acl.reservation-enable` (false): whether the plan queues' reservation ACLs are
+    /// checked (`reservation_acls`).
+    pub reservation_acls_enabled: bool,
 }
 
 /// The default cap on containers per Allocate answer: about 2 MB on the wire, well under the
@@ -94,6 +97,7 @@ impl RmConfig {
             demand_default_strategy: weft_demand_lang::Strategy::Loose,
             demand_timezone_minutes: 0,
             demand_admit_unplanned: false,
+            reservation_acls_enabled: false,
         }
     }
 }

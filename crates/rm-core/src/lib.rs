@@ -27,6 +27,7 @@ mod plan_follower;
 mod preemption;
 mod recovery;
 mod reports;
+mod reservation_acls;
 mod reservation_records;
 mod reservations;
 mod retention;
@@ -44,6 +45,7 @@ pub use error::RmError;
 pub use limits::*;
 pub use model::*;
 pub use node_labels::{LabelSource, NodeLabelInfo, NODE_LABELS_DISABLED};
+pub use reservation_acls::ReservationAcl;
 pub use reservations::{
     plan_capacity, reservable_queues, ReservationError, ReservationQuery, ReservationSystem,
 };

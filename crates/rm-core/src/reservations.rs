@@ -20,6 +20,7 @@ use weft_sched::{SchedulerConfig, Snapshot};
 use weft_store::{ReservationRecord, Write};
 use weft_types::{Duration, Resource, Time};
 
+use crate::reservation_acls::ReservationAcl;
 use crate::reservation_records::{from_record, to_record};
 use crate::RmError;
 
@@ -51,6 +52,17 @@ pub enum ReservationError {
     /// The plan refused it (validation, placement or sharing policy).
     #[error(transparent)]
     Plan(#[from] PlanError),
+    /// The caller may not do this on the queue (Hadoop wraps its `AccessControlException`
+    /// in a `YarnException`, whose message is the cause's `toString`).
+    #[error("org.apache.hadoop.security.AccessControlException: User {user} cannot perform operation {operation} on queue {queue}")]
+    AccessDenied {
+        /// The caller.
+        user: String,
+        /// Hadoop's `ReservationACL` name.
+        operation: &'static str,
+        /// The plan queue.
+        queue: String,
+    },
     /// A reservable queue's settings cannot make a plan.
     #[error("reservable queue {queue}: {problem}")]
     BadSettings {
@@ -153,7 +165,7 @@ impl ReservationSystem {
             .map(|p| &p.plan)
     }
 
-    fn resolve(&self, queue: &str) -> Option<String> {
+    pub(crate) fn resolve(&self, queue: &str) -> Option<String> {
         if self.plans.contains_key(queue) {
             return Some(queue.to_string());
         }
@@ -436,6 +448,9 @@ impl crate::RmCore {
         id: Option<ReservationId>,
         definition: &ReservationDefinition,
     ) -> Result<(), ReservationError> {
+        if let Some(name) = self.reservations.resolve(queue) {
+            self.check_reservation_acl(user, ReservationAcl::Submit, &name, None)?;
+        }
         self.refresh_plans(now);
         self.reservations.submit(now, user, queue, id, definition)?;
         self.persist_reservation(id);
@@ -452,6 +467,7 @@ impl crate::RmCore {
         id: Option<ReservationId>,
         definition: &ReservationDefinition,
     ) -> Result<(), ReservationError> {
+        self.check_administer(user, id.as_ref())?;
         self.refresh_plans(now);
         self.reservations.update(now, user, id, definition)?;
         self.persist_reservation(id);
@@ -463,13 +479,44 @@ impl crate::RmCore {
     pub fn delete_reservation(
         &mut self,
         now: Time,
+        user: &str,
         id: Option<ReservationId>,
     ) -> Result<(), ReservationError> {
+        self.check_administer(user, id.as_ref())?;
         self.refresh_plans(now);
         let removed = self.reservations.delete(id)?;
         self.persist(vec![Write::RemoveReservation(removed.id.to_string())]);
         self.follow_plans(now);
         Ok(())
+    }
+
+    /// Lists reservations (`ReservationSystem::list`) as `user`, checked against the plan
+    /// queue's list ACL.
+    pub fn list_reservations(
+        &self,
+        user: &str,
+        query: &ReservationQuery,
+    ) -> Result<Vec<&Reservation>, ReservationError> {
+        if let Some(name) = self.reservations.resolve(&query.queue) {
+            self.check_reservation_acl(user, ReservationAcl::List, &name, query.id.as_ref())?;
+        }
+        self.reservations.list(query)
+    }
+
+    /// The administer ACL of the queue holding `id` (an unknown id is left to the request's
+    /// own refusal).
+    fn check_administer(
+        &self,
+        user: &str,
+        id: Option<&ReservationId>,
+    ) -> Result<(), ReservationError> {
+        let Some(id) = id else {
+            return Ok(());
+        };
+        let Some(queue) = self.reservations.queue_of(id) else {
+            return Ok(());
+        };
+        self.check_reservation_acl(user, ReservationAcl::Administer, queue, Some(id))
     }
 
     /// Puts back the reservations read from the store (at recovery, before any node): each

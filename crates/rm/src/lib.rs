@@ -240,6 +240,7 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
     config.token_secret = clock::token_secret();
     config.admin_acl = settings.admin_acl.clone();
     config.node_labels_enabled = settings.node_labels_enabled;
+    config.reservation_acls_enabled = settings.reservation_acls_enabled;
     settings.demands.apply(&mut config);
     config.am_recovery_grace = CoreDuration::from_millis(settings.am_recovery_grace_ms);
     let now = clock::now();

@@ -103,6 +103,10 @@ pub struct Settings {
     /// `yarn.node-labels.enabled` (false): whether node labels may be changed through rmadmin
     /// and REST.
     pub node_labels_enabled: bool,
+    /// `yarn.acl.reservation-enable` (false): whether reservation ACLs are checked. Hadoop
+    /// also needs `yarn.acl.enable`; Weft's queue ACLs are always on, so this one switch
+    /// decides.
+    pub reservation_acls_enabled: bool,
     /// `yarn.resourcemanager.max-completed-applications` (1000).
     pub max_completed_apps: usize,
     /// `yarn.resourcemanager.state-store.max-completed-applications` (the in-memory limit).
@@ -323,16 +327,16 @@ impl Settings {
         }
         let admin_acl =
             weft_config::Acl::parse(pairs.get("yarn.admin.acl").map_or("*", String::as_str));
-        let node_labels_enabled = match pairs.get("yarn.node-labels.enabled").map(|v| v.trim()) {
-            None => false,
-            Some(v) if v.eq_ignore_ascii_case("true") => true,
-            Some(v) if v.eq_ignore_ascii_case("false") => false,
-            Some(v) => {
-                return Err(SettingsError::Invalid(format!(
-                    "yarn.node-labels.enabled: '{v}' is not true or false"
-                )))
-            }
+        let flag = |key: &str| match pairs.get(key).map(|v| v.trim()) {
+            None => Ok(false),
+            Some(v) if v.eq_ignore_ascii_case("true") => Ok(true),
+            Some(v) if v.eq_ignore_ascii_case("false") => Ok(false),
+            Some(v) => Err(SettingsError::Invalid(format!(
+                "{key}: '{v}' is not true or false"
+            ))),
         };
+        let node_labels_enabled = flag("yarn.node-labels.enabled")?;
+        let reservation_acls_enabled = flag("yarn.acl.reservation-enable")?;
         let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
         let max_completed_apps = num("yarn.resourcemanager.max-completed-applications")?
             .map_or(weft_rm_core::DEFAULT_MAX_COMPLETED_APPS, count);
@@ -358,6 +362,7 @@ impl Settings {
             allocate_max_containers,
             admin_acl,
             node_labels_enabled,
+            reservation_acls_enabled,
             max_completed_apps,
             store_max_completed_apps,
             am_recovery_grace_ms: toml_file.am_recovery_grace_ms.unwrap_or(10_000),

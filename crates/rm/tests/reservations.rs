@@ -32,13 +32,68 @@ fn args(dir: &Path) -> RmArgs {
     let alloc = dir.join("fair-scheduler.xml");
     std::fs::write(&alloc, ALLOCATIONS).expect("allocation file written");
     RmArgs {
+        allocations: Some(alloc),
+        ..addresses(dir)
+    }
+}
+
+fn addresses(dir: &Path) -> RmArgs {
+    RmArgs {
         data_dir: Some(dir.join("data")),
         scheduler_address: Some("127.0.0.1:0".into()),
         client_address: Some("127.0.0.1:0".into()),
         tracker_address: Some("127.0.0.1:0".into()),
         web_address: Some("127.0.0.1:0".into()),
-        allocations: Some(alloc),
         ..RmArgs::default()
+    }
+}
+
+/// A Hadoop configuration file of these properties.
+fn hadoop_conf(props: &[(&str, &str)]) -> String {
+    let mut xml = String::from("<?xml version=\"1.0\"?>\n<configuration>\n");
+    for (name, value) in props {
+        xml.push_str(&format!(
+            "  <property><name>{name}</name><value>{value}</value></property>\n"
+        ));
+    }
+    xml.push_str("</configuration>\n");
+    xml
+}
+
+/// The Capacity Scheduler with `root.prod` (75%) a reservable leaf, so a plan queue with
+/// `prod-default`, and `root.adhoc` (25%), read from `dir/conf` as Hadoop's RM reads them.
+fn capacity_args(dir: &Path) -> RmArgs {
+    let conf = dir.join("conf");
+    std::fs::create_dir_all(&conf).expect("conf dir");
+    let yarn_site = conf.join("yarn-site.xml");
+    let class =
+        "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler";
+    std::fs::write(
+        &yarn_site,
+        hadoop_conf(&[("yarn.resourcemanager.scheduler.class", class)]),
+    )
+    .expect("yarn-site written");
+    let cs = |k: &str| format!("yarn.scheduler.capacity.{k}");
+    let (queues, prod, adhoc, reservable) = (
+        cs("root.queues"),
+        cs("root.prod.capacity"),
+        cs("root.adhoc.capacity"),
+        cs("root.prod.reservable"),
+    );
+    std::fs::write(
+        conf.join("capacity-scheduler.xml"),
+        hadoop_conf(&[
+            (&queues, "prod,adhoc"),
+            (&prod, "75"),
+            (&adhoc, "25"),
+            (&reservable, "true"),
+        ]),
+    )
+    .expect("capacity-scheduler written");
+    RmArgs {
+        yarn_site: Some(yarn_site),
+        allocations_poll_ms: Some(60_000),
+        ..addresses(dir)
     }
 }
 
@@ -496,18 +551,30 @@ fn sleep_until(t: u64) {
     }
 }
 
-/// Spec B1/B3/B4 against a real RM: an app submitted with a reservation id is refused before
-/// the reservation starts, runs in the reservation's queue while it holds (its AM launched on
-/// a fake NM and registered), and is moved to `root.prod.prod-default` at the end, still
-/// running.
+/// Spec B1/B3/B4 against a real RM under the Fair Scheduler: an app submitted with a
+/// reservation id is refused before the reservation starts, runs in the reservation's queue
+/// while it holds (its AM launched on a fake NM and registered), and is moved to
+/// `root.prod.prod-default` at the end, still running.
 #[test]
 fn an_app_runs_in_its_reservations_queue_and_moves_to_the_plan_default_at_the_end() {
-    use weft_proto::v1::application_master_protocol_client::ApplicationMasterProtocolClient;
     let dir = tempfile::tempdir().expect("temp dir");
+    app_in_a_reservation(args(dir.path()));
+}
+
+/// The same under the Capacity Scheduler: `root.prod` is a reservable leaf of
+/// capacity-scheduler.xml, so it runs as a plan queue whose reservation leaves
+/// (`root.prod.<id>`, capacity reserved ÷ plan) and `root.prod.prod-default` are Capacity
+/// leaves.
+#[test]
+fn under_capacity_an_app_runs_in_its_reservations_leaf_and_moves_to_the_plan_default() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    app_in_a_reservation(capacity_args(dir.path()));
+}
+
+fn app_in_a_reservation(args: RmArgs) {
+    use weft_proto::v1::application_master_protocol_client::ApplicationMasterProtocolClient;
     let rt = runtime();
-    let rm = rt
-        .block_on(weft_rm::start(args(dir.path())))
-        .expect("RM starts");
+    let rm = rt.block_on(weft_rm::start(args)).expect("RM starts");
     let (nm, nm_addr) = support::serve_fake_nm(&rt);
     let node_id = format!("nm-host:{}", nm_addr.port());
     let mut tracker = rt
@@ -615,5 +682,199 @@ fn an_app_runs_in_its_reservations_queue_and_moves_to_the_plan_default_at_the_en
         (queue.as_str(), state.as_str()),
         ("root.prod.prod-default", "RUNNING")
     );
+    rt.block_on(rm.stop());
+}
+
+/// Hadoop IPC's `ApplicationSubmissionContextProto.reservation_id` (field 15: what YarnClient
+/// sends for `mapreduce.job.reservation.id`) places the app as REST's `reservation-id` does:
+/// refused with Hadoop's words before the reservation starts, in `root.prod.<id>` once it
+/// holds.
+#[test]
+fn a_hadoop_ipc_submission_carries_its_reservation_id() {
+    use weft_hadoop_ipc::client::Client;
+    use weft_proto::hadoop::yarn::*;
+    use weft_proto::hadoop::{self as wire, CLIENT_PROTOCOL};
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let rt = runtime();
+    let rm = rt
+        .block_on(weft_rm::start(args(dir.path())))
+        .expect("RM starts");
+    register_nodes(&rt, &rm, 4);
+    let http = Http::new(&rm);
+
+    // One 1 GB container for exactly its window, so it starts at its arrival.
+    let reservation = http.new_id();
+    let start = (now_ms() / 1000 + 3) * 1000;
+    let def = definition(start, start + 20_000, 1, vec![stage(1, 1, 1, 20)]);
+    let (status, text) = http.post("/submit", Some(&submission("prod", &reservation, &def)));
+    assert_eq!(status, 202, "{text}");
+    let parsed: weft_rm_core::weft_plan::ReservationId = reservation.parse().expect("an id");
+    let reservation_proto = ReservationIdProto {
+        id: Some(i64::try_from(parsed.sequence).expect("small")),
+        cluster_timestamp: Some(i64::try_from(parsed.cluster_timestamp).expect("a timestamp")),
+    };
+
+    let mut client = rt
+        .block_on(Client::connect(rm.client, "bob", CLIENT_PROTOCOL))
+        .expect("IPC client connects");
+    let mut submit = || -> (ApplicationIdProto, ApplicationReportProto) {
+        rt.block_on(async {
+            let created: GetNewApplicationResponseProto = client
+                .call("getNewApplication", &GetNewApplicationRequestProto {})
+                .await
+                .expect("a new application");
+            let id = created.application_id.expect("an id");
+            let request = SubmitApplicationRequestProto {
+                application_submission_context: Some(ApplicationSubmissionContextProto {
+                    application_id: Some(id),
+                    application_name: Some("ipc-in-a-reservation".into()),
+                    queue: Some("prod".into()),
+                    am_container_spec: Some(ContainerLaunchContextProto {
+                        command: vec!["sleep".into(), "100".into()],
+                        ..Default::default()
+                    }),
+                    resource: Some(wire::resource_proto(weft_types::Resource::new(1024, 1))),
+                    reservation_id: Some(reservation_proto),
+                    ..Default::default()
+                }),
+            };
+            let _: SubmitApplicationResponseProto = client
+                .call("submitApplication", &request)
+                .await
+                .expect("submission answered");
+            let report: GetApplicationReportResponseProto = client
+                .call(
+                    "getApplicationReport",
+                    &GetApplicationReportRequestProto {
+                        application_id: Some(id),
+                    },
+                )
+                .await
+                .expect("a report");
+            (id, report.application_report.expect("a report"))
+        })
+    };
+
+    let (early, report) = submit();
+    let early = wire::application_id(Some(&early)).expect("an id");
+    assert_eq!(
+        report.yarn_application_state,
+        Some(YarnApplicationStateProto::Failed as i32)
+    );
+    let diagnostics = report.diagnostics.unwrap_or_default();
+    assert!(
+        diagnostics.contains(&format!(
+            "Application {early} submitted to a reservation which is not yet currently active: root.prod.{reservation}"
+        )),
+        "{diagnostics}"
+    );
+
+    sleep_until(start + 300);
+    let (_, report) = submit();
+    assert_eq!(
+        report.queue.as_deref(),
+        Some(format!("root.prod.{reservation}").as_str())
+    );
+    assert_ne!(
+        report.yarn_application_state,
+        Some(YarnApplicationStateProto::Failed as i32),
+        "{:?}",
+        report.diagnostics
+    );
+    rt.block_on(rm.stop());
+}
+
+/// Reservation ACLs with `yarn.acl.reservation-enable` (Hadoop's `ReservationsACLsManager`
+/// and `checkReservationACLs`): `root.prod` lets alice submit, carol list and admin
+/// administer. Refusals are 400 with Hadoop's wrapped `AccessControlException` text; the
+/// reservation's own user may list, update and delete it; administer implies the others.
+#[test]
+fn reservation_acls_guard_submit_list_update_and_delete() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let alloc = dir.path().join("fair-scheduler.xml");
+    std::fs::write(
+        &alloc,
+        r#"<allocations>
+  <queue name="prod"><weight>3</weight><reservation/>
+    <aclSubmitReservations>alice</aclSubmitReservations>
+    <aclListReservations>carol</aclListReservations>
+    <aclAdministerReservations>admin</aclAdministerReservations>
+  </queue>
+  <queue name="adhoc"><weight>1</weight></queue>
+</allocations>"#,
+    )
+    .expect("allocation file written");
+    let config = dir.path().join("rm.toml");
+    std::fs::write(
+        &config,
+        "[properties]\n\"yarn.acl.reservation-enable\" = \"true\"\n",
+    )
+    .expect("rm config written");
+    let rt = runtime();
+    let rm = rt
+        .block_on(weft_rm::start(RmArgs {
+            config: Some(config),
+            allocations: Some(alloc),
+            ..addresses(dir.path())
+        }))
+        .expect("RM starts");
+    register_nodes(&rt, &rm, 4);
+    let http = Http::new(&rm);
+    let denied = |user: &str, op: &str| {
+        format!(
+            "org.apache.hadoop.security.AccessControlException: User {user} cannot perform operation {op} on queue root.prod"
+        )
+    };
+    let as_user = |user: &str, path: &str, body: &Value| {
+        let (status, text) = http.post(&format!("{path}?user.name={user}"), Some(body));
+        (status, message(&text))
+    };
+
+    let id = http.new_id();
+    let t0 = now_ms();
+    let def = definition(t0 + 60_000, t0 + 600_000, 1, vec![stage(1, 2, 1, 60)]);
+    let body = submission("prod", &id, &def);
+    assert_eq!(
+        as_user("bob", "/submit", &body),
+        (400, denied("bob", "SUBMIT_RESERVATIONS"))
+    );
+    assert_eq!(as_user("alice", "/submit", &body).0, 202);
+
+    let list = |user: &str, extra: &str| {
+        let (status, v) = http.list(&format!("queue=prod&user.name={user}{extra}"));
+        let n = v["reservations"].as_array().map_or(0, Vec::len);
+        (status, n, v)
+    };
+    let (status, _, v) = list("bob", "");
+    assert_eq!(status, 400, "{v}");
+    assert_eq!(
+        v["RemoteException"]["message"],
+        denied("bob", "LIST_RESERVATIONS").as_str()
+    );
+    assert_eq!(list("carol", "").0, 200);
+    assert_eq!(list("carol", "").1, 1);
+    assert_eq!(list("admin", "").1, 1, "administer implies list");
+    assert_eq!(
+        list("alice", &format!("&reservation-id={id}")).1,
+        1,
+        "the reservation's user lists it by id"
+    );
+    assert_eq!(list("alice", "").0, 400, "but not the whole queue");
+
+    let update = json!({"reservation-id": id, "reservation-definition":
+        definition(t0 + 60_000, t0 + 600_000, 1, vec![stage(1, 3, 1, 60)])});
+    assert_eq!(
+        as_user("carol", "/update", &update),
+        (400, denied("carol", "ADMINISTER_RESERVATIONS"))
+    );
+    assert_eq!(as_user("alice", "/update", &update).0, 200, "its own user");
+    let delete = json!({"reservation-id": id});
+    assert_eq!(
+        as_user("bob", "/delete", &delete),
+        (400, denied("bob", "ADMINISTER_RESERVATIONS"))
+    );
+    assert_eq!(as_user("admin", "/delete", &delete).0, 200);
+    assert_eq!(list("carol", "").1, 0);
     rt.block_on(rm.stop());
 }

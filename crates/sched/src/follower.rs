@@ -211,13 +211,14 @@ impl<R: Rules> Engine<R> {
             if let Some(state) = self.follower.as_mut().and_then(|f| f.plans.get_mut(plan)) {
                 state.leaves.insert(r.id.clone());
             }
-            let capacity = entitlement(r.reserved_at(now), resources);
+            let reserved = r.reserved_at(now);
+            let capacity = entitlement(reserved, resources);
             let max = if r.gang { capacity } else { 1.0 };
-            R::set_entitlement(self, leaf, capacity, max, resources);
+            R::set_entitlement(self, leaf, capacity, max, resources, Some(reserved));
             total += capacity;
         }
         let rest = (1.0 - total).max(0.0);
-        R::set_entitlement(self, default_leaf, rest, 1.0, resources);
+        R::set_entitlement(self, default_leaf, rest, 1.0, resources, None);
     }
 
     /// Hadoop's `cleanupExpiredQueues` for one leaf: entitlement 0, apps moved (or killed),
@@ -229,7 +230,7 @@ impl<R: Rules> Engine<R> {
         if !self.queues.get(leaf).is_leaf {
             return;
         }
-        R::set_entitlement(self, leaf, 0.0, 0.0, Resource::ZERO);
+        R::set_entitlement(self, leaf, 0.0, 0.0, Resource::ZERO, Some(Resource::ZERO));
         let apps = self.apps_of_leaf(leaf);
         for app in apps {
             let moved = move_on_expiry && R::move_app(self, app, default_name).is_ok();

@@ -230,13 +230,15 @@ pub(crate) trait Rules: Sized {
         Resource::ZERO
     }
     /// Sizes a follower's leaf: `capacity` of the plan's `resources` guaranteed, at most `max`
-    /// of them (fractions; Hadoop's `setEntitlement`). Default: nothing.
+    /// of them (fractions; Hadoop's `setEntitlement`); `reserved` is a reservation leaf's
+    /// reserved amount now (none for the plan's default leaf). Default: nothing.
     fn set_entitlement(
         _e: &mut Engine<Self>,
         _leaf: QueueId,
         _capacity: f64,
         _max: f64,
         _resources: Resource,
+        _reserved: Option<Resource>,
     ) {
     }
     /// Brings figures shown only in reports up to date.

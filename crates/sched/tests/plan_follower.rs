@@ -1,4 +1,5 @@
-//! The plan follower through the public API (time-aware-demands spec §5 B1-B4, B6, B7, queue
+//! The plan follower through the public API (time-aware-demands spec §5 B1-B4, B6, B7 in both
+//! `weft.reservation.enforce` modes, queue
 //! side): the spec's cluster of 4 nodes x (8 GiB, 8 vcores), `root.prod` reservable with
 //! weight 3 and `root.adhoc` and `root.default` with 0.5 each, so the prod plan's capacity
 //! (its steady fair share) is 3/4 of 32 GiB = 24 GiB.
@@ -413,6 +414,74 @@ fn b7_hadoop_mode_fair_share_preemption_brings_the_reservation_its_share() {
     assert_eq!(usage(&mut s, 2), Resource::new(10 * GB, 10));
     assert_eq!(preempted, 10);
     assert_eq!(usage(&mut s, 1), Resource::new(22 * GB, 22));
+}
+
+/// adhoc holds the whole cluster (32 x 1 GiB); at 10 s a 10 GiB reservation starts and its app
+/// asks for 10 containers; 80 seconds follow. Returns (containers preempted from adhoc, the
+/// reservation app's usage, adhoc's usage, the leaf's min share at 11 s).
+fn b7_run(
+    enforcement: weft_config::ReservationEnforcement,
+) -> (usize, Resource, Resource, Resource) {
+    // The file sets no preemption timeouts: Hadoop's defaults never preempt for fair share.
+    let properties = weft_config::SchedulerProperties {
+        preemption: true,
+        reservation_enforcement: enforcement,
+        ..Default::default()
+    };
+    let mut s = cluster_with(ALLOC, properties);
+    submit(&mut s, 0, 1, "adhoc", None);
+    ask(&mut s, 0, 1, 32);
+    for t in 1..=8 {
+        second(&mut s, t * 1_000);
+    }
+    assert_eq!(usage(&mut s, 1), Resource::new(32 * GB, 32));
+
+    plan(
+        &mut s,
+        10_000,
+        true,
+        vec![reservation(R1, 10_000, 600_000, 10, false)],
+    );
+    submit(&mut s, 10_000, 2, "prod", Some(R1));
+    ask(&mut s, 10_000, 2, 10);
+    let mut preempted = 0;
+    let mut min_share = Resource::ZERO;
+    for t in 11..=90 {
+        let decisions = second(&mut s, t * 1_000);
+        preempted += decisions
+            .iter()
+            .filter(|d| matches!(d, Decision::Preempted { app: AppId(1), .. }))
+            .count();
+        if t == 11 {
+            let leaf = queue(&mut s, &format!("{PLAN}.{R1}")).expect("the leaf");
+            min_share = leaf.min_resources;
+        }
+    }
+    (preempted, usage(&mut s, 2), usage(&mut s, 1), min_share)
+}
+
+#[test]
+fn b7_guarantee_min_share_preemption_brings_the_reservation_its_reserved_amount() {
+    // Guarantee: the leaf's min share is the reserved 10 GiB with timeout 0, so the first
+    // update finds it min-share starved by 10 GiB; adhoc's containers are warned and killed
+    // after waitTimeBeforeKill (15 s), exactly the 10 the reservation lacks.
+    let (preempted, reserved_app, adhoc, min_share) =
+        b7_run(weft_config::ReservationEnforcement::Guarantee);
+    assert_eq!(min_share, Resource::new(10 * GB, 10));
+    assert_eq!(reserved_app, Resource::new(10 * GB, 10));
+    assert_eq!(preempted, 10);
+    assert_eq!(adhoc, Resource::new(22 * GB, 22));
+}
+
+#[test]
+fn b7_hadoop_mode_without_fair_share_timeouts_leaves_the_reservation_waiting() {
+    // Hadoop's mode gives only the weight: with no fair-share preemption timeout nothing is
+    // taken back, and adhoc's containers never end, so the reservation's app gets nothing.
+    let (preempted, reserved_app, adhoc, min_share) =
+        b7_run(weft_config::ReservationEnforcement::Hadoop);
+    assert_eq!(min_share, Resource::ZERO);
+    assert_eq!((preempted, reserved_app), (0, Resource::ZERO));
+    assert_eq!(adhoc, Resource::new(32 * GB, 32));
 }
 
 #[test]

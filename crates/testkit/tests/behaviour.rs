@@ -167,6 +167,7 @@ scenarios! {
     gang_single_holder => "gang-single-holder",
     gang_hold_timeout => "gang-hold-timeout",
     reservation_follower => "reservation-follower",
+    reservation_guarantee => "reservation-guarantee",
     reservation_kill_on_expiry => "reservation-kill-on-expiry",
     fifo_key_break => "fifo-key-break",
     fifo_memory_only => "fifo-memory-only",

@@ -2,7 +2,10 @@
 
 use super::{units, Entry};
 use crate::alloc_file::values;
-use crate::{Diagnostic, PreemptionStrategy, SchedulerKind, SchedulerProperties, Severity};
+use crate::{
+    Diagnostic, PreemptionStrategy, ReservationEnforcement, SchedulerKind, SchedulerProperties,
+    Severity,
+};
 use std::collections::BTreeMap;
 use weft_types::{ResourceTypes, MAX_RESOURCE_TYPES, MEMORY, VCORES};
 
@@ -11,6 +14,7 @@ const TYPES: &str = "yarn.resource-types";
 const AM_PREEMPTION: &str = "yarn.scheduler.fair.am.preemption.";
 const SCHEDULER_CLASS: &str = "yarn.resourcemanager.scheduler.class";
 const PREEMPTION_STRATEGY: &str = "weft.scheduler.fair.preemption.strategy";
+const RESERVATION_ENFORCE: &str = "weft.reservation.enforce";
 const NM_HEARTBEAT_INTERVAL: &str = "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms";
 
 /// Hadoop properties under the warned prefixes that Weft knows but does not model; they are
@@ -218,6 +222,8 @@ fn set(a: &mut Applier, name: &str, value: &str) {
         SchedulerKind::parse(value).map(|kind| p.scheduler_kind = kind)
     } else if name == PREEMPTION_STRATEGY {
         PreemptionStrategy::parse(value).map(|s| p.preemption_strategy = s)
+    } else if name == RESERVATION_ENFORCE {
+        ReservationEnforcement::parse(value).map(|e| p.reservation_enforcement = e)
     } else if name == NM_HEARTBEAT_INTERVAL {
         values::long(value).map(|v| p.node_heartbeat_interval_ms = v)
     } else if name == "yarn.cluster.max-application-priority" {

@@ -301,6 +301,27 @@ fn preemption_strategy_and_interval_are_read_and_a_bad_strategy_is_named() {
 }
 
 #[test]
+fn reservation_enforcement_is_hadoops_unless_guarantee_is_asked_for() {
+    let (p, _) = ok(&[]);
+    assert_eq!(
+        p.reservation_enforcement,
+        crate::ReservationEnforcement::Hadoop
+    );
+    let (p, w) = ok(&[("weft.reservation.enforce", " Guarantee ")]);
+    assert!(w.is_empty(), "{w:?}");
+    assert_eq!(
+        p.reservation_enforcement,
+        crate::ReservationEnforcement::Guarantee
+    );
+    let e = errors(&[("weft.reservation.enforce", "strict")]);
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(
+        e[0].contains("weft.reservation.enforce") && e[0].contains("strict"),
+        "{e:?}"
+    );
+}
+
+#[test]
 fn the_cluster_max_application_priority_is_read() {
     let (p, _) = ok(&[]);
     assert_eq!(p.max_application_priority, 0);

@@ -83,7 +83,8 @@ fn the_plan_capacity_is_the_steady_fair_share_and_follows_the_nodes() {
     // A fifth node: the next request sees 3/5 of 40 GB from its time on, the past stays.
     register(&mut c, 2000, "n5:1");
     drain(&mut c);
-    c.delete_reservation(Time(3000), Some(id)).expect("deleted");
+    c.delete_reservation(Time(3000), "alice", Some(id))
+        .expect("deleted");
     let plan = c.reservations().plan("prod").expect("prod is reservable");
     assert_eq!(plan.capacity().value_at(Time(1000)).memory_mb(), 19_662);
     let grown = plan.capacity().value_at(Time(3000)).memory_mb();
@@ -169,7 +170,8 @@ fn a_refused_update_keeps_the_old_allocation_and_delete_empties_the_list() {
         Some(&smaller)
     );
 
-    c.delete_reservation(Time(3), Some(id)).expect("deleted");
+    c.delete_reservation(Time(3), "alice", Some(id))
+        .expect("deleted");
     let listed = c
         .reservations()
         .list(&ReservationQuery {
@@ -178,7 +180,9 @@ fn a_refused_update_keeps_the_old_allocation_and_delete_empties_the_list() {
         })
         .expect("prod lists");
     assert!(listed.is_empty());
-    let err = c.delete_reservation(Time(4), Some(id)).expect_err("gone");
+    let err = c
+        .delete_reservation(Time(4), "alice", Some(id))
+        .expect_err("gone");
     assert!(err.to_string().contains("is unknown"), "{err}");
 }
 
@@ -235,7 +239,7 @@ fn a_restart_loses_no_reservation_and_never_reissues_an_id() {
         .expect("accepted");
     c.submit_reservation(Time(1), "bob", "prod", Some(deleted), &def)
         .expect("accepted");
-    c.delete_reservation(Time(2), Some(deleted))
+    c.delete_reservation(Time(2), "alice", Some(deleted))
         .expect("deleted");
     drain(&mut c);
     let before = c.reservations().find(&kept).cloned().expect("stored");

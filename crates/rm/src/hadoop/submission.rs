@@ -8,6 +8,7 @@ use weft_proto::hadoop::yarn::{
     ApplicationSubmissionContextProto, LocalResourceProto, LocalResourceTypeProto,
 };
 use weft_proto::hadoop::{self as wire};
+use weft_rm_core::weft_plan::ReservationId;
 use weft_rm_core::{LaunchContext, LocalResource, LocalResourceKind, Submission};
 use weft_types::yarn_id::ApplicationId;
 use weft_types::Resource;
@@ -66,10 +67,32 @@ pub(super) fn from_context(
         am_resource,
         unmanaged_am: ctx.unmanaged_am(),
         launch,
-        // Hadoop's `reservation_id` (field 15) is not in the vendored protos yet.
-        reservation_id: None,
+        reservation_id: reservation_id(ctx)?,
     };
     Ok((id, sub))
+}
+
+/// `reservation_id` (field 15, what YarnClient sends for `mapreduce.job.reservation.id` or
+/// `ApplicationSubmissionContext.setReservationID`) in the REST submission's text form,
+/// `reservation_<cluster timestamp>_<sequence>`. Hadoop's `ReservationIdPBImpl` reads unset
+/// parts as 0; parts no reservation id can have (negative) are refused here.
+fn reservation_id(ctx: &ApplicationSubmissionContextProto) -> Result<Option<String>, RpcError> {
+    let Some(p) = &ctx.reservation_id else {
+        return Ok(None);
+    };
+    let (ts, seq) = (p.cluster_timestamp(), p.id());
+    match (u64::try_from(ts), u64::try_from(seq)) {
+        (Ok(cluster_timestamp), Ok(sequence)) => Ok(Some(
+            ReservationId {
+                cluster_timestamp,
+                sequence,
+            }
+            .to_string(),
+        )),
+        _ => Err(RpcError::yarn(format!(
+            "submitApplication: invalid reservation id (cluster timestamp {ts}, id {seq})"
+        ))),
+    }
 }
 
 /// The AM's size: the ANY request of `am_container_resource_request` (what Hadoop uses when
@@ -204,6 +227,36 @@ mod tests {
         assert_eq!(jar.kind, LocalResourceKind::Archive);
         assert!(s.launch.hadoop_quoting);
         assert_eq!(s.launch.tokens, b"HDTS\x01".to_vec());
+        assert_eq!(s.reservation_id, None);
+    }
+
+    #[test]
+    fn the_reservation_id_reads_as_hadoops_text_and_negative_parts_are_refused() {
+        let mut ctx = context();
+        ctx.reservation_id = Some(ReservationIdProto {
+            id: Some(7),
+            cluster_timestamp: Some(1_700_000_000_000),
+        });
+        assert_eq!(
+            from_context(&ctx, "u").unwrap().1.reservation_id.as_deref(),
+            Some("reservation_1700000000000_0007")
+        );
+        ctx.reservation_id = Some(ReservationIdProto {
+            id: Some(12_345),
+            cluster_timestamp: Some(1),
+        });
+        assert_eq!(
+            from_context(&ctx, "u").unwrap().1.reservation_id.as_deref(),
+            Some("reservation_1_12345")
+        );
+        ctx.reservation_id = Some(ReservationIdProto {
+            id: Some(-1),
+            cluster_timestamp: Some(1),
+        });
+        assert!(from_context(&ctx, "u")
+            .unwrap_err()
+            .message
+            .contains("invalid reservation id"));
     }
 
     #[test]

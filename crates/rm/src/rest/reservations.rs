@@ -1,7 +1,9 @@
 //! Hadoop's reservation REST API (`RMWebServices`: new-reservation, submit, update, delete,
 //! list) over rm-core's reservation system, with Hadoop's JSON shapes and status codes: submit
 //! answers 202 with an empty body (Hadoop's code; its documentation says 200), update and
-//! delete 200 with Jersey's empty bean `{}`, refusals 400 with Hadoop's message.
+//! delete 200 with Jersey's empty bean `{}`, refusals 400 with Hadoop's message (a reservation
+//! ACL's refusal too, as Hadoop's `BadRequestException` wraps it). The caller is `user.name`
+//! (or the authenticated user), `dr.who` without one.
 
 use axum::body::Bytes;
 use axum::extract::State;
@@ -61,11 +63,15 @@ pub(crate) async fn update(
 }
 
 /// `POST /reservation/delete` with `{"reservation-id"}`.
-pub(crate) async fn delete(State(s): State<Rest>, body: Bytes) -> Result<Json<Value>, RestError> {
+pub(crate) async fn delete(
+    State(s): State<Rest>,
+    Caller(who): Caller,
+    body: Bytes,
+) -> Result<Json<Value>, RestError> {
     let body = body_json(&body)?;
     let id = reservation_id(object(&body, "the request")?)?;
     s.driver
-        .call(move |core, now| core.delete_reservation(now, id))
+        .call(move |core, now| core.delete_reservation(now, &who, id))
         .await?
         .map_err(|e| RestError::bad_request(e.to_string()))?;
     Ok(Json(json!({})))
@@ -73,7 +79,11 @@ pub(crate) async fn delete(State(s): State<Rest>, body: Bytes) -> Result<Json<Va
 
 /// `GET /reservation/list?queue=&reservation-id=&start-time=&end-time=&include-resource-allocations=`:
 /// Hadoop's defaults are `default`, none, 0, unbounded (-1) and false.
-pub(crate) async fn list(State(s): State<Rest>, params: Params) -> Result<Json<Value>, RestError> {
+pub(crate) async fn list(
+    State(s): State<Rest>,
+    Caller(who): Caller,
+    params: Params,
+) -> Result<Json<Value>, RestError> {
     let get = |k: &str| params.get(k).map(String::as_str).filter(|v| !v.is_empty());
     let number = |k: &str, default: i64| -> Result<i64, RestError> {
         get(k).map_or(Ok(default), |v| {
@@ -109,7 +119,7 @@ pub(crate) async fn list(State(s): State<Rest>, params: Params) -> Result<Json<V
     let listed = s
         .driver
         .call(move |core, now| {
-            core.reservations().list(&query).map(|rs| {
+            core.list_reservations(&who, &query).map(|rs| {
                 rs.into_iter()
                     .map(|r| reservation_info(r, with_allocations, now))
                     .collect::<Vec<_>>()

@@ -492,6 +492,7 @@ impl Rules for Capacity {
         capacity: f64,
         max: f64,
         _resources: Resource,
+        _reserved: Option<Resource>,
     ) {
         e.cs_set_entitlement(leaf, capacity, max);
     }

@@ -421,8 +421,9 @@ impl Rules for Fair {
         capacity: f64,
         max: f64,
         resources: Resource,
+        reserved: Option<Resource>,
     ) {
-        e.set_entitlement(leaf, capacity, max, resources);
+        e.set_entitlement(leaf, capacity, max, resources, reserved);
     }
 
     fn cluster_changed(e: &mut FairEngine) {

@@ -3,10 +3,11 @@
 //! ordinary leaves under the plan queue, kept from queue collection while the follower holds
 //! them; an entitlement is the leaf's weight. Hadoop's Fair Scheduler drops the maximum ("TODO
 //! Does MaxCapacity need to be set for fairScheduler ?"); Weft sets a gang reservation's
-//! maximum as its leaf's max share (time-aware-demands spec B6), the one place it parts from
-//! Hadoop's Fair follower.
+//! maximum as its leaf's max share (time-aware-demands spec B6), and under
+//! `weft.reservation.enforce=guarantee` the reserved amount as its min share (spec B7): the
+//! two places it parts from Hadoop's Fair follower.
 
-use weft_config::ConfiguredResource;
+use weft_config::{ConfiguredResource, ReservationEnforcement};
 use weft_types::Resource;
 
 use crate::fair::queues::resolve_max_share;
@@ -57,16 +58,30 @@ impl FairEngine {
     }
 
     /// `setEntitlement`: the weight is the capacity fraction; a maximum below the whole plan
-    /// caps the leaf's max share at that fraction of the plan's resources.
+    /// caps the leaf's max share at that fraction of the plan's resources. Under
+    /// `weft.reservation.enforce=guarantee` a reservation leaf (`reserved` given) also gets
+    /// min share = reserved(now) with a min-share preemption timeout of 0 (spec §3.3 "Queue
+    /// carrier"): preemption, when on, then takes the reserved amount back at the next update
+    /// instead of waiting for fair-share convergence.
     pub(crate) fn set_entitlement(
         &mut self,
         leaf: QueueId,
         capacity: f64,
         max: f64,
         resources: Resource,
+        reserved: Option<Resource>,
     ) {
         let caps = self.share_capacities();
         let default_max = self.rules.config.allocations.queue_max_resources_default;
+        let guarantee = match reserved {
+            Some(amount)
+                if self.rules.config.properties.reservation_enforcement
+                    == ReservationEnforcement::Guarantee =>
+            {
+                Some(amount)
+            }
+            _ => None,
+        };
         let parent_child_max = self
             .queues
             .get(leaf)
@@ -80,13 +95,21 @@ impl FairEngine {
         };
         let reweighted = q.rules.weight != capacity;
         let recapped = q.rules_cold.max_share_cfg != max_cfg;
-        if !reweighted && !recapped {
+        let guaranteed = guarantee.is_some_and(|amount| {
+            q.rules.min_share != amount || q.rules_cold.preemption.min_share_timeout_ms != 0
+        });
+        if !reweighted && !recapped && !guaranteed {
             return;
         }
         q.rules.weight = capacity;
         q.rules_cold.max_share_cfg = max_cfg;
+        if let Some(amount) = guarantee {
+            q.rules.min_share = amount;
+            q.rules_cold.preemption.min_share_timeout_ms = 0;
+        }
         resolve_max_share(q, &caps);
-        if recapped {
+        if recapped || guaranteed {
+            // The max share is at least the min share.
             self.queues.refresh_path_bounds();
         }
         self.rules.steady_dirty = true;
