@@ -7,8 +7,9 @@
 //! claims and completions come in through the `demand_*` inputs, which `am_path` drives for
 //! demands an AM sends (issue 17 item 5: their asks reach the scheduler only while ALLOCATING);
 //! a REST-only demand asks nothing and is driven through the inputs alone. Missed
-//! opportunities have no driver yet. No planner exists either, so a strict condition that needs
-//! a plan fails with `not_reservable` (§3.4 row 3) and a loose one runs best-effort.
+//! opportunities have no driver yet. A demand that needs a plan is placed by the plan of the
+//! reservable queue above its queue (`planning`); under none, a strict condition that needs a
+//! plan fails with `not_reservable` (§3.4 row 3) and a loose one runs best-effort.
 
 mod am_path;
 #[cfg(test)]
@@ -16,6 +17,9 @@ mod am_tests;
 mod inputs;
 mod links;
 mod order;
+#[cfg(test)]
+mod plan_tests;
+mod planning;
 mod reason;
 mod record;
 mod report;
@@ -99,6 +103,8 @@ pub(crate) struct Demand {
     pub(crate) completed: u64,
     /// Set for a demand an AM sent: the RM asks the scheduler for its containers.
     pub(crate) am: Option<am_path::AmAsks>,
+    /// Its reservation, while the planner has placed it (kept after it ends, for its report).
+    pub(crate) plan: Option<planning::DemandPlan>,
 }
 
 impl Demand {
@@ -139,6 +145,9 @@ pub(crate) struct Demands {
     pub(crate) gang_owner: BTreeMap<(weft_types::AppId, u64), String>,
     /// The last gang id handed out (from [`DEMAND_GANG_IDS`] up).
     pub(crate) last_gang: u64,
+    /// A demand's reservation was placed or removed since the scheduler's plan follower was
+    /// last told.
+    pub(crate) plans_changed: bool,
 }
 
 impl Demands {
