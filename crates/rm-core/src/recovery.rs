@@ -58,6 +58,8 @@ impl RmCore {
                 unmanaged_am: false,
                 launch: r.am_launch.clone(),
                 reservation_id: r.reservation_id.clone(),
+                // Not stored: a restarted RM asks for the AM at once.
+                demand: None,
             };
             let mut app = App {
                 id,

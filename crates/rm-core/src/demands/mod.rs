@@ -11,6 +11,7 @@
 //! reservable queue above its queue (`planning`); under none, a strict condition that needs a
 //! plan fails with `not_reservable` (§3.4 row 3) and a loose one runs best-effort.
 
+mod am_gate;
 mod am_path;
 #[cfg(test)]
 mod am_tests;
@@ -148,6 +149,8 @@ pub(crate) struct Demands {
     /// A demand's reservation was placed or removed since the scheduler's plan follower was
     /// last told.
     pub(crate) plans_changed: bool,
+    /// Applications whose AM waits for their demand's time (`am_gate`) -> that demand's key.
+    pub(crate) am_gates: BTreeMap<ApplicationId, String>,
 }
 
 impl Demands {

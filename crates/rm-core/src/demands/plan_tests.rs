@@ -415,3 +415,90 @@ fn a_queue_under_no_plan_keeps_not_reservable() {
         (Failed, "not_reservable")
     );
 }
+
+/// C15, scaled to a test's clock: an app submitted at 60 s to `prod` with a strict gang of 4 ×
+/// 4 GB, Start [NOW+10m, +10m), Duration 45 min, DeadLine [NOW, +60m). Arrival 660 s;
+/// deadline min(60 s + 3,600 s, 1,260 s + 2,700 s) = 3,660 s; placed at [660 s, 3,360 s). The
+/// AM is asked at 660 s − (17 s + 60 s) = 583 s, the demand goes ALLOCATING at 643 s.
+#[test]
+fn c15_an_apps_am_waits_for_its_demands_planned_start() {
+    let mut rm = config(PROD_ADHOC);
+    // The nodes stay silent between the test's heartbeats.
+    rm.nm_expiry = weft_types::Duration::from_secs(100_000);
+    let mut c = RmCore::new(rm, TS, Time(0));
+    for n in ["n1:1", "n2:1", "n3:1", "n4:1"] {
+        register(&mut c, 0, n);
+    }
+    drain(&mut c);
+    let demand: Value = serde_json::from_str(
+        r#"{"DemandID": 1, "ResourceRequest": {"capability": {"memory": 4096, "vCores": 2}, "num-containers": 4},
+            "Gang": true, "Start": {"Time": "[NOW+10m, +10m]", "Strategy": "strict"}, "Duration": "45m",
+            "DeadLine": {"Time": "[NOW, +60m]", "Strategy": "strict"}}"#,
+    )
+    .expect("test JSON");
+    let app = c.new_application(Time(60 * SEC));
+    let sub = Submission {
+        demand: Some(demand),
+        ..crate::tests::submission("alice", Some("prod"))
+    };
+    c.submit(Time(60 * SEC), app, sub).expect("submitted");
+    drain(&mut c);
+    let key = format!("{app}/1");
+    let d = c.demand(&key).expect("bound to the app");
+    assert_eq!((d.state, d.reason.as_str()), (Accepted, "planned"));
+    assert_eq!(
+        (d.planned_start, d.planned_end),
+        (Some(Time(660 * SEC)), Some(Time(3_360 * SEC)))
+    );
+
+    let out = {
+        crate::tests::heartbeat(&mut c, 582 * SEC, "n1:1");
+        drain(&mut c)
+    };
+    assert!(
+        crate::tests::launches(&out).is_empty(),
+        "no AM before 583 s"
+    );
+    let report = c.app_report(&app).expect("recorded");
+    assert_eq!(report.state, AppState::Accepted);
+    assert_eq!(
+        report.diagnostics,
+        "waiting for scheduled start at 660000 ms (its AM is asked at 583000 ms)"
+    );
+
+    crate::tests::heartbeat(&mut c, 583 * SEC, "n1:1");
+    let out = drain(&mut c);
+    let launched = crate::tests::launches(&out);
+    assert_eq!(launched.len(), 1, "the AM is allocated at 583 s");
+    assert_eq!(launched[0].attempt.app, app);
+    assert_eq!(
+        c.app_report(&app).map(|r| r.diagnostics),
+        Some(String::new())
+    );
+
+    tick(&mut c, 643 * SEC);
+    assert_eq!(
+        c.demand(&key).map(|d| (d.state, d.reason.as_str())),
+        Some((Allocating, "eligible"))
+    );
+}
+
+/// An app whose demand cannot be planned is refused with it, FAILED.
+#[test]
+fn an_app_whose_demand_is_unplannable_is_refused() {
+    let mut c = cluster();
+    let demand: Value = serde_json::from_str(
+        r#"{"DemandID": 1, "ResourceRequest": {"capability": {"memory": 1024, "vCores": 1}, "num-containers": 24},
+            "Gang": true, "Start": {"Time": "[NOW+10m, +5m]", "Strategy": "strict"}, "Duration": "30m"}"#,
+    )
+    .expect("test JSON");
+    let app = c.new_application(Time(SEC));
+    let sub = Submission {
+        demand: Some(demand),
+        ..crate::tests::submission("alice", Some("prod"))
+    };
+    let err = c.submit(Time(SEC), app, sub).expect_err("refused");
+    assert!(err.to_string().contains("FAILED (unplannable)"), "{err}");
+    drain(&mut c);
+    assert_eq!(c.app_report(&app).map(|r| r.state), Some(AppState::Failed));
+}
