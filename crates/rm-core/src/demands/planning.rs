@@ -271,7 +271,8 @@ impl RmCore {
             .as_ref()
             .is_some_and(|f| d.spec.effective(f, default) == Strategy::Strict);
         // Only OrderBy-relative (no time bound): planned when its predecessors are.
-        if !needs_plan && !(ordered && d.spec.duration.is_some()) {
+        let ordered_only = ordered && d.spec.duration.is_some();
+        if !(needs_plan || ordered_only) {
             return Admission::NoPlan;
         }
         let strict = self.strictly_timed(d);
@@ -299,7 +300,9 @@ impl RmCore {
             return Admission::NoPlan;
         };
         let user = d.user.clone();
-        let loose = !strict && !(ordered && order_strict && !needs_plan);
+        // An OrderBy-only demand takes its OrderBy's strategy.
+        let strict_order_only = ordered && order_strict && !needs_plan;
+        let loose = !(strict || strict_order_only);
         let first = self.place_reservation(now, &user, &plan_queue, &definition);
         match first {
             Ok(plan) => Admission::Placed(plan, DemandReason::Planned),
