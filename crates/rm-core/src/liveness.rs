@@ -39,6 +39,7 @@ impl RmCore {
         self.advance_demands(now);
         self.tick_plans(now);
         self.ask_due_ams(now);
+        self.carry_demand_apps(now);
         if now >= self.next_update {
             let _ = self.sched.handle(now, weft_sched::Event::Update);
             self.drain(now);

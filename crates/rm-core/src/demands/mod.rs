@@ -15,6 +15,7 @@ mod am_gate;
 mod am_path;
 #[cfg(test)]
 mod am_tests;
+mod carrier;
 mod inputs;
 mod links;
 mod order;

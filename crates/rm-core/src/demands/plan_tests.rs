@@ -502,3 +502,79 @@ fn an_app_whose_demand_is_unplannable_is_refused() {
     drain(&mut c);
     assert_eq!(c.app_report(&app).map(|r| r.state), Some(AppState::Failed));
 }
+
+/// The demand's reservation carries its app: an AM in `prod` (so in `root.prod.prod-default`)
+/// sends at 2 s a strict demand of 2 × 1 GB, Start [NOW+10m, +5m), Duration 30 min: planned
+/// at [602 s, 2,402 s), ALLOCATING at 585 s. At the reservation's start the follower makes its
+/// leaf and the app moves in; killed, the demand sends the app back to the plan's default queue
+/// before its reservation leaves the plan.
+#[test]
+fn a_running_planned_demand_carries_its_app_into_the_reservations_leaf() {
+    let mut rm = config(PROD_ADHOC);
+    rm.nm_expiry = weft_types::Duration::from_secs(100_000);
+    rm.am_expiry = weft_types::Duration::from_secs(100_000);
+    let mut c = RmCore::new(rm, TS, Time(0));
+    for n in ["n1:1", "n2:1", "n3:1", "n4:1"] {
+        register(&mut c, 0, n);
+    }
+    drain(&mut c);
+    let app = c.new_application(Time(SEC));
+    c.submit(
+        Time(SEC),
+        app,
+        crate::tests::submission("alice", Some("prod")),
+    )
+    .expect("submitted");
+    drain(&mut c);
+    crate::tests::heartbeat(&mut c, SEC, "n1:1");
+    let out = drain(&mut c);
+    let launch = crate::tests::launches(&out).pop().expect("AM launched");
+    let token = launch.launch.environment["WEFT_AM_TOKEN"].clone();
+    c.am_register(Time(SEC), launch.attempt, &token, "amhost", 4000, None)
+        .expect("AM registers");
+    let description: Value = serde_json::from_str(
+        r#"{"DemandID": 1, "ResourceRequest": {"capability": {"memory": 1024, "vCores": 1}, "num-containers": 2, "priority": 1},
+            "Start": {"Time": "[NOW+10m, +5m]", "Strategy": "strict"}, "Duration": "30m"}"#,
+    )
+    .expect("test JSON");
+    c.am_allocate(
+        Time(2 * SEC),
+        launch.attempt,
+        &token,
+        AllocateRequest {
+            demands: vec![AmDemand {
+                description,
+                ..AmDemand::default()
+            }],
+            ..AllocateRequest::default()
+        },
+    )
+    .expect("admitted");
+    drain(&mut c);
+    let key = format!("{app}/1");
+    let d = c.demand(&key).expect("a demand");
+    assert_eq!(
+        (d.reason.as_str(), d.planned_start, d.planned_end),
+        ("planned", Some(Time(602 * SEC)), Some(Time(2_402 * SEC)))
+    );
+    let leaf = format!("root.prod.{}", d.reservation_id.expect("a reservation"));
+    let queue = |c: &RmCore| c.app_report(&app).map(|r| r.queue).expect("an app");
+    assert_eq!(queue(&c), "root.prod.prod-default");
+
+    tick(&mut c, 585 * SEC);
+    assert_eq!(c.demand(&key).map(|d| d.state), Some(Allocating));
+    assert_eq!(
+        queue(&c),
+        "root.prod.prod-default",
+        "no leaf before the start"
+    );
+    tick(&mut c, 602 * SEC);
+    tick(&mut c, 603 * SEC);
+    assert_eq!(queue(&c), leaf);
+
+    c.kill_demand(Time(604 * SEC), &key, "alice")
+        .expect("killed");
+    drain(&mut c);
+    assert_eq!(queue(&c), "root.prod.prod-default");
+    assert_eq!(committed(&c, 700 * SEC), Resource::ZERO);
+}

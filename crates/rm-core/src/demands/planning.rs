@@ -365,10 +365,11 @@ impl RmCore {
     }
 
     /// A demand that ended gives its reservation back (C12: the committed skyline drops).
-    pub(crate) fn release_demand_plan(&mut self, key: &str) {
+    pub(crate) fn release_demand_plan(&mut self, now: Time, key: &str) {
         let Some(plan) = self.demands.by_key.get(key).and_then(|d| d.plan.clone()) else {
             return;
         };
+        self.uncarry_demand_app(now, key);
         if self.reservations.delete(Some(plan.reservation)).is_ok() {
             self.persist(vec![Write::RemoveReservation(plan.reservation.to_string())]);
             self.demands.plans_changed = true;

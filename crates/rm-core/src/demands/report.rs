@@ -92,7 +92,7 @@ impl RmCore {
             at: now,
         });
         if state.is_final() {
-            self.release_demand_plan(key);
+            self.release_demand_plan(now, key);
         }
         self.persist_demand(key);
         self.sync_demand_asks(now, key);
