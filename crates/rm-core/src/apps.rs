@@ -761,6 +761,7 @@ pub(crate) fn app_record(app: &App) -> ApplicationRecord {
         memory_mb_ms: app.ended_usage.memory_mb_ms,
         vcore_ms: app.ended_usage.vcore_ms,
         reservation_id: app.sub.reservation_id.clone(),
+        weft_demand: app.sub.demand.as_ref().map(ToString::to_string),
     }
 }
 

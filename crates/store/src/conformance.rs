@@ -86,6 +86,7 @@ pub fn sample_app(app_id: u64) -> ApplicationRecord {
         memory_mb_ms: 3_072_000,
         vcore_ms: 3_000,
         reservation_id: Some("reservation_1_0001".into()),
+        weft_demand: Some(r#"{"DemandID":1}"#.into()),
     }
 }
 

@@ -205,6 +205,10 @@ pub struct ApplicationRecord {
     /// it. Absent in records written before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reservation_id: Option<String>,
+    /// Weft's `weft-demand` as submitted (JSON): its AM waits for the demand's time, also
+    /// after a restart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weft_demand: Option<String>,
 }
 
 /// One AM attempt of an application (YARN's `ApplicationAttemptStateData`).

@@ -46,6 +46,17 @@ pub use submit::DemandBatch;
 /// At most this many demands in one submission.
 pub const MAX_DEMANDS_PER_SUBMISSION: usize = 1000;
 
+/// The key of the demand that gates the AM of `app` submitted with `weft-demand` (its first
+/// ResourceDescription's DemandID), `None` when it names none.
+pub(crate) fn gating_demand_key(app: ApplicationId, demand: &serde_json::Value) -> Option<String> {
+    let first = match demand {
+        serde_json::Value::Array(all) => all.first()?,
+        one => one,
+    };
+    let id = first.get("DemandID")?.as_u64()?;
+    Some(Scope::App(app).key(id))
+}
+
 /// Whose demand numbers a demand's DemandID is unique among.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Scope {

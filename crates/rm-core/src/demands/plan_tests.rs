@@ -419,7 +419,8 @@ fn a_queue_under_no_plan_keeps_not_reservable() {
 /// C15, scaled to a test's clock: an app submitted at 60 s to `prod` with a strict gang of 4 ×
 /// 4 GB, Start [NOW+10m, +10m), Duration 45 min, DeadLine [NOW, +60m). Arrival 660 s;
 /// deadline min(60 s + 3,600 s, 1,260 s + 2,700 s) = 3,660 s; placed at [660 s, 3,360 s). The
-/// AM is asked at 660 s − (17 s + 60 s) = 583 s, the demand goes ALLOCATING at 643 s.
+/// AM is asked at 660 s − (17 s + 60 s) = 583 s, the demand goes ALLOCATING at 643 s. The
+/// RM restarts at 100 s in between.
 #[test]
 fn c15_an_apps_am_waits_for_its_demands_planned_start() {
     let mut rm = config(PROD_ADHOC);
@@ -451,6 +452,14 @@ fn c15_an_apps_am_waits_for_its_demands_planned_start() {
         (Some(Time(660 * SEC)), Some(Time(3_360 * SEC)))
     );
 
+    // A restart keeps the AM held (the app's record keeps its weft-demand).
+    let mut rm = config(PROD_ADHOC);
+    rm.nm_expiry = weft_types::Duration::from_secs(100_000);
+    let mut c = RmCore::recover(rm, stored(), TS, Time(100 * SEC)).expect("recovered");
+    for n in ["n1:1", "n2:1", "n3:1", "n4:1"] {
+        register(&mut c, 100 * SEC, n);
+    }
+    drain(&mut c);
     let out = {
         crate::tests::heartbeat(&mut c, 582 * SEC, "n1:1");
         drain(&mut c)
