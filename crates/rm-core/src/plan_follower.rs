@@ -42,11 +42,13 @@ impl crate::RmCore {
             && self.sched.cluster_capacity() != weft_types::Resource::ZERO;
         let mut removed = Vec::new();
         let mut replanned = Vec::new();
+        let loose = self.loose_demand_reservations();
         for (_, pq) in self.reservations.plan_queues() {
             let window = Duration(u64::try_from(pq.settings.enforcement_window_ms).unwrap_or(0));
             // Refusals leave the plan as it was; the next step tries again.
             let dropped = if replan {
-                weft_plan::replan(&mut pq.plan, now, window).unwrap_or_default()
+                weft_plan::replan_loose_first(&mut pq.plan, now, window, &|id| loose.contains(id))
+                    .unwrap_or_default()
             } else {
                 Vec::new()
             };

@@ -587,3 +587,30 @@ fn a_running_planned_demand_carries_its_app_into_the_reservations_leaf() {
     assert_eq!(queue(&c), "root.prod.prod-default");
     assert_eq!(committed(&c, 700 * SEC), Resource::ZERO);
 }
+
+/// §3.5's "loose before strict": as above, but the loose demand is the older one. Hadoop's
+/// newest-first would drop the strict one; the loose one goes first, and is planned again at
+/// [2,400 s, 4,200 s) behind the strict one.
+#[test]
+fn the_replanner_drops_a_loose_demand_before_a_newer_strict_one() {
+    let mut c = cluster();
+    let gang = |strategy: &str| {
+        format!(
+            r#", "Gang": true, "Start": {{"Time": "[NOW+10m, +5m]", "Strategy": "{strategy}"}}, "Duration": "30m""#
+        )
+    };
+    one(&mut c, 0, 1, 8, &gang("loose"));
+    one(&mut c, 0, 2, 8, &gang("strict"));
+    for n in ["n3:1", "n4:1"] {
+        c.decommission(Time(4 * SEC), n).expect("decommissioned");
+    }
+    drain(&mut c);
+    tick(&mut c, 5 * SEC);
+    assert_eq!(
+        last(&c, 2),
+        (Accepted, "planned", 0),
+        "the strict one is kept"
+    );
+    assert_eq!(last(&c, 1), (Accepted, "replanned", 5 * SEC));
+    assert_eq!(planned(&c, 1), (Some(2_400 * SEC), Some(4_200 * SEC)));
+}

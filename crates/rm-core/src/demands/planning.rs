@@ -364,6 +364,16 @@ impl RmCore {
         }
     }
 
+    /// The reservations of live loose demands: the replanner drops them first (§3.5).
+    pub(crate) fn loose_demand_reservations(&self) -> std::collections::BTreeSet<ReservationId> {
+        self.demands
+            .by_key
+            .values()
+            .filter(|d| !d.state().is_final() && !self.strictly_timed(d))
+            .filter_map(|d| d.plan.as_ref().map(|p| p.reservation))
+            .collect()
+    }
+
     /// A demand that ended gives its reservation back (C12: the committed skyline drops).
     pub(crate) fn release_demand_plan(&mut self, now: Time, key: &str) {
         let Some(plan) = self.demands.by_key.get(key).and_then(|d| d.plan.clone()) else {
