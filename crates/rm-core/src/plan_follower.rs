@@ -68,6 +68,8 @@ impl crate::RmCore {
                 .collect(),
         );
         if !replanned.is_empty() {
+            // The capacity was set above.
+            self.demands.plan_capacity_fresh = true;
             self.demand_reservations_dropped(now, &replanned);
         }
         self.follow_plans(now);

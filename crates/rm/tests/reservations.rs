@@ -669,6 +669,7 @@ fn demands_in_a_reservable_queue_are_planned_or_refused_over_rest() {
     let (status, list) = http.list(&format!("queue=prod&reservation-id={id}"));
     assert_eq!(status, 200);
     assert_eq!(list["reservations"][0]["reservation-id"], id);
+    assert_eq!(list["reservations"][0]["weft-demand"], "~dr.who/1");
 
     // A gang of 24 × 1 GB packs on the nodes (32 fit) but exceeds the plan (19 vcores), a 400 naming the reason.
     let (status, text) = post(json!({"queue": "prod", "demands": [demand(2, 24, true)]}));

@@ -161,6 +161,9 @@ pub(crate) struct Demands {
     /// A demand's reservation was placed or removed since the scheduler's plan follower was
     /// last told.
     pub(crate) plans_changed: bool,
+    /// The plans' capacity was set from the scheduler's shares within the current input (a
+    /// snapshot per input, not per demand placed).
+    pub(crate) plan_capacity_fresh: bool,
     /// Applications whose AM waits for their demand's time (`am_gate`) -> that demand's key.
     pub(crate) am_gates: BTreeMap<ApplicationId, String>,
 }

@@ -234,7 +234,9 @@ impl RmCore {
         plan_queue: &str,
         definition: &ReservationDefinition,
     ) -> Result<DemandPlan, ReservationError> {
-        self.refresh_plans(now);
+        if !std::mem::replace(&mut self.demands.plan_capacity_fresh, true) {
+            self.refresh_plans(now);
+        }
         let id = self.reservations.new_id();
         self.persist(vec![Write::ReservationSequence(
             self.reservations.next_sequence(),
@@ -362,6 +364,15 @@ impl RmCore {
                 DEFER_HORIZON.0 / 3_600_000
             )),
         }
+    }
+
+    /// The key of the demand whose reservation `id` is (REST's `weft-demand`).
+    pub fn demand_of_reservation(&self, id: &ReservationId) -> Option<String> {
+        self.demands
+            .by_key
+            .values()
+            .find(|d| d.plan.as_ref().is_some_and(|p| p.reservation == *id))
+            .map(|d| d.key.clone())
     }
 
     /// The reservations of live loose demands: the replanner drops them first (§3.5).

@@ -114,6 +114,7 @@ impl RmCore {
         if !errors.is_empty() {
             return Err(invalid(errors));
         }
+        self.demands.plan_capacity_fresh = false;
         let mut keys = Vec::with_capacity(ready.len());
         for (key, mut spec, times) in ready {
             // The default strategy in force is written into the demand, so a later change of

@@ -111,7 +111,14 @@ pub(crate) async fn list(State(s): State<Rest>, params: Params) -> Result<Json<V
         .call(move |core, now| {
             core.reservations().list(&query).map(|rs| {
                 rs.into_iter()
-                    .map(|r| reservation_info(r, with_allocations, now))
+                    .map(|r| {
+                        let mut info = reservation_info(r, with_allocations, now);
+                        // Weft's `weft-demand` (spec §3.6): the demand that made it.
+                        if let Some(key) = core.demand_of_reservation(&r.id) {
+                            info["weft-demand"] = Value::String(key);
+                        }
+                        info
+                    })
                     .collect::<Vec<_>>()
             })
         })
