@@ -675,5 +675,29 @@ fn demands_in_a_reservable_queue_are_planned_or_refused_over_rest() {
     let (status, text) = post(json!({"queue": "prod", "demands": [demand(2, 24, true)]}));
     assert_eq!(status, 400, "{text}");
     assert!(message(&text).contains("FAILED (unplannable)"), "{text}");
+
+    // C15 over REST: an app submitted with `weft-demand` waits ACCEPTED for its demand's time.
+    let agent = support::agent();
+    let base = format!("http://{}/ws/v1/cluster/apps", rm.web);
+    let app = support::post(&agent, &format!("{base}/new-application"), None);
+    let app = app["application-id"].as_str().expect("an id").to_string();
+    support::post(
+        &agent,
+        &base,
+        Some(json!({
+            "application-id": app,
+            "application-name": "nightly",
+            "queue": "prod",
+            "am-container-spec": {"commands": {"command": "sleep 100"}},
+            "resource": {"memory": 1024, "vCores": 1},
+            "weft-demand": demand(1, 4, true),
+        })),
+    );
+    let (_, state, diagnostics) = app_info(&agent, &rm, &app);
+    assert_eq!(state, "ACCEPTED");
+    assert!(
+        diagnostics.starts_with("waiting for scheduled start at "),
+        "{diagnostics}"
+    );
     rt.block_on(rm.stop());
 }
