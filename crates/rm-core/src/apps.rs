@@ -564,6 +564,7 @@ impl RmCore {
         }
         // A new attempt: the scheduler releases the old one's containers and asks for the new
         // AM; the app keeps its queue, start time and place in the order.
+        self.demands_attempt_lost(now, attempt_id);
         self.end_app_containers(
             now,
             id,

@@ -54,6 +54,11 @@ impl RmCore {
         while self.completed.in_store.len() > store_max {
             if let Some(id) = self.completed.in_store.pop_front() {
                 removed.push(Write::RemoveApp(id.seq));
+                removed.extend(
+                    self.evictable_demands(id)
+                        .into_iter()
+                        .map(Write::RemoveDemand),
+                );
             }
         }
         if !removed.is_empty() {
@@ -62,7 +67,34 @@ impl RmCore {
         while self.completed.in_memory.len() > self.config.max_completed_apps {
             if let Some(id) = self.completed.in_memory.pop_front() {
                 self.apps.remove(&id);
+                for key in self.evictable_demands(id) {
+                    self.demands.by_key.remove(&key);
+                }
             }
         }
+    }
+
+    /// The demands of a completed app that may leave with it: all of them (they ended with
+    /// the app) except one a live demand still names in its OrderBy, which keeps answering
+    /// for its successor.
+    fn evictable_demands(&self, app: ApplicationId) -> Vec<String> {
+        let prefix = format!("{app}/");
+        let ended: Vec<&String> = self
+            .demands
+            .by_key
+            .range(prefix.clone()..)
+            .take_while(|(key, _)| key.starts_with(&prefix))
+            .filter(|(_, d)| d.state().is_final())
+            .map(|(key, _)| key)
+            .collect();
+        if ended.is_empty() {
+            return Vec::new();
+        }
+        let named = self.named_by_live_demands();
+        ended
+            .into_iter()
+            .filter(|key| !named.contains(key.as_str()))
+            .cloned()
+            .collect()
     }
 }

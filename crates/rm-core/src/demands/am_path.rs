@@ -505,6 +505,31 @@ impl RmCore {
         }
     }
 
+    /// The current attempt of `app` failed and a new one starts: the old attempt's containers
+    /// are about to be killed with it (Weft keeps no containers across attempts), so an AM
+    /// demand holding live ones has lost them (§3.4 row 16, "app attempt lost without
+    /// work-preserving recovery": FAILED `app_failed`). Called before the kills, so they are
+    /// not counted as the demand's completions (which would end it FINISHED ok). A demand with
+    /// nothing live (still ALLOCATING with no container, or every container already ended)
+    /// carries on: the new attempt asks again for what it lacks.
+    pub(crate) fn demands_attempt_lost(&mut self, now: Time, failed: AttemptId) {
+        let lost: Vec<(String, u64)> = self
+            .live_am_demands(failed.app)
+            .filter(|d| d.allocated > d.completed)
+            .map(|d| (d.key.clone(), d.allocated - d.completed))
+            .collect();
+        for (key, live) in lost {
+            self.demand_transition(
+                now,
+                &key,
+                DemandState::Failed,
+                DemandReason::AppFailed,
+                format!("attempt {failed} failed: its {live} live containers of this demand were killed with it"),
+            );
+        }
+        self.advance_demands(now);
+    }
+
     /// Gives back a failed demand's containers: the unlaunched ones released, the running ones
     /// killed (except on claim expiry, which takes only what was never launched).
     fn end_demand_containers(

@@ -404,6 +404,78 @@ fn a_new_attempt_asks_again_for_what_an_allocating_demand_lacks() {
 }
 
 #[test]
+fn a_new_attempt_fails_the_demands_whose_containers_died_with_the_old_one() {
+    let mut c = core();
+    register(&mut c, 0, "h1:1");
+    let am = Am::start(&mut c, 1, "h1:1");
+    // Demand 1 gets its container and runs it; demand 2 is too big for the node and waits.
+    am.demands(
+        &mut c,
+        2,
+        &[described(1, 1, 1024, 1, ""), described(2, 1, 8192, 2, "")],
+    )
+    .expect("admitted");
+    heartbeat(&mut c, 3, "h1:1");
+    drain(&mut c);
+    let got = am.poll(&mut c, 4).allocated;
+    assert_eq!(got.len(), 1);
+    run(&mut c, 5, "h1:1", got[0].id);
+    assert_eq!(state(&c, &am.key(1)), (Allocated, "satisfied"));
+    // The AM container exits: its attempt's containers are killed with it. Demand 1 lost its
+    // running container, which is no completion of its work (it must not end FINISHED ok);
+    // demand 2 held nothing and asks again under the new attempt.
+    report(
+        &mut c,
+        6,
+        "h1:1",
+        vec![status(am.am_container, NmContainerState::Complete, 1)],
+    );
+    drain(&mut c);
+    let d = c.demand(&am.key(1)).expect("demand 1");
+    assert_eq!(state(&c, &am.key(1)), (Failed, "app_failed"), "{d:?}");
+    assert!(
+        d.timeline.last().is_some_and(|t| t
+            .detail
+            .contains("1 live containers of this demand were killed")),
+        "{d:?}"
+    );
+    assert_eq!(state(&c, &am.key(2)), (Allocating, "eligible"));
+}
+
+#[test]
+fn an_evicted_application_takes_its_demands_from_memory_and_the_store() {
+    let mut cfg = config("<allocations/>");
+    cfg.max_completed_apps = 1;
+    let mut c = RmCore::new(cfg, crate::tests::TS, Time(0));
+    drain(&mut c);
+    register(&mut c, 0, "h1:1");
+    let am = Am::start(&mut c, 1, "h1:1");
+    // Too big for the node: it waits, ALLOCATING, until its app is killed.
+    am.demands(&mut c, 2, &[described(1, 1, 8192, 1, "")])
+        .expect("admitted");
+    c.kill(Time(3), am.app, None).expect("killed");
+    drain(&mut c);
+    assert_eq!(state(&c, &am.key(1)), (Failed, "killed"));
+    // One completed app is kept: the next one to complete evicts the first, and its demand
+    // with it, from memory and from the store.
+    let other = crate::tests::submit(&mut c, 4);
+    drain(&mut c);
+    c.kill(Time(5), other, None).expect("killed");
+    let out = drain(&mut c);
+    assert!(c.demand(&am.key(1)).is_none());
+    assert!(
+        crate::tests::writes(&out)
+            .iter()
+            .any(|w| matches!(w, weft_store::Write::RemoveDemand(k) if *k == am.key(1))),
+        "{out:?}"
+    );
+    assert!(crate::tests::stored()
+        .demands
+        .iter()
+        .all(|d| d.key != am.key(1)));
+}
+
+#[test]
 fn the_am_kills_one_demand_and_judges_another() {
     let mut c = core();
     register(&mut c, 0, "h1:1");

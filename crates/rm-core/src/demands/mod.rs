@@ -15,6 +15,7 @@ mod am_gate;
 mod am_path;
 #[cfg(test)]
 mod am_tests;
+mod bounds;
 mod carrier;
 mod inputs;
 mod links;
@@ -39,6 +40,7 @@ use weft_types::Time;
 
 pub(crate) use am_path::TagOutcome;
 pub use am_path::{DEMAND_GANG_IDS, MAX_AM_DEMANDS_PER_APP};
+pub use bounds::MAX_DEMANDS_PER_SCOPE;
 pub use reason::DemandReason;
 pub use report::{demand_state_name, DemandReport, DemandTransition};
 pub use submit::DemandBatch;

@@ -114,6 +114,7 @@ impl RmCore {
         if !errors.is_empty() {
             return Err(invalid(errors));
         }
+        self.make_room_for_demands(&scope, ready.len())?;
         self.demands.plan_capacity_fresh = false;
         let mut keys = Vec::with_capacity(ready.len());
         for (key, mut spec, times) in ready {
