@@ -238,6 +238,9 @@ fn report(d: &Value) -> String {
         ("Reason", text(d, "reason")),
         ("Accepted-Time", when(d, "accepted-time")),
         ("Earliest-Start", when(d, "earliest-start")),
+        ("Reservation-Id", text(d, "reservation-id")),
+        ("Planned-Start", when(d, "planned-start")),
+        ("Planned-End", when(d, "planned-end")),
         ("First-Allocation", when(d, "first-allocation")),
         ("Deadline", when(d, "deadline")),
         (
@@ -328,6 +331,22 @@ mod tests {
         let text = report(&d);
         assert!(text.contains("\tState : FAILED\n"), "{text}");
         assert!(text.contains("\tApplication-Id : N/A\n"), "{text}");
+        assert!(text.contains("\tReservation-Id : N/A\n"), "{text}");
+        let planned =
+            json!({"reservation-id": "reservation_1_0001", "planned-start": 1_700_000_600_000_u64});
+        let text_planned = report(&planned);
+        assert!(
+            text_planned.contains("\tReservation-Id : reservation_1_0001\n"),
+            "{text_planned}"
+        );
+        assert!(
+            !text_planned.contains("\tPlanned-Start : N/A\n"),
+            "{text_planned}"
+        );
+        assert!(
+            text_planned.contains("\tPlanned-End : N/A\n"),
+            "{text_planned}"
+        );
         assert!(
             text.contains(
                 "\tContainers : requested 5, held 2, allocated 0, running 0, completed 0\n"

@@ -69,6 +69,10 @@ pub struct RmConfig {
     /// `yarn.acl.reservation-enable` (false): whether the plan queues' reservation ACLs are
     /// checked (`reservation_acls`).
     pub reservation_acls_enabled: bool,
+    /// `weft.demand.am-lead` (60 s), Weft's own: an application submitted with a demand
+    /// (`weft-demand`) has its AM asked this long before its demand's own lead (spec §3.4,
+    /// "The AM at a scheduled time"), so the AM is up when its containers come.
+    pub demand_am_lead: Duration,
 }
 
 /// The default cap on containers per Allocate answer: about 2 MB on the wire, well under the
@@ -98,6 +102,7 @@ impl RmConfig {
             demand_timezone_minutes: 0,
             demand_admit_unplanned: false,
             reservation_acls_enabled: false,
+            demand_am_lead: Duration::from_secs(60),
         }
     }
 }

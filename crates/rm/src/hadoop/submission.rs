@@ -68,6 +68,7 @@ pub(super) fn from_context(
         unmanaged_am: ctx.unmanaged_am(),
         launch,
         reservation_id: reservation_id(ctx)?,
+        demand: None,
     };
     Ok((id, sub))
 }

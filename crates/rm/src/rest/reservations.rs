@@ -121,7 +121,14 @@ pub(crate) async fn list(
         .call(move |core, now| {
             core.list_reservations(&who, &query).map(|rs| {
                 rs.into_iter()
-                    .map(|r| reservation_info(r, with_allocations, now))
+                    .map(|r| {
+                        let mut info = reservation_info(r, with_allocations, now);
+                        // Weft's `weft-demand` (spec §3.6): the demand that made it.
+                        if let Some(key) = core.demand_of_reservation(&r.id) {
+                            info["weft-demand"] = Value::String(key);
+                        }
+                        info
+                    })
                     .collect::<Vec<_>>()
             })
         })
