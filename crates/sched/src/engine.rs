@@ -62,6 +62,9 @@ pub(crate) struct Engine<R: Rules> {
     /// The most queues one walk of the latest heartbeat entered (resource-pools spec §14
     /// scenario 31: never more than the heartbeating node's pool holds).
     pub(crate) last_heartbeat_widest_walk: u64,
+    /// Apps the heartbeat walks offered a node to (one increment per visit), for the
+    /// footprint figures (`Scheduler::footprint`).
+    pub(crate) apps_visited: u64,
     /// Fast path: distinct outstanding ask sizes of candidate apps -> how many apps have them.
     pub(crate) pending_sizes: BTreeMap<[i64; weft_types::MAX_RESOURCE_TYPES], u32>,
     /// Reused buffer for re-indexing an app's sizes without allocating.
@@ -108,6 +111,7 @@ impl<R: Rules> Engine<R> {
             top_level_reachable: 0,
             walks: 0,
             last_heartbeat_widest_walk: 0,
+            apps_visited: 0,
             pending_sizes: BTreeMap::new(),
             scratch_sizes: Vec::new(),
             unbounded_never_binds: true,

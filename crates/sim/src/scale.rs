@@ -16,6 +16,7 @@
 
 mod apps;
 pub mod capacity_form;
+pub mod footprint;
 pub mod metrics;
 pub mod pools;
 pub mod present;
@@ -31,6 +32,7 @@ use apps::{AppRun, AppStep};
 use metrics::{Recorder, ScaleReport};
 use std::collections::BTreeMap;
 use thiserror::Error;
+use footprint::FootprintFigures;
 use walk_bound::WalkBound;
 use weft_config::SchedulerKind;
 use weft_sched::{
@@ -183,6 +185,7 @@ pub fn run_scale(
         .walk_bound
         .finish(sim.sched.walks(), sim.sched.queues_visited());
     let mut report = run.recorder.finish(sim.now, walks);
+    report.footprint = FootprintFigures::new(&sim.sched.footprint(), walk_bound.heartbeats);
     report.walk_bound = walk_bound;
     Ok(report)
 }
