@@ -658,20 +658,23 @@ impl<R: Rules> Engine<R> {
         req.any.count = before.saturating_add(ask.count);
         req.tags.add(before, req.any.count - before, ask.tag);
         req.any.relax_locality = ask.relax_locality;
-        for (rack, relax) in racks {
-            let e = req.racks.entry(rack).or_insert(LocationAsk {
-                count: 0,
-                relax_locality: relax,
-            });
-            e.count = e.count.saturating_add(ask.count);
-            e.relax_locality = relax;
-        }
-        for host in &ask.hosts {
-            let e = req.hosts.entry(host.clone()).or_insert(LocationAsk {
-                count: 0,
-                relax_locality: true,
-            });
-            e.count = e.count.saturating_add(ask.count);
+        if !racks.is_empty() || !ask.hosts.is_empty() {
+            let locations = req.locations_mut();
+            for (rack, relax) in racks {
+                let e = locations.racks.entry(rack).or_insert(LocationAsk {
+                    count: 0,
+                    relax_locality: relax,
+                });
+                e.count = e.count.saturating_add(ask.count);
+                e.relax_locality = relax;
+            }
+            for host in &ask.hosts {
+                let e = locations.hosts.entry(host.clone()).or_insert(LocationAsk {
+                    count: 0,
+                    relax_locality: true,
+                });
+                e.count = e.count.saturating_add(ask.count);
+            }
         }
         self.refresh_app(id);
         Ok(())
@@ -695,12 +698,7 @@ impl<R: Rules> Engine<R> {
             req.any.count -= take;
             req.tags.cancel_newest(take);
             left -= take;
-            let cap = req.any.count;
-            for a in req.racks.values_mut().chain(req.hosts.values_mut()) {
-                a.count = a.count.min(cap);
-            }
-            req.racks.retain(|_, a| a.count > 0);
-            req.hosts.retain(|_, a| a.count > 0);
+            req.cap_locations(req.any.count);
         }
         app.requests
             .retain(|_, r| r.any.count > 0 || r.allowed.is_some());

@@ -29,10 +29,10 @@ use crate::driver::{CompletionReport, EventKind, Script, Sim, Step, Timing};
 use crate::queue::{Due, UpdateOrder};
 use crate::workload::{AppSource, Workload};
 use apps::{AppRun, AppStep};
+use footprint::FootprintFigures;
 use metrics::{Recorder, ScaleReport};
 use std::collections::BTreeMap;
 use thiserror::Error;
-use footprint::FootprintFigures;
 use walk_bound::WalkBound;
 use weft_config::SchedulerKind;
 use weft_sched::{

@@ -111,6 +111,9 @@ mod tests {
         assert_eq!(figures.visited_lines_per_heartbeat, 96.0 + 40.0 + 4.0);
         assert_eq!(figures.hot_bytes_per_heartbeat, 2400.0 + 1280.0 + 200.0);
         assert_eq!(figures.walks_per_heartbeat, 3.0);
-        assert_eq!(FootprintFigures::new(&f, 0).visited_bytes_per_heartbeat, 0.0);
+        assert_eq!(
+            FootprintFigures::new(&f, 0).visited_bytes_per_heartbeat,
+            0.0
+        );
     }
 }
