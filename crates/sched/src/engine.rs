@@ -62,6 +62,9 @@ pub(crate) struct Engine<R: Rules> {
     /// The most queues one walk of the latest heartbeat entered (resource-pools spec §14
     /// scenario 31: never more than the heartbeating node's pool holds).
     pub(crate) last_heartbeat_widest_walk: u64,
+    /// Apps the heartbeat walks offered a node to (one increment per visit), for the
+    /// footprint figures (`Scheduler::footprint`).
+    pub(crate) apps_visited: u64,
     /// Fast path: distinct outstanding ask sizes of candidate apps -> how many apps have them.
     pub(crate) pending_sizes: BTreeMap<[i64; weft_types::MAX_RESOURCE_TYPES], u32>,
     /// Reused buffer for re-indexing an app's sizes without allocating.
@@ -108,6 +111,7 @@ impl<R: Rules> Engine<R> {
             top_level_reachable: 0,
             walks: 0,
             last_heartbeat_widest_walk: 0,
+            apps_visited: 0,
             pending_sizes: BTreeMap::new(),
             scratch_sizes: Vec::new(),
             unbounded_never_binds: true,
@@ -654,20 +658,23 @@ impl<R: Rules> Engine<R> {
         req.any.count = before.saturating_add(ask.count);
         req.tags.add(before, req.any.count - before, ask.tag);
         req.any.relax_locality = ask.relax_locality;
-        for (rack, relax) in racks {
-            let e = req.racks.entry(rack).or_insert(LocationAsk {
-                count: 0,
-                relax_locality: relax,
-            });
-            e.count = e.count.saturating_add(ask.count);
-            e.relax_locality = relax;
-        }
-        for host in &ask.hosts {
-            let e = req.hosts.entry(host.clone()).or_insert(LocationAsk {
-                count: 0,
-                relax_locality: true,
-            });
-            e.count = e.count.saturating_add(ask.count);
+        if !racks.is_empty() || !ask.hosts.is_empty() {
+            let locations = req.locations_mut();
+            for (rack, relax) in racks {
+                let e = locations.racks.entry(rack).or_insert(LocationAsk {
+                    count: 0,
+                    relax_locality: relax,
+                });
+                e.count = e.count.saturating_add(ask.count);
+                e.relax_locality = relax;
+            }
+            for host in &ask.hosts {
+                let e = locations.hosts.entry(host.clone()).or_insert(LocationAsk {
+                    count: 0,
+                    relax_locality: true,
+                });
+                e.count = e.count.saturating_add(ask.count);
+            }
         }
         self.refresh_app(id);
         Ok(())
@@ -691,12 +698,7 @@ impl<R: Rules> Engine<R> {
             req.any.count -= take;
             req.tags.cancel_newest(take);
             left -= take;
-            let cap = req.any.count;
-            for a in req.racks.values_mut().chain(req.hosts.values_mut()) {
-                a.count = a.count.min(cap);
-            }
-            req.racks.retain(|_, a| a.count > 0);
-            req.hosts.retain(|_, a| a.count > 0);
+            req.cap_locations(req.any.count);
         }
         app.requests
             .retain(|_, r| r.any.count > 0 || r.allowed.is_some());

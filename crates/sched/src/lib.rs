@@ -13,6 +13,7 @@ mod engine;
 mod fair;
 mod fifo;
 mod follower;
+mod footprint;
 mod objects;
 mod order;
 mod queries;
@@ -24,5 +25,6 @@ mod walk;
 
 pub use api::*;
 pub use follower::MAX_PLAN_RESERVATIONS;
+pub use footprint::Footprint;
 pub use scheduler::{Scheduler, WalkMode};
 pub use weft_config::SchedulerKind;

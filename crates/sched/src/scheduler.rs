@@ -134,6 +134,12 @@ impl Scheduler {
         with_engine!(&self.kind, e => e.last_heartbeat_widest_walk)
     }
 
+    /// The sizes of the hot structures of this scheduler's engine and the walk's visit
+    /// counters so far: what a heartbeat touches, for benchmarks.
+    pub fn footprint(&self) -> crate::Footprint {
+        with_engine!(&self.kind, e => e.footprint())
+    }
+
     /// Summed over the heartbeat walks so far: how many top-level queues with something to
     /// schedule each walk could descend to (with resource pools, only its node's pool's).
     pub fn top_level_reachable(&self) -> u64 {

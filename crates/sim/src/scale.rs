@@ -16,6 +16,7 @@
 
 mod apps;
 pub mod capacity_form;
+pub mod footprint;
 pub mod metrics;
 pub mod pools;
 pub mod present;
@@ -28,6 +29,7 @@ use crate::driver::{CompletionReport, EventKind, Script, Sim, Step, Timing};
 use crate::queue::{Due, UpdateOrder};
 use crate::workload::{AppSource, Workload};
 use apps::{AppRun, AppStep};
+use footprint::FootprintFigures;
 use metrics::{Recorder, ScaleReport};
 use std::collections::BTreeMap;
 use thiserror::Error;
@@ -183,6 +185,7 @@ pub fn run_scale(
         .walk_bound
         .finish(sim.sched.walks(), sim.sched.queues_visited());
     let mut report = run.recorder.finish(sim.now, walks);
+    report.footprint = FootprintFigures::new(&sim.sched.footprint(), walk_bound.heartbeats);
     report.walk_bound = walk_bound;
     Ok(report)
 }

@@ -293,7 +293,7 @@ impl CapacityEngine {
                 f64::from(g.node_locality_delay) + f64::from(g.rack_locality_additional_delay);
             return missed > nodes.min(delay);
         }
-        let locations = (req.hosts.len() + req.racks.len() + 1) as f64;
+        let locations = (req.location_count() + 1) as f64;
         let containers = f64::from(req.any.count);
         let factor = ((locations - 1.0).max(0.0) / nodes).min(1.0);
         missed > nodes.min(containers * factor)

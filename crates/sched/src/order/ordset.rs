@@ -322,14 +322,22 @@ impl OrderedSet {
 
     /// Moves the entry in `slot` to key `new`, shifting only the slot numbers between its two
     /// positions; false if the slot holds no live entry.
+    ///
+    /// `slot` is the caller's live handle: an unchanged key is noticed before the entry is
+    /// looked for (the update re-keys every queue and most keys stay), so a stale handle whose
+    /// slot still holds that very key is taken for live.
     pub(crate) fn rekey(&mut self, slot: u32, new: &SortKey) -> bool {
+        let Some(&member) = self.members.get(slot as usize) else {
+            return false;
+        };
+        let new_probe = Probe::new(new, member);
+        if self.holds(slot, &new_probe) {
+            debug_assert!(self.position_of(slot).is_some(), "re-key of a free slot");
+            return true;
+        }
         let Some(from) = self.position_of(slot) else {
             return false;
         };
-        let new_probe = Probe::new(new, self.members[slot as usize]);
-        if self.holds(slot, &new_probe) {
-            return true;
-        }
         let len = self.order.len();
         let to = if new_probe.cmp(&self.probe_at(slot)).is_gt() {
             // Entries after `from` that are smaller than `new` move one place left. A served

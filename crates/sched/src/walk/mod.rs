@@ -209,6 +209,7 @@ impl<R: Rules> Engine<R> {
                             continue;
                         }
                         self.apps.remember(app, slot);
+                        self.apps_visited = self.apps_visited.wrapping_add(1);
                         R::serve_app(self, app, node)
                     } else {
                         self.assign_queue(QueueId(member as u32), node, reserve_only)
@@ -235,6 +236,7 @@ impl<R: Rules> Engine<R> {
                         {
                             continue;
                         }
+                        self.apps_visited = self.apps_visited.wrapping_add(1);
                         R::serve_app(self, app, node)
                     } else {
                         self.assign_queue(QueueId(member as u32), node, false)

@@ -11,6 +11,7 @@
 //! share is often out of reach by a fraction of one). Measured at the sample period.
 
 use super::apps::AppRun;
+use super::footprint::FootprintFigures;
 use super::pools::{PoolFigures, PoolRecorder};
 use super::walk_bound::WalkBoundFigures;
 use crate::workload::Workload;
@@ -168,6 +169,8 @@ pub struct ScaleReport {
     /// Each heartbeat's widest walk against the queues of its node's pool (resource-pools
     /// spec §14 scenario 31), and the walks' mean width.
     pub walk_bound: WalkBoundFigures,
+    /// The scheduler's hot structures and the bytes of them a heartbeat's walks reach.
+    pub footprint: FootprintFigures,
     /// Per resource pool: usage, valid pending, validSchedule (empty without pools).
     pub pools: Vec<PoolFigures>,
     /// With pools: the fraction of minutes in which every pool's validSchedule held (the
@@ -556,6 +559,7 @@ impl Recorder {
             top_level_reachable,
             top_level_reachable_per_heartbeat: per_heartbeat(top_level_reachable),
             walk_bound: WalkBoundFigures::default(),
+            footprint: FootprintFigures::default(),
             pools,
             pool_aware_valid_schedule_per_min,
             verifications: self.verifications,

@@ -92,6 +92,19 @@ pub fn summary_rows(r: &ScaleReport) -> Vec<(String, String)> {
                 r.walk_bound.walks_beyond_pool
             ),
         ),
+        (
+            "hot structures reached per heartbeat (app / queue bytes)".to_string(),
+            format!(
+                "{:.0} bytes ({:.0} hot), {:.1} lines: {:.2} apps, {:.2} queues ({} / {})",
+                r.footprint.visited_bytes_per_heartbeat,
+                r.footprint.hot_bytes_per_heartbeat,
+                r.footprint.visited_lines_per_heartbeat,
+                r.footprint.apps_visited_per_heartbeat,
+                r.footprint.queues_visited_per_heartbeat,
+                r.footprint.app_bytes,
+                r.footprint.queue_bytes
+            ),
+        ),
     ];
     if let Some(aware) = r.pool_aware_valid_schedule_per_min {
         rows.push((

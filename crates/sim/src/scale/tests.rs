@@ -295,3 +295,40 @@ fn scenario_31_no_walk_leaves_its_nodes_pool() {
         "{b:?}"
     );
 }
+
+/// The footprint figures come from the run's own walk counters: every allocation was offered
+/// by a walk, each entering root, a parent and a leaf at least, and an app offered the node.
+#[test]
+fn footprint_weighs_the_walks_visits_by_the_structures_sizes() {
+    let r = meituan_small(0);
+    let f = &r.footprint;
+    let heartbeats = r.walk_bound.heartbeats as f64;
+    assert!(
+        f.app_bytes > 0 && f.queue_bytes > 0 && f.node_bytes > 0,
+        "{f:?}"
+    );
+    assert_eq!(
+        f.walks_per_heartbeat,
+        r.walk_bound.walks as f64 / heartbeats
+    );
+    assert_eq!(
+        f.queues_visited_per_heartbeat,
+        r.queues_visited_per_heartbeat
+    );
+    let allocations_per_heartbeat = r.allocations as f64 / heartbeats;
+    assert!(
+        f.apps_visited_per_heartbeat >= allocations_per_heartbeat,
+        "{f:?}"
+    );
+    assert!(
+        f.queues_visited_per_heartbeat >= 3.0 * allocations_per_heartbeat,
+        "{f:?}"
+    );
+    let bytes = f.queues_visited_per_heartbeat * f.queue_bytes as f64
+        + f.apps_visited_per_heartbeat * f.app_bytes as f64
+        + f.node_bytes as f64;
+    assert!(
+        (f.visited_bytes_per_heartbeat - bytes).abs() < 1e-6 * bytes,
+        "{f:?}"
+    );
+}

@@ -181,7 +181,7 @@ impl FairEngine {
             let mut racks_with_nodes: Vec<&str> = Vec::new();
             let mut racks_visited: Vec<&str> = Vec::new();
             let mut levels: Vec<(Place, u32, bool)> = Vec::new();
-            for (host, ask) in &req.hosts {
+            for (host, ask) in req.hosts() {
                 let Some(node) = self
                     .hosts
                     .get(host)
@@ -196,7 +196,7 @@ impl FairEngine {
                 racks_with_nodes.push(node.rack.as_str());
                 levels.push((Place::Node(node.id), ask.count, ask.relax_locality));
             }
-            for (rack, ask) in &req.racks {
+            for (rack, ask) in req.racks() {
                 if ask.count == 0
                     || !rack_in_pool(rack)
                     || racks_with_nodes.contains(&rack.as_str())
