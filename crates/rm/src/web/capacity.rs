@@ -258,6 +258,7 @@ mod tests {
             active_apps: 1,
             pending_apps: 2,
             preemption_disabled: true,
+            by_partition: Vec::new(),
         }
     }
 
