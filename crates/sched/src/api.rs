@@ -968,6 +968,10 @@ pub struct CapacityQueueDetails {
     /// Inter-queue preemption never takes from the queue: the scheduling monitor is off (or
     /// runs without the capacity preemption policy) or the queue sets `disable_preemption`.
     pub preemption_disabled: bool,
+    /// What the queue uses, reservations included (the subtree's for a parent).
+    pub used: Resource,
+    /// Outstanding demand beyond usage (as of the last update).
+    pub pending: Resource,
     /// The queue's figures in each labeled partition it can access, by label (these figures
     /// are DEFAULT's); empty without node labels.
     pub by_partition: Vec<(String, CapacityQueueDetails)>,

@@ -354,7 +354,7 @@ fn nodes_change_partition_by_reload_only_while_they_run_nothing() {
         Event::Reload(Box::new(config(LABELED, &[("x1", "x"), ("x2", "x")]))),
     );
     assert!(
-        matches!(&refused, Err(SchedError::ConfigRefused(why)) if why.contains("node x1 runs containers in partition ''")),
+        matches!(&refused, Err(SchedError::ConfigRefused(why)) if why.contains("node x1:8041 runs containers in partition ''")),
         "{refused:?}"
     );
     assert_eq!(s.node_pool(NodeId(0)), Some(""));

@@ -600,9 +600,12 @@ impl Partitioned {
                 ""
             };
             if now_label != self.label(*p) && !n.allocated.is_zero() {
+                let name = match n.port {
+                    0 => n.host.clone(),
+                    port => format!("{}:{port}", n.host),
+                };
                 return Err(SchedError::ConfigRefused(format!(
-                    "node {} runs containers in partition '{}': its partition can change to '{now_label}' once they end (Weft does not move running containers between partitions)",
-                    n.host,
+                    "node {name} runs containers in partition '{}': its partition can change to '{now_label}' once they end (Weft does not move running containers between partitions)",
                     self.label(*p)
                 )));
             }
@@ -749,17 +752,24 @@ impl Partitioned {
         Some(self.label(p))
     }
 
-    /// Every leaf in every partition it can access, `pool` naming the partition.
+    /// Every leaf once, with its figures in the partition its apps go to by default (its
+    /// `default-node-label-expression`), `pool` naming that partition.
     pub(crate) fn visit_leaf_queues(&self, mut visit: impl FnMut(LeafQueueStats<'_>)) {
-        self.default.visit_leaf_queues(&mut visit);
-        for (label, e) in &self.labeled {
+        let default_of = |name: &str| -> usize {
+            self.file
+                .capacity
+                .queue(name)
+                .and_then(|q| self.partition_named(q.labels.default_partition()))
+                .unwrap_or(0)
+        };
+        self.default.visit_leaf_queues(|stats| {
+            if default_of(stats.name) == 0 {
+                visit(stats);
+            }
+        });
+        for (i, (label, e)) in self.labeled.iter().enumerate() {
             e.visit_leaf_queues(|stats| {
-                let can = self
-                    .file
-                    .capacity
-                    .queue(stats.name)
-                    .is_none_or(|q| q.labels.accessible.can_access(label));
-                if can {
+                if default_of(stats.name) == i + 1 {
                     visit(LeafQueueStats {
                         pool: label,
                         ..stats
