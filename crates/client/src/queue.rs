@@ -319,10 +319,31 @@ pub(crate) fn queue_table(queues: &[QueueView]) -> String {
     s
 }
 
+/// The queue's default node label expression (`<DEFAULT_PARTITION>` when none) and its
+/// accessible labels, as Hadoop's `QueueCLI` prints them from a Capacity queue's
+/// `defaultNodeLabelExpression` and `nodeLabels` (queues without them: DEFAULT and `*`).
+fn node_labels(q: &Value) -> (String, String) {
+    const NO_LABEL: &str = "<DEFAULT_PARTITION>";
+    let default = match text(q, "defaultNodeLabelExpression") {
+        e if e.trim().is_empty() => NO_LABEL.to_string(),
+        e => e,
+    };
+    let accessible = match q.get("nodeLabels").and_then(Value::as_array) {
+        Some(labels) => labels
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join(","),
+        None => "*".to_string(),
+    };
+    (default, accessible)
+}
+
 /// The `-status` report.
 pub(crate) fn queue_report(q: &QueueView) -> String {
+    let (default_label, accessible) = node_labels(&q.json);
     format!(
-        "Queue Information : \nQueue Name : {}\n\tQueue Path : {}\n\tState : {}\n\tCapacity : {:.2}%\n\tCurrent Capacity : {:.2}%\n\tMaximum Capacity : {:.2}%\n\tWeight : {:.2}\n\tMaximum Parallel Apps : {}\n\tDefault Node Label expression : <DEFAULT_PARTITION>\n\tAccessible Node Labels : *\n\tPreemption : {}\n\tIntra-queue Preemption : {}\n",
+        "Queue Information : \nQueue Name : {}\n\tQueue Path : {}\n\tState : {}\n\tCapacity : {:.2}%\n\tCurrent Capacity : {:.2}%\n\tMaximum Capacity : {:.2}%\n\tWeight : {:.2}\n\tMaximum Parallel Apps : {}\n\tDefault Node Label expression : {default_label}\n\tAccessible Node Labels : {accessible}\n\tPreemption : {}\n\tIntra-queue Preemption : {}\n",
         q.name,
         q.path,
         q.state,
@@ -445,5 +466,25 @@ mod tests {
         let q = find_queue(&fifo, "default").expect("found");
         assert_eq!((q.capacity, q.current), (100.0, 12.5));
         assert!(find_queue(&fifo, "prod").is_none());
+    }
+
+    #[test]
+    fn a_labeled_capacity_queue_shows_its_labels() {
+        let s = json!({"scheduler": {"schedulerInfo": {"type": "capacityScheduler",
+            "queueName": "root", "queues": {"queue": [
+                {"queueName": "gpu", "queuePath": "root.gpu", "nodeLabels": ["a", "x"],
+                    "defaultNodeLabelExpression": "x"},
+                {"queueName": "etl", "queuePath": "root.etl", "nodeLabels": [],
+                    "defaultNodeLabelExpression": ""}]}}}});
+        let r = queue_report(&find_queue(&s, "gpu").expect("found"));
+        assert!(
+            r.contains("\tDefault Node Label expression : x\n\tAccessible Node Labels : a,x\n"),
+            "{r}"
+        );
+        let r = queue_report(&find_queue(&s, "etl").expect("found"));
+        assert!(
+            r.contains("\tDefault Node Label expression : <DEFAULT_PARTITION>\n\tAccessible Node Labels : \n"),
+            "{r}"
+        );
     }
 }

@@ -8,10 +8,13 @@
 //! move such nodes between such pools or back to DEFAULT: the scheduler then gets the file's
 //! pools with those hosts added, as a reload (running containers stay, marked foreign where
 //! their node left their app's pool). Without `<resourcePools>`, the Fair Scheduler ignores
-//! labels, as Hadoop's does; the registry still records them.
+//! labels, as Hadoop's does; the registry still records them. The Capacity Scheduler gets the
+//! admin labels and mappings themselves (`CapacityConfig::partitions`) on every change, as a
+//! reload: its queues reach labels through `accessible-node-labels`.
 
 use std::collections::BTreeMap;
 
+use weft_config::capacity::{AccessibleLabels, NodePartitions};
 use weft_config::pools::{check_pool_name, PoolHost, ResourcePools};
 use weft_sched::SchedulerConfig;
 use weft_store::{NodeLabelsRecord, Write};
@@ -111,6 +114,25 @@ impl NodeLabels {
         }
         pools
     }
+
+    /// The registry as the Capacity Scheduler reads it: the exclusive labels and the nodes
+    /// mapped to them.
+    fn partitions(&self) -> NodePartitions {
+        NodePartitions {
+            labels: self
+                .labels
+                .iter()
+                .filter(|(_, exclusive)| **exclusive)
+                .map(|(name, _)| name.clone())
+                .collect(),
+            nodes: self
+                .mappings
+                .iter()
+                .filter(|(_, label)| self.labels.get(*label) == Some(&true))
+                .map(|(node, label)| (node.to_ascii_lowercase(), label.clone()))
+                .collect(),
+        }
+    }
 }
 
 /// `host` of `host:port` (the whole text when it has no port).
@@ -174,12 +196,58 @@ impl RmCore {
     /// with the admin-mapped hosts in their pools.
     pub(crate) fn effective_scheduler_config(&self) -> SchedulerConfig {
         let mut config = self.config.scheduler.clone();
-        if let SchedulerConfig::Fair(fair) = &mut config {
-            if let Some(file) = &fair.allocations.resource_pools {
-                fair.allocations.resource_pools = Some(self.labels.effective_pools(file));
+        match &mut config {
+            SchedulerConfig::Fair(fair) => {
+                if let Some(file) = &fair.allocations.resource_pools {
+                    fair.allocations.resource_pools = Some(self.labels.effective_pools(file));
+                }
             }
+            SchedulerConfig::Capacity(cs) => cs.capacity.partitions = self.labels.partitions(),
+            SchedulerConfig::Fifo(_) => {}
         }
         config
+    }
+
+    /// Whether the scheduler reads the registry's labels themselves (the Capacity Scheduler).
+    fn scheduler_takes_labels(&self) -> bool {
+        matches!(self.config.scheduler, SchedulerConfig::Capacity(_))
+    }
+
+    /// Hands the scheduler the registry as `next` would make it (the Capacity Scheduler, or
+    /// the Fair Scheduler's pools); on a refusal the registry stays as it was.
+    fn apply_labels(&mut self, now: Time, next: NodeLabels) -> Result<(), RmError> {
+        let previous = std::mem::replace(&mut self.labels, next);
+        if self.scheduler_takes_labels() || self.file_pools().is_some() {
+            let config = self.effective_scheduler_config();
+            if let Err(e) = self
+                .sched
+                .handle(now, weft_sched::Event::Reload(Box::new(config)))
+            {
+                self.labels = previous;
+                return Err(e.into());
+            }
+            self.drain(now);
+        }
+        self.persist(vec![Write::NodeLabels(self.labels.record())]);
+        Ok(())
+    }
+
+    /// Hadoop's refusal to remove a label a Capacity queue lists in its
+    /// `accessible-node-labels`.
+    fn check_label_unused(&self, label: &str) -> Result<(), RmError> {
+        let SchedulerConfig::Capacity(cs) = &self.config.scheduler else {
+            return Ok(());
+        };
+        let user = cs.capacity.queues.iter().find(
+            |q| matches!(&q.labels.accessible, AccessibleLabels::Only(l) if l.contains(label)),
+        );
+        match user {
+            Some(q) => Err(refused(format!(
+                "Cannot remove label={label}, because queue={} is using this label. Please remove label on queue before remove the label",
+                q.name
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// Every cluster node label, sorted by name: the file's pools and the admin labels.
@@ -263,6 +331,7 @@ impl RmCore {
     /// that exists with the same exclusivity is left as it is. Refused as a whole when any
     /// name is invalid, declared by the allocation file, or exists with the other exclusivity.
     pub fn add_node_labels(&mut self, labels: &[(String, bool)]) -> Result<(), RmError> {
+        let now = self.latest;
         self.check_labels_enabled()?;
         if labels.is_empty() {
             return Err(refused("no node labels given to add"));
@@ -287,13 +356,13 @@ impl RmCore {
                 }
             }
         }
-        self.commit_labels(next);
-        Ok(())
+        self.apply_labels(now, next)
     }
 
     /// `-removeFromClusterNodeLabels` / `remove-node-labels`: removes admin labels and the
     /// mappings to them. Refused as a whole for an unknown label or one the file declares.
     pub fn remove_node_labels(&mut self, names: &[String]) -> Result<(), RmError> {
+        let now = self.latest;
         self.check_labels_enabled()?;
         if names.is_empty() {
             return Err(refused("no node labels given to remove"));
@@ -305,6 +374,7 @@ impl RmCore {
                     "label {name} is owned by the allocation file; remove resource pool {name} from fair-scheduler.xml and run yarn rmadmin -refreshQueues"
                 )));
             }
+            self.check_label_unused(name)?;
             if next.labels.remove(name).is_none() {
                 return Err(refused(format!(
                     "Node label={name} to be removed doesn't existed in cluster node labels collection."
@@ -312,10 +382,14 @@ impl RmCore {
             }
             next.mappings.retain(|_, l| l != name);
         }
-        // Admin labels are never in the scheduler's pools (mapping into one is refused while
-        // the file has pools), so the scheduler is unchanged.
-        self.commit_labels(next);
-        Ok(())
+        // Admin labels are never in the Fair Scheduler's pools (mapping into one is refused
+        // while the file has pools); the Capacity Scheduler loses the partition (refused while
+        // it runs apps).
+        if self.file_pools().is_some() {
+            self.commit_labels(next);
+            return Ok(());
+        }
+        self.apply_labels(now, next)
     }
 
     /// `-replaceLabelsOnNode` / `replace-labels` / `replace-node-to-labels`: for each node
@@ -382,20 +456,7 @@ impl RmCore {
                 None => next.mappings.remove(&key),
             };
         }
-        let previous = std::mem::replace(&mut self.labels, next);
-        if self.file_pools().is_some() {
-            let config = self.effective_scheduler_config();
-            if let Err(e) = self
-                .sched
-                .handle(now, weft_sched::Event::Reload(Box::new(config)))
-            {
-                self.labels = previous;
-                return Err(e.into());
-            }
-            self.drain(now);
-        }
-        self.persist(vec![Write::NodeLabels(self.labels.record())]);
-        Ok(())
+        self.apply_labels(now, next)
     }
 
     fn check_node_known(&self, node: &str, entry: &PoolHost) -> Result<(), RmError> {
@@ -427,7 +488,7 @@ impl RmCore {
                 "unknown node label {label}: add it with -addToClusterNodeLabels first"
             ))),
             Some(false) => Err(refused(format!(
-                "node label {label} is non-exclusive; resource pools support only exclusive partitions"
+                "node label {label} is non-exclusive; Weft's partitions (resource pools, Capacity node labels) are exclusive only"
             ))),
             Some(true) if file.is_some() => Err(refused(format!(
                 "node label {label} is not a resource pool of the allocation file; with resource pools, nodes map only to the file's pools (declare <resourcePool name=\"{label}\"/>)"
@@ -448,7 +509,8 @@ impl RmCore {
         record: &NodeLabelsRecord,
     ) -> Result<(), RmError> {
         self.labels = NodeLabels::from_record(record);
-        if self.file_pools().is_some() && !self.labels.mappings.is_empty() {
+        let capacity_labels = self.scheduler_takes_labels() && !self.labels.labels.is_empty();
+        if capacity_labels || (self.file_pools().is_some() && !self.labels.mappings.is_empty()) {
             let config = self.effective_scheduler_config();
             self.sched
                 .handle(now, weft_sched::Event::Reload(Box::new(config)))?;

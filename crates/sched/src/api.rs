@@ -311,11 +311,15 @@ pub enum RejectCode {
     /// The application names a reservation whose queue does not exist (yet): the reservation
     /// is not active (Hadoop's `resolveReservationQueueName`).
     ReservationNotActive,
+    /// Capacity Scheduler: the application's label expression names a partition its queue
+    /// cannot access, or one the cluster does not have (Hadoop's
+    /// `InvalidLabelResourceRequestException`).
+    LabelNotAccessible,
 }
 
 impl RejectCode {
     /// Every code, in declaration order.
-    pub const ALL: [RejectCode; 11] = [
+    pub const ALL: [RejectCode; 12] = [
         RejectCode::PlacementRejected,
         RejectCode::InvalidQueueName,
         RejectCode::QueueNotLeaf,
@@ -327,6 +331,7 @@ impl RejectCode {
         RejectCode::NoResourcePool,
         RejectCode::ResourcePoolEmpty,
         RejectCode::ReservationNotActive,
+        RejectCode::LabelNotAccessible,
     ];
 
     /// The code as outputs write it.
@@ -343,6 +348,7 @@ impl RejectCode {
             RejectCode::NoResourcePool => "no_resource_pool",
             RejectCode::ResourcePoolEmpty => "resource_pool_empty",
             RejectCode::ReservationNotActive => "reservation_not_active",
+            RejectCode::LabelNotAccessible => "label_not_accessible",
         }
     }
 }
@@ -962,6 +968,13 @@ pub struct CapacityQueueDetails {
     /// Inter-queue preemption never takes from the queue: the scheduling monitor is off (or
     /// runs without the capacity preemption policy) or the queue sets `disable_preemption`.
     pub preemption_disabled: bool,
+    /// What the queue uses, reservations included (the subtree's for a parent).
+    pub used: Resource,
+    /// Outstanding demand beyond usage (as of the last update).
+    pub pending: Resource,
+    /// The queue's figures in each labeled partition it can access, by label (these figures
+    /// are DEFAULT's); empty without node labels.
+    pub by_partition: Vec<(String, CapacityQueueDetails)>,
 }
 
 /// One user of a Capacity Scheduler leaf.

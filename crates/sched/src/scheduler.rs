@@ -5,6 +5,7 @@
 use weft_types::{AppId, Resource, ResourceTypes, Time};
 
 use crate::api::*;
+use crate::capacity::partitions::{label_not_in_cluster, uses_labels, Partitioned};
 use crate::capacity::Capacity;
 use crate::engine::Engine;
 pub use crate::engine::WalkMode;
@@ -24,10 +25,16 @@ pub struct Scheduler {
 }
 
 /// One engine per scheduler kind.
+// One per process, matched on every call: boxing the largest engine would add a pointer chase
+// to every event for a few hundred bytes.
+#[allow(clippy::large_enum_variant)]
 enum Kind {
     Fair(Engine<Fair>),
     Fifo(Engine<Fifo>),
     Capacity(Engine<Capacity>),
+    /// The Capacity Scheduler once the node-label registry has labels: one engine per
+    /// partition (`capacity::partitions`).
+    CapacityLabeled(Box<Partitioned>),
 }
 
 /// Runs `$body` with `$e` bound to the engine, whatever its kind.
@@ -37,6 +44,7 @@ macro_rules! with_engine {
             Kind::Fair($e) => $body,
             Kind::Fifo($e) => $body,
             Kind::Capacity($e) => $body,
+            Kind::CapacityLabeled($e) => $body,
         }
     };
 }
@@ -47,9 +55,45 @@ impl Scheduler {
         let kind = match config.clone() {
             SchedulerConfig::Fair(c) => Kind::Fair(Engine::new_fair(c, groups)),
             SchedulerConfig::Fifo(c) => Kind::Fifo(Engine::new_fifo(c, groups)),
-            SchedulerConfig::Capacity(c) => Kind::Capacity(Engine::new_capacity(c, groups)),
+            SchedulerConfig::Capacity(c) if !uses_labels(&c.capacity) => {
+                Kind::Capacity(Engine::new_capacity(c, groups))
+            }
+            SchedulerConfig::Capacity(c) => {
+                let engine = Engine::new_capacity(c.clone(), groups.clone());
+                // With no node yet, taking the partitions cannot be refused.
+                match Partitioned::new(engine, c, &groups, Time(0)) {
+                    Ok(p) => Kind::CapacityLabeled(Box::new(p)),
+                    Err((engine, _)) => Kind::Capacity(*engine),
+                }
+            }
         };
         Scheduler { kind, config }
+    }
+
+    /// The first configuration with node labels turns the Capacity engine into one engine per
+    /// partition; `Err` leaves it as it was.
+    fn take_partitions(
+        &mut self,
+        now: Time,
+        config: &crate::api::CapacitySchedulerConfig,
+    ) -> Result<(), SchedError> {
+        let placeholder = Kind::Fifo(Engine::new_fifo(FifoConfig::default(), GroupMapping::new()));
+        let Kind::Capacity(engine) = std::mem::replace(&mut self.kind, placeholder) else {
+            return Err(SchedError::ConfigRefused(
+                "node partitions need the Capacity Scheduler".to_string(),
+            ));
+        };
+        let groups = engine.groups.clone();
+        match Partitioned::new(engine, config.clone(), &groups, now) {
+            Ok(p) => {
+                self.kind = Kind::CapacityLabeled(Box::new(p));
+                Ok(())
+            }
+            Err((engine, e)) => {
+                self.kind = Kind::Capacity(*engine);
+                Err(e)
+            }
+        }
     }
 
     /// Chooses the walk (the reference walk exists for differential tests and benchmarks).
@@ -79,7 +123,7 @@ impl Scheduler {
 
     /// How many containers have been allocated since the start.
     pub fn allocation_count(&self) -> u64 {
-        with_engine!(&self.kind, e => e.allocations)
+        with_engine!(&self.kind, e => e.allocation_count())
     }
 
     /// The next output, if any.
@@ -93,6 +137,13 @@ impl Scheduler {
             Event::Reload(config) => Some(SchedulerConfig::clone(config)),
             _ => None,
         };
+        if let (Kind::Capacity(_), Some(SchedulerConfig::Capacity(c))) = (&self.kind, &reloaded) {
+            if uses_labels(&c.capacity) {
+                self.take_partitions(now, c)?;
+                self.config = SchedulerConfig::Capacity(c.clone());
+                return Ok(());
+            }
+        }
         with_engine!(&mut self.kind, e => e.handle(now, event))?;
         if let Some(config) = reloaded {
             self.config = config;
@@ -108,30 +159,30 @@ impl Scheduler {
 
     /// Sum of node capabilities.
     pub fn cluster_capacity(&self) -> Resource {
-        with_engine!(&self.kind, e => e.cluster)
+        with_engine!(&self.kind, e => e.cluster_capacity())
     }
 
     /// Sum of allocated containers.
     pub fn cluster_used(&self) -> Resource {
-        with_engine!(&self.kind, e => e.cluster_used)
+        with_engine!(&self.kind, e => e.cluster_used_now())
     }
 
     /// Queues the heartbeat walks have entered so far (root included, every visit counted):
     /// divided by the heartbeats, what one heartbeat costs in tree visits.
     pub fn queues_visited(&self) -> u64 {
-        with_engine!(&self.kind, e => e.queues_visited)
+        with_engine!(&self.kind, e => e.queues_visited_total())
     }
 
     /// Walks from the root the heartbeats have made so far (one per container assigned, plus
     /// the one that finds nothing more): `queues_visited` over it is what one walk costs.
     pub fn walks(&self) -> u64 {
-        with_engine!(&self.kind, e => e.walks)
+        with_engine!(&self.kind, e => e.walks_total())
     }
 
     /// The most queues (root included) one walk of the latest heartbeat entered: bounded by
     /// the queues of the heartbeating node's resource pool (resource-pools spec §14, 31).
     pub fn last_heartbeat_widest_walk(&self) -> u64 {
-        with_engine!(&self.kind, e => e.last_heartbeat_widest_walk)
+        with_engine!(&self.kind, e => e.widest_walk_of_last_heartbeat())
     }
 
     /// The sizes of the hot structures of this scheduler's engine and the walk's visit
@@ -143,7 +194,7 @@ impl Scheduler {
     /// Summed over the heartbeat walks so far: how many top-level queues with something to
     /// schedule each walk could descend to (with resource pools, only its node's pool's).
     pub fn top_level_reachable(&self) -> u64 {
-        with_engine!(&self.kind, e => e.top_level_reachable)
+        with_engine!(&self.kind, e => e.top_level_reachable_total())
     }
 
     /// Each resource pool's nodes, capacity, usage, pending demand and foreign usage,
@@ -202,6 +253,7 @@ impl Scheduler {
             Kind::Fair(e) => e.queue_access(queue, user, access),
             Kind::Fifo(e) => e.queue_access(queue),
             Kind::Capacity(e) => e.cs_queue_access(queue, user, access),
+            Kind::CapacityLabeled(e) => e.cs_queue_access(queue, user, access),
         }
     }
 
@@ -210,7 +262,18 @@ impl Scheduler {
     pub fn capacity_details(&self) -> Vec<CapacityQueueDetails> {
         match &self.kind {
             Kind::Capacity(e) => e.capacity_details(),
+            Kind::CapacityLabeled(e) => e.capacity_details(),
             Kind::Fair(_) | Kind::Fifo(_) => Vec::new(),
+        }
+    }
+
+    /// The node partition an application runs in (`""`: DEFAULT): under the Capacity
+    /// Scheduler with node labels, its queue's `default-node-label-expression` when it was
+    /// submitted; `None` for an unknown app or without labels.
+    pub fn app_partition(&self, app: AppId) -> Option<&str> {
+        match &self.kind {
+            Kind::CapacityLabeled(e) => e.app_partition_name(app),
+            _ => None,
         }
     }
 
@@ -273,7 +336,7 @@ impl Scheduler {
         queue: Option<String>,
         am_resource: Option<Resource>,
     ) -> Result<Placement, SchedError> {
-        with_engine!(&mut self.kind, e => e.submit_now(now, app, user, queue, am_resource, None))
+        self.submit_labeled(now, app, user, queue, am_resource, None, None)
     }
 
     /// [`Scheduler::submit`] for an application submitted with a reservation (Hadoop's
@@ -290,13 +353,56 @@ impl Scheduler {
         am_resource: Option<Resource>,
         reservation: &str,
     ) -> Result<Placement, SchedError> {
-        with_engine!(&mut self.kind, e => e.submit_now(now, app, user, queue, am_resource, Some(reservation)))
+        self.submit_labeled(now, app, user, queue, am_resource, Some(reservation), None)
+    }
+
+    /// [`Scheduler::submit`] with the submission's node label expression (Hadoop's
+    /// `ApplicationSubmissionContext.nodeLabelExpression`, `None` or empty: its queue's
+    /// `default-node-label-expression`) and optionally a reservation. Under the Capacity
+    /// Scheduler the app runs only in that partition, and is rejected
+    /// (`RejectCode::LabelNotAccessible`, Hadoop's texts) when its queue cannot access the
+    /// label or the cluster has no such label. The Fair and FIFO schedulers ignore it, as
+    /// Hadoop's do (the Fair Scheduler's partitions are its resource pools).
+    #[allow(clippy::too_many_arguments)]
+    pub fn submit_labeled(
+        &mut self,
+        now: Time,
+        app: AppId,
+        user: String,
+        queue: Option<String>,
+        am_resource: Option<Resource>,
+        reservation: Option<&str>,
+        label: Option<&str>,
+    ) -> Result<Placement, SchedError> {
+        let label = label.map(str::trim).filter(|l| !l.is_empty());
+        match &mut self.kind {
+            Kind::CapacityLabeled(p) => {
+                p.submit_now(now, app, user, queue, am_resource, reservation, label)
+            }
+            Kind::Capacity(e) if label.is_some() => {
+                // No labels at all: the cluster cannot have this one.
+                let reason = label_not_in_cluster(label.unwrap_or_default());
+                if e.apps.contains_key(&app) {
+                    return Err(SchedError::Duplicate(format!("application {app}")));
+                }
+                let code = RejectCode::LabelNotAccessible;
+                e.decisions.push_back(Decision::Rejected {
+                    app,
+                    reason: reason.clone(),
+                    code,
+                });
+                Ok(Placement::Rejected { reason, code })
+            }
+            Kind::Capacity(e) => e.submit_now(now, app, user, queue, am_resource, reservation),
+            Kind::Fair(e) => e.submit_now(now, app, user, queue, am_resource, reservation),
+            Kind::Fifo(e) => e.submit_now(now, app, user, queue, am_resource, reservation),
+        }
     }
 
     /// The id the next allocation gets: a driver recovering containers after a restart names
     /// them from here ([`Event::ContainerRecovered`] moves it past each one).
     pub fn next_container_id(&self) -> weft_types::ContainerId {
-        with_engine!(&self.kind, e => weft_types::ContainerId(e.next_container))
+        with_engine!(&self.kind, e => e.next_container_id())
     }
 
     /// Why an accepted application is not yet runnable, in the words the RM shows in its
@@ -308,11 +414,11 @@ impl Scheduler {
     /// An application's usage and number of running containers (`None`: the scheduler does
     /// not hold it), so a driver keeps no copy of the scheduler's accounting.
     pub fn app_usage(&self, app: AppId) -> Option<(Resource, usize)> {
-        with_engine!(&self.kind, e => e.apps.get(&app).map(|a| (a.usage, a.running.len())))
+        with_engine!(&self.kind, e => e.app_usage(app))
     }
 
     /// A node's allocated resources (`None`: not in the scheduler).
     pub fn node_allocated(&self, node: weft_types::NodeId) -> Option<Resource> {
-        with_engine!(&self.kind, e => e.nodes.get(&node).map(|n| n.allocated))
+        with_engine!(&self.kind, e => e.node_allocated(node))
     }
 }

@@ -148,6 +148,27 @@ pub fn initial_config(scenario: &Scenario) -> Result<InitialConfig, ScenarioErro
     }
 }
 
+/// The node labels the scenario's nodes carry (those added by events too): the registry a
+/// Capacity Scheduler reads, as the RM's `-addToClusterNodeLabels` and `-replaceLabelsOnNode`
+/// would make it.
+pub(crate) fn node_partitions(scenario: &Scenario) -> weft_config::capacity::NodePartitions {
+    let added = scenario.events.iter().filter_map(|e| match &e.action {
+        crate::scenario::Action::AddNode(n) => Some(n),
+        _ => None,
+    });
+    let mut out = weft_config::capacity::NodePartitions::default();
+    for n in scenario.nodes.iter().chain(added) {
+        if let Some(label) = &n.label {
+            out.nodes.insert(n.host.to_ascii_lowercase(), label.clone());
+            if !out.labels.contains(label) {
+                out.labels.push(label.clone());
+            }
+        }
+    }
+    out.labels.sort();
+    out
+}
+
 /// The Capacity Scheduler's initial configuration: the scenario's `capacity` text parsed as
 /// capacity-scheduler.xml, each problem placed at its line in the scenario file.
 fn capacity_config(
@@ -162,8 +183,9 @@ fn capacity_config(
         Some(AllocationsSource::Inline(e)) => {
             let place = Place::Capacity(e.first_line);
             match parse_capacity(&e.text, types) {
-                Ok((config, warns)) => {
+                Ok((mut config, warns)) => {
                     warnings.extend(warns.iter().map(|d| place.problem(d).to_string()));
+                    config.partitions = node_partitions(scenario);
                     capacity = Some(config);
                 }
                 Err(diags) => problems.extend(

@@ -35,6 +35,7 @@ fn fields(kind: &str) -> &'static [&'static str] {
             "priority",
             "app_type",
             "reservation",
+            "label",
         ],
         "ask" => &[
             "app",
@@ -51,7 +52,7 @@ fn fields(kind: &str) -> &'static [&'static str] {
         "finish" => &["app"],
         "kill" => &["app", "user"],
         "move" => &["app", "queue"],
-        "add_node" => &["host", "rack", "resources"],
+        "add_node" => &["host", "rack", "resources", "label"],
         "remove_node" => &["host"],
         "reload" => &["allocations", "capacity"],
         "blacklist" => &["app", "add", "remove"],
@@ -165,6 +166,7 @@ fn action(
                 priority: priority(ctx).unwrap_or(0),
                 app_type: owned(t.str(ctx, "app_type")),
                 reservation: owned(t.str(ctx, "reservation")),
+                label: owned(t.str(ctx, "label")),
                 app: app?,
                 user: user?,
             }
@@ -228,10 +230,12 @@ fn action(
         "add_node" => {
             let host = owned(t.req_str(ctx, "host"));
             let rack = owned(t.str(ctx, "rack")).unwrap_or_else(|| DEFAULT_RACK.to_string());
+            let label = crate::parse::node_label(ctx, t);
             Action::AddNode(NodeSpec {
                 host: host?,
                 rack,
                 resources: resource(ctx, t, "resources", types, true)?,
+                label,
                 line: t.line,
             })
         }

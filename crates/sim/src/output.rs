@@ -207,12 +207,29 @@ fn splice(json: String, extra: &str) -> String {
     }
 }
 
-/// `json` (a queue object) with the Capacity Scheduler's figures added at its end.
+/// `json` (a queue object) with the Capacity Scheduler's figures added at its end (DEFAULT's;
+/// with node labels, `by_partition` lists them in each label the queue can access).
 fn with_capacity(
     json: String,
     c: &CapacityQueueDetails,
     res: &dyn Fn(&Resource) -> String,
 ) -> String {
+    let obj = capacity_figures(c, res);
+    let obj = if c.by_partition.is_empty() {
+        obj
+    } else {
+        let labeled = array(c.by_partition.iter().map(|(label, p)| {
+            capacity_figures(p, res)
+                .field("partition", label)
+                .raw("used", &res(&p.used))
+                .finish()
+        }));
+        obj.raw("by_partition", &labeled)
+    };
+    splice(json, &obj.finish())
+}
+
+fn capacity_figures(c: &CapacityQueueDetails, res: &dyn Fn(&Resource) -> String) -> Obj {
     let mut obj = Obj::new()
         .field("capacity", c.capacity)
         .field("max_capacity", c.max_capacity)
@@ -239,7 +256,7 @@ fn with_capacity(
     if let Some(n) = c.max_applications {
         obj = obj.field("max_applications", n);
     }
-    splice(json, &obj.finish())
+    obj
 }
 
 fn queue_json(q: &QueueSnapshot, res: &dyn Fn(&Resource) -> String) -> String {

@@ -29,7 +29,7 @@ const TOP_KEYS: &[&str] = &[
     "nodes",
     "events",
 ];
-const NODE_KEYS: &[&str] = &["host", "count", "rack", "resources"];
+const NODE_KEYS: &[&str] = &["host", "count", "rack", "resources", "label"];
 
 /// The rack of a node that names none, as in Hadoop.
 pub const DEFAULT_RACK: &str = "/default-rack";
@@ -455,6 +455,7 @@ fn parse_nodes(ctx: &mut Ctx, t: &Tbl<'_, '_>, types: &ResourceTypes) -> Vec<Nod
     let count = t.int(ctx, "count", 1, 100_000).map_or(1, |(c, _)| c);
     let rack = t.str(ctx, "rack").map_or(DEFAULT_RACK, |(r, _)| r);
     let resources = resource(ctx, t, "resources", types, true);
+    let label = node_label(ctx, t);
     let (Some((host, _)), Some(resources)) = (host, resources) else {
         return Vec::new();
     };
@@ -462,6 +463,7 @@ fn parse_nodes(ctx: &mut Ctx, t: &Tbl<'_, '_>, types: &ResourceTypes) -> Vec<Nod
         host,
         rack: rack.to_string(),
         resources,
+        label: label.clone(),
         line: t.line,
     };
     if count == 1 {
@@ -469,6 +471,20 @@ fn parse_nodes(ctx: &mut Ctx, t: &Tbl<'_, '_>, types: &ResourceTypes) -> Vec<Nod
     } else {
         (1..=count).map(|i| spec(format!("{host}{i}"))).collect()
     }
+}
+
+/// A node's `label` (a Capacity Scheduler node label): a valid label name, `None` when unset.
+pub(crate) fn node_label(ctx: &mut Ctx, t: &Tbl<'_, '_>) -> Option<String> {
+    let (label, line) = t.str(ctx, "label")?;
+    if let Err(why) = weft_config::pools::check_pool_name(label) {
+        ctx.problem(
+            line,
+            &t.path_of("label"),
+            why.replace("resource pool name", "node label"),
+        );
+        return None;
+    }
+    Some(label.to_string())
 }
 
 /// Hosts are unique among live nodes; a removed host must be live.

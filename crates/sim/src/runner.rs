@@ -509,6 +509,7 @@ impl Runner<'_> {
                 am,
                 priority,
                 reservation,
+                label,
                 ..
             } => {
                 let id = AppId(self.app_ids.len() as u64 + 1);
@@ -521,21 +522,22 @@ impl Runner<'_> {
                         running: Vec::new(),
                     },
                 );
-                match reservation {
+                match (reservation, label) {
                     // The placement is also queued as a decision, printed by `process`.
-                    Some(r) => {
-                        let placed = sim.sched.submit_with_reservation(
+                    (Some(_), _) | (None, Some(_)) => {
+                        let placed = sim.sched.submit_labeled(
                             sim.now,
                             id,
                             user.clone(),
                             queue.clone(),
                             *am,
-                            r,
+                            reservation.as_deref(),
+                            label.as_deref(),
                         );
                         sim.process(self)?;
                         placed.map_err(|e| self.fail(sim, &e))?;
                     }
-                    None => self.must(
+                    (None, None) => self.must(
                         sim,
                         Event::AppSubmitted {
                             app: id,

@@ -114,6 +114,8 @@ pub struct NodeSpec {
     pub rack: String,
     /// Total resources.
     pub resources: Resource,
+    /// Its node label (exclusive partition) for the Capacity Scheduler; `None`: DEFAULT.
+    pub label: Option<String>,
     /// Line in the scenario file.
     pub line: u32,
 }
@@ -150,6 +152,8 @@ pub enum Action {
         app_type: Option<String>,
         /// The reservation it is submitted into (its id), if any.
         reservation: Option<String>,
+        /// Its node label expression (Capacity Scheduler; `None`: its queue's default).
+        label: Option<String>,
     },
     /// Add outstanding container asks.
     Ask {

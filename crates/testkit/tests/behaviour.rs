@@ -142,6 +142,8 @@ macro_rules! examples {
 scenarios! {
     capacity_worked_example => "capacity-worked-example",
     capacity_user_limit => "capacity-user-limit",
+    capacity_labels_confinement => "capacity-labels-confinement",
+    capacity_labels_expressions => "capacity-labels-expressions",
     capacity_submission => "capacity-submission",
     capacity_mappings => "capacity-mappings",
     capacity_mappings_override => "capacity-mappings-override",

@@ -263,6 +263,7 @@ fn read_queue(
         maximum_allocation,
         maximum_application_lifetime,
         default_application_lifetime,
+        labels: super::labels::read(r, path, parent),
     }
 }
 

@@ -9,13 +9,15 @@
 //! * `maximum-capacity` outside 0..100 (other than -1) is refused.
 //! * Weights (`2w`, Hadoop 3.4) are accepted; all children of one parent use one mode.
 //! * Queues deeper than [`crate::MAX_QUEUE_DEPTH`] are refused, as for the Fair Scheduler.
-//! * Node labels and auto-created queues are not modelled: their keys are accepted (labels
-//!   with a warning, they only apply to the default partition here).
+//! * Node labels are exclusive partitions (`labels`): non-exclusive labels and their lending
+//!   are not modelled. Auto-created queues take their parent's labels and no per-label
+//!   capacities.
 //! * Reservation keys are read on reservable leaves ([`CapacityConfig::reservable`]); on other
 //!   queues they are warnings, as Hadoop ignores them there.
 
 mod build;
 mod globals;
+pub mod labels;
 pub mod model;
 mod plans;
 mod reader;
@@ -125,8 +127,10 @@ pub fn parse_capacity_over_site(
         preemption,
         positions: r.positions(),
         reservable,
+        partitions: NodePartitions::default(),
     };
     validate::check(&mut r, &config);
+    labels::check(&mut r, &config);
     warn_unused(&mut r, &config);
     let mut diags = std::mem::take(&mut r.diags);
     diags.sort_by_key(|d| (d.line, d.column));
@@ -184,9 +188,9 @@ fn queue_key_message(queue: &CsQueue, suffix: &str) -> Option<String> {
     {
         return None;
     }
-    if suffix.starts_with("accessible-node-labels") || suffix == "default-node-label-expression" {
+    if suffix.starts_with("accessible-node-labels.") {
         return Some(format!(
-            "node labels are not supported; queue {} uses the default partition only, this is ignored",
+            "unknown node-label setting '{suffix}' for queue {} (Weft reads accessible-node-labels.<label>.capacity, .maximum-capacity and .maximum-am-resource-percent); ignored",
             queue.path
         ));
     }

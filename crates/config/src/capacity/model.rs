@@ -203,6 +203,130 @@ pub struct CsQueue {
     pub maximum_application_lifetime: i64,
     /// `default-application-lifetime` in seconds (inherited; <= 0 means none).
     pub default_application_lifetime: i64,
+    /// `accessible-node-labels`, its per-label capacities and `default-node-label-expression`.
+    pub labels: QueueLabels,
+}
+
+/// Which node labels (exclusive partitions) a queue may use (`accessible-node-labels`); every
+/// queue may use DEFAULT.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum AccessibleLabels {
+    /// `*`: every label (root's, and any queue's that inherits it).
+    #[default]
+    Any,
+    /// The labels listed (empty: a single space, DEFAULT only).
+    Only(std::collections::BTreeSet<String>),
+}
+
+impl AccessibleLabels {
+    /// Whether the queue may use partition `label` (`""`: DEFAULT, always).
+    pub fn can_access(&self, label: &str) -> bool {
+        match self {
+            AccessibleLabels::Any => true,
+            AccessibleLabels::Only(labels) => label.is_empty() || labels.contains(label),
+        }
+    }
+
+    /// As Hadoop lists them (`*`, or the labels joined by `,`; empty for DEFAULT only).
+    pub fn display(&self) -> String {
+        match self {
+            AccessibleLabels::Any => "*".to_string(),
+            AccessibleLabels::Only(labels) => labels
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .join(","),
+        }
+    }
+}
+
+/// A queue's figures in one labeled partition (`accessible-node-labels.<label>.*`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LabelCapacity {
+    /// `.capacity`: percent of the parent's capacity in the partition (default 0; root 100).
+    pub capacity: f32,
+    /// `.maximum-capacity`: percent of the parent's (default 100).
+    pub maximum_capacity: f32,
+    /// `.maximum-am-resource-percent` (a fraction; `None`: the queue's own).
+    pub maximum_am_resource_percent: Option<f32>,
+}
+
+impl Default for LabelCapacity {
+    fn default() -> Self {
+        LabelCapacity {
+            capacity: 0.0,
+            maximum_capacity: 100.0,
+            maximum_am_resource_percent: None,
+        }
+    }
+}
+
+/// A queue's node-label settings (Hadoop's NodeLabel.md, exclusive partitions only).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct QueueLabels {
+    /// `accessible-node-labels` (inherited from the parent when unset; root `*`).
+    pub accessible: AccessibleLabels,
+    /// The per-label settings written for this queue, by label.
+    pub per_label: BTreeMap<String, LabelCapacity>,
+    /// `default-node-label-expression` (inherited when unset; `None` or empty: DEFAULT): the
+    /// partition of every request of the queue's apps that names none.
+    pub default_expression: Option<String>,
+}
+
+impl QueueLabels {
+    /// The queue's settings in partition `label` (the defaults where none are written; a
+    /// queue that cannot access it has capacity and maximum 0).
+    pub fn in_partition(&self, label: &str, is_root: bool) -> LabelCapacity {
+        if is_root {
+            return LabelCapacity {
+                capacity: 100.0,
+                ..LabelCapacity::default()
+            };
+        }
+        if !self.accessible.can_access(label) {
+            return LabelCapacity {
+                capacity: 0.0,
+                maximum_capacity: 0.0,
+                maximum_am_resource_percent: None,
+            };
+        }
+        self.per_label.get(label).cloned().unwrap_or_default()
+    }
+
+    /// The default partition of the queue's requests (`""`: DEFAULT).
+    pub fn default_partition(&self) -> &str {
+        self.default_expression.as_deref().unwrap_or("")
+    }
+}
+
+/// The cluster's exclusive node partitions as the node-label registry holds them (not read from
+/// capacity-scheduler.xml: the RM fills it from its registry, the simulator from its nodes).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NodePartitions {
+    /// The labels, sorted (partition `i + 1` is `labels[i]`; 0 is DEFAULT).
+    pub labels: Vec<String>,
+    /// Each mapped node (`host` for every NM of it, or `host:port`, host lower-cased) -> its
+    /// label.
+    pub nodes: BTreeMap<String, String>,
+}
+
+impl NodePartitions {
+    /// Whether there are labels at all (without them the scheduler is exactly as before).
+    pub fn is_empty(&self) -> bool {
+        self.labels.is_empty()
+    }
+
+    /// The label of the NM at `host` and `port` (`""`: DEFAULT). A driver may name the host
+    /// `host:port` itself (the RM does).
+    pub fn label_of(&self, host: &str, port: u16) -> &str {
+        let suffix = format!(":{port}");
+        let bare = host.strip_suffix(suffix.as_str()).unwrap_or(host);
+        let bare = bare.to_ascii_lowercase();
+        self.nodes
+            .get(&format!("{bare}:{port}"))
+            .or_else(|| self.nodes.get(&bare))
+            .map_or("", String::as_str)
+    }
 }
 
 impl CsQueue {
@@ -395,6 +519,9 @@ pub struct CapacityConfig {
     pub reservable: BTreeMap<String, crate::reservation::ReservationQueueSettings>,
     /// Each managed parent's template for the leaves it creates, by the parent's path.
     pub leaf_templates: BTreeMap<String, LeafTemplate>,
+    /// The node partitions the scheduler serves (from the node-label registry, not the file;
+    /// empty after parsing).
+    pub partitions: NodePartitions,
 }
 
 /// A managed parent's `leaf-queue-template.*` (legacy auto-creation, spec §3.13).
@@ -518,6 +645,7 @@ impl CapacityConfig {
             maximum_allocation: p.maximum_allocation,
             maximum_application_lifetime: p.maximum_application_lifetime,
             default_application_lifetime: p.default_application_lifetime,
+            labels: inherited_labels(&p.labels),
         };
         let index = self.queues.len();
         self.queues.push(leaf);
@@ -543,5 +671,15 @@ impl CapacityConfig {
     /// The leaves, in tree order.
     pub fn leaves(&self) -> impl Iterator<Item = &CsQueue> {
         self.queues.iter().filter(|q| q.is_leaf())
+    }
+}
+
+/// What a queue created under `parent` (auto-created or a plan's leaf) takes of its labels:
+/// the accessible labels and default expression, no per-label capacities.
+pub fn inherited_labels(parent: &QueueLabels) -> QueueLabels {
+    QueueLabels {
+        accessible: parent.accessible.clone(),
+        per_label: BTreeMap::new(),
+        default_expression: parent.default_expression.clone(),
     }
 }

@@ -5,7 +5,8 @@
 //! tree; the file itself still names a leaf.
 
 use super::model::{
-    CapacityConfig, CapacityValue, CsQueue, MaxCapacityValue, QueueKind, QueueOrdering, QueueState,
+    inherited_labels, CapacityConfig, CapacityValue, CsQueue, MaxCapacityValue, QueueKind,
+    QueueOrdering, QueueState,
 };
 
 /// Hadoop's `CapacitySchedulerConfiguration.DEFAULT_MAXIMUM_SYSTEM_APPLICATIIONS`, which its
@@ -149,6 +150,7 @@ impl CapacityConfig {
             maximum_allocation: p.maximum_allocation,
             maximum_application_lifetime: p.maximum_application_lifetime,
             default_application_lifetime: p.default_application_lifetime,
+            labels: inherited_labels(&p.labels),
         };
         let index = self.queues.len();
         self.queues.push(child);

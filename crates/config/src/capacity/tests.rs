@@ -562,7 +562,7 @@ fn unknown_keys_are_warnings_that_say_why() {
         ("root.c.capacity", "10"),
         ("maximum-aplications", "3"),
         ("root.minimum-user-limit-percent", "50"),
-        ("root.a.accessible-node-labels", "gpu"),
+        ("root.a.accessible-node-labels.gpu.capcity", "10"),
         ("root.a.leaf-queue-template.capacity", "10"),
     ]));
     let said: Vec<(u32, &str)> = warnings
@@ -593,8 +593,8 @@ fn unknown_keys_are_warnings_that_say_why() {
         "{said:#?}"
     );
     assert!(
-        said.iter()
-            .any(|(l, m)| *l == 9 && m.contains("node labels are not supported")),
+        said.iter().any(|(l, m)| *l == 9
+            && m.contains("unknown node-label setting 'accessible-node-labels.gpu.capcity'")),
         "{said:#?}"
     );
     assert!(warnings.iter().all(|w| w.severity == Severity::Warning));

@@ -3,6 +3,7 @@
 mod am;
 mod apps;
 mod capacity;
+mod capacity_labels;
 mod capacity_preemption;
 mod liveness;
 mod node_labels;

@@ -3,12 +3,14 @@
 //! `schedulerInfo` itself; each queue (`CapacitySchedulerQueueInfo`, leaves
 //! `capacitySchedulerLeafQueueInfo`) nests its children under `queues.queue`. Live figures come
 //! from the scheduler (`Scheduler::capacity_details`), settings from the capacity-scheduler.xml
-//! in force. Only the default partition exists (node labels are not modelled).
+//! in force. With node labels each queue lists its figures in DEFAULT and in every label it
+//! can access (`queueCapacitiesByPartition`, `resourceUsagesByPartition`), its
+//! `accessible-node-labels` (`nodeLabels`) and its `defaultNodeLabelExpression`.
 
 use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
-use weft_config::capacity::{CapacityConfig, CapacityValue, CsQueue, QueueKind};
+use weft_config::capacity::{AccessibleLabels, CapacityConfig, CapacityValue, CsQueue, QueueKind};
 use weft_config::Acl;
 use weft_sched::{CapacityQueueDetails, CapacityUserDetails};
 use weft_types::Resource;
@@ -83,46 +85,31 @@ impl SchedulerView {
         if leaf.is_some() {
             o.insert("type".into(), json!("capacitySchedulerLeafQueueInfo"));
         }
-        let used = self
-            .snap
-            .queues
+        // DEFAULT's figures, then each labeled partition the queue can access.
+        let partitions: Vec<(&str, &CapacityQueueDetails)> = std::iter::once(("", d))
+            .chain(d.by_partition.iter().map(|(l, p)| (l.as_str(), p)))
+            .collect();
+        let capacities: Vec<Value> = partitions
             .iter()
-            .find(|s| s.name == d.name)
-            .map_or(Resource::ZERO, |s| s.usage)
-            .saturating_add(d.reserved);
-        let pending = self
-            .snap
-            .queues
+            .map(|(label, p)| partition_capacities(q, label, p))
+            .collect();
+        let usages: Vec<Value> = partitions
             .iter()
-            .find(|s| s.name == d.name)
-            .map_or(Resource::ZERO, |s| s.demand.saturating_sub(s.usage));
-        let am_percent = leaf.map_or(0.0, |l| f64::from(l.maximum_am_resource_percent));
-        let partition = json!({
-            "partitionName": "",
-            "capacity": float(d.capacity),
-            "usedCapacity": float(d.used_capacity),
-            "maxCapacity": float(d.max_capacity),
-            "absoluteCapacity": float(clamp_percent(d.absolute_capacity)),
-            "absoluteUsedCapacity": float(clamp_percent(d.absolute_used_capacity)),
-            "absoluteMaxCapacity": float(clamp_percent(d.absolute_max_capacity)),
-            "maxAMLimitPercentage": float(am_percent * 100.0),
-            "weight": weight(q),
-            "normalizedWeight": 0.0,
-            "configuredMinResource": resource(configured_min(q)),
-            "configuredMaxResource": resource(configured_max(q)),
-            "effectiveMinResource": resource(d.effective_min),
-            "effectiveMaxResource": resource(d.effective_max),
-        });
+            .map(|(label, p)| {
+                let am_limit = p.am_limit.unwrap_or(Resource::ZERO);
+                json!({
+                    "partitionName": label,
+                    "used": resource(p.used),
+                    "reserved": resource(p.reserved),
+                    "pending": resource(p.pending),
+                    "amUsed": resource(p.am_used),
+                    "amLimit": resource(am_limit),
+                    "userAmLimit": resource(p.user_am_limit.unwrap_or(am_limit)),
+                })
+            })
+            .collect();
+        let used = d.used;
         let am_limit = d.am_limit.unwrap_or(Resource::ZERO);
-        let usage = json!({
-            "partitionName": "",
-            "used": resource(used),
-            "reserved": resource(d.reserved),
-            "pending": resource(pending),
-            "amUsed": resource(d.am_used),
-            "amLimit": resource(am_limit),
-            "userAmLimit": resource(d.user_am_limit.unwrap_or(am_limit)),
-        });
         let ordering = match &q.kind {
             QueueKind::Leaf(l) => l.ordering.name(),
             QueueKind::Parent { ordering, .. } => ordering.name(),
@@ -165,15 +152,15 @@ impl SchedulerView {
             ("usedResources", json!(resource_text(used))),
             ("resourcesUsed", resource(used)),
             ("hideReservationQueues", json!(false)),
-            ("nodeLabels", json!(["*"])),
+            ("nodeLabels", node_labels(q)),
             ("allocatedContainers", json!(counts.allocated)),
             ("reservedContainers", json!(counts.reserved)),
             ("pendingContainers", json!(counts.pending)),
             (
                 "capacities",
-                json!({"queueCapacitiesByPartition": [partition]}),
+                json!({"queueCapacitiesByPartition": capacities}),
             ),
-            ("resources", json!({"resourceUsagesByPartition": [usage]})),
+            ("resources", json!({"resourceUsagesByPartition": usages})),
             ("minEffectiveCapacity", resource(d.effective_min)),
             ("maxEffectiveCapacity", resource(d.effective_max)),
             ("maximumAllocation", resource(max_allocation)),
@@ -238,7 +225,10 @@ impl SchedulerView {
                     "defaultApplicationLifetime",
                     json!(lifetime(q.default_application_lifetime)),
                 ),
-                ("defaultNodeLabelExpression", json!("")),
+                (
+                    "defaultNodeLabelExpression",
+                    json!(q.labels.default_partition()),
+                ),
             ];
             for (k, v) in leaf_fields {
                 o.insert(k.into(), v);
@@ -254,6 +244,47 @@ impl SchedulerView {
         }
         o
     }
+}
+
+/// The queue's `accessible-node-labels` as Hadoop lists them (`["*"]`, or the labels).
+fn node_labels(q: &CsQueue) -> Value {
+    match &q.labels.accessible {
+        AccessibleLabels::Any => json!(["*"]),
+        AccessibleLabels::Only(labels) => json!(labels),
+    }
+}
+
+/// One entry of `capacities.queueCapacitiesByPartition` (`PartitionQueueCapacitiesInfo`).
+fn partition_capacities(q: &CsQueue, label: &str, p: &CapacityQueueDetails) -> Value {
+    let leaf_am = match &q.kind {
+        QueueKind::Leaf(l) => f64::from(l.maximum_am_resource_percent),
+        QueueKind::Parent { .. } => 0.0,
+    };
+    let (am_percent, weight_value, configured_min, configured_max) = if label.is_empty() {
+        (leaf_am, weight(q), configured_min(q), configured_max(q))
+    } else {
+        let own = q.labels.per_label.get(label);
+        let am = own
+            .and_then(|c| c.maximum_am_resource_percent)
+            .map_or(leaf_am, f64::from);
+        (am, json!(-1.0), Resource::ZERO, Resource::ZERO)
+    };
+    json!({
+        "partitionName": label,
+        "capacity": float(p.capacity),
+        "usedCapacity": float(p.used_capacity),
+        "maxCapacity": float(p.max_capacity),
+        "absoluteCapacity": float(clamp_percent(p.absolute_capacity)),
+        "absoluteUsedCapacity": float(clamp_percent(p.absolute_used_capacity)),
+        "absoluteMaxCapacity": float(clamp_percent(p.absolute_max_capacity)),
+        "maxAMLimitPercentage": float(am_percent * 100.0),
+        "weight": weight_value,
+        "normalizedWeight": 0.0,
+        "configuredMinResource": resource(configured_min),
+        "configuredMaxResource": resource(configured_max),
+        "effectiveMinResource": resource(p.effective_min),
+        "effectiveMaxResource": resource(p.effective_max),
+    })
 }
 
 /// One user of a leaf (`UserInfo`, capacity spec §9.4).

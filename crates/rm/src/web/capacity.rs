@@ -258,6 +258,9 @@ mod tests {
             active_apps: 1,
             pending_apps: 2,
             preemption_disabled: true,
+            used: Resource::new(2048, 2),
+            pending: Resource::ZERO,
+            by_partition: Vec::new(),
         }
     }
 

@@ -39,6 +39,7 @@ mod mapping;
 mod moves;
 mod order;
 mod parallel;
+pub(crate) mod partitions;
 mod plan_queues;
 mod preempt;
 mod refresh;

@@ -112,6 +112,9 @@ impl CapacityEngine {
                     .queues
                     .get(c.index)
                     .is_none_or(|f| f.disable_preemption),
+            used,
+            pending: q.demand.saturating_sub(q.usage).clamp_non_negative(),
+            by_partition: Vec::new(),
         });
         let mut children: Vec<QueueId> = q.children.iter().copied().collect();
         children.sort_by(|a, b| self.queues.get(*a).name.cmp(&self.queues.get(*b).name));
