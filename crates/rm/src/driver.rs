@@ -33,8 +33,8 @@ type Sent = (&'static str, Job);
 /// Jobs taken from each lane in one round before the store is written (one transaction for
 /// all of them).
 const BATCH: usize = 256;
-/// Core time a round gives the control lane before it takes the periodic lane's jobs.
-const CONTROL_BUDGET: Duration = Duration::from_millis(10);
+/// Core time a round gives each lane (after its first job) while the lane has jobs.
+const LANE_BUDGET: Duration = Duration::from_millis(10);
 /// Jobs each lane holds before senders wait.
 pub(crate) const LANE_CAPACITY: usize = 4096;
 /// Time allowed for one call to an NM.
@@ -471,15 +471,16 @@ impl Loop {
         stats
     }
 
-    /// Runs `first`, then what the control lane holds (for at most [`CONTROL_BUDGET`] of
-    /// core time, so that a storm of costly finishes still lets heartbeats through), then
-    /// what the periodic lane holds (at most [`BATCH`] from each lane).
+    /// Runs `first`, then what the control lane holds, then what the periodic lane holds:
+    /// from each lane at least one job and then more while the lane's [`LANE_BUDGET`] of core
+    /// time lasts (at most [`BATCH`]), so that in a storm of costly finishes both finishes and
+    /// heartbeats get about half of the driver (counts alone gave either lane all of it).
     fn round(&mut self, first: Sent) -> Vec<Reply> {
         let mut replies = Vec::with_capacity(16);
         replies.push(self.run_job(first));
         let start = stopwatch();
-        for _ in 0..BATCH {
-            if start.elapsed() >= CONTROL_BUDGET {
+        for taken in 0..BATCH {
+            if taken > 0 && start.elapsed() >= LANE_BUDGET {
                 break;
             }
             match self.control.try_recv() {
@@ -487,7 +488,11 @@ impl Loop {
                 Err(_) => break,
             }
         }
-        for _ in 0..BATCH {
+        let start = stopwatch();
+        for taken in 0..BATCH {
+            if taken > 0 && start.elapsed() >= LANE_BUDGET {
+                break;
+            }
             match self.periodic.try_recv() {
                 Ok(job) => replies.push(self.run_job(job)),
                 Err(_) => break,
