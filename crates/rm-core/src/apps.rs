@@ -14,6 +14,7 @@ use weft_types::{AppId, Resource, Time};
 use crate::core::{App, Attempt, ContainerState, RmCore};
 use crate::model::*;
 use crate::node_table::NodeKey;
+use crate::tokens::StopTokens;
 use crate::RmError;
 
 /// A token only the RM (holding `secret`) can compute for `attempt`. The core has no RNG, so the
@@ -434,17 +435,22 @@ impl RmCore {
             attempt: 0,
             n: 0,
         };
-        let ids: Vec<ContainerId> = self
+        let ids: Vec<(ContainerId, NodeKey)> = self
             .containers
             .range(from..)
             .take_while(|(c, _)| c.app == id)
-            .map(|(c, _)| *c)
+            .map(|(c, container)| (*c, container.node))
             .collect();
-        for c in ids {
+        // An app's containers crowd onto few nodes (a heartbeat places several at once), and
+        // minting a token costs an HMAC: one per attempt and node serves all its stops.
+        let user = self.owner_of(&from);
+        let mut tokens = StopTokens::new();
+        for (c, node) in ids {
             if Some(c) == lingering {
                 self.container_done(now, c, exit::SUCCESS, String::new(), false);
-            } else {
-                self.container_done(now, c, status, diagnostics.to_string(), true);
+            } else if self.containers.contains_key(&c) {
+                self.container_done(now, c, status, diagnostics.to_string(), false);
+                self.stop_with(&mut tokens, node, c, &user);
             }
         }
     }

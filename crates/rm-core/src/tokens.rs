@@ -12,7 +12,11 @@ use weft_types::yarn_id::{AttemptId, ContainerId};
 use weft_types::{Duration, Resource, Time};
 
 use crate::core::RmCore;
-use crate::model::{NmToken, Output};
+use crate::model::{NmToken, NodeState, Output};
+use crate::node_table::NodeKey;
+
+/// NM tokens minted for a run of container stops, by attempt and node.
+pub(crate) type StopTokens = std::collections::HashMap<(AttemptId, NodeKey), String>;
 
 /// The master key in use, and the one waiting to replace it.
 pub(crate) struct ContainerKeys {
@@ -126,6 +130,40 @@ impl RmCore {
             container,
             nm_token: self.nm_token(container.attempt_id(), node, &user).token,
         }
+    }
+
+    /// Stops `container` on `node` (while the node runs) as [`RmCore::stop_output`] does,
+    /// with the NM token of its attempt and node taken from `tokens` (minted there once).
+    pub(crate) fn stop_with(
+        &mut self,
+        tokens: &mut StopTokens,
+        node: NodeKey,
+        container: ContainerId,
+        user: &str,
+    ) {
+        let Some(n) = self.nodes.at_mut(node) else {
+            return;
+        };
+        if !matches!(n.state, NodeState::Running | NodeState::Unhealthy) {
+            return;
+        }
+        n.to_stop.insert(container);
+        let node_address = n.address.clone();
+        let node_id = self.nodes.id_of(node);
+        let nm_token = match tokens.get(&(container.attempt_id(), node)) {
+            Some(token) => token.clone(),
+            None => {
+                let token = self.nm_token(container.attempt_id(), node_id, user).token;
+                tokens.insert((container.attempt_id(), node), token.clone());
+                token
+            }
+        };
+        self.outputs.push_back(Output::StopContainer {
+            node_id: node_id.to_string(),
+            node_address,
+            container,
+            nm_token,
+        });
     }
 
     /// NM tokens for the nodes of `containers` that `attempt` has not been given one for yet

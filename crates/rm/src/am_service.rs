@@ -350,7 +350,7 @@ impl ApplicationMasterProtocol for AmService {
         };
         let reply = self
             .driver
-            .call(move |core, now| core.am_allocate(now, attempt, &token, req))
+            .call_periodic(move |core, now| core.am_allocate(now, attempt, &token, req))
             .await
             .map_err(driver_status)?
             .map_err(|e| rm_status(&e))?;

@@ -30,8 +30,13 @@ type Job = Box<dyn FnOnce(&mut RmCore, Time) -> Reply + Send>;
 /// A job and the type name of the closure it runs (its call site, for the timing metrics).
 type Sent = (&'static str, Job);
 
-/// Jobs taken in one round before the store is written (one transaction for all of them).
+/// Jobs taken from each lane in one round before the store is written (one transaction for
+/// all of them).
 const BATCH: usize = 256;
+/// Core time a round gives each lane (after its first job) while the lane has jobs.
+const LANE_BUDGET: Duration = Duration::from_millis(10);
+/// Jobs each lane holds before senders wait.
+pub(crate) const LANE_CAPACITY: usize = 4096;
 /// Time allowed for one call to an NM.
 const NM_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -47,9 +52,17 @@ pub(crate) enum DriverError {
 }
 
 /// A handle to send jobs to the driver; cheap to clone.
+///
+/// Jobs come in two lanes: the periodic calls every NM and AM repeats (heartbeats, Allocates:
+/// thousands a second at scale, each superseded by the next) and everything else (AM
+/// register and finish, submissions, REST, admin: rare, and a caller may give up on them).
+/// Every round of the driver takes what the control lane holds first, so a finish waits for
+/// at most one round of heartbeats instead of the whole heartbeat backlog (with 10,000 AMs
+/// finishing at once behind 12,000 NMs' heartbeats, finishes went unanswered for 30 s).
 #[derive(Clone)]
 pub(crate) struct Driver {
-    tx: mpsc::Sender<Sent>,
+    control: mpsc::Sender<Sent>,
+    periodic: mpsc::Sender<Sent>,
     stats: Arc<Mutex<DriverStats>>,
     groups: Arc<GroupCache>,
 }
@@ -57,6 +70,34 @@ pub(crate) struct Driver {
 impl Driver {
     /// Runs `f` on the core and returns its result once the writes it caused are durable.
     pub(crate) async fn call<T: Send + 'static, F>(&self, f: F) -> Result<T, DriverError>
+    where
+        F: FnOnce(&mut RmCore, Time) -> T + Send + 'static,
+    {
+        Self::send(&self.control, f).await
+    }
+
+    /// [`Driver::call`] for the calls NMs and AMs repeat every interval (node heartbeats,
+    /// Allocates): they queue behind the control calls of each round.
+    pub(crate) async fn call_periodic<T: Send + 'static, F>(&self, f: F) -> Result<T, DriverError>
+    where
+        F: FnOnce(&mut RmCore, Time) -> T + Send + 'static,
+    {
+        Self::send(&self.periodic, f).await
+    }
+
+    /// Jobs waiting in the periodic lane (for tests).
+    #[cfg(test)]
+    pub(crate) fn periodic_queued(&self) -> usize {
+        LANE_CAPACITY - self.periodic.capacity()
+    }
+
+    /// Jobs waiting in the control lane (for tests).
+    #[cfg(test)]
+    pub(crate) fn control_queued(&self) -> usize {
+        LANE_CAPACITY - self.control.capacity()
+    }
+
+    async fn send<T: Send + 'static, F>(lane: &mpsc::Sender<Sent>, f: F) -> Result<T, DriverError>
     where
         F: FnOnce(&mut RmCore, Time) -> T + Send + 'static,
     {
@@ -68,8 +109,7 @@ impl Driver {
             })
         });
         let site = std::any::type_name::<F>();
-        self.tx
-            .send((site, job))
+        lane.send((site, job))
             .await
             .map_err(|_| DriverError::Stopped)?;
         rx.await.map_err(|_| DriverError::NotPersisted)
@@ -259,7 +299,8 @@ fn stopwatch() -> Instant {
 pub(crate) struct Loop {
     core: RmCore,
     store: Arc<dyn StateStore>,
-    rx: mpsc::Receiver<Sent>,
+    control: mpsc::Receiver<Sent>,
+    periodic: mpsc::Receiver<Sent>,
     driver: Driver,
     tick: Duration,
     types: ResourceTypes,
@@ -303,17 +344,20 @@ pub(crate) fn new(
     types: ResourceTypes,
     groups: GroupSettings,
 ) -> (Driver, Loop, StoreFailure) {
-    let (tx, rx) = mpsc::channel(4096);
+    let (control, control_rx) = mpsc::channel(LANE_CAPACITY);
+    let (periodic, periodic_rx) = mpsc::channel(LANE_CAPACITY);
     let (failure, failed) = watch::channel(None);
     let driver = Driver {
-        tx,
+        control,
+        periodic,
         stats: Arc::default(),
         groups: Arc::new(GroupCache::new(groups)),
     };
     let state = Loop {
         core,
         store,
-        rx,
+        control: control_rx,
+        periodic: periodic_rx,
         driver: driver.clone(),
         tick,
         types,
@@ -339,13 +383,7 @@ impl Loop {
         if !writes.is_empty() {
             self.store.apply(&writes)?;
         }
-        let carrier = Carrier {
-            driver: self.driver.clone(),
-            types: self.types.clone(),
-            nm_channels: self.nm_channels.clone(),
-            runtime: tokio::runtime::Handle::current(),
-        };
-        carrier.carry_out(rest);
+        self.carrier().carry_out(rest);
         Ok(())
     }
 
@@ -360,35 +398,37 @@ impl Loop {
                 return;
             }
         };
+        let carrier = self.carrier();
         let mut failed = self.failure.subscribe();
         let mut ticker = tokio::time::interval(self.tick);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
-                job = self.rx.recv() => {
+                job = self.control.recv() => {
                     let Some(job) = job else { break };
-                    let mut replies = vec![self.run_job(job)];
-                    while replies.len() < BATCH {
-                        match self.rx.try_recv() {
-                            Ok(job) => replies.push(self.run_job(job)),
-                            Err(_) => break,
-                        }
-                    }
-                    if !self.flush(&writer, replies) {
+                    let replies = self.round(job);
+                    if !self.flush(&writer, &carrier, replies) {
                         break; // the replies are dropped: their callers get an error
+                    }
+                }
+                job = self.periodic.recv() => {
+                    let Some(job) = job else { break };
+                    let replies = self.round(job);
+                    if !self.flush(&writer, &carrier, replies) {
+                        break;
                     }
                 }
                 _ = sleep_until_due(self.core.poll_timeout()) => {
                     let start = stopwatch();
                     self.core.timeout(clock::now());
                     self.counters.record("timeout", start.elapsed());
-                    if !self.flush(&writer, Vec::new()) {
+                    if !self.flush(&writer, &carrier, Vec::new()) {
                         break;
                     }
                 }
                 _ = ticker.tick() => {
                     self.run_tick();
-                    if !self.flush(&writer, Vec::new()) {
+                    if !self.flush(&writer, &carrier, Vec::new()) {
                         break;
                     }
                     *self.driver.stats.lock().unwrap_or_else(PoisonError::into_inner) =
@@ -404,13 +444,18 @@ impl Loop {
         tracing::info!("driver stopped");
     }
 
-    fn start_writer(&self) -> std::io::Result<StoreWriter> {
-        let carrier = Carrier {
+    /// Carries out outputs on the current runtime.
+    fn carrier(&self) -> Carrier {
+        Carrier {
             driver: self.driver.clone(),
             types: self.types.clone(),
             nm_channels: self.nm_channels.clone(),
             runtime: tokio::runtime::Handle::current(),
-        };
+        }
+    }
+
+    fn start_writer(&self) -> std::io::Result<StoreWriter> {
+        let carrier = self.carrier();
         StoreWriter::spawn(
             Arc::clone(&self.store),
             Arc::clone(&self.write_stats),
@@ -424,6 +469,36 @@ impl Loop {
         stats.store_writes = self.write_stats.transactions();
         stats.store_write_seconds = self.write_stats.seconds();
         stats
+    }
+
+    /// Runs `first`, then what the control lane holds, then what the periodic lane holds:
+    /// from each lane at least one job and then more while the lane's [`LANE_BUDGET`] of core
+    /// time lasts (at most [`BATCH`]), so that in a storm of costly finishes both finishes and
+    /// heartbeats get about half of the driver (counts alone gave either lane all of it).
+    fn round(&mut self, first: Sent) -> Vec<Reply> {
+        let mut replies = Vec::with_capacity(16);
+        replies.push(self.run_job(first));
+        let start = stopwatch();
+        for taken in 0..BATCH {
+            if taken > 0 && start.elapsed() >= LANE_BUDGET {
+                break;
+            }
+            match self.control.try_recv() {
+                Ok(job) => replies.push(self.run_job(job)),
+                Err(_) => break,
+            }
+        }
+        let start = stopwatch();
+        for taken in 0..BATCH {
+            if taken > 0 && start.elapsed() >= LANE_BUDGET {
+                break;
+            }
+            match self.periodic.try_recv() {
+                Ok(job) => replies.push(self.run_job(job)),
+                Err(_) => break,
+            }
+        }
+        replies
     }
 
     fn run_job(&mut self, (site, job): Sent) -> Reply {
@@ -450,11 +525,22 @@ impl Loop {
             .tick(&mut self.core, now, &mut self.counters.stats.verify);
     }
 
-    /// Hands the round's writes, answers and NM calls to the store writer. False once the
-    /// writer has stopped (the store refused a write): nothing more is answered.
-    fn flush(&mut self, writer: &StoreWriter, replies: Vec<Reply>) -> bool {
+    /// Hands the round's writes, answers and NM calls to the store writer, or answers and
+    /// carries them out at once when the round wrote nothing and no earlier round is still
+    /// with the writer (nothing it shows can be ahead of the store). False once the writer
+    /// has stopped (the store refused a write): nothing more is answered.
+    fn flush(&mut self, writer: &StoreWriter, carrier: &Carrier, replies: Vec<Reply>) -> bool {
         let (writes, outputs) = split(&mut self.core);
         if writes.is_empty() && replies.is_empty() && outputs.is_empty() {
+            return true;
+        }
+        if writes.is_empty() && writer.idle() {
+            for reply in replies {
+                reply();
+            }
+            if !outputs.is_empty() {
+                carrier.carry_out(outputs);
+            }
             return true;
         }
         writer.send(Batch {
@@ -466,7 +552,7 @@ impl Loop {
 }
 
 /// Carries out a durable batch's AM launches and container stops (from the store writer's
-/// thread, onto the runtime).
+/// thread, or the driver's for a batch it answers itself, onto the runtime).
 struct Carrier {
     driver: Driver,
     types: ResourceTypes,
@@ -645,3 +731,7 @@ mod tests {
 #[cfg(test)]
 #[path = "driver_store_failure.rs"]
 mod store_failure;
+
+#[cfg(test)]
+#[path = "driver_lanes.rs"]
+mod lanes;

@@ -176,7 +176,7 @@ impl ResourceTracker for Tracker {
         let node = req.node_id;
         let reply = self
             .driver
-            .call(move |core, now| core.node_heartbeat(now, &node, status))
+            .call_periodic(move |core, now| core.node_heartbeat(now, &node, status))
             .await
             .map_err(driver_status)?
             .map_err(|e| rm_status(&e))?;

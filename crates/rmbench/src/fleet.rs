@@ -641,6 +641,7 @@ fn assemble(a: &Assembly<'_>) -> FleetReport {
         .iter()
         .flat_map(|r| r.allocates.iter().copied())
         .collect();
+    let finishes: Vec<Sample> = a.apps.iter().filter_map(|r| r.finish).collect();
     let mut allocated = Timeline::default();
     for r in a.apps {
         allocated.extend(&r.allocated);
@@ -751,6 +752,7 @@ fn assemble(a: &Assembly<'_>) -> FleetReport {
         rm_cpu_us_per_allocation: micros_per(total_cpu.rm_seconds, total_allocated),
         heartbeat_latency,
         allocate_latency: percentiles(&allocates, from, a.stop_ms),
+        finish_latency: percentiles(&finishes, 0, u64::MAX),
         rm_cores: total_cpu.rm_cores,
         rm_peak_rss_mib: mib(a.observations.iter().filter_map(|o| o.rm_peak_rss).max()),
         apps_submitted: f.submitted.load(Ordering::Relaxed),

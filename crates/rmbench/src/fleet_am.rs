@@ -62,6 +62,8 @@ pub(crate) struct AppResult {
     pub(crate) unroutable: u64,
     /// Every task completed (rather than the run ending first).
     pub(crate) completed: bool,
+    /// The finish call's send time and latency, when it was answered in time.
+    pub(crate) finish: Option<Sample>,
 }
 
 /// An AM about to register.
@@ -187,11 +189,12 @@ impl AppMaster {
             .pending
             .fetch_sub(outstanding.max(0), Ordering::Relaxed);
         result.completed = completed >= total;
-        self.finish(result.completed).await;
+        result.finish = self.finish(result.completed).await;
         result
     }
 
-    async fn finish(&mut self, completed: bool) {
+    /// Unregisters the AM; the call's latency when it was answered.
+    async fn finish(&mut self, completed: bool) -> Option<Sample> {
         let request = match self.creds.request(FinishApplicationMasterRequest {
             final_application_status: FinalApplicationStatus::Succeeded as i32,
             diagnostics: if completed {
@@ -205,9 +208,11 @@ impl AppMaster {
             Err(e) => {
                 self.error("finish", e);
                 self.counters.failed_apps.fetch_add(1, Ordering::Relaxed);
-                return;
+                return None;
             }
         };
+        let sent = crate::clock::now();
+        let at_ms = self.shared.now_ms();
         match tokio::time::timeout(FINISH_TIMEOUT, self.rm.finish_application_master(request)).await
         {
             Ok(Ok(_)) => {
@@ -217,6 +222,8 @@ impl AppMaster {
                     &self.counters.stopped_apps
                 };
                 counter.fetch_add(1, Ordering::Relaxed);
+                let micros = u32::try_from(sent.elapsed().as_micros()).unwrap_or(u32::MAX);
+                return Some(Sample { at_ms, micros });
             }
             Ok(Err(s)) => {
                 self.error("finish", describe(&s));
@@ -227,5 +234,6 @@ impl AppMaster {
                 self.counters.failed_apps.fetch_add(1, Ordering::Relaxed);
             }
         }
+        None
     }
 }

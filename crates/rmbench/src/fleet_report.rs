@@ -85,6 +85,9 @@ pub struct FleetReport {
     pub heartbeat_latency: Percentiles,
     /// Allocate round trips over the run.
     pub allocate_latency: Percentiles,
+    /// Answered AM finish calls, the run's last ones included (when every AM finishes at
+    /// once); calls left unanswered for 30 s are counted in `apps_failed` instead.
+    pub finish_latency: Percentiles,
     /// RM CPU over the run, cores.
     pub rm_cores: Option<f64>,
     /// RM CPU per heartbeat over the run, µs.
@@ -181,13 +184,16 @@ impl FleetReport {
         }
         let _ = writeln!(
             s,
-            "run {:.0} s: {} containers; heartbeat p50 {:.1} ms p99 {:.1} ms; Allocate p50 {:.1} ms p99 {:.1} ms",
+            "run {:.0} s: {} containers; heartbeat p50 {:.1} ms p99 {:.1} ms; Allocate p50 {:.1} ms p99 {:.1} ms; AM finish p50 {:.1} ms p99 {:.1} ms ({} answered)",
             self.run_s,
             self.allocated,
             self.heartbeat_latency.p50_ms,
             self.heartbeat_latency.p99_ms,
             self.allocate_latency.p50_ms,
-            self.allocate_latency.p99_ms
+            self.allocate_latency.p99_ms,
+            self.finish_latency.p50_ms,
+            self.finish_latency.p99_ms,
+            self.finish_latency.count
         );
         let _ = writeln!(
             s,

@@ -154,3 +154,57 @@ fn nodes_learn_the_next_key_before_it_signs_and_keep_old_tokens_valid() {
         .is_ok());
     assert!(ring.verify_nm(&old.nm_tokens[0].token).is_ok());
 }
+
+#[test]
+fn a_finishing_app_stops_each_container_with_its_attempt_and_node_token() {
+    let mut c = core();
+    register(&mut c, 0, "h1:1");
+    register(&mut c, 0, "h2:1");
+    let (_, attempt, token, am) = running_app(&mut c, 1, "h1:1");
+    c.am_allocate(Time(2), attempt, &token, ask(4)).unwrap();
+    let mut allocated = Vec::new();
+    for t in 3..11 {
+        heartbeat(&mut c, t, if t % 2 == 0 { "h2:1" } else { "h1:1" });
+        let got = c
+            .am_allocate(Time(t), attempt, &token, AllocateRequest::default())
+            .unwrap();
+        allocated.extend(got.allocated);
+    }
+    assert_eq!(allocated.len(), 4);
+    assert!(
+        allocated.iter().filter(|a| a.node_id == "h1:1").count() >= 2,
+        "two stops share a node (and its token)"
+    );
+    drain(&mut c);
+    c.am_finish(Time(12), attempt, &token, FinalStatus::Succeeded, "", None)
+        .unwrap();
+    let ring = ring_of(&c);
+    let mut stopped: Vec<(ContainerId, String)> = drain(&mut c)
+        .into_iter()
+        .filter_map(|o| match o {
+            Output::StopContainer {
+                nm_token,
+                container,
+                node_id,
+                ..
+            } => {
+                let t = ring.verify_nm(&nm_token).expect("a valid NM token");
+                assert_eq!(
+                    (t.attempt, t.node_id.as_str(), t.user.as_str()),
+                    (attempt, node_id.as_str(), "alice"),
+                    "the token is the stopped container's attempt's, for its node"
+                );
+                Some((container, node_id))
+            }
+            _ => None,
+        })
+        .collect();
+    stopped.sort();
+    let mut expected: Vec<(ContainerId, String)> = allocated
+        .iter()
+        .map(|a| (a.id, a.node_id.clone()))
+        .collect();
+    expected.sort();
+    assert_eq!(stopped, expected, "every container but the finished AM's");
+    assert!(!stopped.iter().any(|(id, _)| *id == am));
+}

@@ -388,7 +388,7 @@ impl AmProtocol {
         };
         let answer = self
             .driver
-            .call(move |core, now| {
+            .call_periodic(move |core, now| {
                 let value = match core.live_attempt_token(&attempt) {
                     None => Err(RmError::UnknownAttempt(attempt.to_string())),
                     Some(token) => core.am_allocate(now, attempt, &token, core_request),
