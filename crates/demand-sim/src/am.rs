@@ -144,6 +144,7 @@ impl AmRun {
         } else if self.asking != Asking::Demands || self.admitted == Some(false) {
             self.ask_stage(job, &mut req);
         }
+        let (retry_releases, retry_kills) = (req.releases.clone(), req.kill_demands.clone());
         let started = Instant::now();
         let reply = core.am_allocate(Time(t), attempt, &token, req);
         if sends_demands {
@@ -151,21 +152,30 @@ impl AmRun {
         }
         let reply = match reply {
             Ok(r) => r,
-            Err(_) if sends_demands => {
+            Err(e) if sends_demands => {
                 // Refused as a whole (e.g. a deadline already unreachable): the job runs on
                 // plain asks, not admitted.
+                rec.refused(&e.to_string());
                 self.admitted = Some(false);
                 self.demand_keys.clear();
                 return Ok(());
             }
-            Err(_) => {
-                self.done = Some(false);
-                self.finished_ms = Some(t);
+            Err(e) => {
+                if core.app_report(&self.app).is_none_or(|r| r.state.is_final()) {
+                    self.done = Some(false);
+                    self.finished_ms = Some(t);
+                } else {
+                    // Refused as a whole (nothing applied): asked again at the next heartbeat.
+                    rec.ask_refused(&e.to_string());
+                    self.release = retry_releases;
+                    self.kill = retry_kills;
+                    self.asked = None;
+                }
                 return Ok(());
             }
         };
         if sends_demands {
-            self.judge_admission(core);
+            self.judge_admission(core, rec);
         }
         self.take(core, t, job, nodes, rec, reply);
         self.finish_if_done(core, t, &attempt, &token, nodes)
@@ -173,7 +183,7 @@ impl AmRun {
 
     /// Admitted iff every demand reached ACCEPTED; otherwise the rest are killed and the
     /// job runs on plain asks.
-    fn judge_admission(&mut self, core: &RmCore) {
+    fn judge_admission(&mut self, core: &RmCore, rec: &mut Recorder) {
         let reports: Vec<_> = self.demand_keys.iter().filter_map(|k| core.demand(k)).collect();
         let admitted = reports.len() == self.demand_keys.len()
             && reports
@@ -181,6 +191,9 @@ impl AmRun {
                 .all(|r| r.timeline.iter().any(|s| s.state == DemandState::Accepted));
         self.admitted = Some(admitted);
         if !admitted {
+            for r in reports.iter().filter(|r| r.state == DemandState::Failed) {
+                rec.refused(r.reason.as_str());
+            }
             self.kill = reports
                 .iter()
                 .filter(|r| !matches!(r.state, DemandState::Failed | DemandState::Finished))

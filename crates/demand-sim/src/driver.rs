@@ -58,9 +58,38 @@ pub(crate) struct Recorder {
     pub(crate) planning_us: Vec<f64>,
     pub(crate) trace: Vec<String>,
     pub(crate) demand_lines: Vec<String>,
+    pub(crate) refusals: BTreeMap<String, u64>,
+    pub(crate) ask_refusals: BTreeMap<String, u64>,
+}
+
+/// An error's kind: its text without numbers, ids and JSON pointers (the first problem only).
+fn kind_of(why: &str) -> String {
+    let first = why.split(';').next().unwrap_or(why);
+    first
+        .split_whitespace()
+        .filter(|w| !w.starts_with('/') && !w.contains('_'))
+        .map(|w| {
+            if w.chars().any(|c| c.is_ascii_digit()) {
+                "N"
+            } else {
+                w
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 impl Recorder {
+    /// An admission refused, by its reason.
+    pub(crate) fn refused(&mut self, why: &str) {
+        *self.refusals.entry(kind_of(why)).or_insert(0) += 1;
+    }
+
+    /// An AM's Allocate call refused as a whole, by its reason.
+    pub(crate) fn ask_refused(&mut self, why: &str) {
+        *self.ask_refusals.entry(kind_of(why)).or_insert(0) += 1;
+    }
+
     pub(crate) fn line(&mut self, f: impl FnOnce() -> String) {
         if self.record {
             self.trace.push(f());
@@ -126,6 +155,10 @@ pub struct RunOutput {
     pub honesty: BTreeMap<String, u64>,
     /// Demands whose timeline names a planner decision (planned, deferred, unplannable, replanned).
     pub planner_decisions: u64,
+    /// Refused admissions by reason (reservations and demands).
+    pub refusals: BTreeMap<String, u64>,
+    /// AM Allocate calls the core refused as a whole, by reason (asked again a step later).
+    pub ask_refusals: BTreeMap<String, u64>,
     /// Reservations submitted to the core.
     pub reservations_submitted: u64,
     /// Containers handed to AMs.
@@ -247,6 +280,9 @@ impl Sim<'_> {
             self.rec.planning_us.push(started.elapsed().as_secs_f64() * 1e6);
             self.reservations_submitted += 1;
             self.handle_outputs(t);
+            if let Err(e) = &result {
+                self.rec.refused(&e.to_string());
+            }
             if result.is_ok() {
                 let window = self
                     .core
@@ -453,6 +489,8 @@ impl Sim<'_> {
             usage,
             planning_us: self.rec.planning_us,
             honesty,
+            refusals: self.rec.refusals,
+            ask_refusals: self.rec.ask_refusals,
             planner_decisions,
             reservations_submitted: self.reservations_submitted,
             allocations: self.rec.allocations,

@@ -53,6 +53,10 @@ pub struct ConfigReport {
     pub planning_us_p50: Option<f64>,
     /// p99.
     pub planning_us_p99: Option<f64>,
+    /// Refused admissions by reason.
+    pub refusals: BTreeMap<String, u64>,
+    /// AM Allocate calls refused as a whole by reason (the AM asks again a step later).
+    pub ask_refusals: BTreeMap<String, u64>,
     /// Demands whose timeline names a planner decision.
     pub planner_decisions: u64,
     /// Jobs whose stages overlapped (a stage allocated before its predecessor ended).
@@ -149,6 +153,8 @@ pub fn summarise(output: &RunOutput, overhead_ms: u64, wall_s: f64) -> ConfigRep
         honesty_causes: output.honesty.clone(),
         planning_us_p50: percentile(&planning, 0.5),
         planning_us_p99: percentile(&planning, 0.99),
+        refusals: output.refusals.clone(),
+        ask_refusals: output.ask_refusals.clone(),
         planner_decisions: output.planner_decisions,
         order_violations: output.jobs.iter().filter(|j| !j.order_respected).count(),
         unfinished_jobs: output.jobs.iter().filter(|j| j.completion_ms.is_none()).count(),
