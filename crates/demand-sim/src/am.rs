@@ -191,7 +191,8 @@ impl AmRun {
                 .all(|r| r.timeline.iter().any(|s| s.state == DemandState::Accepted));
         self.admitted = Some(admitted);
         if !admitted {
-            for r in reports.iter().filter(|r| r.state == DemandState::Failed) {
+            // One refusal per job: the first demand refused says why.
+            if let Some(r) = reports.iter().find(|r| r.state == DemandState::Failed) {
                 rec.refused(r.reason.as_str());
             }
             self.kill = reports

@@ -78,8 +78,11 @@ pub struct Comparison {
     pub params: MixParams,
     /// Jobs in the trace, by kind.
     pub jobs: BTreeMap<String, usize>,
-    /// The load the trace offers (task vcore-seconds ÷ cluster vcore-seconds over the arrivals).
+    /// The load the trace offers over its arrivals: vcore-seconds of tasks and AMs ÷ the
+    /// cluster's.
     pub offered_load: f64,
+    /// The same counting tasks only.
+    pub offered_task_load: f64,
     /// The driver's own latency from arrival to a job's first task, measured on an empty
     /// cluster: a job's isolated runtime is this plus its critical path.
     pub isolated_overhead_ms: u64,
@@ -139,7 +142,8 @@ pub fn summarise(output: &RunOutput, overhead_ms: u64, wall_s: f64) -> ConfigRep
         admission_rate: planned.then(|| ratio(admitted.len(), production.len())),
         deadline_hits: hits,
         hit_rate_submitted: ratio(hits, production.len()),
-        hit_rate_admitted: planned.then(|| ratio(admitted_hits, admitted.len())),
+        hit_rate_admitted: (planned && !admitted.is_empty())
+            .then(|| ratio(admitted_hits, admitted.len())),
         workflow_jobs: workflows.len(),
         workflow_hit_rate: ratio(workflows.iter().filter(|j| j.hit()).count(), workflows.len()),
         best_effort_jobs: best_effort.len(),
@@ -201,10 +205,12 @@ pub fn compare(params: &MixParams, configurations: &[Configuration]) -> Result<C
     for j in &jobs {
         *counts.entry(format!("{:?}", j.kind)).or_insert(0) += 1;
     }
+    let (offered, offered_tasks) = offered_load(&jobs, params);
     Ok(Comparison {
         params: params.clone(),
         jobs: counts,
-        offered_load: offered_load(&jobs, params),
+        offered_load: offered,
+        offered_task_load: offered_tasks,
         isolated_overhead_ms: overhead,
         configurations: reports,
     })
@@ -224,8 +230,8 @@ pub fn table(c: &Comparison) -> String {
     let p = &c.params;
     let _ = writeln!(
         out,
-        "deadline-mix: {} nodes, {} h of arrivals ({} min warm-up), load {} (offered {:.2}), seed {}; jobs {:?}",
-        p.nodes, p.hours, p.warmup_minutes, p.load, c.offered_load, p.seed, c.jobs
+        "deadline-mix: {} nodes, {} h of arrivals ({} min warm-up), load {} (offered {:.2} with AMs, {:.2} tasks), seed {}; jobs {:?}",
+        p.nodes, p.hours, p.warmup_minutes, p.load, c.offered_load, c.offered_task_load, p.seed, c.jobs
     );
     let header = [
         "config", "admitted", "hit/sub", "hit/adm", "eff.SLA", "wf hit", "util(dom)", "util mem/vc",
