@@ -26,5 +26,5 @@ pub use rdl::{
     parse_recurrence, BadReservationId, ContractError, Interpreter, ReservationDefinition,
     ReservationId, ReservationRequest, ValidationContext,
 };
-pub use replanner::{replan, DEFAULT_ENFORCEMENT_WINDOW};
+pub use replanner::{replan, replan_loose_first, DEFAULT_ENFORCEMENT_WINDOW};
 pub use skyline::{Integral, MergeOp, Segment, Skyline, SkylineError};

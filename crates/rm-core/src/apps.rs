@@ -82,6 +82,8 @@ impl RmCore {
             0 => self.config.max_attempts,
             n => n.min(self.config.max_attempts),
         };
+        // An app with a demand has its AM asked at the demand's time (`demands::am_gate`).
+        let am_now = sub.demand.is_none().then_some(sub.am_resource);
         let placement = match &sub.reservation_id {
             // Hadoop's `resolveReservationQueueName`: into the reservation's queue, refused
             // while the reservation is not active.
@@ -90,7 +92,7 @@ impl RmCore {
                 AppId(id.seq),
                 sub.user.clone(),
                 sub.queue.clone(),
-                Some(sub.am_resource),
+                am_now,
                 reservation,
             )?,
             None => self.sched.submit(
@@ -98,7 +100,7 @@ impl RmCore {
                 AppId(id.seq),
                 sub.user.clone(),
                 sub.queue.clone(),
-                Some(sub.am_resource),
+                am_now,
             )?,
         };
         self.drain(now);
@@ -137,7 +139,7 @@ impl RmCore {
         ];
         self.apps.insert(id, app);
         self.persist(writes);
-        Ok(())
+        self.admit_app_demands(now, id)
     }
 
     /// Records an application the scheduler refused: FAILED, with the reason, no attempt.
@@ -759,6 +761,7 @@ pub(crate) fn app_record(app: &App) -> ApplicationRecord {
         memory_mb_ms: app.ended_usage.memory_mb_ms,
         vcore_ms: app.ended_usage.vcore_ms,
         reservation_id: app.sub.reservation_id.clone(),
+        weft_demand: app.sub.demand.as_ref().map(ToString::to_string),
     }
 }
 

@@ -66,6 +66,10 @@ pub struct RmConfig {
     /// failing `not_reservable`; its run-time strict rules (deadline unreachable, window
     /// expired, deadline missed) still apply. Off, admission stays honest (spec §3.1 item 4).
     pub demand_admit_unplanned: bool,
+    /// `weft.demand.am-lead` (60 s), Weft's own: an application submitted with a demand
+    /// (`weft-demand`) has its AM asked this long before its demand's own lead (spec §3.4,
+    /// "The AM at a scheduled time"), so the AM is up when its containers come.
+    pub demand_am_lead: Duration,
 }
 
 /// The default cap on containers per Allocate answer: about 2 MB on the wire, well under the
@@ -94,6 +98,7 @@ impl RmConfig {
             demand_default_strategy: weft_demand_lang::Strategy::Loose,
             demand_timezone_minutes: 0,
             demand_admit_unplanned: false,
+            demand_am_lead: Duration::from_secs(60),
         }
     }
 }

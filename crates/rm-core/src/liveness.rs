@@ -38,6 +38,8 @@ impl RmCore {
         self.expire_unconfirmed_ams(now);
         self.advance_demands(now);
         self.tick_plans(now);
+        self.ask_due_ams(now);
+        self.carry_demand_apps(now);
         if now >= self.next_update {
             let _ = self.sched.handle(now, weft_sched::Event::Update);
             self.drain(now);

@@ -52,6 +52,10 @@ pub struct Submission {
     /// REST `reservation-id`), as Hadoop prints it: submitted to the reservation's plan
     /// queue, it runs in the reservation's queue while the reservation is active.
     pub reservation_id: Option<String>,
+    /// Weft's `weft-demand` (spec §3.4, "The AM at a scheduled time"): a ResourceDescription
+    /// or an array of them, bound to the application; its AM is asked only at the first
+    /// demand's planned start − (lead + `weft.demand.am-lead`).
+    pub demand: Option<serde_json::Value>,
 }
 
 /// The state of a container as a NodeManager reports it.

@@ -2,7 +2,8 @@
 //! time-aware-demands spec §2.1): once per plan step, each plan takes the queue's current
 //! share as its capacity, the replanner drops reservations (newest first) where that capacity
 //! no longer covers them, and reservations that ended a policy window ago are archived; every
-//! drop is persisted. The scheduler's half (the reservation leaves and their sizes) is
+//! drop is persisted, and a demand whose reservation the replanner dropped is failed or planned
+//! again (`demands::planning`). The scheduler's half (the reservation leaves and their sizes) is
 //! `weft_sched`'s follower, told each plan's reservations with `Event::PlanChanged` whenever
 //! they change: the scheduler does not depend on the planner, so the event carries plain data
 //! (each reservation's skyline as steps), and the scheduler runs at their change points itself.
@@ -40,14 +41,18 @@ impl crate::RmCore {
         let replan = now >= self.reservations.replan_after
             && self.sched.cluster_capacity() != weft_types::Resource::ZERO;
         let mut removed = Vec::new();
+        let mut replanned = Vec::new();
+        let loose = self.loose_demand_reservations();
         for (_, pq) in self.reservations.plan_queues() {
             let window = Duration(u64::try_from(pq.settings.enforcement_window_ms).unwrap_or(0));
             // Refusals leave the plan as it was; the next step tries again.
             let dropped = if replan {
-                weft_plan::replan(&mut pq.plan, now, window).unwrap_or_default()
+                weft_plan::replan_loose_first(&mut pq.plan, now, window, &|id| loose.contains(id))
+                    .unwrap_or_default()
             } else {
                 Vec::new()
             };
+            replanned.extend(dropped.iter().map(|r| r.id));
             removed.extend(dropped.into_iter().map(|r| r.id));
             if let Ok(archived) = pq.plan.archive_completed(now) {
                 removed.extend(archived.into_iter().map(|r| r.id));
@@ -62,6 +67,9 @@ impl crate::RmCore {
                 .map(|id| Write::RemoveReservation(id.to_string()))
                 .collect(),
         );
+        if !replanned.is_empty() {
+            self.demand_reservations_dropped(now, &replanned);
+        }
         self.follow_plans(now);
     }
 

@@ -58,6 +58,10 @@ impl RmCore {
                 unmanaged_am: false,
                 launch: r.am_launch.clone(),
                 reservation_id: r.reservation_id.clone(),
+                demand: r
+                    .weft_demand
+                    .as_deref()
+                    .and_then(|text| serde_json::from_str(text).ok()),
             };
             let mut app = App {
                 id,
@@ -94,6 +98,7 @@ impl RmCore {
             }
         }
         core.restore_demands(now, &state.demands)?;
+        core.ask_due_ams(now);
         core.persist_meta();
         core.retain_recovered();
         Ok(core)
@@ -143,7 +148,19 @@ impl RmCore {
         // scheduler allocates a new AM container.
         let am_running = current_live.is_some_and(|t| t.am_container.is_some());
         let needs_attempt = current_live.is_none();
-        let am_resource = (!am_running).then_some(app.sub.am_resource);
+        // An AM held for its demand's time is held again (`demands::am_gate`); asked at once
+        // if that time has passed.
+        let gate = match &app.sub.demand {
+            Some(demand) if !am_running => crate::demands::gating_demand_key(id, demand),
+            _ => None,
+        };
+        let am_resource = (!am_running && gate.is_none()).then_some(app.sub.am_resource);
+        if let Some(key) = gate {
+            self.demands.am_gates.insert(id, key);
+        }
+        let Some(app) = self.apps.get(&id) else {
+            return;
+        };
         if let Some(t) = current_live {
             if let Some(am) = t.am_container {
                 let node = t.am_node.clone().unwrap_or_default();

@@ -204,6 +204,31 @@ impl ReservationSystem {
         Ok(())
     }
 
+    /// Places a demand's reservation (spec §3.3) under `id` with the greedy agent, earliest
+    /// first, whatever the queue's agent: a demand wants the earliest start its conditions
+    /// allow, and exact placements are free (§7, decision 8). `queue` is a plan's full name.
+    pub(crate) fn submit_demand(
+        &mut self,
+        now: Time,
+        user: &str,
+        queue: &str,
+        id: ReservationId,
+        definition: &ReservationDefinition,
+    ) -> Result<(), ReservationError> {
+        let pq = self
+            .plans
+            .get_mut(queue)
+            .ok_or_else(|| ReservationError::NotReservable(queue.to_string()))?;
+        GreedyAgent { favor_early: true }.create(&mut pq.plan, id, user, definition, now)?;
+        self.owner.insert(id, queue.to_string());
+        Ok(())
+    }
+
+    /// The next sequence number [`ReservationSystem::new_id`] hands out.
+    pub(crate) fn next_sequence(&self) -> u64 {
+        self.next_seq
+    }
+
     /// Hadoop's `updateReservation`: replaces the definition; on refusal the old reservation
     /// stays as it was.
     pub fn update(
@@ -510,7 +535,7 @@ impl crate::RmCore {
         Ok(())
     }
 
-    fn persist_reservation(&mut self, id: Option<ReservationId>) {
+    pub(crate) fn persist_reservation(&mut self, id: Option<ReservationId>) {
         let Some(id) = id else { return };
         let (Some(queue), Some(r)) = (self.reservations.queue_of(&id), self.reservations.find(&id))
         else {

@@ -1,6 +1,7 @@
 //! The time-aware demands' yarn-site keys (Weft's own; time-aware-demands spec §3.2.1,
 //! §3.2.2): `weft.demand.default-strategy` (loose), `weft.demand.timezone` (a fixed offset,
-//! UTC) and `weft.demand.admit-unplanned` (false). A bad value names its key.
+//! UTC), `weft.demand.admit-unplanned` (false) and `weft.demand.am-lead` (60 s; milliseconds,
+//! or a number with `ms`, `s` or `m`, as Hadoop's time durations). A bad value names its key.
 
 use std::collections::BTreeMap;
 
@@ -17,6 +18,8 @@ pub struct DemandSettings {
     pub timezone_minutes: i16,
     /// `weft.demand.admit-unplanned`.
     pub admit_unplanned: bool,
+    /// `weft.demand.am-lead`, ms.
+    pub am_lead_ms: u64,
 }
 
 impl Default for DemandSettings {
@@ -25,6 +28,7 @@ impl Default for DemandSettings {
             default_strategy: DemandStrategy::Loose,
             timezone_minutes: 0,
             admit_unplanned: false,
+            am_lead_ms: 60_000,
         }
     }
 }
@@ -62,6 +66,13 @@ impl DemandSettings {
                 }
             };
         }
+        if let Some(v) = pairs.get("weft.demand.am-lead").map(|v| v.trim()) {
+            settings.am_lead_ms = duration_ms(v).ok_or_else(|| {
+                SettingsError::Invalid(format!(
+                    "weft.demand.am-lead: '{v}' is not a duration (milliseconds, or a number with ms, s or m)"
+                ))
+            })?;
+        }
         Ok(settings)
     }
 
@@ -70,7 +81,23 @@ impl DemandSettings {
         config.demand_default_strategy = self.default_strategy;
         config.demand_timezone_minutes = self.timezone_minutes;
         config.demand_admit_unplanned = self.admit_unplanned;
+        config.demand_am_lead = weft_types::Duration::from_millis(self.am_lead_ms);
     }
+}
+
+/// `60000`, `60000ms`, `60s`, `1m` as milliseconds.
+fn duration_ms(text: &str) -> Option<u64> {
+    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
+        Some(at) => text.split_at(at),
+        None => (text, "ms"),
+    };
+    let scale = match unit.trim() {
+        "ms" => 1,
+        "s" => 1_000,
+        "m" => 60_000,
+        _ => return None,
+    };
+    number.parse::<u64>().ok()?.checked_mul(scale)
 }
 
 /// `UTC`, `Z`, `+05:30`, `-08:00` as minutes east of UTC.
@@ -117,6 +144,7 @@ mod tests {
             ("weft.demand.default-strategy", "strict"),
             ("weft.demand.timezone", "-05:30"),
             ("weft.demand.admit-unplanned", "TRUE"),
+            ("weft.demand.am-lead", "90s"),
         ]))
         .unwrap();
         assert_eq!(
@@ -125,8 +153,13 @@ mod tests {
                 default_strategy: DemandStrategy::Strict,
                 timezone_minutes: -330,
                 admit_unplanned: true,
+                am_lead_ms: 90_000,
             }
         );
+        for (text, ms) in [("250", 250), ("250ms", 250), ("2m", 120_000)] {
+            let read = DemandSettings::read(&pairs(&[("weft.demand.am-lead", text)])).unwrap();
+            assert_eq!(read.am_lead_ms, ms, "{text}");
+        }
     }
 
     #[test]
@@ -144,6 +177,7 @@ mod tests {
             ),
             ("weft.demand.timezone", "+24:00", "is not a fixed offset"),
             ("weft.demand.admit-unplanned", "yes", "is not true or false"),
+            ("weft.demand.am-lead", "1h", "is not a duration"),
         ] {
             let err = DemandSettings::read(&pairs(&[(key, value)])).unwrap_err();
             let text = err.to_string();

@@ -617,3 +617,62 @@ fn an_app_runs_in_its_reservations_queue_and_moves_to_the_plan_default_at_the_en
     );
     rt.block_on(rm.stop());
 }
+
+/// Demands in a reservable queue (issue 17): a strict one with room is planned as a
+/// reservation of the plan (202; its `reservation-id` and planned times in the answer and the
+/// reservation in Hadoop's list), one that cannot be placed is FAILED `unplannable`, a 400.
+#[test]
+fn demands_in_a_reservable_queue_are_planned_or_refused_over_rest() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let rt = runtime();
+    let rm = rt
+        .block_on(weft_rm::start(args(dir.path())))
+        .expect("RM starts");
+    register_nodes(&rt, &rm, 4);
+    let http = Http::new(&rm);
+    let demands = format!("http://{}/ws/v1/cluster/demands", rm.web);
+    let post = |body: Value| {
+        let mut r = http
+            .agent
+            .post(&demands)
+            .header("Content-Type", "application/json")
+            .send(body.to_string())
+            .expect("the RM answers");
+        let text = r.body_mut().read_to_string().unwrap_or_default();
+        (r.status().as_u16(), text)
+    };
+    let demand = |id: u64, n: u64, gang: bool| {
+        json!({
+            "DemandID": id,
+            "ResourceRequest": {"capability": {"memory": 1024, "vCores": 1}, "num-containers": n},
+            "Gang": gang,
+            "Start": {"Time": "[NOW+10m, +5m]", "Strategy": "strict"},
+            "Duration": "30m",
+        })
+    };
+
+    // 8 × 1 GB for 30 min fits the empty plan (3/5 of 32 GB): planned at the window's start.
+    let before = now_ms();
+    let (status, text) = post(json!({"queue": "prod", "demands": [demand(1, 8, false)]}));
+    assert_eq!(status, 202, "{text}");
+    let body: Value = serde_json::from_str(&text).expect("JSON");
+    let entry = &body["demands"]["demand"][0];
+    assert_eq!(entry["reason"], "planned", "{entry}");
+    let start = entry["planned-start"].as_u64().expect("a planned start");
+    let end = entry["planned-end"].as_u64().expect("a planned end");
+    assert!(
+        start >= before + 600_000 && start < before + 900_000 + 1_000,
+        "{start}"
+    );
+    assert_eq!(end - start, 1_800_000);
+    let id = entry["reservation-id"].as_str().expect("a reservation id");
+    let (status, list) = http.list(&format!("queue=prod&reservation-id={id}"));
+    assert_eq!(status, 200);
+    assert_eq!(list["reservations"][0]["reservation-id"], id);
+
+    // A gang of 24 × 1 GB packs on the nodes (32 fit) but exceeds the plan (19 vcores), a 400 naming the reason.
+    let (status, text) = post(json!({"queue": "prod", "demands": [demand(2, 24, true)]}));
+    assert_eq!(status, 400, "{text}");
+    assert!(message(&text).contains("FAILED (unplannable)"), "{text}");
+    rt.block_on(rm.stop());
+}

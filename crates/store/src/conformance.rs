@@ -14,10 +14,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::{
     AllocationRecord, AppState, ApplicationRecord, AttemptRecord, AttemptState, ClusterMeta,
-    DemandPlacementRecord, DemandRecord, DemandState, DemandTransitionRecord, FinalStatus,
-    LaunchContext, LocalResource, LocalResourceKind, MemoryStore, NodeLabelsRecord, RecoveredState,
-    ReservationDefinitionRecord, ReservationRecord, ReservationRequestRecord, ResourceRecord,
-    StateStore, StoreError, Write,
+    DemandPlacementRecord, DemandPlanRecord, DemandRecord, DemandState, DemandTransitionRecord,
+    FinalStatus, LaunchContext, LocalResource, LocalResourceKind, MemoryStore, NodeLabelsRecord,
+    RecoveredState, ReservationDefinitionRecord, ReservationRecord, ReservationRequestRecord,
+    ResourceRecord, StateStore, StoreError, Write,
 };
 
 /// Opens the store under test.
@@ -86,6 +86,7 @@ pub fn sample_app(app_id: u64) -> ApplicationRecord {
         memory_mb_ms: 3_072_000,
         vcore_ms: 3_000,
         reservation_id: Some("reservation_1_0001".into()),
+        weft_demand: Some(r#"{"DemandID":1}"#.into()),
     }
 }
 
@@ -502,6 +503,12 @@ pub fn sample_demand(key: &str) -> DemandRecord {
         am_asks: Some(DemandPlacementRecord {
             hosts: vec!["host1".to_owned()],
             racks: vec!["/rack1".to_owned()],
+        }),
+        plan: Some(DemandPlanRecord {
+            reservation_id: "reservation_1700000000000_0003".to_owned(),
+            queue: "root.prod".to_owned(),
+            start_ms: 1_700_000_600_000,
+            end_ms: 1_700_002_400_000,
         }),
     }
 }

@@ -23,8 +23,8 @@ pub use integrity::{CREATED_MARKER, DAMAGED_MARKER};
 pub use memory::MemoryStore;
 pub use records::{
     AllocationRecord, AppState, ApplicationRecord, AttemptRecord, AttemptState, ClusterMeta,
-    DemandPlacementRecord, DemandRecord, DemandState, DemandTransitionRecord, FinalStatus,
-    LaunchContext, LocalResource, LocalResourceKind, NodeLabelsRecord, RecoveredApp,
+    DemandPlacementRecord, DemandPlanRecord, DemandRecord, DemandState, DemandTransitionRecord,
+    FinalStatus, LaunchContext, LocalResource, LocalResourceKind, NodeLabelsRecord, RecoveredApp,
     RecoveredState, ReservationDefinitionRecord, ReservationRecord, ReservationRequestRecord,
     ResourceRecord, Write,
 };

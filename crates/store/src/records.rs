@@ -205,6 +205,10 @@ pub struct ApplicationRecord {
     /// it. Absent in records written before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reservation_id: Option<String>,
+    /// Weft's `weft-demand` as submitted (JSON): its AM waits for the demand's time, also
+    /// after a restart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weft_demand: Option<String>,
 }
 
 /// One AM attempt of an application (YARN's `ApplicationAttemptStateData`).
@@ -337,6 +341,22 @@ pub struct DemandRecord {
     /// scheduler for its containers while it is ALLOCATING (a REST demand asks nothing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub am_asks: Option<DemandPlacementRecord>,
+    /// Set while the demand holds a reservation in a plan (spec §3.3): the planner placed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<DemandPlanRecord>,
+}
+
+/// Where the planner placed a demand: its reservation in a reservable queue's plan.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DemandPlanRecord {
+    /// The reservation (`reservation_<clusterTs>_<seq>`), stored with the plan's others.
+    pub reservation_id: String,
+    /// The plan's queue (full name).
+    pub queue: String,
+    /// The planned start: the first instant the reservation holds resources, epoch ms.
+    pub start_ms: u64,
+    /// The planned end: where the reservation's resources end, epoch ms.
+    pub end_ms: u64,
 }
 
 /// Where the containers of a demand an AM sent should go (YARN's host and rack names).

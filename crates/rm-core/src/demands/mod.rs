@@ -7,15 +7,21 @@
 //! claims and completions come in through the `demand_*` inputs, which `am_path` drives for
 //! demands an AM sends (issue 17 item 5: their asks reach the scheduler only while ALLOCATING);
 //! a REST-only demand asks nothing and is driven through the inputs alone. Missed
-//! opportunities have no driver yet. No planner exists either, so a strict condition that needs
-//! a plan fails with `not_reservable` (§3.4 row 3) and a loose one runs best-effort.
+//! opportunities have no driver yet. A demand that needs a plan is placed by the plan of the
+//! reservable queue above its queue (`planning`); under none, a strict condition that needs a
+//! plan fails with `not_reservable` (§3.4 row 3) and a loose one runs best-effort.
 
+mod am_gate;
 mod am_path;
 #[cfg(test)]
 mod am_tests;
+mod carrier;
 mod inputs;
 mod links;
 mod order;
+#[cfg(test)]
+mod plan_tests;
+mod planning;
 mod reason;
 mod record;
 mod report;
@@ -39,6 +45,17 @@ pub use submit::DemandBatch;
 
 /// At most this many demands in one submission.
 pub const MAX_DEMANDS_PER_SUBMISSION: usize = 1000;
+
+/// The key of the demand that gates the AM of `app` submitted with `weft-demand` (its first
+/// ResourceDescription's DemandID), `None` when it names none.
+pub(crate) fn gating_demand_key(app: ApplicationId, demand: &serde_json::Value) -> Option<String> {
+    let first = match demand {
+        serde_json::Value::Array(all) => all.first()?,
+        one => one,
+    };
+    let id = first.get("DemandID")?.as_u64()?;
+    Some(Scope::App(app).key(id))
+}
 
 /// Whose demand numbers a demand's DemandID is unique among.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -99,6 +116,8 @@ pub(crate) struct Demand {
     pub(crate) completed: u64,
     /// Set for a demand an AM sent: the RM asks the scheduler for its containers.
     pub(crate) am: Option<am_path::AmAsks>,
+    /// Its reservation, while the planner has placed it (kept after it ends, for its report).
+    pub(crate) plan: Option<planning::DemandPlan>,
 }
 
 impl Demand {
@@ -139,6 +158,11 @@ pub(crate) struct Demands {
     pub(crate) gang_owner: BTreeMap<(weft_types::AppId, u64), String>,
     /// The last gang id handed out (from [`DEMAND_GANG_IDS`] up).
     pub(crate) last_gang: u64,
+    /// A demand's reservation was placed or removed since the scheduler's plan follower was
+    /// last told.
+    pub(crate) plans_changed: bool,
+    /// Applications whose AM waits for their demand's time (`am_gate`) -> that demand's key.
+    pub(crate) am_gates: BTreeMap<ApplicationId, String>,
 }
 
 impl Demands {

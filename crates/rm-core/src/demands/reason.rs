@@ -12,7 +12,8 @@ pub enum DemandReason {
     WaitingOrder,
     /// ACCEPTED: a loose time condition that would need a plan runs without one.
     BestEffort,
-    /// FAILED at NEW: a strict condition needs a plan and no queue is reservable.
+    /// FAILED at NEW: a strict condition needs a plan and its queue is under no reservable
+    /// queue.
     NotReservable,
     /// FAILED at NEW: the gang cannot be packed on the cluster's nodes.
     Unpackable,
@@ -50,9 +51,22 @@ pub enum DemandReason {
     Failed,
     /// FAILED: the scheduler refused the asks of a demand an AM sent.
     AskRefused,
+    /// ACCEPTED: the plan holds a reservation for it inside its time conditions.
+    Planned,
+    /// ACCEPTED (loose): no room inside its time conditions; planned at the earliest start
+    /// found after them.
+    Deferred,
+    /// FAILED at NEW (strict): the plan has no room inside its time conditions.
+    Unplannable,
+    /// FAILED at NEW: the plan's sharing policy refused the user's reservation.
+    Quota,
+    /// ACCEPTED (loose): the replanner dropped its reservation and it was planned again.
+    Replanned,
+    /// FAILED (strict): the replanner dropped its reservation (the plan's capacity fell).
+    CapacityLost,
 }
 
-const NAMES: [(DemandReason, &str); 23] = [
+const NAMES: [(DemandReason, &str); 29] = [
     (DemandReason::Submitted, "submitted"),
     (DemandReason::Unconstrained, "unconstrained"),
     (DemandReason::WaitingOrder, "waiting_order"),
@@ -76,6 +90,12 @@ const NAMES: [(DemandReason, &str); 23] = [
     (DemandReason::Late, "late"),
     (DemandReason::Failed, "failed"),
     (DemandReason::AskRefused, "ask_refused"),
+    (DemandReason::Planned, "planned"),
+    (DemandReason::Deferred, "deferred"),
+    (DemandReason::Unplannable, "unplannable"),
+    (DemandReason::Quota, "quota"),
+    (DemandReason::Replanned, "replanned"),
+    (DemandReason::CapacityLost, "capacity_lost"),
 ];
 
 impl DemandReason {

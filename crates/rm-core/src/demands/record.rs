@@ -36,6 +36,7 @@ pub(crate) fn to_record(d: &Demand) -> DemandRecord {
         claimed: d.claimed,
         completed: d.completed,
         am_asks: d.am.as_ref().map(|am| am.placement.clone()),
+        plan: d.plan.as_ref().map(super::planning::DemandPlan::to_record),
     }
 }
 
@@ -87,6 +88,11 @@ fn from_record(
     if timeline.is_empty() {
         return Err("its timeline is empty".to_owned());
     }
+    let plan = record
+        .plan
+        .as_ref()
+        .map(super::planning::DemandPlan::from_record)
+        .transpose()?;
     Ok(Demand {
         key: record.key.clone(),
         scope,
@@ -109,6 +115,7 @@ fn from_record(
                 placement,
                 ..Default::default()
             }),
+        plan,
     })
 }
 

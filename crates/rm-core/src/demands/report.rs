@@ -61,12 +61,19 @@ pub struct DemandReport {
     pub deadline: Option<Time>,
     /// Every transition, oldest first.
     pub timeline: Vec<DemandTransition>,
+    /// Its reservation in the plan, when the planner placed it (`reservation_<ts>_<seq>`).
+    pub reservation_id: Option<String>,
+    /// The planned start: where its reservation's resources begin.
+    pub planned_start: Option<Time>,
+    /// The planned end: where its reservation's resources end.
+    pub planned_end: Option<Time>,
     /// The ResourceDescription as the printer writes it.
     pub spec: String,
 }
 
 impl RmCore {
-    /// Records a transition and persists the demand.
+    /// Records a transition and persists the demand; a demand that ends gives its
+    /// reservation back to the plan.
     pub(crate) fn demand_transition(
         &mut self,
         now: Time,
@@ -84,6 +91,9 @@ impl RmCore {
             detail,
             at: now,
         });
+        if state.is_final() {
+            self.release_demand_plan(now, key);
+        }
         self.persist_demand(key);
         self.sync_demand_asks(now, key);
     }
@@ -171,5 +181,8 @@ fn report(d: &Demand, held: &std::collections::BTreeMap<String, u64>) -> DemandR
         deadline: effective_deadline(d).map(Time),
         timeline: d.timeline.clone(),
         spec: d.spec_json.clone(),
+        reservation_id: d.plan.as_ref().map(|p| p.reservation.to_string()),
+        planned_start: d.plan.as_ref().map(|p| p.start),
+        planned_end: d.plan.as_ref().map(|p| p.end),
     }
 }

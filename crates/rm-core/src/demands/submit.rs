@@ -10,6 +10,7 @@ use weft_store::DemandState;
 use weft_types::yarn_id::ApplicationId;
 use weft_types::Time;
 
+use super::planning::Admission;
 use super::{Demand, DemandReason, DemandReport, Scope, MAX_DEMANDS_PER_SUBMISSION};
 use crate::model::NodeState;
 use crate::{RmCore, RmError};
@@ -135,6 +136,7 @@ impl RmCore {
                 claimed: 0,
                 completed: 0,
                 am: None,
+                plan: None,
             };
             self.demands.by_key.insert(key.clone(), demand);
             self.demand_transition(
@@ -153,8 +155,9 @@ impl RmCore {
         Ok(keys.iter().filter_map(|k| self.demand(k)).collect())
     }
 
-    /// Rows 2-3: without a planner, a condition that needs a plan is refused when strict and
-    /// run best-effort when loose; a gang must fit on the nodes (§3.3's packability).
+    /// Rows 2-3: a gang must fit on the nodes (§3.3's packability); a demand that needs a
+    /// plan is placed by its queue's plan (`planning`), or, under no reservable queue, refused
+    /// when strict and run best-effort when loose.
     fn decide_demand(&mut self, now: Time, key: &str) {
         let Some(d) = self.demands.by_key.get(key) else {
             return;
@@ -187,12 +190,47 @@ impl RmCore {
                 .as_ref()
                 .is_some_and(|f| d.spec.effective(f, default) == Strategy::Strict);
         let refuse = (strict_start || strict_deadline) && !self.config.demand_admit_unplanned;
+        let waiting_order = d.spec.order_by.is_some() && !self.order_truth(d).now;
+        match self.plan_admission(now, key, needs_plan) {
+            Admission::NoPlan => {}
+            Admission::Placed(plan, reason) => {
+                let detail = format!(
+                    "reservation {} in {}: [{}, {}) ms",
+                    plan.reservation,
+                    plan.queue,
+                    plan.start.as_millis(),
+                    plan.end.as_millis()
+                );
+                if let Some(d) = self.demands.by_key.get_mut(key) {
+                    d.plan = Some(plan);
+                }
+                self.demand_transition(now, key, DemandState::Accepted, reason, detail);
+                return;
+            }
+            Admission::Refused(reason, detail) => {
+                self.demand_transition(now, key, DemandState::Failed, reason, detail);
+                return;
+            }
+            Admission::BestEffort(detail) => {
+                self.demand_transition(
+                    now,
+                    key,
+                    DemandState::Accepted,
+                    DemandReason::BestEffort,
+                    detail,
+                );
+                return;
+            }
+        }
+        let Some(d) = self.demands.by_key.get(key) else {
+            return;
+        };
         let (state, reason, detail) = if needs_plan && refuse {
             (
                 DemandState::Failed,
                 DemandReason::NotReservable,
                 format!(
-                    "a strict {} with a Duration needs a plan, and queue '{}' is not reservable (no planner yet)",
+                    "a strict {} with a Duration needs a plan, and queue '{}' is under no reservable queue",
                     if strict_start { "Start" } else { "DeadLine" },
                     d.queue
                 ),
@@ -203,7 +241,7 @@ impl RmCore {
                 DemandReason::BestEffort,
                 String::new(),
             )
-        } else if d.spec.order_by.is_some() && !self.order_truth(d).now {
+        } else if waiting_order {
             (
                 DemandState::Accepted,
                 DemandReason::WaitingOrder,

@@ -4,7 +4,7 @@
 use weft_demand_lang::window::Bound;
 use weft_demand_lang::Strategy;
 use weft_store::DemandState;
-use weft_types::Time;
+use weft_types::{Duration, Time};
 
 use super::{Demand, DemandReason};
 use crate::RmCore;
@@ -29,6 +29,9 @@ impl RmCore {
             if !changed {
                 break;
             }
+        }
+        if std::mem::take(&mut self.demands.plans_changed) {
+            self.follow_plans(now);
         }
     }
 
@@ -99,6 +102,16 @@ impl RmCore {
                     }
                 }
                 let order_ok = order.now || (!order_strict && !order.possible);
+                // A planned demand is activated at its planned start - lead (§3.3), not by
+                // its window: a deferred one's window has closed before its plan begins.
+                let activation = d.plan.as_ref().map(|p| {
+                    let lead = self
+                        .reservations
+                        .plan(&p.queue)
+                        .map_or(Duration(0), |plan| self.demand_lead(plan.step()));
+                    p.start.as_millis().saturating_sub(lead.0)
+                });
+                let activated = activation.is_none_or(|at| t >= at);
                 if window_closed(0) {
                     if strict(start_strategy) {
                         return failed(
@@ -106,7 +119,7 @@ impl RmCore {
                             "the Start window closed before the demand could start".to_owned(),
                         );
                     }
-                    return order_ok.then(|| {
+                    return (order_ok && activated).then(|| {
                         (
                             DemandState::Allocating,
                             DemandReason::WindowMissed,
@@ -114,8 +127,10 @@ impl RmCore {
                         )
                     });
                 }
-                let start_ok =
-                    window_dropped || d.times.start.as_ref().is_none_or(|w| w.holds(t, 0));
+                let start_ok = match activation {
+                    Some(at) => t >= at,
+                    None => window_dropped || d.times.start.as_ref().is_none_or(|w| w.holds(t, 0)),
+                };
                 (order_ok && start_ok).then(|| {
                     (
                         DemandState::Allocating,

@@ -10,7 +10,7 @@ mod nodes;
 mod plan_follower;
 mod preemption;
 mod recovery;
-mod reservations;
+pub(crate) mod reservations;
 mod tokens;
 
 use weft_config::alloc_file::parse_allocations;

@@ -269,7 +269,7 @@ fn a_restart_loses_no_reservation_and_never_reissues_an_id() {
 
 /// The spec's cluster under the Capacity Scheduler: `root.prod` 75% (24 GB / 24 vcores of the
 /// 4 × 8 GB nodes) reservable with `prod_settings`, `root.adhoc` 25%.
-pub(super) fn capacity_cluster(prod_settings: &[(&str, &str)]) -> RmCore {
+pub(crate) fn capacity_cluster(prod_settings: &[(&str, &str)]) -> RmCore {
     let mut xml = String::from("<configuration>\n");
     let mut props = vec![
         ("root.queues", "prod,adhoc"),

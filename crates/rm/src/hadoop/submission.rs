@@ -68,6 +68,7 @@ pub(super) fn from_context(
         launch,
         // Hadoop's `reservation_id` (field 15) is not in the vendored protos yet.
         reservation_id: None,
+        demand: None,
     };
     Ok((id, sub))
 }

@@ -38,10 +38,10 @@ pub(crate) fn demand_json(d: &DemandReport, now: Time) -> Value {
         "state": demand_state_name(d.state),
         "reason": d.reason.as_str(),
         "queue": d.queue,
-        "reservation-id": Value::Null,
+        "reservation-id": d.reservation_id,
         "accepted-time": d.accepted_at.as_millis(),
-        "planned-start": Value::Null,
-        "planned-end": Value::Null,
+        "planned-start": d.planned_start.map(Time::as_millis),
+        "planned-end": d.planned_end.map(Time::as_millis),
         "earliest-start": d.earliest_start.as_millis(),
         "deadline": d.deadline.map(Time::as_millis),
         "first-allocation": d.first_allocation.map(Time::as_millis),
@@ -67,7 +67,7 @@ pub(crate) fn demand_json(d: &DemandReport, now: Time) -> Value {
 /// `POST /demands` with `{"application-id"?, "queue"?, "demands": [ResourceDescription…]}`:
 /// 202 with the first demand's URL in `Location` and every new demand in the body; 400 when the
 /// body is refused (nothing created) or when a demand failed at once (`not_reservable`,
-/// `unpackable`: it is recorded FAILED and the message says why).
+/// `unplannable`, `quota`, `unpackable`: it is recorded FAILED and the message says why).
 pub(crate) async fn submit(
     State(s): State<Rest>,
     Caller(who): Caller,

@@ -157,6 +157,19 @@ fn reservation_id(obj: &serde_json::Map<String, Value>) -> Result<Option<String>
     Ok(Some(id.to_string()))
 }
 
+/// The submission's Weft-only `weft-demand` (spec §3.4, "The AM at a scheduled time"): one
+/// ResourceDescription or an array of them, read by the core as `POST /demands` reads its
+/// `demands`.
+fn weft_demand(obj: &serde_json::Map<String, Value>) -> Result<Option<Value>, String> {
+    match obj.get("weft-demand") {
+        None | Some(Value::Null) => Ok(None),
+        Some(v @ (Value::Object(_) | Value::Array(_))) => Ok(Some(v.clone())),
+        Some(other) => Err(format!(
+            "'weft-demand' must be a ResourceDescription or an array of them, found {other}"
+        )),
+    }
+}
+
 /// Reads `POST /ws/v1/cluster/apps`: the id and the submission as `user` makes it.
 pub(crate) fn submission(body: &[u8], user: &str) -> Result<(ApplicationId, Submission), String> {
     let v: Value = serde_json::from_slice(body).map_err(|e| format!("malformed JSON: {e}"))?;
@@ -198,6 +211,7 @@ pub(crate) fn submission(body: &[u8], user: &str) -> Result<(ApplicationId, Subm
         unmanaged_am: boolean(obj, "unmanaged-AM")?,
         launch: launch_context(obj.get("am-container-spec"))?,
         reservation_id: reservation_id(obj)?,
+        demand: weft_demand(obj)?,
     };
     Ok((id, sub))
 }

@@ -1,0 +1,73 @@
+//! The demand's reservation carries its app (spec §3.3's carriers, in their simplest honest
+//! form): while a planned demand of an application runs and its reservation's leaf exists
+//! (`root.<plan>.<reservation id>`, made by the scheduler's plan follower at the reservation's
+//! start), the app runs in that leaf, so its asks get the leaf's entitlement; when the demand
+//! ends the app goes back to the plan's default queue before the reservation leaves the plan
+//! (the follower would otherwise move it, or kill it without move-on-expiry). One leaf per app
+//! at a time: of several planned demands, the first to run takes the app.
+
+use weft_sched::QueueAccess;
+use weft_store::DemandState;
+use weft_types::yarn_id::ApplicationId;
+use weft_types::Time;
+
+use super::Scope;
+use crate::RmCore;
+
+impl RmCore {
+    /// Moves every app whose planned demand runs into its reservation's leaf, once the leaf
+    /// exists.
+    pub(crate) fn carry_demand_apps(&mut self, now: Time) {
+        let moves: Vec<(ApplicationId, String)> = self
+            .demands
+            .by_key
+            .values()
+            .filter(|d| {
+                matches!(
+                    d.state(),
+                    DemandState::Allocating | DemandState::Allocated | DemandState::Monitoring
+                )
+            })
+            .filter_map(|d| {
+                let Scope::App(app) = d.scope else {
+                    return None;
+                };
+                let plan = d.plan.as_ref()?;
+                let a = self.apps.get(&app).filter(|a| !a.state.is_final())?;
+                let leaf = format!("{}.{}", plan.queue, plan.reservation);
+                // Already in a reservation's leaf (this one or another demand's).
+                if a.queue.starts_with(&format!("{}.reservation_", plan.queue)) {
+                    return None;
+                }
+                self.sched
+                    .queue_access(&leaf, &a.sub.user, QueueAccess::Submit)
+                    .map(|_| (app, leaf))
+            })
+            .collect();
+        for (app, leaf) in moves {
+            // A refusal (the leaf's limits) leaves the app where it is; tried again next tick.
+            let _ = self.move_app(now, app, &leaf, None);
+        }
+    }
+
+    /// Before demand `key`'s reservation leaves the plan: its app, if in the reservation's
+    /// leaf, goes back to the plan's default queue.
+    pub(crate) fn uncarry_demand_app(&mut self, now: Time, key: &str) {
+        let Some(d) = self.demands.by_key.get(key) else {
+            return;
+        };
+        let (Scope::App(app), Some(plan)) = (&d.scope, &d.plan) else {
+            return;
+        };
+        let leaf = format!("{}.{}", plan.queue, plan.reservation);
+        let (app, plan_queue) = (*app, plan.queue.clone());
+        let in_leaf = self
+            .apps
+            .get(&app)
+            .is_some_and(|a| !a.state.is_final() && a.queue == leaf);
+        if in_leaf {
+            // The scheduler maps a plan queue to its default leaf (`<plan>-default`).
+            let _ = self.move_app(now, app, &plan_queue, None);
+        }
+    }
+}
