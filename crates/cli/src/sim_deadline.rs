@@ -3,7 +3,7 @@
 use anyhow::Context;
 use clap::Args;
 use weft_demand_sim::report::table;
-use weft_demand_sim::{compare, Configuration, MixParams};
+use weft_demand_sim::{compare_with, Configuration, MixParams};
 
 /// The `deadline-mix` trace and the configurations to run on it.
 #[derive(Args)]
@@ -64,7 +64,9 @@ pub(crate) fn run(args: &DeadlineArgs, configurations: &[Configuration]) -> anyh
         seed: args.seed,
         drain_hours: args.drain_hours,
     };
-    let comparison = compare(&params, configurations).context("deadline-mix run")?;
+    let comparison = compare_with(&params, configurations, |r| {
+        eprintln!("{}: done in {:.1} s", r.configuration, r.wall_s)
+    }).context("deadline-mix run")?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&comparison)?);
     } else {

@@ -6,7 +6,7 @@
 use std::process::ExitCode;
 
 use weft_demand_sim::report::table;
-use weft_demand_sim::{compare, Configuration, MixParams};
+use weft_demand_sim::{compare_with, Configuration, MixParams};
 
 fn main() -> ExitCode {
     let mut params = MixParams::default();
@@ -44,7 +44,9 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
-    match compare(&params, &configs) {
+    match compare_with(&params, &configs, |r| {
+        eprintln!("{}: done in {:.1} s", r.configuration, r.wall_s)
+    }) {
         Ok(comparison) => {
             print!("{}", table(&comparison));
             if let Some(path) = json {

@@ -19,7 +19,7 @@ pub mod workload;
 
 pub use cluster::Configuration;
 pub use driver::{run, JobOutcome, RunOptions, RunOutput, Usage, STEP_MS};
-pub use report::{compare, Comparison, ConfigReport};
+pub use report::{compare, compare_with, Comparison, ConfigReport};
 pub use workload::{deadline_mix, JobKind, MixParams};
 
 /// Why a run could not go on.

@@ -193,13 +193,25 @@ fn isolated_overhead(jobs: &[Job]) -> Result<u64, SimError> {
 
 /// Runs the `deadline-mix` trace of `params` under each configuration.
 pub fn compare(params: &MixParams, configurations: &[Configuration]) -> Result<Comparison, SimError> {
+    compare_with(params, configurations, |_| {})
+}
+
+/// As [`compare`], telling `progress` each configuration's report as it is done (a run at
+/// full size takes minutes).
+pub fn compare_with(
+    params: &MixParams,
+    configurations: &[Configuration],
+    mut progress: impl FnMut(&ConfigReport),
+) -> Result<Comparison, SimError> {
     let jobs = deadline_mix(params);
     let overhead = isolated_overhead(&jobs)?;
     let mut reports = Vec::new();
     for configuration in configurations {
         let started = Instant::now();
         let output = run(params, &jobs, RunOptions::new(*configuration))?;
-        reports.push(summarise(&output, overhead, started.elapsed().as_secs_f64()));
+        let report = summarise(&output, overhead, started.elapsed().as_secs_f64());
+        progress(&report);
+        reports.push(report);
     }
     let mut counts = BTreeMap::new();
     for j in &jobs {
