@@ -66,7 +66,8 @@ pub(crate) fn run(args: &DeadlineArgs, configurations: &[Configuration]) -> anyh
     };
     let comparison = compare_with(&params, configurations, |r| {
         eprintln!("{}: done in {:.1} s", r.configuration, r.wall_s)
-    }).context("deadline-mix run")?;
+    })
+    .context("deadline-mix run")?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&comparison)?);
     } else {

@@ -23,7 +23,11 @@ fn main() -> ExitCode {
             "warmup" => value.parse().map(|v| params.warmup_minutes = v).is_ok(),
             "load" => value.parse().map(|v| params.load = v).is_ok(),
             "seed" => value.parse().map(|v| params.seed = v).is_ok(),
-            "configs" => match value.split(',').map(str::parse).collect::<Result<Vec<_>, _>>() {
+            "configs" => match value
+                .split(',')
+                .map(str::parse)
+                .collect::<Result<Vec<_>, _>>()
+            {
                 Ok(c) => {
                     configs = c;
                     true

@@ -94,7 +94,13 @@ impl AmRun {
     }
 
     /// The RM launched the AM container.
-    pub(crate) fn launched(&mut self, attempt: AttemptId, token: String, container: ContainerId, node: String) {
+    pub(crate) fn launched(
+        &mut self,
+        attempt: AttemptId,
+        token: String,
+        container: ContainerId,
+        node: String,
+    ) {
         self.attempt = Some((attempt, token));
         self.am_container = Some((container, node));
         self.registered = false;
@@ -161,7 +167,10 @@ impl AmRun {
                 return Ok(());
             }
             Err(e) => {
-                if core.app_report(&self.app).is_none_or(|r| r.state.is_final()) {
+                if core
+                    .app_report(&self.app)
+                    .is_none_or(|r| r.state.is_final())
+                {
                     self.done = Some(false);
                     self.finished_ms = Some(t);
                 } else {
@@ -184,7 +193,11 @@ impl AmRun {
     /// Admitted iff every demand reached ACCEPTED; otherwise the rest are killed and the
     /// job runs on plain asks.
     fn judge_admission(&mut self, core: &RmCore, rec: &mut Recorder) {
-        let reports: Vec<_> = self.demand_keys.iter().filter_map(|k| core.demand(k)).collect();
+        let reports: Vec<_> = self
+            .demand_keys
+            .iter()
+            .filter_map(|k| core.demand(k))
+            .collect();
         let admitted = reports.len() == self.demand_keys.len()
             && reports
                 .iter()
@@ -246,7 +259,8 @@ impl AmRun {
             rec.allocations += 1;
             let stage = job.stages.iter().position(|s| s.priority == c.priority);
             let runtime = stage.and_then(|s| self.pending[s].pop_front());
-            let (Some(stage), Some(runtime), Some(node)) = (stage, runtime, nodes.get_mut(&c.node_id))
+            let (Some(stage), Some(runtime), Some(node)) =
+                (stage, runtime, nodes.get_mut(&c.node_id))
             else {
                 self.release.push(c.id);
                 continue;
@@ -293,7 +307,15 @@ impl AmRun {
             }
         }
         for u in reply.demand_updates {
-            rec.demand_line(|| format!("{t} demand_state {}/{} {:?} {}", self.app, u.demand_id, u.state, u.reason.as_str()));
+            rec.demand_line(|| {
+                format!(
+                    "{t} demand_state {}/{} {:?} {}",
+                    self.app,
+                    u.demand_id,
+                    u.state,
+                    u.reason.as_str()
+                )
+            });
             if u.state == DemandState::Failed && self.admitted == Some(true) {
                 self.done = Some(false);
             }

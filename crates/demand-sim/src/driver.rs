@@ -8,9 +8,7 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use weft_plan::{Interpreter, ReservationDefinition, ReservationId, ReservationRequest};
-use weft_rm_core::{
-    DemandState, LaunchContext, NodeRegistration, Output, RmCore, Submission,
-};
+use weft_rm_core::{DemandState, LaunchContext, NodeRegistration, Output, RmCore, Submission};
 use weft_types::yarn_id::ApplicationId;
 use weft_types::{Duration, Resource, Time};
 
@@ -274,10 +272,12 @@ impl Sim<'_> {
             let id = self.core.new_reservation();
             let definition = mr_reservation(job, t);
             let started = Instant::now();
-            let result = self
-                .core
-                .submit_reservation(Time(t), job.user(), "prod", Some(id), &definition);
-            self.rec.planning_us.push(started.elapsed().as_secs_f64() * 1e6);
+            let result =
+                self.core
+                    .submit_reservation(Time(t), job.user(), "prod", Some(id), &definition);
+            self.rec
+                .planning_us
+                .push(started.elapsed().as_secs_f64() * 1e6);
             self.reservations_submitted += 1;
             self.handle_outputs(t);
             if let Err(e) = &result {
@@ -322,7 +322,12 @@ impl Sim<'_> {
     }
 
     /// Submits the job's app; false when the core rejected it.
-    fn submit(&mut self, index: usize, t: u64, reservation: Option<String>) -> Result<bool, SimError> {
+    fn submit(
+        &mut self,
+        index: usize,
+        t: u64,
+        reservation: Option<String>,
+    ) -> Result<bool, SimError> {
         let job = &self.jobs[index];
         let app = self.core.new_application(Time(t));
         let submission = Submission {
@@ -342,7 +347,11 @@ impl Sim<'_> {
             .submit(Time(t), app, submission)
             .map_err(|e| SimError::Core(format!("submit job {index}: {e}")))?;
         self.handle_outputs(t);
-        if self.core.app_report(&app).is_none_or(|r| r.state.is_final()) {
+        if self
+            .core
+            .app_report(&app)
+            .is_none_or(|r| r.state.is_final())
+        {
             return Ok(false);
         }
         let asking = match job.kind {
@@ -385,7 +394,13 @@ impl Sim<'_> {
             let Some(am) = self.runs[index].as_mut() else {
                 continue;
             };
-            am.step(&mut self.core, t, &self.jobs[index], &mut self.nodes, &mut self.rec)?;
+            am.step(
+                &mut self.core,
+                t,
+                &self.jobs[index],
+                &mut self.nodes,
+                &mut self.rec,
+            )?;
             self.handle_outputs(t);
         }
         let runs = &self.runs;
@@ -415,7 +430,12 @@ impl Sim<'_> {
                     }
                     let index = self.live.get(&launch.attempt.app).copied();
                     if let Some(am) = index.and_then(|i| self.runs[i].as_mut()) {
-                        am.launched(launch.attempt, token, launch.container, launch.node_id.clone());
+                        am.launched(
+                            launch.attempt,
+                            token,
+                            launch.container,
+                            launch.node_id.clone(),
+                        );
                     }
                 }
                 Output::StopContainer {
@@ -445,30 +465,38 @@ impl Sim<'_> {
                     let Some(report) = self.core.demand(key) else {
                         continue;
                     };
-                    if report
-                        .timeline
-                        .iter()
-                        .any(|s| matches!(s.reason.as_str(), "planned" | "deferred" | "unplannable" | "replanned"))
-                    {
+                    if report.timeline.iter().any(|s| {
+                        matches!(
+                            s.reason.as_str(),
+                            "planned" | "deferred" | "unplannable" | "replanned"
+                        )
+                    }) {
                         planner_decisions += 1;
                     }
-                    let was_admitted = report.timeline.iter().any(|s| s.state == DemandState::Accepted);
-                    if job.kind == JobKind::Production && was_admitted && report.state == DemandState::Failed {
-                        *honesty.entry(report.reason.as_str().to_string()).or_insert(0) += 1;
+                    let was_admitted = report
+                        .timeline
+                        .iter()
+                        .any(|s| s.state == DemandState::Accepted);
+                    if job.kind == JobKind::Production
+                        && was_admitted
+                        && report.state == DemandState::Failed
+                    {
+                        *honesty
+                            .entry(report.reason.as_str().to_string())
+                            .or_insert(0) += 1;
                     }
                 }
             }
-            let order_respected = run.is_none_or(|am| {
-                am.first_allocation
-                    .iter()
-                    .skip(1)
-                    .zip(&am.last_end)
-                    .all(|(first, previous_end)| match (first, previous_end) {
-                        (Some(f), Some(e)) => f >= e,
-                        (Some(_), None) => false,
-                        _ => true,
-                    })
-            });
+            let order_respected =
+                run.is_none_or(|am| {
+                    am.first_allocation.iter().skip(1).zip(&am.last_end).all(
+                        |(first, previous_end)| match (first, previous_end) {
+                            (Some(f), Some(e)) => f >= e,
+                            (Some(_), None) => false,
+                            _ => true,
+                        },
+                    )
+                });
             jobs.push(JobOutcome {
                 kind: job.kind,
                 arrival_ms: job.arrival_ms,

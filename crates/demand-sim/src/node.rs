@@ -59,7 +59,12 @@ impl SimNode {
     pub(crate) fn status(&mut self, t: u64) -> NodeStatus {
         let mut containers = Vec::new();
         for (id, resource) in self.stopped.drain(..) {
-            containers.push(status(id, NmContainerState::Complete, exit::KILLED_BY_RESOURCEMANAGER, resource));
+            containers.push(status(
+                id,
+                NmContainerState::Complete,
+                exit::KILLED_BY_RESOURCEMANAGER,
+                resource,
+            ));
         }
         let ended: Vec<ContainerId> = self
             .live
@@ -69,12 +74,22 @@ impl SimNode {
             .collect();
         for id in ended {
             if let Some(l) = self.live.remove(&id) {
-                containers.push(status(id, NmContainerState::Complete, exit::SUCCESS, l.resource));
+                containers.push(status(
+                    id,
+                    NmContainerState::Complete,
+                    exit::SUCCESS,
+                    l.resource,
+                ));
             }
         }
         for (id, l) in self.live.iter_mut().filter(|(_, l)| !l.reported_running) {
             l.reported_running = true;
-            containers.push(status(*id, NmContainerState::Running, exit::INVALID, l.resource));
+            containers.push(status(
+                *id,
+                NmContainerState::Running,
+                exit::INVALID,
+                l.resource,
+            ));
         }
         NodeStatus {
             healthy: true,

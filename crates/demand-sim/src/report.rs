@@ -118,7 +118,10 @@ pub fn summarise(output: &RunOutput, overhead_ms: u64, wall_s: f64) -> ConfigRep
     let production: Vec<_> = of(JobKind::Production).collect();
     let hits = production.iter().filter(|j| j.hit()).count();
     let planned = output.configuration.plans();
-    let admitted: Vec<_> = production.iter().filter(|j| j.admitted == Some(true)).collect();
+    let admitted: Vec<_> = production
+        .iter()
+        .filter(|j| j.admitted == Some(true))
+        .collect();
     let admitted_hits = admitted.iter().filter(|j| j.hit()).count();
     let workflows: Vec<_> = of(JobKind::Workflow).collect();
     let best_effort: Vec<_> = of(JobKind::BestEffort).collect();
@@ -145,7 +148,10 @@ pub fn summarise(output: &RunOutput, overhead_ms: u64, wall_s: f64) -> ConfigRep
         hit_rate_admitted: (planned && !admitted.is_empty())
             .then(|| ratio(admitted_hits, admitted.len())),
         workflow_jobs: workflows.len(),
-        workflow_hit_rate: ratio(workflows.iter().filter(|j| j.hit()).count(), workflows.len()),
+        workflow_hit_rate: ratio(
+            workflows.iter().filter(|j| j.hit()).count(),
+            workflows.len(),
+        ),
         best_effort_jobs: best_effort.len(),
         best_effort_completed: slowdowns.len(),
         best_effort_slowdown_p50: percentile(&slowdowns, 0.5),
@@ -161,7 +167,11 @@ pub fn summarise(output: &RunOutput, overhead_ms: u64, wall_s: f64) -> ConfigRep
         ask_refusals: output.ask_refusals.clone(),
         planner_decisions: output.planner_decisions,
         order_violations: output.jobs.iter().filter(|j| !j.order_respected).count(),
-        unfinished_jobs: output.jobs.iter().filter(|j| j.completion_ms.is_none()).count(),
+        unfinished_jobs: output
+            .jobs
+            .iter()
+            .filter(|j| j.completion_ms.is_none())
+            .count(),
         allocations: output.allocations,
         virtual_end_s: output.end_ms as f64 / 1000.0,
         wall_s,
@@ -184,7 +194,11 @@ fn isolated_overhead(jobs: &[Job]) -> Result<u64, SimError> {
         drain_hours: 1.0,
         ..MixParams::default()
     };
-    let out = run(&params, &[alone.clone()], RunOptions::new(Configuration::Fair))?;
+    let out = run(
+        &params,
+        &[alone.clone()],
+        RunOptions::new(Configuration::Fair),
+    )?;
     let done = out.jobs[0]
         .completion_ms
         .ok_or_else(|| SimError::Core("the calibration job did not complete".into()))?;
@@ -192,7 +206,10 @@ fn isolated_overhead(jobs: &[Job]) -> Result<u64, SimError> {
 }
 
 /// Runs the `deadline-mix` trace of `params` under each configuration.
-pub fn compare(params: &MixParams, configurations: &[Configuration]) -> Result<Comparison, SimError> {
+pub fn compare(
+    params: &MixParams,
+    configurations: &[Configuration],
+) -> Result<Comparison, SimError> {
     compare_with(params, configurations, |_| {})
 }
 
@@ -246,8 +263,20 @@ pub fn table(c: &Comparison) -> String {
         p.nodes, p.hours, p.warmup_minutes, p.load, c.offered_load, c.offered_task_load, p.seed, c.jobs
     );
     let header = [
-        "config", "admitted", "hit/sub", "hit/adm", "eff.SLA", "wf hit", "util(dom)", "util mem/vc",
-        "BE p50", "BE p95", "honesty", "plan p50/p99 us", "unfinished", "wall s",
+        "config",
+        "admitted",
+        "hit/sub",
+        "hit/adm",
+        "eff.SLA",
+        "wf hit",
+        "util(dom)",
+        "util mem/vc",
+        "BE p50",
+        "BE p95",
+        "honesty",
+        "plan p50/p99 us",
+        "unfinished",
+        "wall s",
     ];
     let rows: Vec<Vec<String>> = c
         .configurations
@@ -261,7 +290,11 @@ pub fn table(c: &Comparison) -> String {
                 pct(r.hit_rate_submitted),
                 pct(r.workflow_hit_rate),
                 pct(r.utilisation_dominant),
-                format!("{}/{}", pct(r.utilisation_memory), pct(r.utilisation_vcores)),
+                format!(
+                    "{}/{}",
+                    pct(r.utilisation_memory),
+                    pct(r.utilisation_vcores)
+                ),
                 opt(r.best_effort_slowdown_p50, |x| format!("{x:.2}")),
                 opt(r.best_effort_slowdown_p95, |x| format!("{x:.2}")),
                 if r.honesty_causes.is_empty() {
@@ -279,7 +312,13 @@ pub fn table(c: &Comparison) -> String {
         })
         .collect();
     let widths: Vec<usize> = (0..header.len())
-        .map(|i| rows.iter().map(|r| r[i].len()).chain([header[i].len()]).max().unwrap_or(0))
+        .map(|i| {
+            rows.iter()
+                .map(|r| r[i].len())
+                .chain([header[i].len()])
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     let line = |cells: Vec<String>| {
         cells
@@ -291,7 +330,11 @@ pub fn table(c: &Comparison) -> String {
             .trim_end()
             .to_string()
     };
-    let _ = writeln!(out, "{}", line(header.iter().map(|h| h.to_string()).collect()));
+    let _ = writeln!(
+        out,
+        "{}",
+        line(header.iter().map(|h| h.to_string()).collect())
+    );
     for r in rows {
         let _ = writeln!(out, "{}", line(r));
     }

@@ -80,7 +80,11 @@ impl Stage {
     /// Task vcore-seconds (the load the stage offers).
     fn vcore_seconds(&self) -> f64 {
         let vcores = self.capability.vcores() as f64;
-        self.runtimes_ms.iter().map(|r| *r as f64 / 1000.0).sum::<f64>() * vcores
+        self.runtimes_ms
+            .iter()
+            .map(|r| *r as f64 / 1000.0)
+            .sum::<f64>()
+            * vcores
     }
 }
 
@@ -309,7 +313,7 @@ mod tests {
             .zip(&b)
             .all(|(x, y)| x.arrival_ms == y.arrival_ms && x.stages.len() == y.stages.len()));
         let (load, tasks) = offered_load(&a, &params);
-        assert!((load - 1.0).abs() < 0.05, "offered load {load}");
+        assert!((load - params.load).abs() < 0.05, "offered load {load}");
         assert!(tasks < load);
         let production = a.iter().filter(|j| j.kind == JobKind::Production).count();
         assert!(production > 0);

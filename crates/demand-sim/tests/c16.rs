@@ -30,15 +30,23 @@ fn asks_wrapped_as_unconstrained_demands_allocate_exactly_as_plain_asks() {
         },
     )
     .expect("wrapped run");
-    assert!(plain.allocations > 1000, "a trace worth comparing: {}", plain.allocations);
+    assert!(
+        plain.allocations > 1000,
+        "a trace worth comparing: {}",
+        plain.allocations
+    );
     assert!(plain.demand_lines.is_empty());
     // Every stage of every job was a demand, and each was told its transitions.
     let stages: usize = jobs.iter().map(|j| j.stages.len()).sum();
-    assert!(wrapped.demand_lines.len() >= stages, "{} < {stages}", wrapped.demand_lines.len());
-    assert!(wrapped
-        .demand_lines
-        .iter()
-        .all(|l| !l.contains("Failed")), "no demand failed");
+    assert!(
+        wrapped.demand_lines.len() >= stages,
+        "{} < {stages}",
+        wrapped.demand_lines.len()
+    );
+    assert!(
+        wrapped.demand_lines.iter().all(|l| !l.contains("Failed")),
+        "no demand failed"
+    );
     let first_difference = plain
         .trace
         .iter()
