@@ -4,7 +4,6 @@
 //! the last task completed.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::time::Instant;
 
 use serde_json::{json, Value};
 use weft_rm_core::{
@@ -151,10 +150,10 @@ impl AmRun {
             self.ask_stage(job, &mut req);
         }
         let (retry_releases, retry_kills) = (req.releases.clone(), req.kill_demands.clone());
-        let started = Instant::now();
+        let started = crate::clock::Stopwatch::start();
         let reply = core.am_allocate(Time(t), attempt, &token, req);
         if sends_demands {
-            rec.planning_us.push(started.elapsed().as_secs_f64() * 1e6);
+            rec.planning_us.push(started.micros());
         }
         let reply = match reply {
             Ok(r) => r,

@@ -5,7 +5,6 @@
 //! container stops) are carried out as they appear; store writes are dropped.
 
 use std::collections::BTreeMap;
-use std::time::Instant;
 
 use weft_plan::{Interpreter, ReservationDefinition, ReservationId, ReservationRequest};
 use weft_rm_core::{DemandState, LaunchContext, NodeRegistration, Output, RmCore, Submission};
@@ -271,13 +270,11 @@ impl Sim<'_> {
         if self.options.configuration == Configuration::Rayon && job.kind == JobKind::Production {
             let id = self.core.new_reservation();
             let definition = mr_reservation(job, t);
-            let started = Instant::now();
+            let started = crate::clock::Stopwatch::start();
             let result =
                 self.core
                     .submit_reservation(Time(t), job.user(), "prod", Some(id), &definition);
-            self.rec
-                .planning_us
-                .push(started.elapsed().as_secs_f64() * 1e6);
+            self.rec.planning_us.push(started.micros());
             self.reservations_submitted += 1;
             self.handle_outputs(t);
             if let Err(e) = &result {

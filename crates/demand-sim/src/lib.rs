@@ -10,6 +10,7 @@
 //! §4.1's metrics ([`report`]).
 
 mod am;
+mod clock;
 mod cluster;
 mod driver;
 mod node;

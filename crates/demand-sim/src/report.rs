@@ -2,7 +2,6 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::time::Instant;
 
 use serde::Serialize;
 
@@ -224,9 +223,9 @@ pub fn compare_with(
     let overhead = isolated_overhead(&jobs)?;
     let mut reports = Vec::new();
     for configuration in configurations {
-        let started = Instant::now();
+        let started = crate::clock::Stopwatch::start();
         let output = run(params, &jobs, RunOptions::new(*configuration))?;
-        let report = summarise(&output, overhead, started.elapsed().as_secs_f64());
+        let report = summarise(&output, overhead, started.seconds());
         progress(&report);
         reports.push(report);
     }
