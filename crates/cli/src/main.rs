@@ -5,6 +5,7 @@ mod clock;
 mod pools;
 mod scale;
 mod sim;
+mod sim_deadline;
 mod sim_summary;
 mod up;
 mod up_hadoop_conf;

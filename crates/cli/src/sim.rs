@@ -52,6 +52,12 @@ pub(crate) enum SimCommand {
     /// demand), reached = 90% of it, sampled every second), with fairness and completion
     /// times. The workload's allocation file decides the timeouts (Hadoop's default is never).
     ComparePreemption(scale::CompareArgs),
+    /// Measure time-aware demands (issue 17): the spec's `deadline-mix` trace through the
+    /// real RM core (virtual NMs and AMs, virtual time) under each configuration: plain Fair,
+    /// Rayon-compatible reservations, Weft demands (and demands admitted without a plan);
+    /// prints deadline hit rate, admission, effective SLA, utilisation, best-effort slowdown,
+    /// honesty and planning cost per configuration, or JSON with --json.
+    Deadline(crate::sim_deadline::DeadlineArgs),
 }
 
 /// Why the command failed, which decides the exit status.
@@ -105,6 +111,12 @@ pub(crate) fn main(command: SimCommand) -> ExitCode {
         SimCommand::ComparePreemption(args) => {
             scale::compare_preemption(&args).map_err(Failure::Run)
         }
+        SimCommand::Deadline(args) => match args.configurations() {
+            Ok(configurations) => {
+                crate::sim_deadline::run(&args, &configurations).map_err(Failure::Run)
+            }
+            Err(e) => Err(Failure::Input(e)),
+        },
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -691,7 +691,16 @@ impl RmCore {
     /// The attempt's demands whose state changed since its last allocate answer.
     pub(crate) fn take_demand_updates(&mut self, app: ApplicationId) -> Vec<DemandUpdate> {
         let mut updates = Vec::new();
-        for d in self.demands.by_key.values_mut() {
+        // An app's keys (`<app>/<id>`) are contiguous in the map: visiting only them keeps an
+        // Allocate call's cost independent of every other app's demands (the map is never
+        // pruned, so a scan of it grew with the cluster's whole history).
+        let prefix = format!("{app}/");
+        for (_, d) in self
+            .demands
+            .by_key
+            .range_mut(prefix.clone()..)
+            .take_while(|(k, _)| k.starts_with(&prefix))
+        {
             if d.scope != Scope::App(app) {
                 continue;
             }
