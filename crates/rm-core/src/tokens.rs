@@ -16,7 +16,7 @@ use crate::model::{NmToken, NodeState, Output};
 use crate::node_table::NodeKey;
 
 /// NM tokens minted for a run of container stops, by attempt and node.
-pub(crate) type StopTokens = std::collections::HashMap<(AttemptId, NodeKey), String>;
+pub(crate) type StopTokens = std::collections::BTreeMap<(AttemptId, NodeKey), String>;
 
 /// The master key in use, and the one waiting to replace it.
 pub(crate) struct ContainerKeys {
