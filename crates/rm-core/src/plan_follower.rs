@@ -79,8 +79,14 @@ impl crate::RmCore {
     /// plan no longer reservable is told it has none, which ends its leaves).
     pub(crate) fn follow_plans(&mut self, now: Time) {
         let mut changed = Vec::new();
+        let of_demands: std::collections::BTreeSet<String> = self
+            .demands
+            .by_key
+            .values()
+            .filter_map(|d| d.plan.as_ref().map(|p| p.reservation.to_string()))
+            .collect();
         for (queue, pq) in self.reservations.plan_queues_ref() {
-            let current = plan_event(queue, pq);
+            let current = plan_event(queue, pq, &of_demands);
             if self.reservations.followed.get(queue.as_str()) != Some(&current) {
                 changed.push(current);
             }
@@ -155,8 +161,16 @@ impl crate::RmCore {
 }
 
 /// What the scheduler's follower needs of a plan: each reservation's interval, skyline and
-/// whether it holds gangs.
-fn plan_event(queue: &str, pq: &crate::reservations::PlanQueue) -> PlanReservations {
+/// whether it holds gangs. A demand's reservation is never capped as a gang: the demand's
+/// gang is delivered whole by the scheduler's gang asks, and its leaf also holds the app's
+/// AM and other asks, so a cap at exactly the gang's size would leave the gang no room to be
+/// placed (the `weft sim deadline` runs of stop 29: every planned maps gang waited to its
+/// deadline on an idle cluster).
+fn plan_event(
+    queue: &str,
+    pq: &crate::reservations::PlanQueue,
+    of_demands: &std::collections::BTreeSet<String>,
+) -> PlanReservations {
     PlanReservations {
         queue: queue.to_string(),
         move_on_expiry: pq.settings.move_on_expiry,
@@ -168,7 +182,7 @@ fn plan_event(queue: &str, pq: &crate::reservations::PlanQueue) -> PlanReservati
                 start: r.start,
                 end: r.end,
                 steps: r.allocation.steps().collect(),
-                gang: r.has_gang(),
+                gang: r.has_gang() && !of_demands.contains(&r.id.to_string()),
             })
             .collect(),
     }

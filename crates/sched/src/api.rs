@@ -623,6 +623,15 @@ pub struct PlannedReservation {
 }
 
 impl PlannedReservation {
+    /// The most it reserves at any time (by memory, the follower's measure).
+    pub fn peak(&self) -> Resource {
+        self.steps
+            .iter()
+            .map(|(_, r)| *r)
+            .max_by_key(|r| r.memory_mb())
+            .unwrap_or(Resource::ZERO)
+    }
+
     /// What it has reserved at `t`.
     pub fn reserved_at(&self, t: Time) -> Resource {
         if t < self.start || t >= self.end {

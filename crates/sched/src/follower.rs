@@ -213,7 +213,15 @@ impl<R: Rules> Engine<R> {
             }
             let reserved = r.reserved_at(now);
             let capacity = entitlement(reserved, resources);
-            let max = if r.gang { capacity } else { 1.0 };
+            // A gang's leaf is capped at its reservation's peak, not at reserved(now): the
+            // leaf exists from the reservation's start, before its skyline steps up, and a
+            // maximum of 0 there refused its app's asks outright ("zero maximum") instead of
+            // letting them wait (stop 29's `weft sim deadline` Rayon runs).
+            let max = if r.gang {
+                entitlement(r.peak(), resources)
+            } else {
+                1.0
+            };
             R::set_entitlement(self, leaf, capacity, max, resources, Some(reserved));
             total += capacity;
         }

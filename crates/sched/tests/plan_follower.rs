@@ -356,6 +356,29 @@ fn b6_a_gang_reservation_caps_its_leaf_at_its_reserved_amount() {
     assert_eq!(usage(&mut s, 1), Resource::new(10 * GB, 10));
 }
 
+/// A gang reservation whose skyline starts after the reservation does (Hadoop pads it with
+/// zeros back to the arrival) caps its leaf at its peak, not at reserved(now): a maximum of
+/// 0 before the step would refuse its app's asks outright as asks for a queue with a zero
+/// maximum. The app waits, then takes its 10 GiB once the step comes.
+#[test]
+fn a_gang_leaf_is_capped_at_its_peak_so_asks_before_the_skyline_wait() {
+    let mut s = cluster();
+    let mut r = reservation(R1, 0, 60_000, 10, true);
+    r.steps = vec![(Time(30_000), Resource::new(10 * GB, 10))];
+    plan(&mut s, 0, true, vec![r]);
+    let gang = queue(&mut s, &format!("{PLAN}.{R1}")).expect("gang leaf");
+    assert_eq!(gang.max_resources, Resource::new(10 * GB, 10));
+    assert_eq!(gang.weight, 0.0, "nothing reserved yet");
+    submit(&mut s, 0, 1, "prod", Some(R1));
+    ask(&mut s, 0, 1, 20);
+    assert_eq!(s.poll_timeout(), Some(Time(30_000)));
+    s.handle(Time(30_000), Event::Timeout).expect("timeout");
+    for t in 31..=33 {
+        second(&mut s, t * 1_000);
+    }
+    assert_eq!(usage(&mut s, 1), Resource::new(10 * GB, 10));
+}
+
 #[test]
 fn a_steps_change_resizes_the_leaf_at_the_step() {
     let mut s = cluster();

@@ -108,6 +108,29 @@ const STRICT_C2: &str =
 const LOOSE_C2: &str =
     r#", "Start": {"Time": "[NOW+10m, +5m]", "Strategy": "loose"}, "Duration": "30m""#;
 
+/// A planned gang demand's leaf is not capped at the gang's size: the scheduler's gang asks
+/// deliver it whole, and its leaf also holds the app's AM, so a cap at exactly 8 GB (spec B6's
+/// rule for Hadoop's gang reservations) would leave the gang no room. An RDL gang reservation
+/// keeps the cap (`b6_...` in crates/sched/tests/plan_follower.rs).
+#[test]
+fn a_planned_gang_demands_leaf_is_not_capped_at_the_gang() {
+    let mut c = cluster();
+    one(&mut c, 0, 1, 8, &format!("{STRICT_C2}, \"Gang\": true"));
+    assert_eq!(last(&c, 1).1, "planned");
+    let leaf = format!("root.prod.{}", reservation(&c, 1));
+    tick(&mut c, 600 * SEC);
+    // The scheduler's follower acts at its own change points (the leaf's start).
+    c.timeout(Time(600 * SEC));
+    drain(&mut c);
+    let snapshot = c.scheduler_snapshot();
+    let q = snapshot
+        .queues
+        .iter()
+        .find(|q| q.name == leaf)
+        .expect("the reservation's leaf at its start");
+    assert_eq!(q.max_resources, Resource::UNBOUNDED, "{q:?}");
+}
+
 /// C2 in the plan: the window is [600 s, 900 s), so the definition is arrival 600 s,
 /// deadline 900 s + 1,800 s = 2,700 s, 8 × 1 GB for 1,800 s. The plan is empty: placed at its
 /// arrival, [600 s, 2,400 s). ALLOCATING at 600 s − 17 s = 583 s.
