@@ -2,7 +2,7 @@
 //! steps 2, 4-6): each plan (reservable) queue gets a `<plan>-default` leaf for apps without a
 //! reservation and one leaf per active reservation, named by the reservation's id; a
 //! reservation's leaf is sized to reserved(now) ÷ the plan's resources (its maximum the whole
-//! plan, or that same fraction for a reservation with gangs), the default leaf takes what is
+//! plan, or its peak's fraction for a reservation with gangs), the default leaf takes what is
 //! left, and at a reservation's end its apps move to the default leaf (or are killed) and its
 //! leaf goes.
 //!
