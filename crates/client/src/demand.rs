@@ -1,4 +1,4 @@
-//! `weft demand submit FILE | list | status KEY | kill KEY`: Weft's time-aware demands (spec
+//! `weft demand submit FILE | plan FILE | list | status KEY | kill KEY`: Weft's time-aware demands (spec
 //! §3.6; Hadoop has no such verb). A demand's key is `application_<ts>_<n>/<DemandID>`, or
 //! `~<user>/<DemandID>` for one bound to no application.
 
@@ -12,7 +12,7 @@ use crate::fmt::{self, int, list, text};
 use crate::rest::Connection;
 use crate::{ClientError, Outcome, Verb};
 
-/// Time-aware demands: submit, list, status, kill.
+/// Time-aware demands: submit, plan (a dry run), list, status, kill.
 #[derive(Args, Debug)]
 pub struct DemandArgs {
     #[command(subcommand)]
@@ -35,6 +35,17 @@ pub enum DemandCommand {
         #[arg(long)]
         queue: Option<String>,
         /// Bind the demands to this application's allocation request ids.
+        #[arg(long = "application-id", value_name = "ID")]
+        application_id: Option<String>,
+    },
+    /// What the demands in FILE would get if submitted now (a dry run: nothing changes).
+    Plan {
+        /// The JSON file (as for `submit`).
+        file: PathBuf,
+        /// The queue (for demands bound to no application).
+        #[arg(long)]
+        queue: Option<String>,
+        /// The application the demands would be bound to.
         #[arg(long = "application-id", value_name = "ID")]
         application_id: Option<String>,
     },
@@ -123,6 +134,24 @@ impl Verb for DemandArgs {
                     write!(out, "{}", fmt::json_text(&answer))?;
                 } else {
                     write!(out, "{}", table(&list(&answer, "demands", "demand")))?;
+                }
+                Ok(Outcome::Success)
+            }
+            DemandCommand::Plan {
+                file,
+                queue,
+                application_id,
+            } => {
+                let shown = file.display().to_string();
+                let text = std::fs::read_to_string(file)
+                    .map_err(|e| ClientError::Usage(format!("cannot read {shown}: {e}")))?;
+                let body = submission(&text, &shown, queue.as_deref(), application_id.as_deref())?;
+                let rm = conn.connect()?;
+                let answer = rm.post("/ws/v1/cluster/demands/plan", &[], Some(&body))?;
+                if conn.json {
+                    write!(out, "{}", fmt::json_text(&answer))?;
+                } else {
+                    write!(out, "{}", plan_table(&list(&answer, "plan", "demand")))?;
                 }
                 Ok(Outcome::Success)
             }
@@ -219,6 +248,34 @@ fn table(demands: &[&Value]) -> String {
                 int(containers, "requested")
             ),
             when(d, "deadline"),
+        ));
+    }
+    s
+}
+
+/// The dry run: one line per demand with where it would go and why.
+fn plan_table(demands: &[&Value]) -> String {
+    let mut s = format!("Total number of demands:{}\n", demands.len());
+    s.push_str(&format!(
+        "{:>24}\t{:>10}\t{:>14}\t{:>28}\t{:>28}\t{:>22}\t{}\n",
+        "Demand-Key", "State", "Reason", "Planned-Start", "Planned-End", "Headroom", "Detail"
+    ));
+    for d in demands {
+        let headroom = match d.get("headroom") {
+            Some(h) if h.is_object() => {
+                format!("<memory:{}, vCores:{}>", int(h, "memory"), int(h, "vCores"))
+            }
+            _ => "N/A".to_owned(),
+        };
+        s.push_str(&format!(
+            "{:>24}\t{:>10}\t{:>14}\t{:>28}\t{:>28}\t{:>22}\t{}\n",
+            text(d, "id"),
+            text(d, "state"),
+            text(d, "reason"),
+            when(d, "planned-start"),
+            when(d, "planned-end"),
+            headroom,
+            text(d, "detail"),
         ));
     }
     s

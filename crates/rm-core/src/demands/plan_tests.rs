@@ -637,3 +637,115 @@ fn the_replanner_drops_a_loose_demand_before_a_newer_strict_one() {
     assert_eq!(last(&c, 1), (Accepted, "replanned", 5 * SEC));
     assert_eq!(planned(&c, 1), (Some(2_400 * SEC), Some(4_200 * SEC)));
 }
+
+fn dry_run(c: &mut RmCore, t: u64, json: &str) -> Result<Vec<DemandPreview>, RmError> {
+    let value: Value = serde_json::from_str(json).expect("test JSON");
+    c.plan_demands(
+        Time(t),
+        DemandBatch {
+            user: "alice",
+            queue: Some("prod"),
+            application: None,
+            demands: &value,
+            pointer: "/demands",
+        },
+    )
+}
+
+/// The dry run (§3.6 `POST /demands/plan`) with 1 planned at [600 s, 2,400 s) (C2, 8 GB of
+/// the plan's 19,662 MB / 19 vcores): 2, the same again, fits beside it at 600 s, with the
+/// user's headroom over its window [600 s, 2,700 s) before it 19,662 − 8,192 = 11,470 MB and
+/// 19 − 8 = 11 vcores; 3, 2 × 1 GB for 10 min ordered after 2 in the same batch, goes at 2's
+/// planned end, [2,400 s, 3,000 s); 4, 12 strict containers in C2's window, finds 3 GB free
+/// there (19 − 8 − 8) and fails `unplannable`. Afterwards nothing has changed: no demand, no
+/// reservation, no store write, and the real submission of 2 gets the previewed place and the
+/// reservation id the dry run did not take.
+#[test]
+fn a_dry_run_answers_what_the_submission_would_get_and_changes_nothing() {
+    let mut c = cluster();
+    one(&mut c, 0, 1, 8, STRICT_C2);
+    let first = reservation(&c, 1);
+    let demand = |id: u64, n: u64, extra: &str| {
+        format!(
+            r#"{{"DemandID": {id}, "ResourceRequest": {{"capability": {{"memory": 1024, "vCores": 1}}, "num-containers": {n}}}{extra}}}"#
+        )
+    };
+    let json = format!(
+        "[{}, {}, {}]",
+        demand(2, 8, STRICT_C2),
+        demand(3, 2, r#", "Duration": "10m", "OrderBy": 2"#),
+        demand(4, 12, STRICT_C2)
+    );
+    let previews = dry_run(&mut c, 0, &json).unwrap_or_else(|e| panic!("{e}"));
+    let seen: Vec<_> = previews
+        .iter()
+        .map(|p| {
+            (
+                p.key.as_str(),
+                p.state,
+                p.reason.as_str(),
+                p.planned_start.map(Time::as_millis),
+                p.planned_end.map(Time::as_millis),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            (
+                "~alice/2",
+                Accepted,
+                "planned",
+                Some(600 * SEC),
+                Some(2_400 * SEC)
+            ),
+            (
+                "~alice/3",
+                Accepted,
+                "planned",
+                Some(2_400 * SEC),
+                Some(3_000 * SEC)
+            ),
+            ("~alice/4", Failed, "unplannable", None, None),
+        ]
+    );
+    assert_eq!(previews[0].headroom, Some(Resource::new(11_470, 11)));
+    assert_eq!(previews[0].plan_queue.as_deref(), Some("root.prod"));
+    assert!(
+        previews[2].detail.contains("no room in plan root.prod"),
+        "{}",
+        previews[2].detail
+    );
+
+    assert!(drain(&mut c).is_empty(), "no store write, no output");
+    for id in [2, 3, 4] {
+        assert!(c.demand(&key(id)).is_none(), "demand {id} was not created");
+    }
+    assert_eq!(
+        c.reservations()
+            .plan("prod")
+            .map(|p| p.reservations().count()),
+        Some(1)
+    );
+    assert_eq!(committed(&c, 600 * SEC), gb(8));
+
+    let real = one(&mut c, 0, 2, 8, STRICT_C2);
+    assert_eq!((real.state, real.reason.as_str()), (Accepted, "planned"));
+    assert_eq!(planned(&c, 2), (Some(600 * SEC), Some(2_400 * SEC)));
+    assert_eq!(reservation(&c, 2).sequence, first.sequence + 1);
+}
+
+/// A dry run refuses what the submission refuses, with the same words, and changes nothing.
+#[test]
+fn a_dry_run_of_an_invalid_batch_is_refused_as_its_submission() {
+    let mut c = cluster();
+    let bad = r#"{"DemandID": 1, "ResourceRequest": {"capability": {"memory": 1024, "vCores": 1}, "num-containers": 1}, "Start": "[NOW, +5x]"}"#;
+    let planned = dry_run(&mut c, 0, bad).expect_err("an unknown unit");
+    let submitted = batch(&mut c, 0, "prod", bad).expect_err("an unknown unit");
+    assert_eq!(planned.to_string(), submitted.to_string());
+    assert!(
+        planned.to_string().contains("unknown unit 'x'"),
+        "{planned}"
+    );
+    assert!(c.demand(&key(1)).is_none());
+}
