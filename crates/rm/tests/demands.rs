@@ -248,6 +248,13 @@ fn demands_are_submitted_refused_killed_and_kept_across_a_restart() {
     );
     let (outcome, _) = weft_demand(&rm, &["status", "~alice/404"]);
     assert_eq!(outcome, Ok(Outcome::Failed));
+    // `watch` on the killed demand prints its whole timeline and ends at once, 255 for FAILED.
+    let (outcome, printed) = weft_demand(&rm, &["watch", "~alice/1200", "--timeout", "30s"]);
+    assert_eq!(outcome, Ok(Outcome::Failed), "{printed}");
+    let watched: Vec<&str> = printed.lines().collect();
+    assert_eq!(watched.len(), 4, "{printed}");
+    assert!(watched[0].ends_with(" NEW submitted"), "{printed}");
+    assert!(watched[3].contains(" FAILED killed"), "{printed}");
     let (_, before) = http.call("GET", "/ws/v1/cluster/demands", None);
     rt.block_on(rm.stop());
 
