@@ -152,6 +152,9 @@ fn demands_are_submitted_refused_killed_and_kept_across_a_restart() {
     for line in [
         "weft_demands{state=\"ACCEPTED\",reason=\"waiting_order\"} 1",
         "weft_demands{state=\"ALLOCATING\",reason=\"eligible\"} 1",
+        "weft_demand_deadline_total{outcome=\"hit\"} 0",
+        "weft_demand_deadline_total{outcome=\"miss\"} 0",
+        "weft_claim_expired_total 0",
     ] {
         assert!(
             metrics.lines().any(|l| l == line),

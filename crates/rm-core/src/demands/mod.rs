@@ -170,6 +170,20 @@ pub(crate) struct Demands {
     pub(crate) plan_capacity_fresh: bool,
     /// Applications whose AM waits for their demand's time (`am_gate`) -> that demand's key.
     pub(crate) am_gates: BTreeMap<ApplicationId, String>,
+    /// Outcomes counted since this RM started (`/metrics`).
+    pub(crate) outcomes: DemandOutcomes,
+}
+
+/// Demand outcomes counted since the RM started (spec §3.6's counters).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DemandOutcomes {
+    /// Demands with a deadline that ended FINISHED without missing it.
+    pub deadline_hit: u64,
+    /// Demands with a deadline that missed it: FINISHED `late`, or FAILED `deadline_missed` /
+    /// `deadline_unreachable`.
+    pub deadline_miss: u64,
+    /// Demands FAILED `claim_expired` (containers allocated and never launched in time).
+    pub claim_expired: u64,
 }
 
 impl Demands {

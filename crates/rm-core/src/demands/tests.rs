@@ -632,3 +632,47 @@ fn the_default_strategy_in_force_at_acceptance_stays_with_the_demand() {
         .expect("recovered under a strict default");
     assert_eq!(again.timeline, report.timeline);
 }
+
+/// `/metrics`' outcome counters: 1 (loose DeadLine 20 min after START at 10 s) completes at
+/// 5 min, a hit; 2 (the same) runs past its deadline, noted, then completes `late`, a miss;
+/// 3 (no deadline) completing counts neither; 4 (ClaimTimeout 30 s) expires unclaimed; 5 (a
+/// deadline) killed counts neither hit nor miss.
+#[test]
+fn deadline_hits_misses_and_expired_claims_are_counted_once_each() {
+    let mut c = core();
+    let loose = r#", "DeadLine": {"Time": "[, +20m]", "Strategy": "loose"}"#;
+    for id in [1, 2, 5] {
+        one(&mut c, 0, id, 1, loose);
+    }
+    one(&mut c, 0, 3, 1, "");
+    one(&mut c, 0, 4, 1, r#", "ClaimTimeout": "30s""#);
+    for id in [1, 2, 3] {
+        run(&mut c, 10 * SEC, id, 1);
+    }
+    allocate_all(&mut c, 10 * SEC, 4, 1);
+    c.demand_completed(Time(5 * MIN), &key(1), 1).unwrap();
+    c.demand_completed(Time(5 * MIN), &key(3), 1).unwrap();
+    tick(&mut c, 10 * SEC + 20 * MIN);
+    assert_eq!(last(&c, 2).1, "deadline_missed");
+    c.demand_completed(Time(25 * MIN), &key(2), 1).unwrap();
+    c.kill_demand(Time(25 * MIN), &key(5), "alice").unwrap();
+    drain(&mut c);
+    assert_eq!(
+        [
+            last(&c, 1).1,
+            last(&c, 2).1,
+            last(&c, 3).1,
+            last(&c, 4).1,
+            last(&c, 5).1
+        ],
+        ["ok", "late", "ok", "claim_expired", "killed"]
+    );
+    assert_eq!(
+        c.demand_outcomes(),
+        DemandOutcomes {
+            deadline_hit: 1,
+            deadline_miss: 1,
+            claim_expired: 1,
+        }
+    );
+}
