@@ -128,6 +128,18 @@ fn submission(
     Ok(body)
 }
 
+/// The submission body of FILE (as `submission` reads it) with the flags.
+fn submission_file(
+    file: &std::path::Path,
+    queue: Option<&str>,
+    application: Option<&str>,
+) -> Result<Value, ClientError> {
+    let shown = file.display().to_string();
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| ClientError::Usage(format!("cannot read {shown}: {e}")))?;
+    submission(&text, &shown, queue, application)
+}
+
 impl Verb for DemandArgs {
     fn run(&self, out: &mut dyn Write) -> Result<Outcome, ClientError> {
         let conn = &self.conn;
@@ -137,12 +149,10 @@ impl Verb for DemandArgs {
                 queue,
                 application_id,
             } => {
-                let shown = file.display().to_string();
-                let text = std::fs::read_to_string(file)
-                    .map_err(|e| ClientError::Usage(format!("cannot read {shown}: {e}")))?;
-                let body = submission(&text, &shown, queue.as_deref(), application_id.as_deref())?;
-                let rm = conn.connect()?;
-                let answer = rm.post("/ws/v1/cluster/demands", &[], Some(&body))?;
+                let body = submission_file(file, queue.as_deref(), application_id.as_deref())?;
+                let answer = conn
+                    .connect()?
+                    .post("/ws/v1/cluster/demands", &[], Some(&body))?;
                 if conn.json {
                     write!(out, "{}", fmt::json_text(&answer))?;
                 } else {
@@ -155,12 +165,10 @@ impl Verb for DemandArgs {
                 queue,
                 application_id,
             } => {
-                let shown = file.display().to_string();
-                let text = std::fs::read_to_string(file)
-                    .map_err(|e| ClientError::Usage(format!("cannot read {shown}: {e}")))?;
-                let body = submission(&text, &shown, queue.as_deref(), application_id.as_deref())?;
-                let rm = conn.connect()?;
-                let answer = rm.post("/ws/v1/cluster/demands/plan", &[], Some(&body))?;
+                let body = submission_file(file, queue.as_deref(), application_id.as_deref())?;
+                let answer =
+                    conn.connect()?
+                        .post("/ws/v1/cluster/demands/plan", &[], Some(&body))?;
                 if conn.json {
                     write!(out, "{}", fmt::json_text(&answer))?;
                 } else {

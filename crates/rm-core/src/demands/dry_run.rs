@@ -66,24 +66,16 @@ impl RmCore {
         let mut keys = Vec::with_capacity(ready.len());
         for (key, mut spec, times) in ready {
             spec.strategy.get_or_insert(default);
-            let demand = Demand {
-                key: key.clone(),
-                scope: scope.clone(),
-                user: batch.user.to_owned(),
-                queue: queue.clone(),
+            let demand = Demand::submitted(
+                key.clone(),
+                scope.clone(),
+                batch.user,
+                queue.clone(),
                 spec,
-                spec_json: String::new(),
-                accepted_at: now,
+                String::new(),
+                now,
                 times,
-                timeline: Vec::new(),
-                first_allocation: None,
-                missed: 0,
-                allocated: 0,
-                claimed: 0,
-                completed: 0,
-                am: None,
-                plan: None,
-            };
+            );
             self.demands.by_key.insert(key.clone(), demand);
             keys.push(key);
         }

@@ -125,6 +125,38 @@ pub(crate) struct Demand {
 }
 
 impl Demand {
+    /// A demand just read from a submission: no transition, nothing allocated, no plan.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn submitted(
+        key: String,
+        scope: Scope,
+        user: &str,
+        queue: String,
+        spec: ResourceDescription,
+        spec_json: String,
+        accepted_at: Time,
+        times: ResolvedTimes,
+    ) -> Demand {
+        Demand {
+            key,
+            scope,
+            user: user.to_owned(),
+            queue,
+            spec,
+            spec_json,
+            accepted_at,
+            times,
+            timeline: Vec::new(),
+            first_allocation: None,
+            missed: 0,
+            allocated: 0,
+            claimed: 0,
+            completed: 0,
+            am: None,
+            plan: None,
+        }
+    }
+
     pub(crate) fn state(&self) -> DemandState {
         self.timeline
             .last()

@@ -95,24 +95,16 @@ impl RmCore {
             // `weft.demand.default-strategy` cannot change (or, on recovery, refuse) it.
             spec.strategy.get_or_insert(default);
             let spec_json = weft_demand_lang::print::to_json_string(&spec);
-            let demand = Demand {
-                key: key.clone(),
-                scope: scope.clone(),
-                user: batch.user.to_owned(),
-                queue: queue.clone(),
+            let demand = Demand::submitted(
+                key.clone(),
+                scope.clone(),
+                batch.user,
+                queue.clone(),
                 spec,
                 spec_json,
-                accepted_at: now,
+                now,
                 times,
-                timeline: Vec::new(),
-                first_allocation: None,
-                missed: 0,
-                allocated: 0,
-                claimed: 0,
-                completed: 0,
-                am: None,
-                plan: None,
-            };
+            );
             self.demands.by_key.insert(key.clone(), demand);
             self.demand_transition(
                 now,
