@@ -94,7 +94,12 @@ impl RmCore {
                 ),
             ));
         }
-        Some((DemandState::Failed, reason, what.to_owned()))
+        let detail = if live > 0 {
+            format!("{what} with {live} containers running")
+        } else {
+            what.to_owned()
+        };
+        Some((DemandState::Failed, reason, detail))
     }
 
     /// One demand's timers and order at `now`; true if it changed.
