@@ -332,7 +332,7 @@ fn a_strict_duration_warns_the_am_then_kills_after_the_grace() {
     );
     // The AM (its container's stdout on the NM) was told through the preemption message.
     let am = am_log(&c, &app);
-    assert!(am.contains("The RM will preempt"), "{am}");
+    assert!(am.contains("unless it ends first"), "{am}");
 }
 
 /// Every file named `stdout` below `dir` (the NMs' container logs).
