@@ -4,14 +4,17 @@
 //! start), the app runs in that leaf, so its asks get the leaf's entitlement; when the demand
 //! ends the app goes back to the plan's default queue before the reservation leaves the plan
 //! (the follower would otherwise move it, or kill it without move-on-expiry). One leaf per app
-//! at a time: of several planned demands, the first to run takes the app.
+//! at a time: of several planned demands, the first to run takes the app. A loose lease that
+//! ends with containers running (`lease_overrun`, §3.2.3) demotes the app the same way, to
+//! the plan's default queue, where it continues best-effort (Hadoop's move-on-expiry); it is
+//! not carried again.
 
 use weft_sched::QueueAccess;
 use weft_store::DemandState;
 use weft_types::yarn_id::ApplicationId;
 use weft_types::Time;
 
-use super::Scope;
+use super::{Demand, DemandReason, Scope};
 use crate::RmCore;
 
 impl RmCore {
@@ -26,7 +29,7 @@ impl RmCore {
                 matches!(
                     d.state(),
                     DemandState::Allocating | DemandState::Allocated | DemandState::Monitoring
-                )
+                ) && !d.noted(DemandReason::LeaseOverrun)
             })
             .filter_map(|d| {
                 let Scope::App(app) = d.scope else {
@@ -50,24 +53,31 @@ impl RmCore {
         }
     }
 
-    /// Before demand `key`'s reservation leaves the plan: its app, if in the reservation's
-    /// leaf, goes back to the plan's default queue.
-    pub(crate) fn uncarry_demand_app(&mut self, now: Time, key: &str) {
-        let Some(d) = self.demands.by_key.get(key) else {
-            return;
-        };
+    /// The app demand `d`'s reservation carries now (it runs in the reservation's leaf), with
+    /// the plan's queue.
+    pub(crate) fn demand_carrier(&self, d: &Demand) -> Option<(ApplicationId, String)> {
         let (Scope::App(app), Some(plan)) = (&d.scope, &d.plan) else {
-            return;
+            return None;
         };
         let leaf = format!("{}.{}", plan.queue, plan.reservation);
-        let (app, plan_queue) = (*app, plan.queue.clone());
-        let in_leaf = self
-            .apps
-            .get(&app)
-            .is_some_and(|a| !a.state.is_final() && a.queue == leaf);
-        if in_leaf {
-            // The scheduler maps a plan queue to its default leaf (`<plan>-default`).
-            let _ = self.move_app(now, app, &plan_queue, None);
-        }
+        self.apps
+            .get(app)
+            .is_some_and(|a| !a.state.is_final() && a.queue == leaf)
+            .then(|| (*app, plan.queue.clone()))
+    }
+
+    /// Demand `key`'s reservation stops carrying its app (the demand ended, or its loose lease
+    /// overran): the app, if in the reservation's leaf, goes to the plan's default queue.
+    pub(crate) fn uncarry_demand_app(&mut self, now: Time, key: &str) {
+        let Some((app, plan_queue)) = self
+            .demands
+            .by_key
+            .get(key)
+            .and_then(|d| self.demand_carrier(d))
+        else {
+            return;
+        };
+        // The scheduler maps a plan queue to its default leaf (`<plan>-default`).
+        let _ = self.move_app(now, app, &plan_queue, None);
     }
 }

@@ -6,8 +6,9 @@
 //! deadlines, the Start window) are checked against it in [`RmCore::tick`]. Allocations,
 //! claims and completions come in through the `demand_*` inputs, which `am_path` drives for
 //! demands an AM sends (issue 17 item 5: their asks reach the scheduler only while ALLOCATING);
-//! a REST-only demand asks nothing and is driven through the inputs alone. Missed
-//! opportunities have no driver yet. A demand that needs a plan is placed by the plan of the
+//! a REST-only demand asks nothing and is driven through the inputs alone. An AM demand's
+//! missed opportunities are the node heartbeats that give it nothing (`opportunities`); a
+//! REST-only demand's come only through `demand_missed_opportunity`. A demand that needs a plan is placed by the plan of the
 //! reservable queue above its queue (`planning`); under none, a strict condition that needs a
 //! plan fails with `not_reservable` (§3.4 row 3) and a loose one runs best-effort.
 
@@ -20,6 +21,7 @@ mod carrier;
 mod dry_run;
 mod inputs;
 mod links;
+mod opportunities;
 mod order;
 #[cfg(test)]
 mod plan_tests;
@@ -202,6 +204,9 @@ pub(crate) struct Demands {
     pub(crate) plan_capacity_fresh: bool,
     /// Applications whose AM waits for their demand's time (`am_gate`) -> that demand's key.
     pub(crate) am_gates: BTreeMap<ApplicationId, String>,
+    /// The AM demands whose containers are asked of the scheduler now (ALLOCATING): those a
+    /// node heartbeat may give nothing, a missed opportunity (`opportunities`).
+    pub(crate) asking: std::collections::BTreeSet<String>,
     /// Outcomes counted since this RM started (`/metrics`).
     pub(crate) outcomes: DemandOutcomes,
 }

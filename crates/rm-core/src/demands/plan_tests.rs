@@ -611,6 +611,115 @@ fn a_running_planned_demand_carries_its_app_into_the_reservations_leaf() {
     assert_eq!(committed(&c, 700 * SEC), Resource::ZERO);
 }
 
+/// C13 loose with a plan: an AM in `prod` sends at 2 s a loose demand of 1 × 1 GB, Start
+/// [NOW+10m, +5m), Duration 10 min: planned at [602 s, 1,202 s), ALLOCATING at 602 − 17 =
+/// 585 s. n2's heartbeat at 586 s allocates its container (START = 586 s), running at 587 s
+/// (MONITORING); at 602-603 s the app moves into the reservation's leaf. The lease ends at
+/// 586 + 600 = 1,186 s with the container running: `lease_overrun`, and the app is demoted to
+/// `root.prod.prod-default` (not carried back), where it continues; its container's end at
+/// 1,300 s finishes the demand ok.
+#[test]
+fn c13_a_loose_lease_overrun_moves_the_app_to_the_plans_default_queue() {
+    let mut rm = config(PROD_ADHOC);
+    rm.nm_expiry = weft_types::Duration::from_secs(100_000);
+    rm.am_expiry = weft_types::Duration::from_secs(100_000);
+    let mut c = RmCore::new(rm, TS, Time(0));
+    for n in ["n1:1", "n2:1", "n3:1", "n4:1"] {
+        register(&mut c, 0, n);
+    }
+    drain(&mut c);
+    let app = c.new_application(Time(SEC));
+    c.submit(
+        Time(SEC),
+        app,
+        crate::tests::submission("alice", Some("prod")),
+    )
+    .expect("submitted");
+    drain(&mut c);
+    crate::tests::heartbeat(&mut c, SEC, "n1:1");
+    let out = drain(&mut c);
+    let launch = crate::tests::launches(&out).pop().expect("AM launched");
+    let token = launch.launch.environment["WEFT_AM_TOKEN"].clone();
+    c.am_register(Time(SEC), launch.attempt, &token, "amhost", 4000, None)
+        .expect("AM registers");
+    let description: Value = serde_json::from_str(
+        r#"{"DemandID": 1, "ResourceRequest": {"capability": {"memory": 1024, "vCores": 1}, "num-containers": 1, "priority": 1},
+            "Start": {"Time": "[NOW+10m, +5m]", "Strategy": "loose"}, "Duration": "10m"}"#,
+    )
+    .expect("test JSON");
+    let allocate = |c: &mut RmCore, t: u64, demands: Vec<AmDemand>| {
+        let r = c
+            .am_allocate(
+                Time(t),
+                launch.attempt,
+                &token,
+                AllocateRequest {
+                    demands,
+                    ..AllocateRequest::default()
+                },
+            )
+            .expect("allocate");
+        drain(c);
+        r
+    };
+    allocate(
+        &mut c,
+        2 * SEC,
+        vec![AmDemand {
+            description,
+            ..AmDemand::default()
+        }],
+    );
+    let key = format!("{app}/1");
+    let d = c.demand(&key).expect("a demand");
+    assert_eq!(
+        (d.reason.as_str(), d.planned_start, d.planned_end),
+        ("planned", Some(Time(602 * SEC)), Some(Time(1_202 * SEC)))
+    );
+    let leaf = format!("root.prod.{}", d.reservation_id.expect("a reservation"));
+    let queue = |c: &RmCore| c.app_report(&app).map(|r| r.queue).expect("an app");
+
+    tick(&mut c, 585 * SEC);
+    assert_eq!(c.demand(&key).map(|d| d.state), Some(Allocating));
+    crate::tests::heartbeat(&mut c, 586 * SEC, "n2:1");
+    drain(&mut c);
+    let got = allocate(&mut c, 586 * SEC, Vec::new()).allocated;
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(
+        c.demand(&key).and_then(|d| d.first_allocation),
+        Some(Time(586 * SEC))
+    );
+    let running = |id| crate::tests::status(id, NmContainerState::Running, 0);
+    crate::tests::report(&mut c, 587 * SEC, "n2:1", vec![running(got[0].id)]);
+    drain(&mut c);
+    assert_eq!(c.demand(&key).map(|d| d.state), Some(Monitoring));
+    tick(&mut c, 602 * SEC);
+    tick(&mut c, 603 * SEC);
+    assert_eq!(queue(&c), leaf);
+
+    tick(&mut c, 1_186 * SEC - 1);
+    assert_eq!(last_of(&c, &key), (Monitoring, "claimed", 587 * SEC));
+    assert_eq!(queue(&c), leaf);
+    tick(&mut c, 1_186 * SEC);
+    assert_eq!(
+        last_of(&c, &key),
+        (Monitoring, "lease_overrun", 1_186 * SEC)
+    );
+    assert_eq!(queue(&c), "root.prod.prod-default");
+    tick(&mut c, 1_190 * SEC);
+    assert_eq!(queue(&c), "root.prod.prod-default", "not carried back");
+    let done = crate::tests::status(got[0].id, NmContainerState::Complete, 0);
+    crate::tests::report(&mut c, 1_300 * SEC, "n2:1", vec![done]);
+    drain(&mut c);
+    assert_eq!(last_of(&c, &key), (Finished, "ok", 1_300 * SEC));
+}
+
+fn last_of(c: &RmCore, key: &str) -> (DemandState, &'static str, u64) {
+    let d = c.demand(key).expect("a demand");
+    let t = d.timeline.last().expect("a transition");
+    (t.state, t.reason.as_str(), t.at.as_millis())
+}
+
 /// §3.5's "loose before strict": as above, but the loose demand is the older one. Hadoop's
 /// newest-first would drop the strict one; the loose one goes first, and is planned again at
 /// [2,400 s, 4,200 s) behind the strict one.
