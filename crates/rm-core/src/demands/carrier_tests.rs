@@ -10,10 +10,12 @@
 
 use serde_json::Value;
 use weft_store::DemandState;
-use weft_types::yarn_id::{ApplicationId, AttemptId};
+use weft_types::yarn_id::{ApplicationId, AttemptId, ContainerId};
 use weft_types::{Resource, Time};
 
-use crate::tests::{ask, config, drain, heartbeat, launches, register, submission, TS};
+use crate::tests::{
+    ask, config, drain, heartbeat, launches, register, status, stored, submission, TS,
+};
 use crate::*;
 
 use DemandState::*;
@@ -30,8 +32,9 @@ fn gb(n: i64) -> Resource {
     Resource::new(n * 1024, n)
 }
 
-/// The cluster, preempting, with reservation leaves guaranteed their reserved amount.
-fn preempting_cluster() -> RmCore {
+/// The cluster's configuration: preempting, with reservation leaves guaranteed their
+/// reserved amount.
+fn preempting_config() -> RmConfig {
     let mut rm = config(PROD_ADHOC);
     // Nodes and AMs report only when the test says; nothing here expires them.
     rm.nm_expiry = weft_types::Duration::from_secs(100_000);
@@ -39,7 +42,11 @@ fn preempting_cluster() -> RmCore {
     let properties = rm.scheduler.properties_mut();
     properties.preemption = true;
     properties.reservation_enforcement = weft_config::ReservationEnforcement::Guarantee;
-    let mut c = RmCore::new(rm, TS, Time(0));
+    rm
+}
+
+fn preempting_cluster() -> RmCore {
+    let mut c = RmCore::new(preempting_config(), TS, Time(0));
     for n in NODES {
         register(&mut c, 0, n);
     }
@@ -54,7 +61,7 @@ fn running(
     user: &str,
     queue: &str,
     node: &str,
-) -> (ApplicationId, AttemptId, String) {
+) -> (ApplicationId, AttemptId, String, ContainerId) {
     let app = c.new_application(Time(t));
     c.submit(Time(t), app, submission(user, Some(queue)))
         .expect("submitted");
@@ -64,7 +71,52 @@ fn running(
     let token = launch.launch.environment["WEFT_AM_TOKEN"].clone();
     c.am_register(Time(t), launch.attempt, &token, "amhost", 4000, None)
         .expect("AM registers");
-    (app, launch.attempt, token)
+    (app, launch.attempt, token, launch.container)
+}
+
+/// `node` registers again with these containers running (a work-preserving restart).
+fn reregister(c: &mut RmCore, t: u64, node: &str, running: &[ContainerId]) {
+    c.node_register(
+        Time(t),
+        NodeRegistration {
+            address: String::new(),
+            http_address: String::new(),
+            hadoop_address: String::new(),
+            node_id: node.into(),
+            capability: Resource::new(8192, 8),
+            rack: String::new(),
+            containers: running
+                .iter()
+                .map(|id| status(*id, NmContainerState::Running, 0))
+                .collect(),
+            secret: String::new(),
+        },
+    )
+    .expect("registered");
+    drain(c);
+}
+
+/// `app`'s AM sends demand 1: `n` × 1 GB, strict Start [NOW+10m, +5m), Duration 30 min.
+fn send_demand(c: &mut RmCore, t: u64, attempt: AttemptId, token: &str, n: u64) {
+    let description: Value = serde_json::from_str(&format!(
+        r#"{{"DemandID": 1, "ResourceRequest": {{"capability": {{"memory": 1024, "vCores": 1}}, "num-containers": {n}, "priority": 2}},
+            "Start": {{"Time": "[NOW+10m, +5m]", "Strategy": "strict"}}, "Duration": "30m"}}"#
+    ))
+    .expect("test JSON");
+    c.am_allocate(
+        Time(t),
+        attempt,
+        token,
+        AllocateRequest {
+            demands: vec![AmDemand {
+                description,
+                ..AmDemand::default()
+            }],
+            ..AllocateRequest::default()
+        },
+    )
+    .expect("admitted");
+    drain(c);
 }
 
 /// One simulated second: every node heartbeats (each after a tick).
@@ -101,8 +153,8 @@ fn usage(c: &mut RmCore, queue: &str) -> Resource {
 #[test]
 fn c2_under_a_saturating_adhoc_all_8_containers_are_allocated_by_the_planned_start() {
     let mut c = preempting_cluster();
-    let (app, attempt, token) = running(&mut c, SEC, "alice", "prod", "n1:1");
-    let (_bob, bob_attempt, bob_token) = running(&mut c, SEC, "bob", "adhoc", "n2:1");
+    let (app, attempt, token, _) = running(&mut c, SEC, "alice", "prod", "n1:1");
+    let (_bob, bob_attempt, bob_token, _) = running(&mut c, SEC, "bob", "adhoc", "n2:1");
     c.am_allocate(Time(SEC), bob_attempt, &bob_token, ask(40))
         .expect("bob asks");
     for t in 2..=9 {
@@ -111,25 +163,7 @@ fn c2_under_a_saturating_adhoc_all_8_containers_are_allocated_by_the_planned_sta
     assert_eq!(usage(&mut c, "root.adhoc"), gb(31), "adhoc saturates");
     assert_eq!(usage(&mut c, "root.prod"), gb(1), "alice's AM only");
 
-    let description: Value = serde_json::from_str(
-        r#"{"DemandID": 1, "ResourceRequest": {"capability": {"memory": 1024, "vCores": 1}, "num-containers": 8, "priority": 2},
-            "Start": {"Time": "[NOW+10m, +5m]", "Strategy": "strict"}, "Duration": "30m"}"#,
-    )
-    .expect("test JSON");
-    c.am_allocate(
-        Time(10 * SEC),
-        attempt,
-        &token,
-        AllocateRequest {
-            demands: vec![AmDemand {
-                description,
-                ..AmDemand::default()
-            }],
-            ..AllocateRequest::default()
-        },
-    )
-    .expect("admitted");
-    drain(&mut c);
+    send_demand(&mut c, 10 * SEC, attempt, &token, 8);
     let key = format!("{app}/1");
     let d = c.demand(&key).expect("a demand");
     assert_eq!(
@@ -188,5 +222,90 @@ fn c2_under_a_saturating_adhoc_all_8_containers_are_allocated_by_the_planned_sta
         usage(&mut c, "root.adhoc"),
         gb(23),
         "exactly 8 of adhoc's taken"
+    );
+}
+
+/// A restart with a carried app: the app's record keeps the leaf as its queue, so the
+/// recovered app is placed back in the leaf, which the recovered plan's follower opens again
+/// (the demand still runs); when the demand ends the app goes to `<plan>-default`, and a
+/// second restart finds it there. Times: the demand (2 × 1 GB) is sent at 10 s, planned
+/// [610 s, 2,410 s), ALLOCATING, carried and allocated at 593 s; the RM restarts at 600 s.
+#[test]
+fn a_restarted_rm_keeps_a_carried_app_in_its_leaf_until_the_demand_ends() {
+    let mut c = preempting_cluster();
+    let (app, attempt, token, am) = running(&mut c, SEC, "alice", "prod", "n1:1");
+    send_demand(&mut c, 10 * SEC, attempt, &token, 2);
+    let key = format!("{app}/1");
+    let leaf = format!(
+        "root.prod.{}",
+        c.demand(&key)
+            .and_then(|d| d.reservation_id)
+            .expect("planned")
+    );
+    let queue = |c: &RmCore| c.app_report(&app).map(|r| r.queue).expect("an app");
+    second(&mut c, 593 * SEC);
+    assert_eq!(queue(&c), leaf, "carried at activation");
+    let got = c
+        .am_allocate(Time(594 * SEC), attempt, &token, AllocateRequest::default())
+        .expect("polled")
+        .allocated;
+    assert_eq!(got.len(), 2, "room for both at once");
+    let on = |node: &str, extra: Option<ContainerId>| -> Vec<ContainerId> {
+        got.iter()
+            .filter(|a| a.node_id == node)
+            .map(|a| a.id)
+            .chain(extra)
+            .collect()
+    };
+
+    let mut c =
+        RmCore::recover(preempting_config(), stored(), TS, Time(600 * SEC)).expect("recovered");
+    drain(&mut c);
+    assert_eq!(queue(&c), leaf, "the record keeps the leaf");
+    // Its 2 containers found room at 593 s (nothing else runs).
+    assert_eq!(c.demand(&key).map(|d| d.state), Some(Allocated));
+    c.am_register(Time(600 * SEC), attempt, &token, "amhost", 4000, None)
+        .expect("the AM registers again");
+    for n in NODES {
+        let am_here = (n == "n1:1").then_some(am);
+        reregister(&mut c, 600 * SEC, n, &on(n, am_here));
+    }
+    second(&mut c, 601 * SEC);
+    let snapshot = c.scheduler_snapshot();
+    let q = snapshot
+        .queues
+        .iter()
+        .find(|q| q.name == leaf)
+        .expect("the leaf again");
+    assert_eq!(
+        (q.running_apps, q.min_resources),
+        (1, gb(3)),
+        "the app in it; 2 GB + the AM"
+    );
+
+    c.kill_demand(Time(610 * SEC), &key, "alice")
+        .expect("killed");
+    drain(&mut c);
+    assert_eq!(queue(&c), "root.prod.prod-default");
+    let mut c = RmCore::recover(preempting_config(), stored(), TS, Time(620 * SEC))
+        .expect("recovered again");
+    drain(&mut c);
+    for n in NODES {
+        register(&mut c, 620 * SEC, n);
+    }
+    second(&mut c, 621 * SEC);
+    assert_eq!(queue(&c), "root.prod.prod-default");
+    let snapshot = c.scheduler_snapshot();
+    assert!(
+        snapshot.queues.iter().all(|q| q.name != leaf),
+        "the reservation left the plan with its demand"
+    );
+    assert_eq!(
+        snapshot
+            .queues
+            .iter()
+            .find(|q| q.name == "root.prod.prod-default")
+            .map(|q| q.running_apps),
+        Some(1)
     );
 }
