@@ -254,3 +254,81 @@ fn carried_view(mut r: PlannedReservation, carried: Carried) -> PlannedReservati
     }
     r
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gb(n: i64) -> Resource {
+        Resource::new(n * 1024, n)
+    }
+
+    /// A reservation of 8 GB over [600 s, 1,200 s), then 4 GB to 2,400 s, as the plan's
+    /// skyline gives it (its end a zero step).
+    fn placed() -> PlannedReservation {
+        PlannedReservation {
+            id: "reservation_1_0001".into(),
+            start: Time(600_000),
+            end: Time(2_400_000),
+            steps: vec![
+                (Time(600_000), gb(8)),
+                (Time(1_200_000), gb(4)),
+                (Time(2_400_000), Resource::ZERO),
+            ],
+            gang: false,
+        }
+    }
+
+    #[test]
+    fn the_carried_view_opens_one_lead_early_at_the_first_amount_plus_the_am() {
+        let view = carried_view(
+            placed(),
+            Carried {
+                lead: Duration(17_000),
+                am: gb(1),
+            },
+        );
+        assert_eq!((view.start, view.end), (Time(583_000), Time(2_400_000)));
+        assert_eq!(
+            view.steps,
+            vec![
+                (Time(583_000), gb(9)),
+                (Time(600_000), gb(9)),
+                (Time(1_200_000), gb(5)),
+                (Time(2_400_000), Resource::ZERO),
+            ]
+        );
+        assert_eq!(view.reserved_at(Time(583_000)), gb(9));
+        assert_eq!(view.reserved_at(Time(582_999)), Resource::ZERO);
+    }
+
+    #[test]
+    fn a_lead_past_time_zero_opens_at_zero_and_no_lead_keeps_the_start() {
+        let early = PlannedReservation {
+            start: Time(5_000),
+            steps: vec![(Time(5_000), gb(2)), (Time(9_000), Resource::ZERO)],
+            end: Time(9_000),
+            ..placed()
+        };
+        let view = carried_view(
+            early.clone(),
+            Carried {
+                lead: Duration(17_000),
+                am: Resource::ZERO,
+            },
+        );
+        assert_eq!((view.start, view.steps[0]), (Time(0), (Time(0), gb(2))));
+        let view = carried_view(
+            early,
+            Carried {
+                lead: Duration(0),
+                am: gb(1),
+            },
+        );
+        assert_eq!(view.start, Time(5_000));
+        assert_eq!(
+            view.steps,
+            vec![(Time(5_000), gb(3)), (Time(9_000), Resource::ZERO)]
+        );
+    }
+}
