@@ -1,13 +1,27 @@
 //! The demand's reservation carries its app (spec §3.3's carriers, in their simplest honest
 //! form): while a planned demand of an application runs and its reservation's leaf exists
-//! (`root.<plan>.<reservation id>`, made by the scheduler's plan follower at the reservation's
-//! start), the app runs in that leaf, so its asks get the leaf's entitlement; when the demand
-//! ends the app goes back to the plan's default queue before the reservation leaves the plan
-//! (the follower would otherwise move it, or kill it without move-on-expiry). One leaf per app
-//! at a time: of several planned demands, the first to run takes the app. A loose lease that
-//! ends with containers running (`lease_overrun`, §3.2.3) demotes the app the same way, to
-//! the plan's default queue, where it continues best-effort (Hadoop's move-on-expiry); it is
-//! not carried again.
+//! (`root.<plan>.<reservation id>`, made by the scheduler's plan follower), the app runs in
+//! that leaf, so its asks get the leaf's entitlement; when the demand ends the app goes back
+//! to the plan's default queue before the reservation leaves the plan (the follower would
+//! otherwise move it, or kill it without move-on-expiry). One leaf per app at a time: of
+//! several planned demands, the first to run takes the app. A loose lease that ends with
+//! containers running (`lease_overrun`, §3.2.3) demotes the app the same way, to the plan's
+//! default queue, where it continues best-effort (Hadoop's move-on-expiry); it is not carried
+//! again.
+//!
+//! The time-bounded floor (§3.3: the demand's asks first, up to reserved(now), non-reserved
+//! usage preempted with the usual warn → kill) is the leaf's own guarantee: the follower is
+//! told the reservation opens one lead before its planned start (when the demand goes
+//! ALLOCATING) at reserved + the app's AM (`plan_follower::carried_view`), and under
+//! `weft.reservation.enforce=guarantee` that is the leaf's min share with a min-share
+//! preemption timeout of 0. The first update after activation finds the leaf starved, warns
+//! the victims, kills them waitTimeBeforeKill later, and the freed room is handed to the app at
+//! the next heartbeat: within the lead (waitTimeBeforeKill + 2 heartbeats). The leaf holds only
+//! the carried app (and any app submitted with the reservation's id), so "its asks first
+//! within the leaf" holds without a per-demand order; the AM is added because it moves in with
+//! the app and would otherwise take one container's worth of the guarantee. Under `hadoop`
+//! enforcement only the leaf's weight changes (Hadoop's follower), and the floor is whatever
+//! fair-share preemption gives.
 
 use weft_sched::QueueAccess;
 use weft_store::DemandState;

@@ -18,6 +18,8 @@ mod am_path;
 mod am_tests;
 mod bounds;
 mod carrier;
+#[cfg(test)]
+mod carrier_tests;
 mod dry_run;
 mod inputs;
 mod links;

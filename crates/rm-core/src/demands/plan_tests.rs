@@ -537,9 +537,9 @@ fn an_app_whose_demand_is_unplannable_is_refused() {
 
 /// The demand's reservation carries its app: an AM in `prod` (so in `root.prod.prod-default`)
 /// sends at 2 s a strict demand of 2 × 1 GB, Start [NOW+10m, +5m), Duration 30 min: planned
-/// at [602 s, 2,402 s), ALLOCATING at 585 s. At the reservation's start the follower makes its
-/// leaf and the app moves in; killed, the demand sends the app back to the plan's default queue
-/// before its reservation leaves the plan.
+/// at [602 s, 2,402 s), ALLOCATING at 585 s. The carrier opens the reservation's leaf then, one
+/// lead before the planned start, and the app moves in; killed, the demand sends the app back
+/// to the plan's default queue before its reservation leaves the plan.
 #[test]
 fn a_running_planned_demand_carries_its_app_into_the_reservations_leaf() {
     let mut rm = config(PROD_ADHOC);
@@ -593,14 +593,16 @@ fn a_running_planned_demand_carries_its_app_into_the_reservations_leaf() {
     let queue = |c: &RmCore| c.app_report(&app).map(|r| r.queue).expect("an app");
     assert_eq!(queue(&c), "root.prod.prod-default");
 
-    tick(&mut c, 585 * SEC);
-    assert_eq!(c.demand(&key).map(|d| d.state), Some(Allocating));
+    tick(&mut c, 585 * SEC - 1);
+    assert_eq!(c.demand(&key).map(|d| d.state), Some(Accepted));
     assert_eq!(
         queue(&c),
         "root.prod.prod-default",
-        "no leaf before the start"
+        "no leaf before the lead"
     );
-    tick(&mut c, 602 * SEC);
+    tick(&mut c, 585 * SEC);
+    assert_eq!(c.demand(&key).map(|d| d.state), Some(Allocating));
+    assert_eq!(queue(&c), leaf, "carried at activation");
     tick(&mut c, 603 * SEC);
     assert_eq!(queue(&c), leaf);
 
