@@ -15,6 +15,7 @@ mod driver;
 pub mod fuzzing;
 mod groups;
 mod hadoop;
+mod heartbeat_stream;
 mod metrics;
 mod nm_stops;
 mod reload;
@@ -38,6 +39,7 @@ use tokio::task::JoinHandle;
 use tonic::transport::server::TcpIncoming;
 use tonic::transport::Server;
 use weft_proto::v1::application_master_protocol_server::ApplicationMasterProtocolServer;
+use weft_proto::v1::node_heartbeats_server::NodeHeartbeatsServer;
 use weft_proto::v1::resource_tracker_server::ResourceTrackerServer;
 use weft_rm_core::{RmConfig, RmCore};
 use weft_sched::SchedulerConfig;
@@ -305,10 +307,15 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
         heartbeat_interval_ms: i64::try_from(settings.heartbeat_interval_ms).unwrap_or(1000),
         rm_identifier,
     };
+    let rt = Arc::new(rt);
+    let streams = heartbeat_stream::HeartbeatStreams {
+        tracker: Arc::clone(&rt),
+    };
     let mut s = stop_rx.clone();
     tasks.push(tokio::spawn(async move {
         let result = Server::builder()
-            .add_service(ResourceTrackerServer::new(rt))
+            .add_service(ResourceTrackerServer::from_arc(rt))
+            .add_service(NodeHeartbeatsServer::new(streams))
             .serve_with_incoming_shutdown(
                 TcpIncoming::from(tracker_listener).with_nodelay(Some(true)),
                 async move {

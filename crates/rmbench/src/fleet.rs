@@ -414,8 +414,9 @@ async fn drive(
             heartbeat: args.heartbeat_ms.map(Duration::from_millis),
             container_run: Duration::from_millis(plan.container_ms),
             full_statuses: args.full_statuses,
+            unary_heartbeats: args.unary_heartbeats,
         };
-        let client = ResourceTrackerClient::new(channels[index % channels.len()].clone());
+        let client = channels[index % channels.len()].clone();
         let start = nm::Start {
             registered: registered_tx.clone(),
             gate: Arc::clone(&gate),
