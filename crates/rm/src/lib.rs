@@ -196,6 +196,13 @@ async fn bind(what: &str, address: &str) -> anyhow::Result<TcpListener> {
         .with_context(|| format!("cannot listen on {address} for the {what}"))
 }
 
+/// Calls a client may open and then cancel before the RM took them up, per HTTP/2 connection,
+/// before h2 closes the whole connection (h2's default, 20, guards against rapid-reset floods;
+/// a client multiplexing many AMs or NMs on one connection, as rm-bench does, reached it with
+/// honest timeouts while the RM was busy, and every call on the connection failed). Still a
+/// bound per connection.
+const MAX_PENDING_ACCEPT_RESETS: usize = 1024;
+
 /// Starts the RM: recovers state from the data directory, binds every listener and spawns the
 /// driver, the servers and the allocation-file watcher. Needs a multi-thread tokio runtime.
 pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
@@ -289,6 +296,7 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
     let mut s = stop_rx.clone();
     tasks.push(tokio::spawn(async move {
         let result = Server::builder()
+            .http2_max_pending_accept_reset_streams(Some(MAX_PENDING_ACCEPT_RESETS))
             .add_service(ApplicationMasterProtocolServer::new(am))
             .serve_with_incoming_shutdown(
                 tokio_stream::wrappers::ReceiverStream::new(grpc_am_rx),
@@ -314,6 +322,7 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
     let mut s = stop_rx.clone();
     tasks.push(tokio::spawn(async move {
         let result = Server::builder()
+            .http2_max_pending_accept_reset_streams(Some(MAX_PENDING_ACCEPT_RESETS))
             .add_service(ResourceTrackerServer::from_arc(rt))
             .add_service(NodeHeartbeatsServer::new(streams))
             .serve_with_incoming_shutdown(

@@ -8,7 +8,6 @@ use tokio::sync::{mpsc, watch, Semaphore};
 use tokio::task::JoinHandle;
 use tonic::transport::{Channel, Endpoint};
 use weft_proto::auth::AmCredentials;
-use weft_proto::v1::resource_tracker_client::ResourceTrackerClient;
 
 use crate::am::{Am, AmResult, AmSpec};
 use crate::cm;

@@ -15,7 +15,6 @@ use tokio::task::JoinHandle;
 use tonic::transport::Channel;
 use weft_proto::auth::AmCredentials;
 use weft_proto::v1::application_master_protocol_client::ApplicationMasterProtocolClient;
-use weft_proto::v1::resource_tracker_client::ResourceTrackerClient;
 use weft_sim::presets::preset;
 use weft_sim::scale::metrics::{schedule_minute, valid_schedule};
 use weft_sim::workload::{AppPlan, AppSource, ClosedLoop, Workload};
