@@ -6,8 +6,9 @@
 use std::time::Duration;
 
 use tokio::sync::watch;
-use tonic::transport::Channel;
+use tonic::transport::Endpoint;
 use weft_proto::exit_status;
+use weft_proto::heartbeat_link::HeartbeatLink;
 use weft_proto::v1::resource_tracker_client::ResourceTrackerClient;
 use weft_proto::v1::{
     NodeAction, NodeHealthStatus, NodeHeartbeatRequest, NodeHeartbeatResponse,
@@ -117,7 +118,7 @@ impl Tracker {
 
     async fn drive(&mut self) -> Exit {
         loop {
-            let Some((mut client, mut interval)) = self.register().await else {
+            let Some((mut link, mut interval)) = self.register().await else {
                 return Exit::Requested;
             };
             let mut response_id = 0;
@@ -144,8 +145,8 @@ impl Tracker {
                     last_known_master_key_id: self.security.current_key_id(),
                     node_secret: self.secret(),
                 };
-                let reply = match client.node_heartbeat(request).await {
-                    Ok(r) => r.into_inner(),
+                let reply = match link.beat(request).await {
+                    Ok(r) => r,
                     Err(e) => {
                         tracing::warn!("heartbeat to {} failed: {}", self.rm, e.message());
                         continue;
@@ -190,7 +191,7 @@ impl Tracker {
     }
 
     /// Connects and registers, retrying while the RM is unreachable; `None` on shutdown.
-    async fn register(&mut self) -> Option<(ResourceTrackerClient<Channel>, Duration)> {
+    async fn register(&mut self) -> Option<(HeartbeatLink, Duration)> {
         loop {
             match self.try_register().await {
                 Ok(Some(ok)) => return Some(ok),
@@ -203,12 +204,13 @@ impl Tracker {
         }
     }
 
-    async fn try_register(
-        &self,
-    ) -> Result<Option<(ResourceTrackerClient<Channel>, Duration)>, String> {
-        let mut client = ResourceTrackerClient::connect(format!("http://{}", self.rm))
+    async fn try_register(&self) -> Result<Option<(HeartbeatLink, Duration)>, String> {
+        let channel = Endpoint::from_shared(format!("http://{}", self.rm))
+            .map_err(|e| e.to_string())?
+            .connect()
             .await
             .map_err(|e| e.to_string())?;
+        let mut client = ResourceTrackerClient::new(channel.clone());
         let reg = &self.registration;
         let request = RegisterNodeManagerRequest {
             node_id: reg.node_id.clone(),
@@ -243,10 +245,14 @@ impl Tracker {
         tracing::info!(
             node_id = %reg.node_id,
             rm_identifier = reply.rm_identifier,
+            heartbeat_stream = reply.heartbeat_stream,
             "registered with the RM at {}",
             self.rm
         );
-        Ok(Some((client, interval)))
+        Ok(Some((
+            HeartbeatLink::new(channel, reply.heartbeat_stream),
+            interval,
+        )))
     }
 
     fn apply(&self, reply: &NodeHeartbeatResponse) {

@@ -1,7 +1,9 @@
 //! Weft's wire protocols: gRPC services modelled one-to-one on YARN's.
 //!
 //! * [`v1::resource_tracker_server`] / [`v1::resource_tracker_client`]: NodeManagers register
-//!   with the RM, heartbeat container statuses and learn what to stop (YARN's `ResourceTracker`).
+//!   with the RM, heartbeat container statuses and learn what to stop (YARN's `ResourceTracker`);
+//!   [`v1::node_heartbeats_server`]: Weft's heartbeat stream, one call per NM
+//!   ([`heartbeat_link`] is the NM's side).
 //! * [`v1::application_master_protocol_server`] / [`v1::application_master_protocol_client`]:
 //!   ApplicationMasters register, ask for containers and finish (YARN's
 //!   `ApplicationMasterProtocol`). Calls are authenticated with [`auth`] metadata.
@@ -19,6 +21,7 @@ pub mod auth;
 pub mod exit_status;
 pub mod hadoop;
 pub mod hadoop_tokens;
+pub mod heartbeat_link;
 pub mod master_key;
 pub mod resource;
 

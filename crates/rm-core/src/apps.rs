@@ -14,7 +14,6 @@ use weft_types::{AppId, Resource, Time};
 use crate::core::{App, Attempt, ContainerState, RmCore};
 use crate::model::*;
 use crate::node_table::NodeKey;
-use crate::tokens::StopTokens;
 use crate::RmError;
 
 /// A token only the RM (holding `secret`) can compute for `attempt`. The core has no RNG, so the
@@ -419,9 +418,15 @@ impl RmCore {
         Ok(capped)
     }
 
-    /// Ends every container of app `id` here, with YARN's `status` and `diagnostics` (the NM
-    /// told to stop each, but `lingering`, the finished AM left to exit by itself, which ends
-    /// as SUCCESS): the scheduler frees each as it ends, so a removal that follows finds none.
+    /// Ends every container of app `id` here, with YARN's `status` and `diagnostics`, but
+    /// `lingering` (the finished AM left to exit by itself, which ends as SUCCESS): the
+    /// scheduler frees each as it ends, so a removal that follows finds none.
+    ///
+    /// The nodes' next heartbeat replies stop them (`containers_to_cleanup`, with the app in
+    /// `applications_to_cleanup`), as YARN's RM does for an app's task containers; only a
+    /// live AM container is also stopped through its NM at once (YARN's AMLauncher
+    /// cleanup). One StopContainers call per node the app ran on made an end-of-run storm of
+    /// 10,000 finishing apps cost more than the finishes themselves.
     fn end_app_containers(
         &mut self,
         now: Time,
@@ -441,16 +446,13 @@ impl RmCore {
             .take_while(|(c, _)| c.app == id)
             .map(|(c, container)| (*c, container.node))
             .collect();
-        // An app's containers crowd onto few nodes (a heartbeat places several at once), and
-        // minting a token costs an HMAC: one per attempt and node serves all its stops.
-        let user = self.owner_of(&from);
-        let mut tokens = StopTokens::new();
         for (c, node) in ids {
             if Some(c) == lingering {
                 self.container_done(now, c, exit::SUCCESS, String::new(), false);
             } else if self.containers.contains_key(&c) {
+                let am = self.is_am_container(c);
                 self.container_done(now, c, status, diagnostics.to_string(), false);
-                self.stop_with(&mut tokens, node, c, &user);
+                self.stop_on_node(node, c, am);
             }
         }
     }

@@ -598,13 +598,18 @@ impl RmCore {
                 },
             );
         }
+        // The node's next heartbeat reply stops it (YARN's containersToClean); only an AM
+        // container is also stopped through its NM at once, as YARN's AMLauncher cleanup does.
+        let rpc = stop && self.is_am_container(id);
         if let Some(node) = self.nodes.at_mut(c.node) {
             node.containers.remove(&id);
             if stop && matches!(node.state, NodeState::Running | NodeState::Unhealthy) {
                 node.to_stop.insert(id);
-                let address = node.address.clone();
-                let output = self.stop_output(self.nodes.id_of(c.node), address, id);
-                self.outputs.push_back(output);
+                if rpc {
+                    let address = node.address.clone();
+                    let output = self.stop_output(self.nodes.id_of(c.node), address, id);
+                    self.outputs.push_back(output);
+                }
             }
         }
         let Some(app) = self.apps.get_mut(&id.app) else {

@@ -15,9 +15,6 @@ use crate::core::RmCore;
 use crate::model::{NmToken, NodeState, Output};
 use crate::node_table::NodeKey;
 
-/// NM tokens minted for a run of container stops, by attempt and node.
-pub(crate) type StopTokens = std::collections::BTreeMap<(AttemptId, NodeKey), String>;
-
 /// The master key in use, and the one waiting to replace it.
 pub(crate) struct ContainerKeys {
     seed: u128,
@@ -132,15 +129,9 @@ impl RmCore {
         }
     }
 
-    /// Stops `container` on `node` (while the node runs) as [`RmCore::stop_output`] does,
-    /// with the NM token of its attempt and node taken from `tokens` (minted there once).
-    pub(crate) fn stop_with(
-        &mut self,
-        tokens: &mut StopTokens,
-        node: NodeKey,
-        container: ContainerId,
-        user: &str,
-    ) {
+    /// Stops `container` on `node` (while the node runs) in the node's next heartbeat
+    /// reply, and through its NM at once as well when `rpc` (an AM container).
+    pub(crate) fn stop_on_node(&mut self, node: NodeKey, container: ContainerId, rpc: bool) {
         let Some(n) = self.nodes.at_mut(node) else {
             return;
         };
@@ -148,22 +139,19 @@ impl RmCore {
             return;
         }
         n.to_stop.insert(container);
-        let node_address = n.address.clone();
-        let node_id = self.nodes.id_of(node);
-        let nm_token = match tokens.get(&(container.attempt_id(), node)) {
-            Some(token) => token.clone(),
-            None => {
-                let token = self.nm_token(container.attempt_id(), node_id, user).token;
-                tokens.insert((container.attempt_id(), node), token.clone());
-                token
-            }
-        };
-        self.outputs.push_back(Output::StopContainer {
-            node_id: node_id.to_string(),
-            node_address,
-            container,
-            nm_token,
-        });
+        if rpc {
+            let address = n.address.clone();
+            let output = self.stop_output(self.nodes.id_of(node), address, container);
+            self.outputs.push_back(output);
+        }
+    }
+
+    /// Whether `container` is (or was) the AM container of its attempt.
+    pub(crate) fn is_am_container(&self, container: ContainerId) -> bool {
+        self.apps
+            .get(&container.app)
+            .and_then(|a| a.attempts.get((container.attempt as usize).wrapping_sub(1)))
+            .is_some_and(|t| t.am_container == Some(container))
     }
 
     /// NM tokens for the nodes of `containers` that `attempt` has not been given one for yet

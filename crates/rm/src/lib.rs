@@ -15,6 +15,7 @@ mod driver;
 pub mod fuzzing;
 mod groups;
 mod hadoop;
+mod heartbeat_stream;
 mod metrics;
 mod nm_stops;
 mod reload;
@@ -38,6 +39,7 @@ use tokio::task::JoinHandle;
 use tonic::transport::server::TcpIncoming;
 use tonic::transport::Server;
 use weft_proto::v1::application_master_protocol_server::ApplicationMasterProtocolServer;
+use weft_proto::v1::node_heartbeats_server::NodeHeartbeatsServer;
 use weft_proto::v1::resource_tracker_server::ResourceTrackerServer;
 use weft_rm_core::{RmConfig, RmCore};
 use weft_sched::SchedulerConfig;
@@ -194,6 +196,13 @@ async fn bind(what: &str, address: &str) -> anyhow::Result<TcpListener> {
         .with_context(|| format!("cannot listen on {address} for the {what}"))
 }
 
+/// Calls a client may open and then cancel before the RM took them up, per HTTP/2 connection,
+/// before h2 closes the whole connection (h2's default, 20, guards against rapid-reset floods;
+/// a client multiplexing many AMs or NMs on one connection, as rm-bench does, reached it with
+/// honest timeouts while the RM was busy, and every call on the connection failed). Still a
+/// bound per connection.
+const MAX_PENDING_ACCEPT_RESETS: usize = 1024;
+
 /// Starts the RM: recovers state from the data directory, binds every listener and spawns the
 /// driver, the servers and the allocation-file watcher. Needs a multi-thread tokio runtime.
 pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
@@ -287,6 +296,7 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
     let mut s = stop_rx.clone();
     tasks.push(tokio::spawn(async move {
         let result = Server::builder()
+            .http2_max_pending_accept_reset_streams(Some(MAX_PENDING_ACCEPT_RESETS))
             .add_service(ApplicationMasterProtocolServer::new(am))
             .serve_with_incoming_shutdown(
                 tokio_stream::wrappers::ReceiverStream::new(grpc_am_rx),
@@ -305,10 +315,16 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
         heartbeat_interval_ms: i64::try_from(settings.heartbeat_interval_ms).unwrap_or(1000),
         rm_identifier,
     };
+    let rt = Arc::new(rt);
+    let streams = heartbeat_stream::HeartbeatStreams {
+        tracker: Arc::clone(&rt),
+    };
     let mut s = stop_rx.clone();
     tasks.push(tokio::spawn(async move {
         let result = Server::builder()
-            .add_service(ResourceTrackerServer::new(rt))
+            .http2_max_pending_accept_reset_streams(Some(MAX_PENDING_ACCEPT_RESETS))
+            .add_service(ResourceTrackerServer::from_arc(rt))
+            .add_service(NodeHeartbeatsServer::new(streams))
             .serve_with_incoming_shutdown(
                 TcpIncoming::from(tracker_listener).with_nodelay(Some(true)),
                 async move {

@@ -1,8 +1,8 @@
 //! Stopping containers through their NMs: the stops the core asks for in one batch go out as
 //! one `StopContainers` call per node and NM token (an attempt's containers on one node), over
-//! a channel kept per node, so an app finishing with thousands of live containers costs one
-//! call per node rather than one connection per container. The node's next heartbeat reply
-//! carries every stop as well, so a failed call loses nothing.
+//! a channel kept per node. The core asks only for AM containers (YARN's AMLauncher cleanup);
+//! every other stop, and these too, travel in the node's next heartbeat reply, so a failed
+//! call loses nothing.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, PoisonError};

@@ -128,6 +128,7 @@ impl ResourceTracker for Tracker {
                     heartbeat_interval_ms: self.heartbeat_interval_ms,
                     container_token_master_key: Some(WireKey::from_key(&key)),
                     node_secret,
+                    heartbeat_stream: true,
                     ..Default::default()
                 }))
             }
@@ -147,58 +148,9 @@ impl ResourceTracker for Tracker {
         &self,
         request: Request<NodeHeartbeatRequest>,
     ) -> Result<Response<NodeHeartbeatResponse>, Status> {
-        let req = request.into_inner();
-        // Completed statuses the RM has taken in: the NM may forget them once told (YARN's
-        // containersToBeRemovedFromNM), or it would report them in every heartbeat forever.
-        let acknowledged: Vec<String> = req
-            .container_statuses
-            .iter()
-            .filter(|s| s.state == weft_proto::v1::ContainerState::Complete as i32)
-            .map(|s| s.container_id.clone())
-            .collect();
-        let containers = req
-            .container_statuses
-            .iter()
-            .map(|s| from_heartbeat(s, &self.types))
-            .collect::<Result<Vec<_>, _>>()?;
-        // A heartbeat without a health status is taken as healthy.
-        let (healthy, health_report) = req.node_health_status.map_or((true, String::new()), |h| {
-            (h.is_node_healthy, h.health_report)
-        });
-        let status = NodeStatus {
-            healthy,
-            health_report,
-            containers,
-            last_key_id: req.last_known_master_key_id,
-            secret: req.node_secret,
-            running_containers: req.running_containers,
-        };
-        let node = req.node_id;
-        let reply = self
-            .driver
-            .call_periodic(move |core, now| core.node_heartbeat(now, &node, status))
+        node_heartbeat(self, request.into_inner())
             .await
-            .map_err(driver_status)?
-            .map_err(|e| rm_status(&e))?;
-        Ok(Response::new(NodeHeartbeatResponse {
-            response_id: req.response_id.wrapping_add(1),
-            node_action: action(reply.action()),
-            containers_to_cleanup: reply
-                .containers_to_stop
-                .iter()
-                .map(ToString::to_string)
-                .collect(),
-            applications_to_cleanup: reply
-                .apps_to_cleanup
-                .iter()
-                .map(ToString::to_string)
-                .collect(),
-            next_heartbeat_interval_ms: self.heartbeat_interval_ms,
-            containers_to_be_removed_from_nm: acknowledged,
-            container_token_master_key: reply.master_key.as_ref().map(WireKey::from_key),
-            send_all_statuses: reply.send_all_statuses,
-            ..Default::default()
-        }))
+            .map(Response::new)
     }
 
     async fn un_register_node_manager(
@@ -215,4 +167,64 @@ impl ResourceTracker for Tracker {
         tracing::info!(%node, "node unregistered");
         Ok(Response::new(UnRegisterNodeManagerResponse {}))
     }
+}
+
+/// One heartbeat as NodeHeartbeat and the heartbeat stream (`heartbeat_stream`) answer it.
+/// (A free function: the driver's timing label, `tracker.node_heartbeat`, comes from its
+/// path.)
+pub(crate) async fn node_heartbeat(
+    tracker: &Tracker,
+    req: NodeHeartbeatRequest,
+) -> Result<NodeHeartbeatResponse, Status> {
+    // Completed statuses the RM has taken in: the NM may forget them once told (YARN's
+    // containersToBeRemovedFromNM), or it would report them in every heartbeat forever.
+    let acknowledged: Vec<String> = req
+        .container_statuses
+        .iter()
+        .filter(|s| s.state == weft_proto::v1::ContainerState::Complete as i32)
+        .map(|s| s.container_id.clone())
+        .collect();
+    let containers = req
+        .container_statuses
+        .iter()
+        .map(|s| from_heartbeat(s, &tracker.types))
+        .collect::<Result<Vec<_>, _>>()?;
+    // A heartbeat without a health status is taken as healthy.
+    let (healthy, health_report) = req.node_health_status.map_or((true, String::new()), |h| {
+        (h.is_node_healthy, h.health_report)
+    });
+    let status = NodeStatus {
+        healthy,
+        health_report,
+        containers,
+        last_key_id: req.last_known_master_key_id,
+        secret: req.node_secret,
+        running_containers: req.running_containers,
+    };
+    let node = req.node_id;
+    let reply = tracker
+        .driver
+        .call_periodic(move |core, now| core.node_heartbeat(now, &node, status))
+        .await
+        .map_err(driver_status)?
+        .map_err(|e| rm_status(&e))?;
+    Ok(NodeHeartbeatResponse {
+        response_id: req.response_id.wrapping_add(1),
+        node_action: action(reply.action()),
+        containers_to_cleanup: reply
+            .containers_to_stop
+            .iter()
+            .map(ToString::to_string)
+            .collect(),
+        applications_to_cleanup: reply
+            .apps_to_cleanup
+            .iter()
+            .map(ToString::to_string)
+            .collect(),
+        next_heartbeat_interval_ms: tracker.heartbeat_interval_ms,
+        containers_to_be_removed_from_nm: acknowledged,
+        container_token_master_key: reply.master_key.as_ref().map(WireKey::from_key),
+        send_all_statuses: reply.send_all_statuses,
+        ..Default::default()
+    })
 }

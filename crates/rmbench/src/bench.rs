@@ -8,7 +8,6 @@ use tokio::sync::{mpsc, watch, Semaphore};
 use tokio::task::JoinHandle;
 use tonic::transport::{Channel, Endpoint};
 use weft_proto::auth::AmCredentials;
-use weft_proto::v1::resource_tracker_client::ResourceTrackerClient;
 
 use crate::am::{Am, AmResult, AmSpec};
 use crate::cm;
@@ -197,8 +196,9 @@ async fn drive(
             heartbeat: args.heartbeat_ms.map(Duration::from_millis),
             container_run: Duration::from_millis(args.container_ms.unwrap_or(0)),
             full_statuses: args.full_statuses,
+            unary_heartbeats: args.unary_heartbeats,
         };
-        let client = ResourceTrackerClient::new(channels[index % channels.len()].clone());
+        let client = channels[index % channels.len()].clone();
         let start = nm::Start {
             registered: registered_tx.clone(),
             gate: Arc::clone(&gate),

@@ -15,7 +15,6 @@ use tokio::task::JoinHandle;
 use tonic::transport::Channel;
 use weft_proto::auth::AmCredentials;
 use weft_proto::v1::application_master_protocol_client::ApplicationMasterProtocolClient;
-use weft_proto::v1::resource_tracker_client::ResourceTrackerClient;
 use weft_sim::presets::preset;
 use weft_sim::scale::metrics::{schedule_minute, valid_schedule};
 use weft_sim::workload::{AppPlan, AppSource, ClosedLoop, Workload};
@@ -414,8 +413,9 @@ async fn drive(
             heartbeat: args.heartbeat_ms.map(Duration::from_millis),
             container_run: Duration::from_millis(plan.container_ms),
             full_statuses: args.full_statuses,
+            unary_heartbeats: args.unary_heartbeats,
         };
-        let client = ResourceTrackerClient::new(channels[index % channels.len()].clone());
+        let client = channels[index % channels.len()].clone();
         let start = nm::Start {
             registered: registered_tx.clone(),
             gate: Arc::clone(&gate),

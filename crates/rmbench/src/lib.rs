@@ -125,6 +125,11 @@ pub struct RmBenchArgs {
     /// instead of Weft's changes and a running count (to measure what the deltas save).
     #[arg(long = "full-statuses")]
     pub full_statuses: bool,
+    /// Simulated NMs make one NodeHeartbeat call per heartbeat even when the RM offers its
+    /// heartbeat stream (to measure what the stream saves, or to bench an RM as Hadoop's NMs
+    /// would load it).
+    #[arg(long = "unary-heartbeats")]
+    pub unary_heartbeats: bool,
     /// Put the RM on one CPU and the bench on another (sched_setaffinity on every thread), so
     /// neither's CPU is confused with the other's. Needs two CPUs.
     #[arg(long)]

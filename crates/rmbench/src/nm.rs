@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{watch, Semaphore};
 use tonic::transport::Channel;
+use weft_proto::heartbeat_link::HeartbeatLink;
 use weft_proto::v1::resource_tracker_client::ResourceTrackerClient;
 use weft_proto::v1::{
     ContainerState, ContainerStatus, NmContainerStatus, NodeAction, NodeHealthStatus,
@@ -47,6 +48,8 @@ pub(crate) struct NodeSpec {
     pub(crate) container_run: Duration,
     /// Every running container in every heartbeat (YARN's NMs), not the changes and a count.
     pub(crate) full_statuses: bool,
+    /// One NodeHeartbeat call per heartbeat even when the RM offers its heartbeat stream.
+    pub(crate) unary_heartbeats: bool,
 }
 
 /// What a node measured.
@@ -77,6 +80,9 @@ struct Node {
     spec: NodeSpec,
     id: String,
     rm: ResourceTrackerClient<Channel>,
+    /// How heartbeats go (set at each registration: over the RM's stream when it offers one).
+    link: HeartbeatLink,
+    channel: Channel,
     shared: Arc<Shared>,
     running: Vec<Running>,
     stopped: Vec<String>,
@@ -152,6 +158,8 @@ impl Node {
                     }
                     self.master_key_id = r.container_token_master_key.map(|k| k.key_id);
                     self.secret = r.node_secret;
+                    let stream = r.heartbeat_stream && !self.spec.unary_heartbeats;
+                    self.link = HeartbeatLink::new(self.channel.clone(), stream);
                     return true;
                 }
                 // Once the run is over, connections torn down by its end are not errors.
@@ -249,13 +257,13 @@ impl Node {
         };
         let at_ms = self.shared.now_ms();
         let result = tokio::select! {
-            r = self.rm.node_heartbeat(request) => r,
+            r = self.link.beat(request) => r,
             _ = stop.wait_for(|s| *s) => return Ok(false),
         };
         let micros = u32::try_from(now.elapsed().as_micros()).unwrap_or(u32::MAX);
         self.result.heartbeats.push(Sample { at_ms, micros });
         let reply = match result {
-            Ok(r) => r.into_inner(),
+            Ok(r) => r,
             // Once the run is over, connections torn down by its end are not errors.
             Err(_) if *stop.borrow() => return Ok(false),
             Err(s) => {
@@ -303,7 +311,7 @@ pub(crate) struct Start {
 /// Runs one simulated node until the run stops.
 pub(crate) async fn run(
     spec: NodeSpec,
-    rm: ResourceTrackerClient<Channel>,
+    channel: Channel,
     shared: Arc<Shared>,
     start: Start,
 ) -> NodeResult {
@@ -315,7 +323,9 @@ pub(crate) async fn run(
     let mut node = Node {
         id: node_id(spec.index),
         spec,
-        rm,
+        rm: ResourceTrackerClient::new(channel.clone()),
+        link: HeartbeatLink::new(channel.clone(), false),
+        channel,
         shared,
         running: Vec::new(),
         stopped: Vec::new(),
@@ -396,9 +406,12 @@ mod tests {
                 heartbeat: None,
                 container_run: Duration::from_millis(run_ms),
                 full_statuses: false,
+                unary_heartbeats: false,
             },
             id: node_id(0),
-            rm: ResourceTrackerClient::new(channel),
+            rm: ResourceTrackerClient::new(channel.clone()),
+            link: HeartbeatLink::new(channel.clone(), false),
+            channel,
             shared: Arc::new(Shared::new(1)),
             running: Vec::new(),
             stopped: Vec::new(),

@@ -222,7 +222,12 @@ fn kill_ends_the_app_and_stops_its_containers() {
         AppState::Killed
     );
     let out = drain(&mut c);
-    let stopped = stops(&out);
+    assert_eq!(
+        stops(&out),
+        vec![am],
+        "the AM container is stopped through its NM"
+    );
+    let stopped = pending_stops(&c);
     assert!(
         stopped.contains(&am) && stopped.contains(&got.allocated[0].id),
         "{stopped:?}"

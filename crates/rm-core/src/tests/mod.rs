@@ -90,6 +90,19 @@ pub(crate) fn launches(out: &[Output]) -> Vec<AmLaunch> {
         .collect()
 }
 
+/// Containers the nodes' next heartbeat replies stop (`containers_to_cleanup`), sorted: how
+/// the RM stops every container but an AM container (which [`stops`] sees as well).
+pub(crate) fn pending_stops(c: &RmCore) -> Vec<ContainerId> {
+    let mut all: Vec<ContainerId> = c
+        .nodes
+        .values()
+        .flat_map(|n| n.to_stop.iter().copied())
+        .collect();
+    all.sort();
+    all
+}
+
+/// The containers stopped through their NMs at once (StopContainers calls: AM containers).
 pub(crate) fn stops(out: &[Output]) -> Vec<ContainerId> {
     out.iter()
         .filter_map(|o| match o {

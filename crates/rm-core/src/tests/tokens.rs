@@ -45,7 +45,7 @@ fn allocations_carry_container_tokens_and_one_nm_token_per_node() {
         .unwrap();
     assert_eq!(again.allocated.len(), 1);
     assert!(again.nm_tokens.is_empty());
-    // The AM launch and the RM's stops carry tokens for the AM's attempt too.
+    // A released task container is stopped by the node's heartbeat, with no NM call.
     let out = drain(&mut c);
     assert!(launches(&out).is_empty());
     c.am_allocate(
@@ -58,19 +58,9 @@ fn allocations_carry_container_tokens_and_one_nm_token_per_node() {
         },
     )
     .unwrap();
-    let stop = drain(&mut c)
-        .into_iter()
-        .find_map(|o| match o {
-            Output::StopContainer {
-                nm_token,
-                container,
-                ..
-            } => Some((nm_token, container)),
-            _ => None,
-        })
-        .expect("a stop");
-    assert_eq!(stop.1, again.allocated[0].id);
-    assert_eq!(ring.verify_nm(&stop.0).unwrap().attempt, am.attempt_id());
+    assert!(stops(&drain(&mut c)).is_empty());
+    assert_eq!(pending_stops(&c), vec![again.allocated[0].id]);
+    assert_eq!(am.attempt_id(), attempt);
 }
 
 #[test]
@@ -156,7 +146,7 @@ fn nodes_learn_the_next_key_before_it_signs_and_keep_old_tokens_valid() {
 }
 
 #[test]
-fn a_finishing_app_stops_each_container_with_its_attempt_and_node_token() {
+fn a_finishing_app_stops_its_containers_through_the_heartbeats_only() {
     let mut c = core();
     register(&mut c, 0, "h1:1");
     register(&mut c, 0, "h2:1");
@@ -171,15 +161,43 @@ fn a_finishing_app_stops_each_container_with_its_attempt_and_node_token() {
         allocated.extend(got.allocated);
     }
     assert_eq!(allocated.len(), 4);
-    assert!(
-        allocated.iter().filter(|a| a.node_id == "h1:1").count() >= 2,
-        "two stops share a node (and its token)"
-    );
+    assert!(allocated.iter().any(|a| a.node_id == "h2:1"));
     drain(&mut c);
     c.am_finish(Time(12), attempt, &token, FinalStatus::Succeeded, "", None)
         .unwrap();
+    assert!(
+        stops(&drain(&mut c)).is_empty(),
+        "no StopContainers call: YARN's RM leaves them to the heartbeats"
+    );
+    let mut expected: Vec<ContainerId> = allocated.iter().map(|a| a.id).collect();
+    expected.sort();
+    assert_eq!(
+        pending_stops(&c),
+        expected,
+        "every container but the finished AM's"
+    );
+    for node in ["h1:1", "h2:1"] {
+        let mut told = heartbeat(&mut c, 13, node).containers_to_stop;
+        told.sort();
+        let on_node: Vec<ContainerId> = allocated
+            .iter()
+            .filter(|a| a.node_id == node)
+            .map(|a| a.id)
+            .collect();
+        assert_eq!(told, on_node, "{node} is told to stop its own");
+        assert!(!told.contains(&am));
+    }
+}
+
+#[test]
+fn a_killed_app_stops_its_am_container_through_its_nm_with_the_attempt_token() {
+    let mut c = core();
+    register(&mut c, 0, "h1:1");
+    let (app, attempt, _, am) = running_app(&mut c, 1, "h1:1");
+    drain(&mut c);
+    c.kill(Time(5), app, Some("alice")).unwrap();
     let ring = ring_of(&c);
-    let mut stopped: Vec<(ContainerId, String)> = drain(&mut c)
+    let stopped: Vec<(ContainerId, String, String)> = drain(&mut c)
         .into_iter()
         .filter_map(|o| match o {
             Output::StopContainer {
@@ -187,24 +205,17 @@ fn a_finishing_app_stops_each_container_with_its_attempt_and_node_token() {
                 container,
                 node_id,
                 ..
-            } => {
-                let t = ring.verify_nm(&nm_token).expect("a valid NM token");
-                assert_eq!(
-                    (t.attempt, t.node_id.as_str(), t.user.as_str()),
-                    (attempt, node_id.as_str(), "alice"),
-                    "the token is the stopped container's attempt's, for its node"
-                );
-                Some((container, node_id))
-            }
+            } => Some((container, node_id, nm_token)),
             _ => None,
         })
         .collect();
-    stopped.sort();
-    let mut expected: Vec<(ContainerId, String)> = allocated
-        .iter()
-        .map(|a| (a.id, a.node_id.clone()))
-        .collect();
-    expected.sort();
-    assert_eq!(stopped, expected, "every container but the finished AM's");
-    assert!(!stopped.iter().any(|(id, _)| *id == am));
+    assert_eq!(stopped.len(), 1, "{stopped:?}");
+    let (container, node, nm_token) = &stopped[0];
+    assert_eq!((*container, node.as_str()), (am, "h1:1"));
+    let t = ring.verify_nm(nm_token).expect("a valid NM token");
+    assert_eq!(
+        (t.attempt, t.node_id.as_str(), t.user.as_str()),
+        (attempt, "h1:1", "alice")
+    );
+    assert_eq!(pending_stops(&c), vec![am], "its heartbeat carries it too");
 }

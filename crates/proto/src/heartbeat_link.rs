@@ -1,0 +1,112 @@
+//! How an NM's heartbeats reach the RM: over the RM's heartbeat stream
+//! (`NodeHeartbeats.Heartbeats`, one long-lived call) when the RM offered it at registration,
+//! else one `NodeHeartbeat` call each (Hadoop's RM, or a Weft RM without the stream).
+//!
+//! One heartbeat is in flight at a time: [`HeartbeatLink::beat`] sends a request and waits
+//! for its answer, so the stream's outgoing queue holds at most one request. A stream that
+//! fails is dropped and the next beat opens a new one; an RM that does not know the call
+//! (UNIMPLEMENTED) gets unary calls from then on.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use futures_util::Stream;
+use tokio::sync::mpsc;
+use tonic::transport::Channel;
+use tonic::{Code, Status, Streaming};
+
+use crate::v1::node_heartbeats_client::NodeHeartbeatsClient;
+use crate::v1::resource_tracker_client::ResourceTrackerClient;
+use crate::v1::{NodeHeartbeatRequest, NodeHeartbeatResponse};
+
+/// The requests of an open stream, as the call sends them.
+struct Outgoing(mpsc::Receiver<NodeHeartbeatRequest>);
+
+impl Stream for Outgoing {
+    type Item = NodeHeartbeatRequest;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.0.poll_recv(cx)
+    }
+}
+
+/// An open heartbeat stream: where requests go, and where their answers come from.
+struct Open {
+    requests: mpsc::Sender<NodeHeartbeatRequest>,
+    replies: Streaming<NodeHeartbeatResponse>,
+}
+
+/// A node's way of heartbeating to one RM.
+pub struct HeartbeatLink {
+    unary: ResourceTrackerClient<Channel>,
+    streams: Option<NodeHeartbeatsClient<Channel>>,
+    open: Option<Open>,
+}
+
+impl HeartbeatLink {
+    /// Heartbeats over `channel`; over the stream when `stream_offered` (the registration
+    /// answer's `heartbeat_stream`).
+    pub fn new(channel: Channel, stream_offered: bool) -> Self {
+        HeartbeatLink {
+            unary: ResourceTrackerClient::new(channel.clone()),
+            streams: stream_offered.then(|| NodeHeartbeatsClient::new(channel)),
+            open: None,
+        }
+    }
+
+    /// Whether heartbeats go over the stream (until it fails as unimplemented).
+    pub fn streaming(&self) -> bool {
+        self.streams.is_some()
+    }
+
+    /// Sends one heartbeat and waits for its answer.
+    pub async fn beat(
+        &mut self,
+        request: NodeHeartbeatRequest,
+    ) -> Result<NodeHeartbeatResponse, Status> {
+        if self.streams.is_some() && self.open.is_none() {
+            self.open = self.open_stream().await?;
+        }
+        let Some(open) = &mut self.open else {
+            return self
+                .unary
+                .node_heartbeat(request)
+                .await
+                .map(tonic::Response::into_inner);
+        };
+        let answer = match open.requests.send(request).await {
+            Ok(()) => open.replies.message().await,
+            Err(_) => Err(Status::unavailable("the heartbeat stream has closed")),
+        };
+        match answer {
+            Ok(Some(reply)) => Ok(reply),
+            Ok(None) => {
+                self.open = None;
+                Err(Status::unavailable("the RM closed the heartbeat stream"))
+            }
+            Err(status) => {
+                self.open = None;
+                Err(status)
+            }
+        }
+    }
+
+    /// Opens a stream; `None` (and unary calls from now on) when the RM does not serve it.
+    async fn open_stream(&mut self) -> Result<Option<Open>, Status> {
+        let Some(client) = &mut self.streams else {
+            return Ok(None);
+        };
+        let (requests, rx) = mpsc::channel(1);
+        match client.heartbeats(Outgoing(rx)).await {
+            Ok(response) => Ok(Some(Open {
+                requests,
+                replies: response.into_inner(),
+            })),
+            Err(status) if status.code() == Code::Unimplemented => {
+                self.streams = None;
+                Ok(None)
+            }
+            Err(status) => Err(status),
+        }
+    }
+}
