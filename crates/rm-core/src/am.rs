@@ -113,11 +113,13 @@ impl RmCore {
         t.last_contact = now;
         t.am_rpc = Some((host.to_string(), rpc_port));
         t.tracking_url = tracking_url.filter(|u| !u.is_empty());
+        let pending_gangs = self.pending_gangs(&attempt);
         Ok(RegisterResponse {
             maximum_capability,
             queue,
             running_containers,
             nm_tokens,
+            pending_gangs,
         })
     }
 
@@ -174,6 +176,7 @@ impl RmCore {
         }
         check_one_size_per_priority(&req.asks)?;
         self.check_gangs(attempt, &req.gangs)?;
+        self.check_pending_gangs(attempt, req.gangs.len())?;
         self.check_queue_maximum(attempt, &req)?;
         crate::blacklist::check_update(&req)?;
         self.check_am_demands(attempt, &req)?;
@@ -204,9 +207,11 @@ impl RmCore {
                 now,
                 Event::GangAsk {
                     app: seq,
-                    ask: gang,
+                    ask: gang.clone(),
                 },
             )?;
+            // Before any drain can hand out its decisions: a delivery then finds it owed.
+            self.remember_gangs(attempt, std::slice::from_ref(&gang));
         }
         self.update_blacklist(
             now,

@@ -97,7 +97,9 @@ impl RmCore {
                 core.resume(now, id);
             }
         }
+        core.gang_reask.until = Some(now + core.config.am_recovery_grace);
         core.restore_demands(now, &state.demands)?;
+        core.ask_recovered_gangs(now);
         core.ask_due_ams(now);
         core.persist_meta();
         core.retain_recovered();
@@ -252,5 +254,16 @@ fn attempt_from(
         nodes_seen: 0,
         nm_tokens_sent: BTreeSet::new(),
         preempted: crate::preemption::PreemptedTally::from_record(r),
+        gangs: r
+            .gangs
+            .iter()
+            .map(|g| {
+                crate::am_gangs::gang_from_record(g)
+                    .map(|ask| (ask.gang, ask))
+                    .map_err(|why| {
+                        RmError::Corrupt(format!("attempt {} of {app}: {why}", r.attempt))
+                    })
+            })
+            .collect::<Result<_, _>>()?,
     })
 }

@@ -139,6 +139,7 @@ impl RmCore {
                 completed: 0,
                 am: None,
                 plan: None,
+                containers: Default::default(),
             };
             self.demands.by_key.insert(key.clone(), demand);
             self.demand_transition(
