@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use weft_sched::Placement;
-use weft_store::{AppState, AttemptRecord, FinalStatus, RecoveredState, Write};
+use weft_store::{AppState, AttemptRecord, AttemptState, FinalStatus, RecoveredState, Write};
 use weft_types::yarn_id::{ApplicationId, AttemptId, ContainerId};
 use weft_types::{AppId, Resource, Time};
 
@@ -235,7 +235,14 @@ fn attempt_from(
             attempt: r.attempt,
         },
         token: r.am_token.clone(),
-        state: r.state,
+        // An AM registered with the RM before the restart registers again (Hadoop's AMs
+        // resync: ApplicationMasterNotRegisteredException), whether or not its record was
+        // written after it registered, and then resends what the RM lost.
+        state: if r.state == AttemptState::Running {
+            AttemptState::Launched
+        } else {
+            r.state
+        },
         final_status: r.final_status,
         am_container,
         am_node: r.am_node_id.clone(),

@@ -257,6 +257,11 @@ fn a_restart_while_an_ams_gang_holds_reacquires_it_under_its_id() {
         "h2:1",
         vec![nm_status(filler, NmContainerState::Running, NODE_MB)],
     );
+    let before = c.am_allocate(Time(7), am.attempt, &am.token, AllocateRequest::default());
+    assert!(
+        matches!(before, Err(RmError::NotRegistered(_))),
+        "an AM resyncs with a restarted RM although its record was written while it ran: {before:?}"
+    );
     let again = am.register_again(&mut c, 7);
     assert_eq!(
         again.pending_gangs,
