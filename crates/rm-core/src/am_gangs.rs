@@ -25,8 +25,8 @@ pub const MAX_PENDING_GANGS_PER_ATTEMPT: usize = 1000;
 /// Recovered gangs not yet asked of the scheduler again.
 #[derive(Debug, Default)]
 pub(crate) struct GangReask {
-    /// Until when a gang the registered nodes cannot host yet waits (the AM recovery grace
-    /// from the restart); `None` once nothing waits.
+    /// Until when a gang the registered nodes cannot host yet waits (the NM expiry from the
+    /// restart: a node not back by then is lost); `None` once nothing waits.
     pub(crate) until: Option<Time>,
     /// AM gangs: (application, gang id).
     pub(crate) am: std::collections::BTreeSet<(ApplicationId, u64)>,

@@ -97,7 +97,10 @@ impl RmCore {
                 core.resume(now, id);
             }
         }
-        core.gang_reask.until = Some(now + core.config.am_recovery_grace);
+        // A recovered gang waits for its nodes at most as long as a node may stay silent
+        // before it is lost.
+        core.gang_reask.until =
+            Some(now + core.config.nm_expiry.max(core.config.am_recovery_grace));
         core.restore_demands(now, &state.demands)?;
         core.ask_recovered_gangs(now);
         core.ask_due_ams(now);
