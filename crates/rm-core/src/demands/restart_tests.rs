@@ -503,3 +503,73 @@ fn c18_the_same_run_twice_or_with_a_restart_mid_way_gives_the_same_transitions()
     assert_eq!(plain, expected);
     assert_eq!(traced(true), plain, "a restart while the gang holds");
 }
+
+#[test]
+fn a_recovered_gang_waits_for_its_nodes_past_the_am_recovery_grace() {
+    let mut c = core();
+    register(&mut c, 0, "h1:1");
+    register(&mut c, 0, "h2:1");
+    let am = Am::start(&mut c, 1);
+    let filler = fill_h2(&mut c, &am, 2);
+    // 3 members of 4 GB: one fits beside the AM on h1, the others need h2 (one node alone
+    // could never host 3).
+    let gang = weft_sched::GangAsk {
+        gang: 9,
+        priority: 2,
+        resources: Resource::new(4096, 1),
+        size: 3,
+        hold_timeout: None,
+        style: weft_sched::GangStyle::Soft,
+        tag: weft_sched::AskTag::NONE,
+    };
+    am.send(
+        &mut c,
+        5,
+        AllocateRequest {
+            gangs: vec![gang.clone()],
+            ..AllocateRequest::default()
+        },
+    );
+    heartbeat(&mut c, 6, "h1:1");
+    drain(&mut c);
+    assert_eq!(holds(&c, am.app), [(9, 1)]);
+
+    let mut cfg = config("<allocations/>");
+    cfg.am_recovery_grace = weft_types::Duration::from_millis(2_000);
+    let mut c = RmCore::recover(cfg, stored(), 0, Time(7)).expect("recovers");
+    drain(&mut c);
+    reregister(
+        &mut c,
+        7,
+        "h1:1",
+        vec![nm_status(am.container, NmContainerState::Running, 1024)],
+    );
+    am.register_again(&mut c, 7);
+    // h2 is slow to come back: past the AM grace, the gang still waits for it (asked now,
+    // the scheduler would refuse it as unpackable on h1 alone and it would be lost).
+    for t in [1_000, 2_500, 4_000, 5_500] {
+        heartbeat(&mut c, t, "h1:1");
+        am.poll(&mut c, t);
+    }
+    assert_eq!(c.pending_gangs(&am.attempt), vec![gang.clone()]);
+    assert!(holds(&c, am.app).is_empty());
+    reregister(
+        &mut c,
+        6_000,
+        "h2:1",
+        vec![nm_status(filler, NmContainerState::Running, NODE_MB)],
+    );
+    heartbeat(&mut c, 6_001, "h1:1");
+    assert_eq!(
+        holds(&c, am.app),
+        [(9, 1)],
+        "asked once h2 is back, held again"
+    );
+    am.release(&mut c, 6_002, filler);
+    heartbeat(&mut c, 6_003, "h2:1");
+    heartbeat(&mut c, 6_004, "h2:1");
+    drain(&mut c);
+    let r = am.poll(&mut c, 6_005);
+    assert_eq!(r.allocated.len(), 3, "the whole gang in one reply: {r:?}");
+    assert!(c.pending_gangs(&am.attempt).is_empty());
+}
