@@ -202,17 +202,24 @@ impl RmCore {
         }) {
             t.last_contact = now;
         }
+        // Remembered (one write) before any drain hands out their decisions: a delivery then
+        // finds its gang owed.
+        let mut asked_gangs = Vec::with_capacity(req.gangs.len());
         for gang in req.gangs {
-            self.sched.handle(
+            let asked = self.sched.handle(
                 now,
                 Event::GangAsk {
                     app: seq,
                     ask: gang.clone(),
                 },
-            )?;
-            // Before any drain can hand out its decisions: a delivery then finds it owed.
-            self.remember_gangs(attempt, std::slice::from_ref(&gang));
+            );
+            if let Err(e) = asked {
+                self.remember_gangs(attempt, &asked_gangs);
+                return Err(e.into());
+            }
+            asked_gangs.push(gang);
         }
+        self.remember_gangs(attempt, &asked_gangs);
         self.update_blacklist(
             now,
             attempt,

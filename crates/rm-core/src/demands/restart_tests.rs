@@ -573,3 +573,45 @@ fn a_recovered_gang_waits_for_its_nodes_past_the_am_recovery_grace() {
     assert_eq!(r.allocated.len(), 3, "the whole gang in one reply: {r:?}");
     assert!(c.pending_gangs(&am.attempt).is_empty());
 }
+
+#[test]
+fn an_attempt_is_owed_at_most_the_bounded_number_of_gangs() {
+    let mut c = core();
+    register(&mut c, 0, "h1:1");
+    let am = Am::start(&mut c, 1);
+    let gang = |id| weft_sched::GangAsk {
+        gang: id,
+        priority: 2,
+        resources: Resource::new(8192, 1),
+        size: 1,
+        hold_timeout: None,
+        style: weft_sched::GangStyle::Soft,
+        tag: weft_sched::AskTag::NONE,
+    };
+    let max = MAX_PENDING_GANGS_PER_ATTEMPT as u64;
+    am.send(
+        &mut c,
+        2,
+        AllocateRequest {
+            gangs: (1..=max).map(gang).collect(),
+            ..AllocateRequest::default()
+        },
+    );
+    assert_eq!(c.pending_gangs(&am.attempt).len(), max as usize);
+    let refused = c.am_allocate(
+        Time(3),
+        am.attempt,
+        &am.token,
+        AllocateRequest {
+            gangs: vec![gang(max + 1)],
+            ..AllocateRequest::default()
+        },
+    );
+    match refused {
+        Err(RmError::InvalidRequest(m)) => assert_eq!(
+            m,
+            "1 more gangs would leave 1001 not yet received; at most 1000 per attempt"
+        ),
+        other => panic!("{other:?}"),
+    }
+}
