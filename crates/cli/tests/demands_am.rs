@@ -5,7 +5,8 @@
 //! first command ended, shown by the RM's container times and by the processes' own
 //! timestamps. The third is strict, ordered after the first, with a deadline it cannot meet
 //! while the first still runs: it fails `deadline_unreachable` (REST and `weft demand status`
-//! say so) and its command never runs.
+//! say so) and its command never runs. A fourth run overruns a strict Duration: warned through
+//! the preemption message, killed `waitTimeBeforeKill` later (C13 strict).
 
 // Each test binary uses part of the shared harness.
 #[allow(dead_code)]
@@ -262,4 +263,102 @@ fn an_ordered_demand_starts_after_its_predecessor_and_a_strict_one_fails_its_dea
         log.contains(&format!("Its containers run as demand {b_key}")),
         "{log}"
     );
+}
+
+/// C13 strict end to end: one dshell command that sleeps far past its strict 2 s Duration.
+/// At the lease's end the RM warns (the demand stays MONITORING with `duration_exceeded`, and
+/// the AM, told through its allocate answer's preemption message, logs the warning); the
+/// container is killed no earlier than `waitTimeBeforeKill` (15 s) after the warning, by the
+/// RM's own timeline, and the demand and the app end FAILED with the reason.
+#[test]
+fn a_strict_duration_warns_the_am_then_kills_after_the_grace() {
+    let c = Cluster::start(1, 2048, &Options::default());
+    let cmd_args: Vec<String> = [
+        "-master_memory",
+        MB,
+        "-container_memory",
+        MB,
+        "--duration",
+        "2s",
+        "--strict",
+        "-shell_command",
+        "sleep 120",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let mut run = c.dshell("overrun", &args(&cmd_args));
+    let app = c.submitted_app(&mut run);
+    let key = format!("{app}/1");
+    wait_for(Duration::from_secs(60), "the lease's warning", || {
+        let (status, body) = c.get(&format!("/ws/v1/cluster/demands/{key}"));
+        (status == 200).then_some(())?;
+        let d = body.get("demand").cloned().unwrap_or(body);
+        (state(&d) == ("MONITORING".into(), "duration_exceeded".into())).then_some(())
+    });
+    let done = c.wait_app_state(
+        &app,
+        &["FINISHED", "FAILED", "KILLED"],
+        Duration::from_secs(90),
+    );
+    assert_eq!(done["finalStatus"], "FAILED", "{done}\n{}", run.output());
+    let d = demand(&c, &key);
+    assert_eq!(
+        state(&d),
+        ("FAILED".into(), "duration_exceeded".into()),
+        "{d}"
+    );
+    let at = |reason: &str, state: &str| -> u64 {
+        d["timeline"]
+            .as_array()
+            .and_then(|t| {
+                t.iter()
+                    .find(|e| e["state"] == state && e["reason"] == reason)
+            })
+            .and_then(|e| e["at"].as_u64())
+            .unwrap_or_else(|| panic!("no {state} {reason} in {d}"))
+    };
+    let warned = at("duration_exceeded", "MONITORING");
+    let killed = at("duration_exceeded", "FAILED");
+    assert!(
+        killed >= warned + 15_000,
+        "warned {warned}, killed {killed}"
+    );
+    assert!(!run.wait(Duration::from_secs(30)).success());
+    let out = run.output();
+    assert!(
+        out.contains("1 containers still ran 15000 ms after the warning: killed"),
+        "{out}"
+    );
+    // The AM (its container's stdout on the NM) was told through the preemption message.
+    let am = am_log(&c, &app);
+    assert!(am.contains("unless it ends first"), "{am}");
+}
+
+/// Every file named `stdout` below `dir` (the NMs' container logs).
+fn stdout_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.filter_map(Result::ok) {
+        let p = e.path();
+        if p.is_dir() {
+            stdout_files(&p, out);
+        } else if p.file_name().is_some_and(|n| n == "stdout") {
+            out.push(p);
+        }
+    }
+}
+
+/// The AM's log of `app`: the container stdout under the app's directory that says the AM
+/// registered.
+fn am_log(c: &Cluster, app: &str) -> String {
+    let mut files = Vec::new();
+    stdout_files(c.dir.path(), &mut files);
+    files
+        .iter()
+        .filter(|p| p.to_string_lossy().contains(app))
+        .map(|p| std::fs::read_to_string(p).unwrap_or_default())
+        .find(|text| text.contains("registered"))
+        .unwrap_or_default()
 }

@@ -1,4 +1,4 @@
-//! `weft demand submit FILE | list | status KEY | kill KEY`: Weft's time-aware demands (spec
+//! `weft demand submit FILE | plan FILE | list | status KEY | watch KEY | kill KEY`: Weft's time-aware demands (spec
 //! §3.6; Hadoop has no such verb). A demand's key is `application_<ts>_<n>/<DemandID>`, or
 //! `~<user>/<DemandID>` for one bound to no application.
 
@@ -12,7 +12,7 @@ use crate::fmt::{self, int, list, text};
 use crate::rest::Connection;
 use crate::{ClientError, Outcome, Verb};
 
-/// Time-aware demands: submit, list, status, kill.
+/// Time-aware demands: submit, plan (a dry run), list, status, watch, kill.
 #[derive(Args, Debug)]
 pub struct DemandArgs {
     #[command(subcommand)]
@@ -38,6 +38,17 @@ pub enum DemandCommand {
         #[arg(long = "application-id", value_name = "ID")]
         application_id: Option<String>,
     },
+    /// What the demands in FILE would get if submitted now (a dry run: nothing changes).
+    Plan {
+        /// The JSON file (as for `submit`).
+        file: PathBuf,
+        /// The queue (for demands bound to no application).
+        #[arg(long)]
+        queue: Option<String>,
+        /// The application the demands would be bound to.
+        #[arg(long = "application-id", value_name = "ID")]
+        application_id: Option<String>,
+    },
     /// List demands, optionally by state, queue or application.
     List {
         /// Only demands in this state (NEW, ACCEPTED, ALLOCATING, ALLOCATED, MONITORING,
@@ -55,6 +66,19 @@ pub enum DemandCommand {
     Status {
         /// The demand's key.
         key: String,
+    },
+    /// Follow a demand: print each transition as it happens, until it ends (exit 0 when
+    /// FINISHED, 255 when FAILED).
+    Watch {
+        /// The demand's key.
+        key: String,
+        /// How often to ask the RM, e.g. 1s, 500ms.
+        #[arg(long, default_value = "1s", value_parser = crate::fmt::parse_interval)]
+        interval: std::time::Duration,
+        /// Give up after about this long (counted in intervals; exit 255), e.g. 10m; by default
+        /// wait until the demand ends.
+        #[arg(long, value_parser = crate::fmt::parse_interval)]
+        timeout: Option<std::time::Duration>,
     },
     /// Kill a demand (its owner or an administrator).
     Kill {
@@ -104,6 +128,18 @@ fn submission(
     Ok(body)
 }
 
+/// The submission body of FILE (as `submission` reads it) with the flags.
+fn submission_file(
+    file: &std::path::Path,
+    queue: Option<&str>,
+    application: Option<&str>,
+) -> Result<Value, ClientError> {
+    let shown = file.display().to_string();
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| ClientError::Usage(format!("cannot read {shown}: {e}")))?;
+    submission(&text, &shown, queue, application)
+}
+
 impl Verb for DemandArgs {
     fn run(&self, out: &mut dyn Write) -> Result<Outcome, ClientError> {
         let conn = &self.conn;
@@ -113,16 +149,30 @@ impl Verb for DemandArgs {
                 queue,
                 application_id,
             } => {
-                let shown = file.display().to_string();
-                let text = std::fs::read_to_string(file)
-                    .map_err(|e| ClientError::Usage(format!("cannot read {shown}: {e}")))?;
-                let body = submission(&text, &shown, queue.as_deref(), application_id.as_deref())?;
-                let rm = conn.connect()?;
-                let answer = rm.post("/ws/v1/cluster/demands", &[], Some(&body))?;
+                let body = submission_file(file, queue.as_deref(), application_id.as_deref())?;
+                let answer = conn
+                    .connect()?
+                    .post("/ws/v1/cluster/demands", &[], Some(&body))?;
                 if conn.json {
                     write!(out, "{}", fmt::json_text(&answer))?;
                 } else {
                     write!(out, "{}", table(&list(&answer, "demands", "demand")))?;
+                }
+                Ok(Outcome::Success)
+            }
+            DemandCommand::Plan {
+                file,
+                queue,
+                application_id,
+            } => {
+                let body = submission_file(file, queue.as_deref(), application_id.as_deref())?;
+                let answer =
+                    conn.connect()?
+                        .post("/ws/v1/cluster/demands/plan", &[], Some(&body))?;
+                if conn.json {
+                    write!(out, "{}", fmt::json_text(&answer))?;
+                } else {
+                    write!(out, "{}", plan_table(&list(&answer, "plan", "demand")))?;
                 }
                 Ok(Outcome::Success)
             }
@@ -168,6 +218,11 @@ impl Verb for DemandArgs {
                 }
                 Ok(Outcome::Success)
             }
+            DemandCommand::Watch {
+                key,
+                interval,
+                timeout,
+            } => watch(conn, key, *interval, *timeout, out),
             DemandCommand::Kill { key } => {
                 let path = format!("{}/state", demand_path(key)?);
                 let rm = conn.connect()?;
@@ -189,6 +244,71 @@ impl Verb for DemandArgs {
             }
         }
     }
+}
+
+/// `watch`: polls the demand and prints each transition not printed yet, until its state is
+/// final or `timeout` passes. The timeline only grows, so what was printed is a prefix of it.
+fn watch(
+    conn: &Connection,
+    key: &str,
+    interval: std::time::Duration,
+    timeout: Option<std::time::Duration>,
+    out: &mut dyn Write,
+) -> Result<Outcome, ClientError> {
+    let path = demand_path(key)?;
+    let rm = conn.connect()?;
+    // Time is counted in polls (this crate reads no clock): each wait is one interval.
+    let polls_allowed =
+        timeout.map(|limit| limit.as_millis().div_ceil(interval.as_millis().max(1)));
+    let mut polls: u128 = 0;
+    let mut printed = 0usize;
+    loop {
+        let answer = match rm.get(&path, &[]) {
+            Ok(answer) => answer,
+            Err(e) if e.status() == Some(404) => {
+                eprintln!("Demand with key '{key}' doesn't exist in RM.");
+                return Ok(Outcome::Failed);
+            }
+            Err(e) => return Err(e),
+        };
+        let demand = &answer["demand"];
+        let timeline = fmt::items(demand.get("timeline"));
+        for t in timeline.iter().skip(printed) {
+            writeln!(out, "{}", transition_line(t))?;
+        }
+        printed = printed.max(timeline.len());
+        out.flush()?;
+        match text(demand, "state").as_str() {
+            "FINISHED" => return Ok(Outcome::Success),
+            "FAILED" => return Ok(Outcome::Failed),
+            _ => {}
+        }
+        if polls_allowed.is_some_and(|allowed| polls >= allowed) {
+            eprintln!(
+                "demand {key} is still {} after {polls} waits of {interval:?}",
+                text(demand, "state")
+            );
+            return Ok(Outcome::Failed);
+        }
+        polls += 1;
+        std::thread::sleep(interval);
+    }
+}
+
+/// One transition: when, the state, the reason and its detail.
+fn transition_line(t: &Value) -> String {
+    let detail = text(t, "detail");
+    let detail = if detail.is_empty() {
+        String::new()
+    } else {
+        format!(" ({detail})")
+    };
+    format!(
+        "{} {} {}{detail}",
+        when(t, "at"),
+        text(t, "state"),
+        text(t, "reason")
+    )
 }
 
 fn when(v: &Value, key: &str) -> String {
@@ -219,6 +339,34 @@ fn table(demands: &[&Value]) -> String {
                 int(containers, "requested")
             ),
             when(d, "deadline"),
+        ));
+    }
+    s
+}
+
+/// The dry run: one line per demand with where it would go and why.
+fn plan_table(demands: &[&Value]) -> String {
+    let mut s = format!("Total number of demands:{}\n", demands.len());
+    s.push_str(&format!(
+        "{:>24}\t{:>10}\t{:>14}\t{:>28}\t{:>28}\t{:>22}\t{}\n",
+        "Demand-Key", "State", "Reason", "Planned-Start", "Planned-End", "Headroom", "Detail"
+    ));
+    for d in demands {
+        let headroom = match d.get("headroom") {
+            Some(h) if h.is_object() => {
+                format!("<memory:{}, vCores:{}>", int(h, "memory"), int(h, "vCores"))
+            }
+            _ => "N/A".to_owned(),
+        };
+        s.push_str(&format!(
+            "{:>24}\t{:>10}\t{:>14}\t{:>28}\t{:>28}\t{:>22}\t{}\n",
+            text(d, "id"),
+            text(d, "state"),
+            text(d, "reason"),
+            when(d, "planned-start"),
+            when(d, "planned-end"),
+            headroom,
+            text(d, "detail"),
         ));
     }
     s
@@ -266,18 +414,7 @@ fn report(d: &Value) -> String {
     }
     s.push_str("\tTimeline :\n");
     for t in fmt::items(d.get("timeline")) {
-        let detail = text(t, "detail");
-        let detail = if detail.is_empty() {
-            String::new()
-        } else {
-            format!(" ({detail})")
-        };
-        s.push_str(&format!(
-            "\t\t{} {} {}{detail}\n",
-            when(t, "at"),
-            text(t, "state"),
-            text(t, "reason")
-        ));
+        s.push_str(&format!("\t\t{}\n", transition_line(t)));
     }
     s
 }
@@ -302,6 +439,52 @@ mod tests {
             err.to_string()
                 .starts_with("f.json: not JSON at line 1 column 1"),
             "{err}"
+        );
+    }
+
+    /// `watch` against an RM whose demand has already FINISHED: every transition printed
+    /// once, in order, and exit 0 without waiting.
+    #[test]
+    fn watch_prints_the_timeline_and_ends_with_the_demand() {
+        let body = json!({"demand": {"id": "~alice/3", "state": "FINISHED", "reason": "ok",
+            "timeline": [{"state": "NEW", "reason": "submitted", "detail": "", "at": 0},
+                         {"state": "ACCEPTED", "reason": "unconstrained", "detail": "", "at": 0},
+                         {"state": "FINISHED", "reason": "ok", "detail": "2 of 2 completed", "at": 1000}]}})
+        .to_string();
+        let rm = crate::fake_rm::FakeRm::start(&[(
+            "GET /ws/v1/cluster/demands/~alice/3",
+            (200, body.as_str()),
+        )]);
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            demand: DemandArgs,
+        }
+        let cli = <Cli as clap::Parser>::try_parse_from([
+            "weft",
+            "watch",
+            "~alice/3",
+            "--interval",
+            "10ms",
+            "--rm",
+            &rm.url,
+        ])
+        .expect("parses");
+        let mut out = Vec::new();
+        let outcome = cli.demand.run(&mut out).expect("answers");
+        let text = String::from_utf8(out).expect("utf-8");
+        assert_eq!(outcome, Outcome::Success, "{text}");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        assert!(lines[0].ends_with(" NEW submitted"), "{text}");
+        assert!(
+            lines[2].ends_with(" FINISHED ok (2 of 2 completed)"),
+            "{text}"
+        );
+        assert_eq!(
+            rm.requests.lock().expect("lock").len(),
+            1,
+            "one look sufficed"
         );
     }
 

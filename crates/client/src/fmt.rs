@@ -180,3 +180,48 @@ mod tests {
         assert_eq!(java_set(&["A".into(), "B".into()]), "[A, B]");
     }
 }
+
+/// Reads a positive length of time for a flag: `500ms`, `2s`, `10m`, `1h`, or whole seconds.
+pub(crate) fn parse_interval(s: &str) -> Result<std::time::Duration, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (number, unit) = s.split_at(split);
+    let value: u64 = number
+        .parse()
+        .map_err(|_| format!("'{s}' is not a length of time (e.g. 500ms, 2s, 10m, 1h)"))?;
+    let ms = match unit {
+        "ms" => Some(value),
+        "" | "s" => value.checked_mul(1_000),
+        "m" => value.checked_mul(60_000),
+        "h" => value.checked_mul(3_600_000),
+        _ => return Err(format!("'{s}': unknown unit '{unit}' (ms, s, m or h)")),
+    }
+    .ok_or_else(|| format!("'{s}' is too long"))?;
+    if ms == 0 {
+        return Err(format!("'{s}': must be more than zero"));
+    }
+    Ok(std::time::Duration::from_millis(ms))
+}
+
+#[cfg(test)]
+mod interval_tests {
+    use super::parse_interval;
+    use std::time::Duration;
+
+    #[test]
+    fn lengths_of_time_read_with_their_units_and_bad_ones_are_named() {
+        assert_eq!(parse_interval("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_interval("2"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_interval("10m"), Ok(Duration::from_secs(600)));
+        assert_eq!(parse_interval("1h"), Ok(Duration::from_secs(3_600)));
+        assert_eq!(
+            parse_interval("0s"),
+            Err("'0s': must be more than zero".to_owned())
+        );
+        assert_eq!(
+            parse_interval("3d"),
+            Err("'3d': unknown unit 'd' (ms, s, m or h)".to_owned())
+        );
+        assert!(parse_interval("soon").is_err());
+    }
+}

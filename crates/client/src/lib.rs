@@ -16,7 +16,7 @@
 //! | `logs -applicationId` | `/nodes`, then each NM's `/ws/v1/node/apps/{id}`, `/containers/{cid}/logs`, `/containerlogs/{cid}/{file}` |
 //! | `top` | `/info`, `/metrics`, `/apps?states=RUNNING,ACCEPTED` |
 //! | `reservation new\|submit FILE\|update FILE\|delete ID\|list` (Weft only: `yarn` has none) | `POST /reservation/new-reservation\|submit\|update\|delete`, `GET /reservation/list` |
-//! | `demand submit FILE\|list\|status KEY\|kill KEY` (Weft only) | `POST /demands`, `GET /demands`, `GET /demands/{scope}/{id}`, `PUT …/state` |
+//! | `demand submit FILE\|plan FILE\|list\|status KEY\|watch KEY\|kill KEY` (Weft only) | `POST /demands`, `POST /demands/plan`, `GET /demands`, `GET /demands/{scope}/{id}`, `PUT …/state` |
 //!
 //! The RM is found by [`resolve_rm`]: `--rm`, then `$WEFT_RM`, then yarn-site.xml in
 //! `$HADOOP_CONF_DIR`, then [`DEFAULT_RM`]. Exit status: 0, or 255 (YARN's -1) with the reason

@@ -238,7 +238,13 @@ fn first_window_over_average(
     let last = end.0.saturating_add(w);
     // Windows ending in [start, end + W] begin at start − W or later: nothing before matters.
     let first = Time(start.0.saturating_sub(w));
-    let origin = capacity.value_at(Time::ZERO);
+    // The capacity is known from its first step on (the plan's creation: the RM's start, on
+    // a wall clock long after 0); before it, the first value stands, as Hadoop's constant
+    // capacity would.
+    let (origin_at, origin) = capacity
+        .steps()
+        .next()
+        .unwrap_or((Time::ZERO, Resource::ZERO));
     let user_total = &user_total.clip(first, Time(last));
     let capacity = &capacity.clip(first, Time(last));
     let mut corners: Vec<u64> = vec![start.0, last];
@@ -259,7 +265,9 @@ fn first_window_over_average(
         let mut allowed = cap.between(from, *t);
         // A window reaching back before the origin sees the origin's capacity there, as
         // Hadoop's constant capacity would be seen: the limit is never cut short.
-        let before_origin = i128::from(w - (t.0 - from.0));
+        let window_start = i128::from(t.0) - i128::from(w);
+        let before_origin =
+            (i128::from(origin_at.0.min(t.0)) - window_start).clamp(0, i128::from(w));
         for (i, a) in allowed.iter_mut().enumerate() {
             *a = a.saturating_add(i128::from(origin.get(i)).saturating_mul(before_origin));
         }
@@ -376,6 +384,27 @@ mod tests {
         );
         let ok = Skyline::interval(Time(0), Time(10), mem(50));
         assert_eq!(p.check(&cap, &ok, &ok, Time(0), Time(10)), Ok(()));
+    }
+
+    /// A plan made long after time 0 (an RM on the wall clock) has no capacity recorded
+    /// before its creation; a window reaching back before it still counts the plan's first
+    /// capacity there, so the quota is not cut to the part of the window since the start.
+    #[test]
+    fn a_window_before_the_plan_was_made_sees_its_first_capacity() {
+        // Capacity 100 MB from 1,000,000 ms; window 100 ms, average 50%: 5,000 MB·ms.
+        let cap = Skyline::constant_from(Time(1_000_000), mem(100));
+        let p = policy(100.0, 50.0, 100);
+        // 100 MB for 40 ms right at the start: 4,000 in every window (the window ending at
+        // 1,000,040 reaches 60 ms before the plan existed).
+        let early = Skyline::interval(Time(1_000_000), Time(1_000_040), mem(100));
+        assert_eq!(
+            p.check(&cap, &early, &early, Time(1_000_000), Time(1_000_040)),
+            Ok(())
+        );
+        let over = Skyline::interval(Time(1_000_000), Time(1_000_060), mem(100));
+        assert!(p
+            .check(&cap, &over, &over, Time(1_000_000), Time(1_000_060))
+            .is_err());
     }
 
     #[test]

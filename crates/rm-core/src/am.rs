@@ -243,7 +243,12 @@ impl RmCore {
         // The scheduler holds every app with a running attempt; one it no longer holds can
         // get nothing.
         let headroom = self.sched.headroom(seq).unwrap_or(Resource::ZERO);
-        let preempt = self.strict_preemption_contract(seq);
+        let mut preempt = self.strict_preemption_contract(seq);
+        for c in self.demand_warned_containers(attempt.app) {
+            if !preempt.contains(&c) {
+                preempt.push(c);
+            }
+        }
         let cluster_nodes = self.usable_nodes();
         let demand_updates = self.take_demand_updates(attempt.app);
         let changes_len = self.node_changes.len();

@@ -40,8 +40,9 @@ mod tests;
 pub use crate::core::{RmConfig, RmCore, DEFAULT_ALLOCATE_MAX_CONTAINERS, ENDED_CONTAINERS_KEPT};
 pub use am_gangs::MAX_PENDING_GANGS_PER_ATTEMPT;
 pub use demands::{
-    demand_state_name, DemandBatch, DemandReason, DemandReport, DemandTransition, DEMAND_GANG_IDS,
-    MAX_AM_DEMANDS_PER_APP, MAX_DEMANDS_PER_SCOPE, MAX_DEMANDS_PER_SUBMISSION,
+    demand_state_name, DemandBatch, DemandOutcomes, DemandPreview, DemandReason, DemandReport,
+    DemandTransition, DEMAND_GANG_IDS, MAX_AM_DEMANDS_PER_APP, MAX_DEMANDS_PER_SCOPE,
+    MAX_DEMANDS_PER_SUBMISSION,
 };
 pub use error::RmError;
 pub use limits::*;

@@ -317,7 +317,9 @@ pub struct AllocateResponse {
     /// NM tokens for nodes of newly allocated containers the AM holds none for yet.
     pub nm_tokens: Vec<NmToken>,
     /// The app's containers the scheduler has marked for preemption and not killed yet, in
-    /// marking order (YARN's `StrictPreemptionContract`); empty when none is marked.
+    /// marking order (YARN's `StrictPreemptionContract`), then those of its demands a strict
+    /// end has warned (killed after `waitTimeBeforeKill` unless they end first); empty when
+    /// none is marked.
     pub preempt: Vec<ContainerId>,
     /// The attempt's demands whose state changed since its last call.
     pub demand_updates: Vec<DemandUpdate>,

@@ -361,8 +361,11 @@ impl RmCore {
             self.container_status(now, key, c);
         }
         if let Some(sched) = self.nodes.at(key).filter(|n| n.in_sched).map(|n| n.sched) {
+            let asking = self.asking_demands();
             self.sched
                 .handle(now, Event::NodeHeartbeat { node: sched })?;
+            self.drain(now);
+            self.count_missed_opportunities(now, asking);
         }
         self.drain(now);
         let Some(node) = self.nodes.at_mut(key) else {

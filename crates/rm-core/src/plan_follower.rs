@@ -8,10 +8,12 @@
 //! they change: the scheduler does not depend on the planner, so the event carries plain data
 //! (each reservation's skyline as steps), and the scheduler runs at their change points itself.
 
+use std::collections::BTreeMap;
+
 use weft_sched::{Event, PlanReservations, PlannedReservation};
 use weft_store::{AppState, FinalStatus, Write};
 use weft_types::yarn_id::ApplicationId;
-use weft_types::{AppId, Duration, Time};
+use weft_types::{AppId, Duration, Resource, Time};
 
 use crate::apps::app_record;
 
@@ -79,12 +81,7 @@ impl crate::RmCore {
     /// plan no longer reservable is told it has none, which ends its leaves).
     pub(crate) fn follow_plans(&mut self, now: Time) {
         let mut changed = Vec::new();
-        let of_demands: std::collections::BTreeSet<String> = self
-            .demands
-            .by_key
-            .values()
-            .filter_map(|d| d.plan.as_ref().map(|p| p.reservation.to_string()))
-            .collect();
+        let of_demands = self.demand_reservations();
         for (queue, pq) in self.reservations.plan_queues_ref() {
             let current = plan_event(queue, pq, &of_demands);
             if self.reservations.followed.get(queue.as_str()) != Some(&current) {
@@ -118,6 +115,31 @@ impl crate::RmCore {
             }
         }
         self.drain(now);
+    }
+
+    /// The reservations of planned demands, by id, with what the demand carrier adds to the
+    /// follower's view of each (`demands/carrier.rs`): an AM demand's app is carried into the
+    /// leaf, so the leaf opens one lead before the planned start (when the demand goes
+    /// ALLOCATING) and its entitlement adds the app's AM container, which the leaf holds too.
+    fn demand_reservations(&self) -> BTreeMap<String, Option<Carried>> {
+        self.demands
+            .by_key
+            .values()
+            .filter_map(|d| {
+                let plan = d.plan.as_ref()?;
+                let carried = match d.scope {
+                    crate::demands::Scope::App(app) => self.apps.get(&app).map(|a| Carried {
+                        lead: self
+                            .reservations
+                            .plan(&plan.queue)
+                            .map_or(Duration(0), |p| self.demand_lead(p.step())),
+                        am: a.sub.am_resource,
+                    }),
+                    crate::demands::Scope::User(_) => None,
+                };
+                Some((plan.reservation.to_string(), carried))
+            })
+            .collect()
     }
 
     /// `Decision::ReservationEnded`: the app's queue is now the plan's default (moved), or
@@ -160,16 +182,32 @@ impl crate::RmCore {
     }
 }
 
+/// The demand carrier's time-bounded floor (spec §3.3 "Demand carrier"), as the follower
+/// sees it: the reservation's leaf from `lead` before its planned start, sized to what is
+/// reserved plus the carried app's AM.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Carried {
+    /// The demand's lead (`RmCore::demand_lead`): waitTimeBeforeKill + 2 heartbeats, so that
+    /// preemption warned at activation has killed and the freed room is handed over by the
+    /// planned start.
+    lead: Duration,
+    /// The carried app's AM container: it moves into the leaf with the app and counts against
+    /// the leaf's min share, so without it the demand's last container would wait for
+    /// fair-share convergence instead of min-share preemption.
+    am: Resource,
+}
+
 /// What the scheduler's follower needs of a plan: each reservation's interval, skyline and
 /// whether it holds gangs. A demand's reservation is never capped as a gang: the demand's
-/// gang is delivered whole by the scheduler's gang asks, and its leaf also holds the app's
-/// AM and other asks, so a cap at exactly the gang's size would leave the gang no room to be
+/// gang is delivered whole by the scheduler's gang asks, and its leaf also holds the app's AM
+/// and other asks, so a cap at exactly the gang's size would leave the gang no room to be
 /// placed (the `weft sim deadline` runs of stop 29: every planned maps gang waited to its
-/// deadline on an idle cluster).
+/// deadline on an idle cluster). An AM demand's reservation is the carrier's view
+/// ([`Carried`]); the plan itself keeps the reservation as placed.
 fn plan_event(
     queue: &str,
     pq: &crate::reservations::PlanQueue,
-    of_demands: &std::collections::BTreeSet<String>,
+    of_demands: &BTreeMap<String, Option<Carried>>,
 ) -> PlanReservations {
     PlanReservations {
         queue: queue.to_string(),
@@ -177,13 +215,120 @@ fn plan_event(
         reservations: pq
             .plan
             .reservations()
-            .map(|r| PlannedReservation {
-                id: r.id.to_string(),
-                start: r.start,
-                end: r.end,
-                steps: r.allocation.steps().collect(),
-                gang: r.has_gang() && !of_demands.contains(&r.id.to_string()),
+            .map(|r| {
+                let id = r.id.to_string();
+                let demand = of_demands.get(&id);
+                let followed = PlannedReservation {
+                    gang: r.has_gang() && demand.is_none(),
+                    id,
+                    start: r.start,
+                    end: r.end,
+                    steps: r.allocation.steps().collect(),
+                };
+                match demand {
+                    Some(Some(carried)) => carried_view(followed, *carried),
+                    _ => followed,
+                }
             })
             .collect(),
+    }
+}
+
+/// `r` opened `lead` early at its starting amount, every amount raised by the AM (a zero
+/// step stays zero: the skyline's end).
+fn carried_view(mut r: PlannedReservation, carried: Carried) -> PlannedReservation {
+    let first = r
+        .steps
+        .iter()
+        .find(|(t, _)| *t >= r.start)
+        .map_or(Resource::ZERO, |(_, v)| *v);
+    for (_, v) in &mut r.steps {
+        if !v.is_zero() {
+            *v = v.saturating_add(carried.am);
+        }
+    }
+    let open = Time(r.start.as_millis().saturating_sub(carried.lead.0));
+    if open < r.start && !first.is_zero() {
+        r.steps.insert(0, (open, first.saturating_add(carried.am)));
+        r.start = open;
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gb(n: i64) -> Resource {
+        Resource::new(n * 1024, n)
+    }
+
+    /// A reservation of 8 GB over [600 s, 1,200 s), then 4 GB to 2,400 s, as the plan's
+    /// skyline gives it (its end a zero step).
+    fn placed() -> PlannedReservation {
+        PlannedReservation {
+            id: "reservation_1_0001".into(),
+            start: Time(600_000),
+            end: Time(2_400_000),
+            steps: vec![
+                (Time(600_000), gb(8)),
+                (Time(1_200_000), gb(4)),
+                (Time(2_400_000), Resource::ZERO),
+            ],
+            gang: false,
+        }
+    }
+
+    #[test]
+    fn the_carried_view_opens_one_lead_early_at_the_first_amount_plus_the_am() {
+        let view = carried_view(
+            placed(),
+            Carried {
+                lead: Duration(17_000),
+                am: gb(1),
+            },
+        );
+        assert_eq!((view.start, view.end), (Time(583_000), Time(2_400_000)));
+        assert_eq!(
+            view.steps,
+            vec![
+                (Time(583_000), gb(9)),
+                (Time(600_000), gb(9)),
+                (Time(1_200_000), gb(5)),
+                (Time(2_400_000), Resource::ZERO),
+            ]
+        );
+        assert_eq!(view.reserved_at(Time(583_000)), gb(9));
+        assert_eq!(view.reserved_at(Time(582_999)), Resource::ZERO);
+    }
+
+    #[test]
+    fn a_lead_past_time_zero_opens_at_zero_and_no_lead_keeps_the_start() {
+        let early = PlannedReservation {
+            start: Time(5_000),
+            steps: vec![(Time(5_000), gb(2)), (Time(9_000), Resource::ZERO)],
+            end: Time(9_000),
+            ..placed()
+        };
+        let view = carried_view(
+            early.clone(),
+            Carried {
+                lead: Duration(17_000),
+                am: Resource::ZERO,
+            },
+        );
+        assert_eq!((view.start, view.steps[0]), (Time(0), (Time(0), gb(2))));
+        let view = carried_view(
+            early,
+            Carried {
+                lead: Duration(0),
+                am: gb(1),
+            },
+        );
+        assert_eq!(view.start, Time(5_000));
+        assert_eq!(
+            view.steps,
+            vec![(Time(5_000), gb(3)), (Time(9_000), Resource::ZERO)]
+        );
     }
 }

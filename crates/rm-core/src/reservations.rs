@@ -74,6 +74,7 @@ pub enum ReservationError {
 }
 
 /// One reservable queue: its plan, its settings.
+#[derive(Clone)]
 pub(crate) struct PlanQueue {
     pub(crate) plan: Plan,
     pub(crate) settings: ReservationQueueSettings,
@@ -92,7 +93,9 @@ pub struct ReservationQuery {
     pub end: Option<Time>,
 }
 
-/// The reservations of every reservable queue.
+/// The reservations of every reservable queue (cloned by a demand dry run, which puts the
+/// clone back).
+#[derive(Clone)]
 pub struct ReservationSystem {
     cluster_ts: u64,
     next_seq: u64,

@@ -206,6 +206,43 @@ pub(crate) fn render(
         }
     }
 
+    let outcomes = v.demand_outcomes;
+    o.family(
+        "weft_demand_deadline_total",
+        "counter",
+        "Demands with a deadline that ended since the RM started: hit (FINISHED in time) or miss (late, deadline_missed, deadline_unreachable).",
+    );
+    o.sample(
+        "weft_demand_deadline_total",
+        &[("outcome", "hit")],
+        outcomes.deadline_hit as f64,
+    );
+    o.sample(
+        "weft_demand_deadline_total",
+        &[("outcome", "miss")],
+        outcomes.deadline_miss as f64,
+    );
+    o.family(
+        "weft_claim_expired_total",
+        "counter",
+        "Demands failed claim_expired since the RM started (containers allocated and not launched within ClaimTimeout).",
+    );
+    o.sample(
+        "weft_claim_expired_total",
+        &[],
+        outcomes.claim_expired as f64,
+    );
+    if !v.plan_ratios.is_empty() {
+        o.family(
+            "weft_plan_committed_ratio",
+            "gauge",
+            "Each reservable queue's plan: the larger of committed memory and vcores over the plan's capacity now.",
+        );
+        for (plan, ratio) in &v.plan_ratios {
+            o.sample("weft_plan_committed_ratio", &[("plan", plan)], *ratio);
+        }
+    }
+
     scheduler_info(&mut o, v.kind);
     queue_families(&mut o, v);
     pool_families(&mut o, v);
@@ -714,6 +751,8 @@ mod tests {
             pools: Vec::new(),
             queue_pools: BTreeMap::new(),
             demand_counts: Vec::new(),
+            demand_outcomes: Default::default(),
+            plan_ratios: Vec::new(),
         }
     }
 

@@ -152,6 +152,9 @@ fn demands_are_submitted_refused_killed_and_kept_across_a_restart() {
     for line in [
         "weft_demands{state=\"ACCEPTED\",reason=\"waiting_order\"} 1",
         "weft_demands{state=\"ALLOCATING\",reason=\"eligible\"} 1",
+        "weft_demand_deadline_total{outcome=\"hit\"} 0",
+        "weft_demand_deadline_total{outcome=\"miss\"} 0",
+        "weft_claim_expired_total 0",
     ] {
         assert!(
             metrics.lines().any(|l| l == line),
@@ -248,6 +251,13 @@ fn demands_are_submitted_refused_killed_and_kept_across_a_restart() {
     );
     let (outcome, _) = weft_demand(&rm, &["status", "~alice/404"]);
     assert_eq!(outcome, Ok(Outcome::Failed));
+    // `watch` on the killed demand prints its whole timeline and ends at once, 255 for FAILED.
+    let (outcome, printed) = weft_demand(&rm, &["watch", "~alice/1200", "--timeout", "30s"]);
+    assert_eq!(outcome, Ok(Outcome::Failed), "{printed}");
+    let watched: Vec<&str> = printed.lines().collect();
+    assert_eq!(watched.len(), 4, "{printed}");
+    assert!(watched[0].ends_with(" NEW submitted"), "{printed}");
+    assert!(watched[3].contains(" FAILED killed"), "{printed}");
     let (_, before) = http.call("GET", "/ws/v1/cluster/demands", None);
     rt.block_on(rm.stop());
 
@@ -279,5 +289,116 @@ fn demands_are_submitted_refused_killed_and_kept_across_a_restart() {
             assert_eq!(is[field], was[field], "demand {i}: {field}");
         }
     }
+    rt.block_on(rm.stop());
+}
+
+/// The dry run (`POST /demands/plan`, `weft demand plan`): what a batch would get, with
+/// nothing created. `root.default` is under no reservable queue, so 1200 would be ACCEPTED
+/// `unconstrained`, 1234 `waiting_order` behind it (in the same batch), and a strict Start
+/// with a Duration FAILED `not_reservable`; afterwards the RM holds no demand, and the real
+/// submission of the same batch gets what the dry run said.
+#[test]
+fn a_dry_run_answers_what_a_submission_would_get_and_creates_nothing() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let rt = runtime();
+    let rm = rt
+        .block_on(weft_rm::start(args(dir.path())))
+        .expect("the RM starts");
+    let http = Http::new(&rm);
+    let strict = r#"{"queue": "root.default", "demands": [
+      {"DemandID": 9, "ResourceRequest": {"capability": {"memory": 1024, "vCores": 1}, "num-containers": 1},
+       "Start": {"Time": "[NOW+10m, +5m]", "Strategy": "strict"}, "Duration": "30m"}]}"#;
+
+    let (status, body) = http.call(
+        "POST",
+        "/ws/v1/cluster/demands/plan?user.name=alice",
+        Some(VALID),
+    );
+    assert_eq!(status, 200, "{body}");
+    let previews: Vec<(String, String, String)> = body["plan"]["demand"]
+        .as_array()
+        .expect("a preview list")
+        .iter()
+        .map(|d| {
+            assert_eq!(d["displaced"], serde_json::json!([]), "{d}");
+            (
+                d["id"].as_str().unwrap_or_default().to_owned(),
+                d["state"].as_str().unwrap_or_default().to_owned(),
+                d["reason"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        previews,
+        [
+            (
+                "~alice/1200".into(),
+                "ACCEPTED".into(),
+                "unconstrained".into()
+            ),
+            (
+                "~alice/1234".into(),
+                "ACCEPTED".into(),
+                "waiting_order".into()
+            ),
+        ]
+    );
+    let (status, body) = http.call(
+        "POST",
+        "/ws/v1/cluster/demands/plan?user.name=alice",
+        Some(strict),
+    );
+    assert_eq!(status, 200, "{body}");
+    let preview = &body["plan"]["demand"][0];
+    assert_eq!(
+        (&preview["state"], &preview["reason"]),
+        (&"FAILED".into(), &"not_reservable".into())
+    );
+    assert_eq!(preview["plan-queue"], Value::Null);
+    let (status, body) = http.call(
+        "POST",
+        "/ws/v1/cluster/demands/plan?user.name=alice",
+        Some(INVALID),
+    );
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(
+        body["RemoteException"]["message"],
+        "invalid demand: /demands/0/Start/Time: column 9: unknown unit 'x'; expected h, m or s"
+    );
+
+    let (status, list) = http.call("GET", "/ws/v1/cluster/demands", None);
+    assert_eq!(status, 200);
+    assert!(
+        states(&list).is_empty(),
+        "the dry runs created nothing: {list}"
+    );
+
+    let file = dir.path().join("strict.json");
+    std::fs::write(&file, strict).expect("write the file");
+    let file = file.to_str().expect("a UTF-8 path");
+    let (outcome, printed) = weft_demand(&rm, &["plan", file]);
+    assert_eq!(outcome, Ok(Outcome::Success), "{printed}");
+    assert!(
+        printed.starts_with("Total number of demands:1\n"),
+        "{printed}"
+    );
+    let line = printed.lines().nth(2).expect("a demand line");
+    for word in [
+        "~alice/9",
+        "FAILED",
+        "not_reservable",
+        "under no reservable queue",
+    ] {
+        assert!(line.contains(word), "{word} not in {line}");
+    }
+
+    let (status, body) = http.call(
+        "POST",
+        "/ws/v1/cluster/demands?user.name=alice",
+        Some(VALID),
+    );
+    assert_eq!(status, 202, "{body}");
+    let submitted = states(&body);
+    assert_eq!(submitted[1], previews[1], "1234 as the dry run said");
     rt.block_on(rm.stop());
 }

@@ -566,6 +566,17 @@ pub enum Event {
         /// The gang's id.
         gang: u64,
     },
+    /// End a gang's wait now, as its hold's timeout would (whether it holds members or not):
+    /// soft falls back (held members handed over, the rest asked as ordinary containers),
+    /// hard fails (held members released). The driver's own time bound, e.g. a demand's Start
+    /// window closing (time-aware-demands §3.4 rows 8-9), where the hold's timeout counts only
+    /// from its first held member. An unknown gang is no error: it may have been delivered.
+    GangExpired {
+        /// The application.
+        app: AppId,
+        /// The gang's id.
+        gang: u64,
+    },
     /// The application starts a new attempt after its previous AM ended (Hadoop's attempt
     /// removal then `addApplicationAttempt` without keeping containers across attempts): the
     /// previous attempt's containers are released (`ContainerExit::Killed`), its asks and

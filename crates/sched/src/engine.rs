@@ -283,6 +283,7 @@ impl<R: Rules> Engine<R> {
             Event::AttemptRestarted { app, am_resource } => self.restart_attempt(app, am_resource),
             Event::GangAsk { app, ask } => self.ask_gang(now, app, ask),
             Event::GangCancelled { app, gang } => self.cancel_gang(app, gang),
+            Event::GangExpired { app, gang } => self.end_gang_wait(app, gang),
             Event::AppPriorityChanged { app, priority } => {
                 if !self.apps.contains_key(&app) {
                     return Err(SchedError::UnknownApp(app));

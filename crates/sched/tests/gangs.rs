@@ -214,6 +214,102 @@ fn a_cancelled_hold_is_released_without_a_completion() {
     assert!(s.verify().is_empty(), "{:?}", s.verify());
 }
 
+/// `GangExpired` ends a gang's wait at once, as its hold's timeout would: a soft holder hands
+/// its held member over and asks its other one as an ordinary container; a hard one releases
+/// its held member unseen; a waiting gang holding nothing falls back whole; an unknown gang is
+/// no error and no decision.
+#[test]
+fn an_expired_gang_falls_back_or_fails_at_once() {
+    for style in [GangStyle::Soft, GangStyle::Hard] {
+        let mut s = fair();
+        add_node(&mut s, 1, 4096);
+        submit(&mut s, 1);
+        submit(&mut s, 2);
+        s.handle(
+            Time(0),
+            Event::Ask {
+                app: AppId(1),
+                ask: ordinary(2048, 1),
+            },
+        )
+        .expect("ask");
+        s.handle(Time(0), Event::Update).expect("update");
+        s.handle(Time(0), Event::NodeHeartbeat { node: NodeId(1) })
+            .expect("heartbeat");
+        for (id, timeout) in [(5, Some(60_000)), (6, None)] {
+            s.handle(
+                Time(0),
+                Event::GangAsk {
+                    app: AppId(2),
+                    ask: gang(id, 2048, 2, timeout, style),
+                },
+            )
+            .expect("gang");
+        }
+        s.handle(Time(1000), Event::NodeHeartbeat { node: NodeId(1) })
+            .expect("heartbeat");
+        drain(&mut s);
+        assert_eq!(s.cluster_used(), Resource::new(4096, 2));
+        s.handle(
+            Time(2000),
+            Event::GangExpired {
+                app: AppId(2),
+                gang: 5,
+            },
+        )
+        .expect("expired");
+        let ds = drain(&mut s);
+        match style {
+            GangStyle::Soft => {
+                assert_eq!(
+                    changes(&ds),
+                    vec![(
+                        5,
+                        GangChange::FellBack {
+                            handed: 1,
+                            asked: 1
+                        }
+                    )]
+                );
+                assert_eq!(allocated(&ds), 1, "the held member is handed over");
+                assert_eq!(s.cluster_used(), Resource::new(4096, 2));
+            }
+            GangStyle::Hard => {
+                assert_eq!(changes(&ds), vec![(5, GangChange::Failed { released: 1 })]);
+                assert_eq!(allocated(&ds), 0);
+                assert_eq!(s.cluster_used(), Resource::new(2048, 1));
+            }
+        }
+        s.handle(
+            Time(2000),
+            Event::GangExpired {
+                app: AppId(2),
+                gang: 6,
+            },
+        )
+        .expect("expired");
+        let expected = match style {
+            GangStyle::Soft => GangChange::FellBack {
+                handed: 0,
+                asked: 2,
+            },
+            GangStyle::Hard => GangChange::Failed { released: 0 },
+        };
+        assert_eq!(changes(&drain(&mut s)), vec![(6, expected)]);
+        assert!(s.gang_holds().is_empty());
+        s.handle(
+            Time(2000),
+            Event::GangExpired {
+                app: AppId(2),
+                gang: 5,
+            },
+        )
+        .expect("an unknown gang is no error");
+        assert!(drain(&mut s).is_empty());
+        assert!(s.verify().is_empty(), "{:?}", s.verify());
+    }
+}
+
 #[test]
 fn a_lost_node_takes_held_members_silently_and_the_gang_waits_on() {
     let mut s = fair();
@@ -275,6 +371,10 @@ enum Op {
         app: usize,
         gang: u64,
     },
+    Expire {
+        app: usize,
+        gang: u64,
+    },
     Finish(usize),
     Update,
 }
@@ -290,6 +390,7 @@ fn op() -> impl Strategy<Value = Op> {
         3 => (0..64usize).prop_map(Op::Complete),
         2 => (1..25u64).prop_map(Op::Advance),
         1 => (0..4usize, 0..12u64).prop_map(|(app, gang)| Op::Cancel { app, gang }),
+        1 => (0..4usize, 0..12u64).prop_map(|(app, gang)| Op::Expire { app, gang }),
         1 => (0..4usize).prop_map(Op::Finish),
         2 => Just(Op::Update),
     ]
@@ -424,6 +525,10 @@ fn run(nodes: &[i64], ops: &[Op]) -> Result<(), TestCaseError> {
                 Event::Timeout
             }
             Op::Cancel { app, gang } => Event::GangCancelled {
+                app: AppId(*app as u64 + 1),
+                gang: *gang,
+            },
+            Op::Expire { app, gang } => Event::GangExpired {
                 app: AppId(*app as u64 + 1),
                 gang: *gang,
             },

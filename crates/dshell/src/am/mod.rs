@@ -465,7 +465,13 @@ impl Am {
             .and_then(|p| p.strict_contract.as_ref())
         {
             for c in self.tracker.on_preemption_notice(&contract.containers) {
-                println!("The RM will preempt {c}; its task will be asked for again");
+                if self.demand_json.is_some() {
+                    // A demand's containers are not asked for again (its count was used); a
+                    // strict end warns this way before it kills.
+                    println!("The RM will preempt {c} unless it ends first");
+                } else {
+                    println!("The RM will preempt {c}; its task will be asked for again");
+                }
             }
         }
         for status in &reply.completed_container_statuses {

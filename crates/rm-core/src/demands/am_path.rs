@@ -40,6 +40,9 @@ pub(crate) struct AmAsks {
     pub(crate) settled: bool,
     /// Its gangs' ids in the scheduler.
     pub(crate) gangs: Vec<u64>,
+    /// Asked without what its Start window bound (a loose window closed, §3.4 row 8): its
+    /// gangs fell back and its locality was relaxed.
+    pub(crate) unbound: bool,
     /// Members of delivered gangs already counted whose `Decision::Allocated` is still due.
     pub(crate) members_due: u64,
     /// How many timeline entries the AM has been told about.
@@ -281,6 +284,11 @@ impl RmCore {
     /// ALLOCATING, nothing before, and once FAILED its asks withdrawn and its containers
     /// given back. Called after every transition; idempotent.
     pub(crate) fn sync_demand_asks(&mut self, now: Time, key: &str) {
+        self.sync_asks(now, key);
+        self.index_asking(key);
+    }
+
+    fn sync_asks(&mut self, now: Time, key: &str) {
         let Some(d) = self.demands.by_key.get(key) else {
             return;
         };
@@ -293,6 +301,11 @@ impl RmCore {
         let state = d.state();
         if state == DemandState::Allocating && !am.asked {
             self.ask_for_demand(now, key, app);
+        } else if state == DemandState::Allocating
+            && !am.unbound
+            && d.noted(DemandReason::WindowMissed)
+        {
+            self.drop_time_bound(now, key, app);
         } else if state == DemandState::Failed && !am.settled {
             let reason = d.reason();
             let demand_id = d.spec.demand_id;
@@ -326,8 +339,62 @@ impl RmCore {
         }
     }
 
+    /// A loose demand's Start window closed while it asks (§3.4 row 8: the time bound is
+    /// dropped and it continues). Each gang falls back at once (C7): its held members handed
+    /// over (the scheduler's `FellBack`, counted as allocations in
+    /// [`RmCore::demand_gang_changed`]) and its missing ones asked as ordinary containers with
+    /// the demand's tag. Ordinary asks held to their places (`relaxLocality` false) are asked
+    /// again relaxed (C4: "locality relaxed"). A strict demand fails instead, and its gangs
+    /// are cancelled with their holds released.
+    fn drop_time_bound(&mut self, now: Time, key: &str, app: ApplicationId) {
+        let Some(d) = self.demands.by_key.get_mut(key) else {
+            return;
+        };
+        let remaining = d.requested().saturating_sub(d.allocated);
+        let priority = d.spec.request.priority.unwrap_or(0);
+        let size = request_size(&d.spec);
+        let tag = ask_tag(d.spec.demand_id);
+        let held_to_places = !d.spec.request.relax_locality.unwrap_or(true);
+        let Some(am) = d.am.as_mut() else {
+            return;
+        };
+        am.unbound = true;
+        let gangs = std::mem::take(&mut am.gangs);
+        let placement = am.placement.clone();
+        let seq = AppId(app.seq);
+        let mut events: Vec<Event> = gangs
+            .into_iter()
+            .map(|gang| Event::GangExpired { app: seq, gang })
+            .collect();
+        let placed = !placement.hosts.is_empty() || !placement.racks.is_empty();
+        if events.is_empty() && held_to_places && placed && remaining > 0 {
+            events.push(Event::CancelAsks {
+                app: seq,
+                priority: Some(priority),
+                count: None,
+            });
+            events.push(Event::Ask {
+                app: seq,
+                ask: ContainerAsk {
+                    priority,
+                    resources: size,
+                    count: u32::try_from(remaining).unwrap_or(u32::MAX),
+                    hosts: placement.hosts,
+                    racks: placement.racks,
+                    relax_locality: true,
+                    tag,
+                },
+            });
+        }
+        for event in events {
+            // Only an app the scheduler no longer holds is refused, and its asks went with it.
+            let _ = self.sched.handle(now, event);
+        }
+    }
+
     /// Asks the scheduler for what the demand still lacks: ordinary asks tagged with its
-    /// DemandID, or its gangs (one for `Gang: true`, one per g for `Gang: g`).
+    /// DemandID, or its gangs (one for `Gang: true`, one per g for `Gang: g`; ordinary asks
+    /// once a loose Start window closed, since the gang fell back then).
     fn ask_for_demand(&mut self, now: Time, key: &str, app: ApplicationId) {
         let Some(d) = self.demands.by_key.get(key) else {
             return;
@@ -352,13 +419,15 @@ impl RmCore {
             .as_ref()
             .and_then(|w| w.latest_end())
             .map(|end| weft_types::Duration::from_millis(end.saturating_sub(now.as_millis())));
+        let unbound = d.noted(DemandReason::WindowMissed);
         let gang_members = match d.spec.gang {
+            _ if unbound => None,
             Gang::Off => None,
             Gang::All => Some(count),
             Gang::Size(g) => Some(u32::try_from(g).unwrap_or(u32::MAX)),
         };
         let placement = am.placement.clone();
-        let relax = d.spec.request.relax_locality.unwrap_or(true);
+        let relax = d.spec.request.relax_locality.unwrap_or(true) || unbound;
         if let Some(members) = gang_members.filter(|m| *m > 0 && count > 0) {
             if self.gang_waits_for_nodes(now, seq, size, members) {
                 self.gang_reask.demands.insert(key.to_owned());
@@ -406,6 +475,7 @@ impl RmCore {
         }
         if let Some(am) = self.demands.by_key.get_mut(key).and_then(|d| d.am.as_mut()) {
             am.asked = true;
+            am.unbound = unbound;
             am.gangs.extend(gangs.iter().copied());
         }
         for gang in gangs {
@@ -734,6 +804,37 @@ impl RmCore {
             });
         }
         updates
+    }
+
+    /// The app's containers whose demand is under a strict end's warning (§3.4 row 15), for
+    /// the allocate answer's preemption message beside the scheduler's own marks: the AM has
+    /// until the kill to finish or give them back.
+    pub(crate) fn demand_warned_containers(&self, app: ApplicationId) -> Vec<ContainerId> {
+        let default = self.config.demand_default_strategy;
+        let prefix = format!("{app}/");
+        let warned: Vec<u64> = self
+            .demands
+            .by_key
+            .range(prefix.clone()..)
+            .take_while(|(k, _)| k.starts_with(&prefix))
+            .filter(|(_, d)| d.scope == Scope::App(app) && !d.state().is_final())
+            .filter(|(_, d)| d.kill_warning(default).is_some())
+            .map(|(_, d)| d.spec.demand_id)
+            .collect();
+        if warned.is_empty() {
+            return Vec::new();
+        }
+        let first = ContainerId {
+            app,
+            attempt: 0,
+            n: 0,
+        };
+        self.containers
+            .range(first..)
+            .take_while(|(c, _)| c.app == app)
+            .filter(|(_, c)| c.demand.is_some_and(|id| warned.contains(&id)))
+            .map(|(id, _)| *id)
+            .collect()
     }
 
     /// Members each demand's gangs hold now (the scheduler's `gang_holds`), by demand key.

@@ -9,6 +9,7 @@ use weft_types::{Resource, Time};
 
 use crate::tests::{config, core, drain, heartbeat, register, report, running_app, status, stops};
 use crate::*;
+use weft_types::Duration;
 
 use DemandState::*;
 
@@ -532,4 +533,220 @@ fn the_am_kills_one_demand_and_judges_another() {
         of_two,
         "the killed demand's running container is stopped"
     );
+}
+
+/// A core whose NMs and AMs never expire (the tests below span more than a minute of ticks
+/// without heartbeats) and which admits strict demands without a plan.
+fn patient_core() -> RmCore {
+    let mut cfg = config("<allocations/>");
+    cfg.nm_expiry = Duration::from_secs(100_000);
+    cfg.am_expiry = Duration::from_secs(100_000);
+    cfg.demand_admit_unplanned = true;
+    let mut c = RmCore::new(cfg, crate::tests::TS, Time(0));
+    drain(&mut c);
+    c
+}
+
+/// C13 strict over the AM protocol: Duration 10 s strict, 2 containers allocated at 3 ms
+/// (START = 3), running from 5. The lease ends at 3 + 10,000 = 10,003 ms: the demand stays
+/// MONITORING with reason `duration_exceeded`, and the AM's next answer lists both containers
+/// in its preemption message (YARN's warning) and the update. One ends at 12 s. At 10,003 +
+/// waitTimeBeforeKill 15,000 = 25,003 ms the demand fails `duration_exceeded` and the other
+/// is killed (KILLED_BY_RESOURCEMANAGER), no longer listed.
+#[test]
+fn c13_strict_warns_the_am_at_lease_end_and_kills_after_the_grace() {
+    let mut c = patient_core();
+    register(&mut c, 0, "h1:1");
+    let am = Am::start(&mut c, 1, "h1:1");
+    let d = described(
+        1,
+        2,
+        1024,
+        1,
+        r#", "Duration": {"Time": "[, +10s]", "Strategy": "strict"}"#,
+    );
+    am.demands(&mut c, 2, &[d]).expect("admitted");
+    heartbeat(&mut c, 3, "h1:1");
+    heartbeat(&mut c, 3, "h1:1");
+    drain(&mut c);
+    let got = am.poll(&mut c, 4).allocated;
+    assert_eq!(got.len(), 2);
+    for a in &got {
+        run(&mut c, 5, "h1:1", a.id);
+    }
+    assert_eq!(state(&c, &am.key(1)), (Monitoring, "claimed"));
+    assert!(am.poll(&mut c, 6).preempt.is_empty());
+    c.tick(Time(10_002));
+    drain(&mut c);
+    assert_eq!(state(&c, &am.key(1)), (Monitoring, "claimed"));
+    c.tick(Time(10_003));
+    assert!(stops(&drain(&mut c)).is_empty(), "warned, not killed");
+    let r = am.poll(&mut c, 10_004);
+    assert_eq!(updates(&r), [(1, Monitoring, "duration_exceeded")]);
+    let ids: Vec<ContainerId> = got.iter().map(|a| a.id).collect();
+    assert_eq!(r.preempt, ids, "the warning names both containers");
+    complete(&mut c, 12_000, "h1:1", ids[0]);
+    assert_eq!(am.poll(&mut c, 12_001).preempt, [ids[1]]);
+    c.tick(Time(25_002));
+    assert!(stops(&drain(&mut c)).is_empty());
+    assert_eq!(state(&c, &am.key(1)), (Monitoring, "duration_exceeded"));
+    c.tick(Time(25_003));
+    let out = drain(&mut c);
+    assert_eq!(state(&c, &am.key(1)), (Failed, "duration_exceeded"));
+    assert_eq!(stops(&out), [ids[1]]);
+    let r = am.poll(&mut c, 25_004);
+    assert_eq!(updates(&r), [(1, Failed, "duration_exceeded")]);
+    assert!(r.preempt.is_empty());
+    assert_eq!(r.completed.len(), 1);
+    assert_eq!(r.completed[0].id, ids[1]);
+    assert_eq!(r.completed[0].exit_status, exit::KILLED_BY_RESOURCEMANAGER);
+}
+
+/// C7's gang on the AM path, one member held when the Start window closes: two nodes of
+/// 8 GB; the AM (1 GB) on h1, an ordinary 8 GB container fills h2; demand 7 is a gang of
+/// 2 × 4 GB sent at 5 ms with Start `[NOW, +10s]`, so the window is [5, 10,005) ms. h1's
+/// heartbeat at 6 holds one member (7 GB free there, 0 on h2). Nothing reaches the AM.
+fn gang_held_at_window_close(strategy: &str) -> (RmCore, Am, ContainerId) {
+    let mut c = patient_core();
+    register(&mut c, 0, "h1:1");
+    register(&mut c, 0, "h2:1");
+    let am = Am::start(&mut c, 1, "h1:1");
+    let mut big = crate::tests::ask(1);
+    big.asks[0].resource = Resource::new(8192, 1);
+    am.send(&mut c, 2, big).expect("asked");
+    heartbeat(&mut c, 3, "h2:1");
+    drain(&mut c);
+    let filler = am.poll(&mut c, 4).allocated[0].id;
+    let start =
+        format!(r#", "Gang": true, "Start": {{"Time": "[NOW, +10s]", "Strategy": "{strategy}"}}"#);
+    let gang = described(7, 2, 4096, 2, &start);
+    am.demands(&mut c, 5, &[gang]).expect("admitted");
+    heartbeat(&mut c, 6, "h1:1");
+    drain(&mut c);
+    assert!(am.poll(&mut c, 7).allocated.is_empty());
+    c.tick(Time(10_004));
+    drain(&mut c);
+    let d = c.demand(&am.key(7)).expect("demand 7");
+    assert_eq!((d.state, d.held, d.allocated), (Allocating, 1, 0));
+    (c, am, filler)
+}
+
+/// Loose (§3.4 row 8): at 10,005 ms the window closes; the demand stays ALLOCATING with
+/// `window_missed`, its held member is handed over at once (before the scheduler's own hold
+/// timeout, 10,000 ms from the first hold at 6, i.e. 10,006) and its other member is asked as
+/// an ordinary container, which h2 serves once the filler is released.
+#[test]
+fn c7_loose_window_close_hands_the_held_members_over_and_continues() {
+    let (mut c, am, filler) = gang_held_at_window_close("loose");
+    c.tick(Time(10_005));
+    drain(&mut c);
+    let d = c.demand(&am.key(7)).expect("demand 7");
+    assert_eq!(
+        (d.state, d.reason.as_str(), d.held, d.allocated),
+        (Allocating, "window_missed", 0, 1)
+    );
+    let r = am.poll(&mut c, 10_006);
+    assert_eq!(r.allocated.len(), 1, "{r:?}");
+    assert_eq!(r.allocated[0].demand_id, Some(7));
+    assert_eq!(updates(&r), [(7, Allocating, "window_missed")]);
+    am.send(
+        &mut c,
+        10_007,
+        AllocateRequest {
+            releases: vec![filler],
+            ..AllocateRequest::default()
+        },
+    )
+    .expect("released");
+    heartbeat(&mut c, 10_008, "h2:1");
+    drain(&mut c);
+    let r = am.poll(&mut c, 10_009);
+    assert_eq!(r.allocated.len(), 1, "{r:?}");
+    assert_eq!(r.allocated[0].demand_id, Some(7));
+    assert_eq!(state(&c, &am.key(7)), (Allocated, "satisfied"));
+}
+
+/// Strict (§3.4 row 9): at 10,005 ms the demand fails `window_expired` and its held member is
+/// released: the scheduler's used resources drop by 4 GB (AM 1 GB + filler 8 GB + held 4 GB
+/// -> 9 GB) and nothing ever reaches the AM.
+#[test]
+fn c7_strict_window_close_fails_the_demand_and_releases_the_holds() {
+    let (mut c, am, _) = gang_held_at_window_close("strict");
+    assert_eq!(c.sched.cluster_used().memory_mb(), 13 * 1024);
+    c.tick(Time(10_005));
+    drain(&mut c);
+    let d = c.demand(&am.key(7)).expect("demand 7");
+    assert_eq!(
+        (d.state, d.reason.as_str(), d.held, d.allocated),
+        (Failed, "window_expired", 0, 0)
+    );
+    let detail = &d.timeline.last().expect("a transition").detail;
+    assert!(detail.contains("1 held members are released"), "{detail}");
+    assert_eq!(c.sched.cluster_used().memory_mb(), 9 * 1024);
+    let r = am.poll(&mut c, 10_006);
+    assert!(r.allocated.is_empty(), "{r:?}");
+    assert_eq!(updates(&r), [(7, Failed, "window_expired")]);
+    heartbeat(&mut c, 10_007, "h1:1");
+    drain(&mut c);
+    assert!(am.poll(&mut c, 10_008).allocated.is_empty());
+}
+
+/// C4 over the AM protocol: four nodes of 8 GB; the AM (1 GB) and an ordinary 7 GB container
+/// fill h1. Demand 1 (1 × 1 GB) wants h1 only (`relax-locality` false) with Start
+/// `[NOW, ^3]`. Each node heartbeat that gives it nothing is a missed opportunity: h2, h3, h4
+/// at 10-12 ms (locality) are misses 1-3, h1 at 13 (full) is the 4th, which closes the window.
+fn c4_four_misses(strategy: &str) -> (RmCore, Am) {
+    let mut c = patient_core();
+    for n in ["h1:1", "h2:1", "h3:1", "h4:1"] {
+        register(&mut c, 0, n);
+    }
+    let am = Am::start(&mut c, 1, "h1:1");
+    let mut filler = crate::tests::ask(1);
+    filler.asks[0].resource = Resource::new(7168, 1);
+    am.send(&mut c, 2, filler).expect("asked");
+    heartbeat(&mut c, 2, "h1:1");
+    drain(&mut c);
+    assert_eq!(am.poll(&mut c, 3).allocated.len(), 1);
+    let d = format!(
+        r#"{{"DemandID": 1, "ResourceRequest": {{"capability": {{"memory": 1024, "vCores": 1}}, "num-containers": 1, "priority": 2, "resource-name": "h1", "relax-locality": false}}, "Start": {{"Time": "[NOW, ^3]", "Strategy": "{strategy}"}}}}"#
+    );
+    am.demands(&mut c, 4, &[d]).expect("admitted");
+    for (t, node) in [(10, "h2:1"), (11, "h3:1"), (12, "h4:1")] {
+        heartbeat(&mut c, t, node);
+        drain(&mut c);
+    }
+    let d = c.demand(&am.key(1)).expect("demand 1");
+    assert_eq!((d.state, d.missed_opportunities), (Allocating, 3));
+    heartbeat(&mut c, 13, "h1:1");
+    drain(&mut c);
+    (c, am)
+}
+
+#[test]
+fn c4_strict_a_count_window_expires_at_the_fourth_missed_heartbeat() {
+    let (c, am) = c4_four_misses("strict");
+    let d = c.demand(&am.key(1)).expect("demand 1");
+    assert_eq!(
+        (d.state, d.reason.as_str(), d.missed_opportunities),
+        (Failed, "window_expired", 4)
+    );
+    assert_eq!(d.timeline.last().map(|t| t.at), Some(Time(13)));
+}
+
+/// Loose: the 4th miss drops the bound (`window_missed`) and the ask is made again with
+/// locality relaxed, so the next heartbeat (h2 at 14) serves it.
+#[test]
+fn c4_loose_the_fourth_miss_relaxes_locality_and_the_next_heartbeat_allocates() {
+    let (mut c, am) = c4_four_misses("loose");
+    assert_eq!(state(&c, &am.key(1)), (Allocating, "window_missed"));
+    heartbeat(&mut c, 14, "h2:1");
+    drain(&mut c);
+    let d = c.demand(&am.key(1)).expect("demand 1");
+    assert_eq!(
+        (d.state, d.reason.as_str(), d.missed_opportunities),
+        (Allocated, "satisfied", 4)
+    );
+    let r = am.poll(&mut c, 15);
+    assert_eq!(r.allocated.len(), 1);
+    assert_eq!(r.allocated[0].node_id, "h2:1");
 }

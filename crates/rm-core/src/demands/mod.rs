@@ -6,8 +6,9 @@
 //! deadlines, the Start window) are checked against it in [`RmCore::tick`]. Allocations,
 //! claims and completions come in through the `demand_*` inputs, which `am_path` drives for
 //! demands an AM sends (issue 17 item 5: their asks reach the scheduler only while ALLOCATING);
-//! a REST-only demand asks nothing and is driven through the inputs alone. Missed
-//! opportunities have no driver yet. A demand that needs a plan is placed by the plan of the
+//! a REST-only demand asks nothing and is driven through the inputs alone. An AM demand's
+//! missed opportunities are the node heartbeats that give it nothing (`opportunities`); a
+//! REST-only demand's come only through `demand_missed_opportunity`. A demand that needs a plan is placed by the plan of the
 //! reservable queue above its queue (`planning`); under none, a strict condition that needs a
 //! plan fails with `not_reservable` (§3.4 row 3) and a loose one runs best-effort.
 
@@ -17,9 +18,13 @@ mod am_path;
 mod am_tests;
 mod bounds;
 mod carrier;
+#[cfg(test)]
+mod carrier_tests;
 mod containers;
+mod dry_run;
 mod inputs;
 mod links;
+mod opportunities;
 mod order;
 #[cfg(test)]
 mod plan_tests;
@@ -44,6 +49,7 @@ use weft_types::Time;
 pub(crate) use am_path::TagOutcome;
 pub use am_path::{DEMAND_GANG_IDS, MAX_AM_DEMANDS_PER_APP};
 pub use bounds::MAX_DEMANDS_PER_SCOPE;
+pub use dry_run::DemandPreview;
 pub use reason::DemandReason;
 pub use report::{demand_state_name, DemandReport, DemandTransition};
 pub use submit::DemandBatch;
@@ -128,6 +134,39 @@ pub(crate) struct Demand {
 }
 
 impl Demand {
+    /// A demand just read from a submission: no transition, nothing allocated, no plan.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn submitted(
+        key: String,
+        scope: Scope,
+        user: &str,
+        queue: String,
+        spec: ResourceDescription,
+        spec_json: String,
+        accepted_at: Time,
+        times: ResolvedTimes,
+    ) -> Demand {
+        Demand {
+            key,
+            scope,
+            user: user.to_owned(),
+            queue,
+            spec,
+            spec_json,
+            accepted_at,
+            times,
+            timeline: Vec::new(),
+            first_allocation: None,
+            missed: 0,
+            allocated: 0,
+            claimed: 0,
+            completed: 0,
+            am: None,
+            plan: None,
+            containers: Default::default(),
+        }
+    }
+
     pub(crate) fn state(&self) -> DemandState {
         self.timeline
             .last()
@@ -178,6 +217,23 @@ pub(crate) struct Demands {
     pub(crate) unreported: BTreeMap<weft_types::yarn_id::ContainerId, u64>,
     /// Demands whose container lists changed in the current scheduler decisions.
     pub(crate) unwritten: std::collections::BTreeSet<String>,
+    /// The AM demands whose containers are asked of the scheduler now (ALLOCATING): those a
+    /// node heartbeat may give nothing, a missed opportunity (`opportunities`).
+    pub(crate) asking: std::collections::BTreeSet<String>,
+    /// Outcomes counted since this RM started (`/metrics`).
+    pub(crate) outcomes: DemandOutcomes,
+}
+
+/// Demand outcomes counted since the RM started (spec §3.6's counters).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DemandOutcomes {
+    /// Demands with a deadline that ended FINISHED without missing it.
+    pub deadline_hit: u64,
+    /// Demands with a deadline that missed it: FINISHED `late`, or FAILED `deadline_missed` /
+    /// `deadline_unreachable`.
+    pub deadline_miss: u64,
+    /// Demands FAILED `claim_expired` (containers allocated and never launched in time).
+    pub claim_expired: u64,
 }
 
 impl Demands {

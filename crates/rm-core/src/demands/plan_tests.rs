@@ -537,9 +537,9 @@ fn an_app_whose_demand_is_unplannable_is_refused() {
 
 /// The demand's reservation carries its app: an AM in `prod` (so in `root.prod.prod-default`)
 /// sends at 2 s a strict demand of 2 × 1 GB, Start [NOW+10m, +5m), Duration 30 min: planned
-/// at [602 s, 2,402 s), ALLOCATING at 585 s. At the reservation's start the follower makes its
-/// leaf and the app moves in; killed, the demand sends the app back to the plan's default queue
-/// before its reservation leaves the plan.
+/// at [602 s, 2,402 s), ALLOCATING at 585 s. The carrier opens the reservation's leaf then, one
+/// lead before the planned start, and the app moves in; killed, the demand sends the app back
+/// to the plan's default queue before its reservation leaves the plan.
 #[test]
 fn a_running_planned_demand_carries_its_app_into_the_reservations_leaf() {
     let mut rm = config(PROD_ADHOC);
@@ -593,14 +593,16 @@ fn a_running_planned_demand_carries_its_app_into_the_reservations_leaf() {
     let queue = |c: &RmCore| c.app_report(&app).map(|r| r.queue).expect("an app");
     assert_eq!(queue(&c), "root.prod.prod-default");
 
-    tick(&mut c, 585 * SEC);
-    assert_eq!(c.demand(&key).map(|d| d.state), Some(Allocating));
+    tick(&mut c, 585 * SEC - 1);
+    assert_eq!(c.demand(&key).map(|d| d.state), Some(Accepted));
     assert_eq!(
         queue(&c),
         "root.prod.prod-default",
-        "no leaf before the start"
+        "no leaf before the lead"
     );
-    tick(&mut c, 602 * SEC);
+    tick(&mut c, 585 * SEC);
+    assert_eq!(c.demand(&key).map(|d| d.state), Some(Allocating));
+    assert_eq!(queue(&c), leaf, "carried at activation");
     tick(&mut c, 603 * SEC);
     assert_eq!(queue(&c), leaf);
 
@@ -609,6 +611,115 @@ fn a_running_planned_demand_carries_its_app_into_the_reservations_leaf() {
     drain(&mut c);
     assert_eq!(queue(&c), "root.prod.prod-default");
     assert_eq!(committed(&c, 700 * SEC), Resource::ZERO);
+}
+
+/// C13 loose with a plan: an AM in `prod` sends at 2 s a loose demand of 1 × 1 GB, Start
+/// [NOW+10m, +5m), Duration 10 min: planned at [602 s, 1,202 s), ALLOCATING at 602 − 17 =
+/// 585 s. n2's heartbeat at 586 s allocates its container (START = 586 s), running at 587 s
+/// (MONITORING); at 602-603 s the app moves into the reservation's leaf. The lease ends at
+/// 586 + 600 = 1,186 s with the container running: `lease_overrun`, and the app is demoted to
+/// `root.prod.prod-default` (not carried back), where it continues; its container's end at
+/// 1,300 s finishes the demand ok.
+#[test]
+fn c13_a_loose_lease_overrun_moves_the_app_to_the_plans_default_queue() {
+    let mut rm = config(PROD_ADHOC);
+    rm.nm_expiry = weft_types::Duration::from_secs(100_000);
+    rm.am_expiry = weft_types::Duration::from_secs(100_000);
+    let mut c = RmCore::new(rm, TS, Time(0));
+    for n in ["n1:1", "n2:1", "n3:1", "n4:1"] {
+        register(&mut c, 0, n);
+    }
+    drain(&mut c);
+    let app = c.new_application(Time(SEC));
+    c.submit(
+        Time(SEC),
+        app,
+        crate::tests::submission("alice", Some("prod")),
+    )
+    .expect("submitted");
+    drain(&mut c);
+    crate::tests::heartbeat(&mut c, SEC, "n1:1");
+    let out = drain(&mut c);
+    let launch = crate::tests::launches(&out).pop().expect("AM launched");
+    let token = launch.launch.environment["WEFT_AM_TOKEN"].clone();
+    c.am_register(Time(SEC), launch.attempt, &token, "amhost", 4000, None)
+        .expect("AM registers");
+    let description: Value = serde_json::from_str(
+        r#"{"DemandID": 1, "ResourceRequest": {"capability": {"memory": 1024, "vCores": 1}, "num-containers": 1, "priority": 1},
+            "Start": {"Time": "[NOW+10m, +5m]", "Strategy": "loose"}, "Duration": "10m"}"#,
+    )
+    .expect("test JSON");
+    let allocate = |c: &mut RmCore, t: u64, demands: Vec<AmDemand>| {
+        let r = c
+            .am_allocate(
+                Time(t),
+                launch.attempt,
+                &token,
+                AllocateRequest {
+                    demands,
+                    ..AllocateRequest::default()
+                },
+            )
+            .expect("allocate");
+        drain(c);
+        r
+    };
+    allocate(
+        &mut c,
+        2 * SEC,
+        vec![AmDemand {
+            description,
+            ..AmDemand::default()
+        }],
+    );
+    let key = format!("{app}/1");
+    let d = c.demand(&key).expect("a demand");
+    assert_eq!(
+        (d.reason.as_str(), d.planned_start, d.planned_end),
+        ("planned", Some(Time(602 * SEC)), Some(Time(1_202 * SEC)))
+    );
+    let leaf = format!("root.prod.{}", d.reservation_id.expect("a reservation"));
+    let queue = |c: &RmCore| c.app_report(&app).map(|r| r.queue).expect("an app");
+
+    tick(&mut c, 585 * SEC);
+    assert_eq!(c.demand(&key).map(|d| d.state), Some(Allocating));
+    crate::tests::heartbeat(&mut c, 586 * SEC, "n2:1");
+    drain(&mut c);
+    let got = allocate(&mut c, 586 * SEC, Vec::new()).allocated;
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(
+        c.demand(&key).and_then(|d| d.first_allocation),
+        Some(Time(586 * SEC))
+    );
+    let running = |id| crate::tests::status(id, NmContainerState::Running, 0);
+    crate::tests::report(&mut c, 587 * SEC, "n2:1", vec![running(got[0].id)]);
+    drain(&mut c);
+    assert_eq!(c.demand(&key).map(|d| d.state), Some(Monitoring));
+    tick(&mut c, 602 * SEC);
+    tick(&mut c, 603 * SEC);
+    assert_eq!(queue(&c), leaf);
+
+    tick(&mut c, 1_186 * SEC - 1);
+    assert_eq!(last_of(&c, &key), (Monitoring, "claimed", 587 * SEC));
+    assert_eq!(queue(&c), leaf);
+    tick(&mut c, 1_186 * SEC);
+    assert_eq!(
+        last_of(&c, &key),
+        (Monitoring, "lease_overrun", 1_186 * SEC)
+    );
+    assert_eq!(queue(&c), "root.prod.prod-default");
+    tick(&mut c, 1_190 * SEC);
+    assert_eq!(queue(&c), "root.prod.prod-default", "not carried back");
+    let done = crate::tests::status(got[0].id, NmContainerState::Complete, 0);
+    crate::tests::report(&mut c, 1_300 * SEC, "n2:1", vec![done]);
+    drain(&mut c);
+    assert_eq!(last_of(&c, &key), (Finished, "ok", 1_300 * SEC));
+}
+
+fn last_of(c: &RmCore, key: &str) -> (DemandState, &'static str, u64) {
+    let d = c.demand(key).expect("a demand");
+    let t = d.timeline.last().expect("a transition");
+    (t.state, t.reason.as_str(), t.at.as_millis())
 }
 
 /// §3.5's "loose before strict": as above, but the loose demand is the older one. Hadoop's
@@ -636,4 +747,116 @@ fn the_replanner_drops_a_loose_demand_before_a_newer_strict_one() {
     );
     assert_eq!(last(&c, 1), (Accepted, "replanned", 5 * SEC));
     assert_eq!(planned(&c, 1), (Some(2_400 * SEC), Some(4_200 * SEC)));
+}
+
+fn dry_run(c: &mut RmCore, t: u64, json: &str) -> Result<Vec<DemandPreview>, RmError> {
+    let value: Value = serde_json::from_str(json).expect("test JSON");
+    c.plan_demands(
+        Time(t),
+        DemandBatch {
+            user: "alice",
+            queue: Some("prod"),
+            application: None,
+            demands: &value,
+            pointer: "/demands",
+        },
+    )
+}
+
+/// The dry run (§3.6 `POST /demands/plan`) with 1 planned at [600 s, 2,400 s) (C2, 8 GB of
+/// the plan's 19,662 MB / 19 vcores): 2, the same again, fits beside it at 600 s, with the
+/// user's headroom over its window [600 s, 2,700 s) before it 19,662 − 8,192 = 11,470 MB and
+/// 19 − 8 = 11 vcores; 3, 2 × 1 GB for 10 min ordered after 2 in the same batch, goes at 2's
+/// planned end, [2,400 s, 3,000 s); 4, 12 strict containers in C2's window, finds 3 GB free
+/// there (19 − 8 − 8) and fails `unplannable`. Afterwards nothing has changed: no demand, no
+/// reservation, no store write, and the real submission of 2 gets the previewed place and the
+/// reservation id the dry run did not take.
+#[test]
+fn a_dry_run_answers_what_the_submission_would_get_and_changes_nothing() {
+    let mut c = cluster();
+    one(&mut c, 0, 1, 8, STRICT_C2);
+    let first = reservation(&c, 1);
+    let demand = |id: u64, n: u64, extra: &str| {
+        format!(
+            r#"{{"DemandID": {id}, "ResourceRequest": {{"capability": {{"memory": 1024, "vCores": 1}}, "num-containers": {n}}}{extra}}}"#
+        )
+    };
+    let json = format!(
+        "[{}, {}, {}]",
+        demand(2, 8, STRICT_C2),
+        demand(3, 2, r#", "Duration": "10m", "OrderBy": 2"#),
+        demand(4, 12, STRICT_C2)
+    );
+    let previews = dry_run(&mut c, 0, &json).unwrap_or_else(|e| panic!("{e}"));
+    let seen: Vec<_> = previews
+        .iter()
+        .map(|p| {
+            (
+                p.key.as_str(),
+                p.state,
+                p.reason.as_str(),
+                p.planned_start.map(Time::as_millis),
+                p.planned_end.map(Time::as_millis),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            (
+                "~alice/2",
+                Accepted,
+                "planned",
+                Some(600 * SEC),
+                Some(2_400 * SEC)
+            ),
+            (
+                "~alice/3",
+                Accepted,
+                "planned",
+                Some(2_400 * SEC),
+                Some(3_000 * SEC)
+            ),
+            ("~alice/4", Failed, "unplannable", None, None),
+        ]
+    );
+    assert_eq!(previews[0].headroom, Some(Resource::new(11_470, 11)));
+    assert_eq!(previews[0].plan_queue.as_deref(), Some("root.prod"));
+    assert!(
+        previews[2].detail.contains("no room in plan root.prod"),
+        "{}",
+        previews[2].detail
+    );
+
+    assert!(drain(&mut c).is_empty(), "no store write, no output");
+    for id in [2, 3, 4] {
+        assert!(c.demand(&key(id)).is_none(), "demand {id} was not created");
+    }
+    assert_eq!(
+        c.reservations()
+            .plan("prod")
+            .map(|p| p.reservations().count()),
+        Some(1)
+    );
+    assert_eq!(committed(&c, 600 * SEC), gb(8));
+
+    let real = one(&mut c, 0, 2, 8, STRICT_C2);
+    assert_eq!((real.state, real.reason.as_str()), (Accepted, "planned"));
+    assert_eq!(planned(&c, 2), (Some(600 * SEC), Some(2_400 * SEC)));
+    assert_eq!(reservation(&c, 2).sequence, first.sequence + 1);
+}
+
+/// A dry run refuses what the submission refuses, with the same words, and changes nothing.
+#[test]
+fn a_dry_run_of_an_invalid_batch_is_refused_as_its_submission() {
+    let mut c = cluster();
+    let bad = r#"{"DemandID": 1, "ResourceRequest": {"capability": {"memory": 1024, "vCores": 1}, "num-containers": 1}, "Start": "[NOW, +5x]"}"#;
+    let planned = dry_run(&mut c, 0, bad).expect_err("an unknown unit");
+    let submitted = batch(&mut c, 0, "prod", bad).expect_err("an unknown unit");
+    assert_eq!(planned.to_string(), submitted.to_string());
+    assert!(
+        planned.to_string().contains("unknown unit 'x'"),
+        "{planned}"
+    );
+    assert!(c.demand(&key(1)).is_none());
 }

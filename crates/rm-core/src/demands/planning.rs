@@ -366,6 +366,25 @@ impl RmCore {
         }
     }
 
+    /// The least the plan leaves `key`'s user over the window the demand would be placed in
+    /// (the dry run's sharing-policy headroom); `None` without a plan or a Duration.
+    pub(crate) fn plan_headroom(&mut self, now: Time, key: &str) -> Option<Resource> {
+        let d = self.demands.by_key.get(key)?;
+        let plan_queue = self.plan_queue_of(&d.queue)?;
+        if !std::mem::replace(&mut self.demands.plan_capacity_fresh, true) {
+            self.refresh_plans(now);
+        }
+        let d = self.demands.by_key.get(key)?;
+        let plan = self.reservations.plan(&plan_queue)?;
+        let arrival = d.times.earliest_start.max(now.as_millis());
+        let definition = self.demand_definition(d, arrival, plan.step())?;
+        let (from, to) = (definition.arrival, definition.deadline);
+        Some(
+            plan.available_for(&d.user, None, from, to)
+                .min_over(from, to),
+        )
+    }
+
     /// The key of the demand whose reservation `id` is (REST's `weft-demand`).
     pub fn demand_of_reservation(&self, id: &ReservationId) -> Option<String> {
         self.demands

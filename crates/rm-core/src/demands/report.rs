@@ -85,6 +85,24 @@ impl RmCore {
         let Some(d) = self.demands.by_key.get_mut(key) else {
             return;
         };
+        let outcomes = &mut self.demands.outcomes;
+        if state == DemandState::Failed && reason == DemandReason::ClaimExpired {
+            outcomes.claim_expired += 1;
+        }
+        if state.is_final() && (d.times.deadline.at.is_some() || effective_deadline(d).is_some()) {
+            let missed = d.noted(DemandReason::DeadlineMissed)
+                || matches!(
+                    reason,
+                    DemandReason::Late
+                        | DemandReason::DeadlineMissed
+                        | DemandReason::DeadlineUnreachable
+                );
+            if missed {
+                outcomes.deadline_miss += 1;
+            } else if state == DemandState::Finished && reason == DemandReason::Ok {
+                outcomes.deadline_hit += 1;
+            }
+        }
         d.timeline.push(DemandTransition {
             state,
             reason,
@@ -103,6 +121,29 @@ impl RmCore {
             let record = super::record::to_record(d);
             self.persist(vec![Write::PutDemand(record)]);
         }
+    }
+
+    /// Demand outcomes counted since this RM started (`weft_demand_deadline_total`,
+    /// `weft_claim_expired_total`).
+    pub fn demand_outcomes(&self) -> super::DemandOutcomes {
+        self.demands.outcomes
+    }
+
+    /// Each plan's committed share now: the larger of its committed memory and vcores over
+    /// its capacity at `now` (0 for an empty plan), by plan queue (`weft_plan_committed_ratio`).
+    pub fn plan_committed_ratios(&self, now: Time) -> Vec<(String, f64)> {
+        self.reservations
+            .queues()
+            .filter_map(|q| {
+                let plan = self.reservations.plan(q)?;
+                let capacity = plan.capacity().value_at(now);
+                let committed = plan.committed().value_at(now);
+                let ratio = |used: i64, of: i64| if of > 0 { used as f64 / of as f64 } else { 0.0 };
+                let share = ratio(committed.memory_mb(), capacity.memory_mb())
+                    .max(ratio(committed.vcores(), capacity.vcores()));
+                Some((q.to_owned(), share))
+            })
+            .collect()
     }
 
     /// How many demands are in each state, by the reason of their last transition (for

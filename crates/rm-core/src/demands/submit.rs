@@ -4,13 +4,14 @@
 use serde_json::Value;
 use weft_demand_lang::window::Clock;
 use weft_demand_lang::{
-    parse_value, resolve, DemandError, DemandErrors, DemandRef, Gang, Strategy,
+    parse_value, resolve, DemandError, DemandErrors, DemandRef, Gang, ResolvedTimes,
+    ResourceDescription, Strategy,
 };
 use weft_store::DemandState;
 use weft_types::yarn_id::ApplicationId;
 use weft_types::Time;
 
-use super::planning::Admission;
+use super::planning::{Admission, DemandPlan};
 use super::{Demand, DemandReason, DemandReport, Scope, MAX_DEMANDS_PER_SUBMISSION};
 use crate::model::NodeState;
 use crate::{RmCore, RmError};
@@ -28,6 +29,34 @@ pub struct DemandBatch<'a> {
     pub demands: &'a Value,
     /// Where `demands` sits in the caller's document (`/demands`), for diagnostics.
     pub pointer: &'a str,
+}
+
+/// A batch read and checked whole, nothing recorded yet.
+pub(super) struct ReadBatch {
+    pub(super) scope: Scope,
+    pub(super) queue: String,
+    /// Each demand's key, spec and resolved times, in submission order.
+    pub(super) ready: Vec<(String, ResourceDescription, ResolvedTimes)>,
+}
+
+/// Where admission (rows 2-3) puts a demand.
+pub(super) struct Admitted {
+    pub(super) state: DemandState,
+    pub(super) reason: DemandReason,
+    pub(super) detail: String,
+    /// Its place in the plan, when it got one.
+    pub(super) plan: Option<DemandPlan>,
+}
+
+impl Admitted {
+    fn to(state: DemandState, reason: DemandReason, detail: String) -> Admitted {
+        Admitted {
+            state,
+            reason,
+            detail,
+            plan: None,
+        }
+    }
 }
 
 fn invalid(errors: Vec<DemandError>) -> RmError {
@@ -52,6 +81,54 @@ impl RmCore {
         batch: DemandBatch<'_>,
     ) -> Result<Vec<DemandReport>, RmError> {
         self.latest = self.latest.max(now);
+        let ReadBatch {
+            scope,
+            queue,
+            ready,
+        } = self.read_batch(now, &batch)?;
+        let default = self.config.demand_default_strategy;
+        self.make_room_for_demands(&scope, ready.len())?;
+        self.demands.plan_capacity_fresh = false;
+        let mut keys = Vec::with_capacity(ready.len());
+        for (key, mut spec, times) in ready {
+            // The default strategy in force is written into the demand, so a later change of
+            // `weft.demand.default-strategy` cannot change (or, on recovery, refuse) it.
+            spec.strategy.get_or_insert(default);
+            let spec_json = weft_demand_lang::print::to_json_string(&spec);
+            let demand = Demand::submitted(
+                key.clone(),
+                scope.clone(),
+                batch.user,
+                queue.clone(),
+                spec,
+                spec_json,
+                now,
+                times,
+            );
+            self.demands.by_key.insert(key.clone(), demand);
+            self.demand_transition(
+                now,
+                &key,
+                DemandState::New,
+                DemandReason::Submitted,
+                String::new(),
+            );
+            keys.push(key);
+        }
+        for key in &keys {
+            self.decide_demand(now, key);
+        }
+        self.advance_demands(now);
+        Ok(keys.iter().filter_map(|k| self.demand(k)).collect())
+    }
+
+    /// Reads and checks a batch whole (shared by the submission and its dry run): the scope,
+    /// the queue, and each demand's key, spec and resolved times, or every problem found.
+    pub(super) fn read_batch(
+        &self,
+        now: Time,
+        batch: &DemandBatch<'_>,
+    ) -> Result<ReadBatch, RmError> {
         let (scope, queue) = match batch.application {
             Some(id) => {
                 let app = self
@@ -114,67 +191,40 @@ impl RmCore {
         if !errors.is_empty() {
             return Err(invalid(errors));
         }
-        self.make_room_for_demands(&scope, ready.len())?;
-        self.demands.plan_capacity_fresh = false;
-        let mut keys = Vec::with_capacity(ready.len());
-        for (key, mut spec, times) in ready {
-            // The default strategy in force is written into the demand, so a later change of
-            // `weft.demand.default-strategy` cannot change (or, on recovery, refuse) it.
-            spec.strategy.get_or_insert(default);
-            let spec_json = weft_demand_lang::print::to_json_string(&spec);
-            let demand = Demand {
-                key: key.clone(),
-                scope: scope.clone(),
-                user: batch.user.to_owned(),
-                queue: queue.clone(),
-                spec,
-                spec_json,
-                accepted_at: now,
-                times,
-                timeline: Vec::new(),
-                first_allocation: None,
-                missed: 0,
-                allocated: 0,
-                claimed: 0,
-                completed: 0,
-                am: None,
-                plan: None,
-                containers: Default::default(),
-            };
-            self.demands.by_key.insert(key.clone(), demand);
-            self.demand_transition(
-                now,
-                &key,
-                DemandState::New,
-                DemandReason::Submitted,
-                String::new(),
-            );
-            keys.push(key);
+        Ok(ReadBatch {
+            scope,
+            queue,
+            ready,
+        })
+    }
+
+    /// Rows 2-3 carried out: the demand moves to the state [`RmCore::admission`] decides, and
+    /// keeps its place in the plan when it got one.
+    fn decide_demand(&mut self, now: Time, key: &str) {
+        let Some(decided) = self.admission(now, key) else {
+            return;
+        };
+        if let Some(plan) = decided.plan {
+            if let Some(d) = self.demands.by_key.get_mut(key) {
+                d.plan = Some(plan);
+            }
         }
-        for key in &keys {
-            self.decide_demand(now, key);
-        }
-        self.advance_demands(now);
-        Ok(keys.iter().filter_map(|k| self.demand(k)).collect())
+        self.demand_transition(now, key, decided.state, decided.reason, decided.detail);
     }
 
     /// Rows 2-3: a gang must fit on the nodes (§3.3's packability); a demand that needs a
     /// plan is placed by its queue's plan (`planning`), or, under no reservable queue, refused
-    /// when strict and run best-effort when loose.
-    fn decide_demand(&mut self, now: Time, key: &str) {
-        let Some(d) = self.demands.by_key.get(key) else {
-            return;
-        };
+    /// when strict and run best-effort when loose. Places the reservation (the dry run puts
+    /// the plans back afterwards) but moves no demand.
+    pub(super) fn admission(&mut self, now: Time, key: &str) -> Option<Admitted> {
+        let d = self.demands.by_key.get(key)?;
         let default = self.config.demand_default_strategy;
         if let Some(detail) = self.unpackable(d) {
-            self.demand_transition(
-                now,
-                key,
+            return Some(Admitted::to(
                 DemandState::Failed,
                 DemandReason::Unpackable,
                 detail,
-            );
-            return;
+            ));
         }
         let start_bounded =
             d.times.start.as_ref().is_some_and(|w| {
@@ -204,32 +254,27 @@ impl RmCore {
                     plan.start.as_millis(),
                     plan.end.as_millis()
                 );
-                if let Some(d) = self.demands.by_key.get_mut(key) {
-                    d.plan = Some(plan);
-                }
-                self.demand_transition(now, key, DemandState::Accepted, reason, detail);
-                return;
+                return Some(Admitted {
+                    state: DemandState::Accepted,
+                    reason,
+                    detail,
+                    plan: Some(plan),
+                });
             }
             Admission::Refused(reason, detail) => {
-                self.demand_transition(now, key, DemandState::Failed, reason, detail);
-                return;
+                return Some(Admitted::to(DemandState::Failed, reason, detail));
             }
             Admission::BestEffort(detail) => {
-                self.demand_transition(
-                    now,
-                    key,
+                return Some(Admitted::to(
                     DemandState::Accepted,
                     DemandReason::BestEffort,
                     detail,
-                );
-                return;
+                ));
             }
         }
-        let Some(d) = self.demands.by_key.get(key) else {
-            return;
-        };
-        let (state, reason, detail) = if needs_plan && refuse {
-            (
+        let d = self.demands.by_key.get(key)?;
+        Some(if needs_plan && refuse {
+            Admitted::to(
                 DemandState::Failed,
                 DemandReason::NotReservable,
                 format!(
@@ -239,25 +284,24 @@ impl RmCore {
                 ),
             )
         } else if needs_plan {
-            (
+            Admitted::to(
                 DemandState::Accepted,
                 DemandReason::BestEffort,
                 String::new(),
             )
         } else if waiting_order {
-            (
+            Admitted::to(
                 DemandState::Accepted,
                 DemandReason::WaitingOrder,
                 String::new(),
             )
         } else {
-            (
+            Admitted::to(
                 DemandState::Accepted,
                 DemandReason::Unconstrained,
                 String::new(),
             )
-        };
-        self.demand_transition(now, key, state, reason, detail);
+        })
     }
 
     /// `None` when the demand is no gang or its members fit on the running nodes' capacities;

@@ -235,9 +235,51 @@ fn c1_an_ordered_demand_waits_for_its_predecessor_then_is_monitored_and_ends_lat
     assert_eq!(last(&c, 1234), (Finished, "late", deadline + 5 * MIN));
 }
 
+/// C1's strict variant: DeadLine [, +20m] strict, START at 10 s, so D = 10 s + 20 min =
+/// 1,210 s. At D the running container is warned (the state stays MONITORING with reason
+/// `deadline_missed`); waitTimeBeforeKill (15 s by default) later, at 1,225 s, the demand
+/// fails `deadline_missed`. A second one whose container ends inside the grace (at 1,220 s)
+/// finishes as a missed deadline does: `late`.
 #[test]
-fn c1_strict_a_deadline_after_start_fails_the_demand() {
+fn c1_strict_a_deadline_after_start_warns_then_fails_the_demand_after_the_grace() {
     let mut c = core();
+    let strict = r#", "DeadLine": {"Time": "[, +20m]", "Strategy": "strict"}"#;
+    one(&mut c, 0, 1, 1, strict);
+    one(&mut c, 0, 2, 1, strict);
+    run(&mut c, 10 * SEC, 1, 1);
+    run(&mut c, 10 * SEC, 2, 1);
+    assert_eq!(last(&c, 1).0, Monitoring);
+    let deadline = 10 * SEC + 20 * MIN;
+    assert_eq!(deadline, 1_210 * SEC);
+    tick(&mut c, deadline);
+    for id in [1, 2] {
+        assert_eq!(last(&c, id), (Monitoring, "deadline_missed", deadline));
+    }
+    let detail = c
+        .demand(&key(1))
+        .unwrap()
+        .timeline
+        .last()
+        .unwrap()
+        .detail
+        .clone();
+    assert!(detail.contains("killed at 1225000 ms"), "{detail}");
+    c.demand_completed(Time(1_220 * SEC), &key(2), 1).unwrap();
+    drain(&mut c);
+    assert_eq!(last(&c, 2), (Finished, "late", 1_220 * SEC));
+    tick(&mut c, 1_225 * SEC - 1);
+    assert_eq!(last(&c, 1), (Monitoring, "deadline_missed", deadline));
+    tick(&mut c, 1_225 * SEC);
+    assert_eq!(last(&c, 1), (Failed, "deadline_missed", 1_225 * SEC));
+}
+
+/// A grace of 0 (`waitTimeBeforeKill` 0) kills at the strict instant.
+#[test]
+fn a_strict_end_without_a_grace_fails_at_once() {
+    let mut cfg = config("<allocations/>");
+    cfg.scheduler.properties_mut().wait_time_before_kill_ms = 0;
+    let mut c = RmCore::new(cfg, crate::tests::TS, Time(0));
+    drain(&mut c);
     one(
         &mut c,
         0,
@@ -246,7 +288,6 @@ fn c1_strict_a_deadline_after_start_fails_the_demand() {
         r#", "DeadLine": {"Time": "[, +20m]", "Strategy": "strict"}"#,
     );
     run(&mut c, 10 * SEC, 1, 1);
-    assert_eq!(last(&c, 1).0, Monitoring);
     tick(&mut c, 10 * SEC + 20 * MIN);
     assert_eq!(
         last(&c, 1),
@@ -428,22 +469,34 @@ fn c9_unclaimed_containers_expire_the_demand_at_its_claim_timeout() {
     );
 }
 
+/// C13: Duration 10m, START at 5 ms, so the lease ends at 600,005 ms. Loose (1): noted
+/// `lease_overrun`, still MONITORING (no plan, so no queue to leave), FINISHED ok when its
+/// container ends at 12 min. Strict (2): warned at 600,005 ms (MONITORING,
+/// `duration_exceeded`), killed waitTimeBeforeKill = 15 s later, at 615,005 ms: FAILED
+/// `duration_exceeded`. Strict (3), whose container ends at 610 s inside the grace: FINISHED
+/// ok, as it would have ended.
 #[test]
-fn c13_a_lease_overrun_is_noted_when_loose_and_fails_the_demand_when_strict() {
+fn c13_a_lease_overrun_is_noted_when_loose_and_fails_the_demand_after_the_grace_when_strict() {
     let mut c = core();
     one(&mut c, 0, 1, 1, r#", "Duration": "10m""#);
-    one(
-        &mut c,
-        0,
-        2,
-        1,
-        r#", "Duration": {"Time": "[, +10m]", "Strategy": "strict"}"#,
-    );
-    run(&mut c, 5, 1, 1);
-    run(&mut c, 5, 2, 1);
-    tick(&mut c, 5 + 10 * MIN);
-    assert_eq!(last(&c, 1), (Monitoring, "lease_overrun", 5 + 10 * MIN));
-    assert_eq!(last(&c, 2), (Failed, "duration_exceeded", 5 + 10 * MIN));
+    let strict = r#", "Duration": {"Time": "[, +10m]", "Strategy": "strict"}"#;
+    one(&mut c, 0, 2, 1, strict);
+    one(&mut c, 0, 3, 1, strict);
+    for id in [1, 2, 3] {
+        run(&mut c, 5, id, 1);
+    }
+    let lease_end = 5 + 10 * MIN;
+    tick(&mut c, lease_end);
+    assert_eq!(last(&c, 1), (Monitoring, "lease_overrun", lease_end));
+    assert_eq!(last(&c, 2), (Monitoring, "duration_exceeded", lease_end));
+    assert_eq!(last(&c, 3), (Monitoring, "duration_exceeded", lease_end));
+    c.demand_completed(Time(610 * SEC), &key(3), 1).unwrap();
+    drain(&mut c);
+    assert_eq!(last(&c, 3), (Finished, "ok", 610 * SEC));
+    tick(&mut c, 615_004);
+    assert_eq!(last(&c, 2), (Monitoring, "duration_exceeded", lease_end));
+    tick(&mut c, 615_005);
+    assert_eq!(last(&c, 2), (Failed, "duration_exceeded", 615_005));
     c.demand_completed(Time(12 * MIN), &key(1), 1).unwrap();
     assert_eq!(last(&c, 1), (Finished, "ok", 12 * MIN));
 }
@@ -631,4 +684,48 @@ fn the_default_strategy_in_force_at_acceptance_stays_with_the_demand() {
         .demand(&key(1))
         .expect("recovered under a strict default");
     assert_eq!(again.timeline, report.timeline);
+}
+
+/// `/metrics`' outcome counters: 1 (loose DeadLine 20 min after START at 10 s) completes at
+/// 5 min, a hit; 2 (the same) runs past its deadline, noted, then completes `late`, a miss;
+/// 3 (no deadline) completing counts neither; 4 (ClaimTimeout 30 s) expires unclaimed; 5 (a
+/// deadline) killed counts neither hit nor miss.
+#[test]
+fn deadline_hits_misses_and_expired_claims_are_counted_once_each() {
+    let mut c = core();
+    let loose = r#", "DeadLine": {"Time": "[, +20m]", "Strategy": "loose"}"#;
+    for id in [1, 2, 5] {
+        one(&mut c, 0, id, 1, loose);
+    }
+    one(&mut c, 0, 3, 1, "");
+    one(&mut c, 0, 4, 1, r#", "ClaimTimeout": "30s""#);
+    for id in [1, 2, 3] {
+        run(&mut c, 10 * SEC, id, 1);
+    }
+    allocate_all(&mut c, 10 * SEC, 4, 1);
+    c.demand_completed(Time(5 * MIN), &key(1), 1).unwrap();
+    c.demand_completed(Time(5 * MIN), &key(3), 1).unwrap();
+    tick(&mut c, 10 * SEC + 20 * MIN);
+    assert_eq!(last(&c, 2).1, "deadline_missed");
+    c.demand_completed(Time(25 * MIN), &key(2), 1).unwrap();
+    c.kill_demand(Time(25 * MIN), &key(5), "alice").unwrap();
+    drain(&mut c);
+    assert_eq!(
+        [
+            last(&c, 1).1,
+            last(&c, 2).1,
+            last(&c, 3).1,
+            last(&c, 4).1,
+            last(&c, 5).1
+        ],
+        ["ok", "late", "ok", "claim_expired", "killed"]
+    );
+    assert_eq!(
+        c.demand_outcomes(),
+        DemandOutcomes {
+            deadline_hit: 1,
+            deadline_miss: 1,
+            claim_expired: 1,
+        }
+    );
 }

@@ -1,5 +1,13 @@
 //! The rows of §3.4 that time and other demands drive (5, 6, 8, 9, 12, 13, 15): checked for
 //! every live demand on each tick and after every demand input, at the input's `now`.
+//!
+//! A strict end (row 15: the lease of a strict Duration, a strict DeadLine) with containers
+//! still running warns before it kills, as Hadoop's preemption does: the demand notes the
+//! reason without leaving its state, the AM finds the containers in its allocate answer's
+//! preemption message, and `yarn.scheduler.fair.waitTimeBeforeKill` later (§3.2.3's table,
+//! 15 s by default) the demand fails with that reason and its containers are killed. A demand
+//! whose containers all end inside the grace ends as it would have (FINISHED `ok`, or `late`
+//! past a DeadLine).
 
 use weft_demand_lang::window::Bound;
 use weft_demand_lang::Strategy;
@@ -8,6 +16,35 @@ use weft_types::{Duration, Time};
 
 use super::{Demand, DemandReason};
 use crate::RmCore;
+
+/// What [`RmCore::due_transition`] decides: the state, its reason and the detail.
+type Due = Option<(DemandState, DemandReason, String)>;
+
+impl Demand {
+    /// The warning of a strict end, when one was given: its instant (ms) and the reason the
+    /// demand fails with at the kill. A loose DeadLine's `deadline_missed` is a note, not a
+    /// warning.
+    pub(crate) fn kill_warning(&self, default: Strategy) -> Option<(u64, DemandReason)> {
+        let strict_deadline = self
+            .spec
+            .deadline
+            .as_ref()
+            .is_some_and(|f| self.spec.effective(f, default) == Strategy::Strict);
+        self.timeline
+            .iter()
+            .find(|t| {
+                !t.state.is_final()
+                    && (t.reason == DemandReason::DurationExceeded
+                        || (strict_deadline && t.reason == DemandReason::DeadlineMissed))
+            })
+            .map(|t| (t.at.as_millis(), t.reason))
+    }
+
+    /// Its containers not yet ended.
+    pub(crate) fn live_containers(&self) -> u64 {
+        self.allocated.saturating_sub(self.completed)
+    }
+}
 
 impl RmCore {
     /// The timers and order of every live demand at `now` (rows 5, 6, 8, 9, 12, 13, 15),
@@ -35,8 +72,38 @@ impl RmCore {
         }
     }
 
+    /// How long a strict end warns before it kills: `yarn.scheduler.fair.waitTimeBeforeKill`
+    /// (§3.2.3), in ms.
+    pub(crate) fn demand_kill_grace(&self) -> u64 {
+        u64::try_from(self.config.scheduler.properties().wait_time_before_kill_ms).unwrap_or(0)
+    }
+
+    /// A strict end of a demand whose containers run: the warning (its state kept, the kill
+    /// due one grace later), or FAILED at once when nothing runs or the grace is 0.
+    fn strict_end(&self, now: Time, d: &Demand, reason: DemandReason, what: &str) -> Due {
+        let live = d.live_containers();
+        let grace = self.demand_kill_grace();
+        let running = matches!(d.state(), DemandState::Allocated | DemandState::Monitoring);
+        if running && live > 0 && grace > 0 {
+            let kill_at = now.as_millis().saturating_add(grace);
+            return Some((
+                d.state(),
+                reason,
+                format!(
+                    "{what} with {live} containers running: they are warned and killed at {kill_at} ms unless they end first"
+                ),
+            ));
+        }
+        let detail = if live > 0 {
+            format!("{what} with {live} containers running")
+        } else {
+            what.to_owned()
+        };
+        Some((DemandState::Failed, reason, detail))
+    }
+
     /// One demand's timers and order at `now`; true if it changed.
-    fn step_demand(&mut self, now: Time, key: &str) -> bool {
+    pub(crate) fn step_demand(&mut self, now: Time, key: &str) -> bool {
         let Some(d) = self.demands.by_key.get(key) else {
             return false;
         };
@@ -44,12 +111,29 @@ impl RmCore {
             return false;
         };
         self.demand_transition(now, key, state, reason, detail);
+        if reason == DemandReason::LeaseOverrun {
+            self.uncarry_demand_app(now, key);
+        }
         true
     }
 
-    fn due_transition(&self, now: Time, d: &Demand) -> Option<(DemandState, DemandReason, String)> {
+    fn due_transition(&self, now: Time, d: &Demand) -> Due {
         let default = self.config.demand_default_strategy;
         let t = now.as_millis();
+        if let Some((warned, reason)) = d.kill_warning(default) {
+            // Warned: only the kill is due (what the AM does meanwhile ends the demand).
+            let grace = self.demand_kill_grace();
+            return (t >= warned.saturating_add(grace)).then(|| {
+                (
+                    DemandState::Failed,
+                    reason,
+                    format!(
+                        "{} containers still ran {grace} ms after the warning: killed",
+                        d.live_containers()
+                    ),
+                )
+            });
+        }
         let strict = |field: Option<Strategy>| field == Some(Strategy::Strict);
         let start_strategy = d.spec.start.as_ref().map(|f| d.spec.effective(f, default));
         let deadline_strategy = d
@@ -142,10 +226,16 @@ impl RmCore {
             DemandState::Allocating => {
                 if window_closed(d.missed) {
                     if strict(start_strategy) {
+                        let held = if d.am.as_ref().is_some_and(|am| !am.gangs.is_empty()) {
+                            let held = self.demand_holds().get(&d.key).copied().unwrap_or(0);
+                            format!("; its gangs' {held} held members are released")
+                        } else {
+                            String::new()
+                        };
                         return failed(
                             DemandReason::WindowExpired,
                             format!(
-                                "the Start window closed after {} missed opportunities",
+                                "the Start window closed after {} missed opportunities{held}",
                                 d.missed
                             ),
                         );
@@ -156,7 +246,7 @@ impl RmCore {
                         "the Start window closed; continuing without a time bound".to_owned(),
                     ));
                 }
-                self.deadline_due(d, deadline_passed, deadline_strategy)
+                self.deadline_due(now, d, deadline_passed, deadline_strategy)
             }
             DemandState::Allocated => {
                 let allocated_at = d
@@ -181,7 +271,7 @@ impl RmCore {
                         ),
                     );
                 }
-                self.deadline_due(d, deadline_passed, deadline_strategy)
+                self.deadline_due(now, d, deadline_passed, deadline_strategy)
             }
             DemandState::Monitoring => {
                 let lease_end = match (d.times.lease, d.first_allocation) {
@@ -194,41 +284,39 @@ impl RmCore {
                 let running = d.completed < d.allocated;
                 if running && lease_end.is_some_and(|end| t >= end) {
                     if strict(duration_strategy) {
-                        return failed(
+                        return self.strict_end(
+                            now,
+                            d,
                             DemandReason::DurationExceeded,
-                            "the lease ended with containers running".to_owned(),
+                            "the lease ended",
                         );
                     }
                     if !d.noted(DemandReason::LeaseOverrun) {
-                        return Some((
-                            DemandState::Monitoring,
-                            DemandReason::LeaseOverrun,
-                            "the lease ended; its containers run on best-effort".to_owned(),
-                        ));
+                        let detail = match self.demand_carrier(d) {
+                            Some((_, plan)) => format!(
+                                "the lease ended; its application leaves the reservation for {plan}'s default queue and runs on best-effort"
+                            ),
+                            None => "the lease ended; its containers run on best-effort".to_owned(),
+                        };
+                        return Some((DemandState::Monitoring, DemandReason::LeaseOverrun, detail));
                     }
                 }
-                self.deadline_due(d, deadline_passed, deadline_strategy)
+                self.deadline_due(now, d, deadline_passed, deadline_strategy)
             }
         }
     }
 
-    /// A passed deadline: FAILED under strict, noted once under loose.
-    fn deadline_due(
-        &self,
-        d: &Demand,
-        passed: bool,
-        strategy: Option<Strategy>,
-    ) -> Option<(DemandState, DemandReason, String)> {
+    /// A passed deadline: under strict FAILED (after the warning's grace when containers
+    /// run), noted once under loose.
+    fn deadline_due(&self, now: Time, d: &Demand, passed: bool, strategy: Option<Strategy>) -> Due {
         if !passed || d.noted(DemandReason::DeadlineMissed) {
             return None;
         }
-        let state = if strategy == Some(Strategy::Strict) {
-            DemandState::Failed
-        } else {
-            d.state()
-        };
+        if strategy == Some(Strategy::Strict) {
+            return self.strict_end(now, d, DemandReason::DeadlineMissed, "the DeadLine passed");
+        }
         Some((
-            state,
+            d.state(),
             DemandReason::DeadlineMissed,
             "the DeadLine passed".to_owned(),
         ))

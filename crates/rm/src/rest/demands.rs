@@ -1,5 +1,5 @@
 //! Weft-only time-aware demands (spec §3.6), beside Hadoop's API: submit, list, one demand
-//! with its timeline, kill. A refused submission is a 400 naming every problem's JSON pointer
+//! with its timeline, kill, and the dry run that answers what a submission would get. A refused submission is a 400 naming every problem's JSON pointer
 //! and column, and creates no demand.
 
 use axum::body::Bytes;
@@ -8,7 +8,8 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Value};
-use weft_rm_core::{demand_state_name, DemandBatch, DemandReport, DemandState};
+use weft_rm_core::{demand_state_name, DemandBatch, DemandPreview, DemandReport, DemandState};
+use weft_types::yarn_id::ApplicationId;
 use weft_types::Time;
 
 use super::auth::Caller;
@@ -64,17 +65,12 @@ pub(crate) fn demand_json(d: &DemandReport, now: Time) -> Value {
     })
 }
 
-/// `POST /demands` with `{"application-id"?, "queue"?, "demands": [ResourceDescription…]}`:
-/// 202 with the first demand's URL in `Location` and every new demand in the body; 400 when the
-/// body is refused (nothing created) or when a demand failed at once (`not_reservable`,
-/// `unplannable`, `quota`, `unpackable`: it is recorded FAILED and the message says why).
-pub(crate) async fn submit(
-    State(s): State<Rest>,
-    Caller(who): Caller,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Result<Response, RestError> {
-    let body = body_json(&body)?;
+/// A submission's body (`{"application-id"?, "queue"?, "demands": [ResourceDescription…]}`),
+/// shared by the submission and its dry run: the application, the queue, the demands.
+fn read_submission(
+    body: &Bytes,
+) -> Result<(Option<ApplicationId>, Option<String>, Value), RestError> {
+    let body = body_json(body)?;
     let Some(object) = body.as_object() else {
         return Err(RestError::bad_request(
             "the body must be an object with \"demands\"",
@@ -109,6 +105,65 @@ pub(crate) async fn submit(
         .get("demands")
         .cloned()
         .ok_or_else(|| RestError::bad_request("demands is required"))?;
+    Ok((application, queue, demands))
+}
+
+/// `POST /demands/plan`, the dry run (§3.6): 200 with what each demand of the body would get
+/// if submitted now (state, reason, planned start and end, the plan's headroom for the
+/// caller over its window, and the reservations it would displace: always none, Weft's
+/// agents never move a committed reservation). Changes nothing; an invalid body is the
+/// submission's 400.
+pub(crate) async fn plan(
+    State(s): State<Rest>,
+    Caller(who): Caller,
+    body: Bytes,
+) -> Result<Response, RestError> {
+    let (application, queue, demands) = read_submission(&body)?;
+    let previews = s
+        .driver
+        .call(move |core, now| {
+            core.plan_demands(
+                now,
+                DemandBatch {
+                    user: &who,
+                    queue: queue.as_deref(),
+                    application,
+                    demands: &demands,
+                    pointer: "/demands",
+                },
+            )
+        })
+        .await??;
+    let listed: Vec<Value> = previews.iter().map(preview_json).collect();
+    Ok((StatusCode::OK, Json(json!({"plan": {"demand": listed}}))).into_response())
+}
+
+fn preview_json(p: &DemandPreview) -> Value {
+    json!({
+        "id": p.key,
+        "queue": p.queue,
+        "state": demand_state_name(p.state),
+        "reason": p.reason.as_str(),
+        "detail": p.detail,
+        "plan-queue": p.plan_queue,
+        "planned-start": p.planned_start.map(Time::as_millis),
+        "planned-end": p.planned_end.map(Time::as_millis),
+        "headroom": p.headroom.map(|r| json!({"memory": r.memory_mb(), "vCores": r.vcores()})),
+        "displaced": [],
+    })
+}
+
+/// `POST /demands` with `{"application-id"?, "queue"?, "demands": [ResourceDescription…]}`:
+/// 202 with the first demand's URL in `Location` and every new demand in the body; 400 when the
+/// body is refused (nothing created) or when a demand failed at once (`not_reservable`,
+/// `unplannable`, `quota`, `unpackable`: it is recorded FAILED and the message says why).
+pub(crate) async fn submit(
+    State(s): State<Rest>,
+    Caller(who): Caller,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, RestError> {
+    let (application, queue, demands) = read_submission(&body)?;
     let (reports, now) = s
         .driver
         .call(move |core, now| {

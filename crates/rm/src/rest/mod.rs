@@ -91,6 +91,7 @@ pub(crate) fn router(state: Rest) -> Router {
             get(apps::container),
         )
         .route(&r("/demands"), post(demands::submit).get(demands::list))
+        .route(&r("/demands/plan"), post(demands::plan))
         .route(&r("/demands/{scope}/{id}"), get(demands::get_one))
         .route(&r("/demands/{scope}/{id}/state"), put(demands::put_state))
         .route(&r("/nodes"), get(list_nodes))
@@ -286,7 +287,7 @@ mod tests {
     use super::*;
 
     /// Every route of [`router`], as OpenAPI paths: the document must describe each.
-    const ROUTES: [&str; 41] = [
+    const ROUTES: [&str; 42] = [
         "/ws/v1/cluster",
         "/ws/v1/cluster/info",
         "/ws/v1/cluster/metrics",
@@ -305,6 +306,7 @@ mod tests {
         "/ws/v1/cluster/apps/{appid}/appattempts/{appattemptid}/containers",
         "/ws/v1/cluster/apps/{appid}/appattempts/{appattemptid}/containers/{containerid}",
         "/ws/v1/cluster/demands",
+        "/ws/v1/cluster/demands/plan",
         "/ws/v1/cluster/demands/{scope}/{demandid}",
         "/ws/v1/cluster/demands/{scope}/{demandid}/state",
         "/ws/v1/cluster/nodes",

@@ -173,6 +173,8 @@ mod tests {
             pools: Vec::new(),
             queue_pools: BTreeMap::new(),
             demand_counts: Vec::new(),
+            demand_outcomes: Default::default(),
+            plan_ratios: Vec::new(),
         };
         let html = super::super::scheduler::page(&view, Time(0)).live;
         assert!(html.contains("<b>FIFO Scheduler</b>"), "{html}");

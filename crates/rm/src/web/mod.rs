@@ -86,6 +86,10 @@ pub(crate) struct View {
     pub(crate) capacity_file: Option<weft_config::capacity::CapacityConfig>,
     /// Time-aware demands counted by state and reason (`weft_demands`).
     pub(crate) demand_counts: Vec<(weft_rm_core::DemandState, weft_rm_core::DemandReason, u64)>,
+    /// Demand outcomes since the RM started (`weft_demand_deadline_total`, ...).
+    pub(crate) demand_outcomes: weft_rm_core::DemandOutcomes,
+    /// Each reservable queue's plan committed share now (`weft_plan_committed_ratio`).
+    pub(crate) plan_ratios: Vec<(String, f64)>,
     /// Fair Scheduler with resource pools: each pool's figures, DEFAULT first (empty
     /// without pools).
     pub(crate) pools: Vec<weft_sched::PoolStats>,
@@ -113,7 +117,7 @@ fn queue_pools(
 /// Reads a [`View`] from the core.
 pub(crate) async fn view(driver: &Driver) -> Result<View, DriverError> {
     driver
-        .call(|core, _| {
+        .call(|core, now| {
             let snapshot = core.scheduler_snapshot();
             let pools = core.scheduler().pool_stats();
             View {
@@ -127,6 +131,8 @@ pub(crate) async fn view(driver: &Driver) -> Result<View, DriverError> {
                 types: core.scheduler().resource_types().clone(),
                 allocations: core.scheduler().allocation_count(),
                 demand_counts: core.demand_counts(),
+                demand_outcomes: core.demand_outcomes(),
+                plan_ratios: core.plan_committed_ratios(now),
                 capacity: core.scheduler().capacity_details(),
                 capacity_file: match core.scheduler().config() {
                     weft_sched::SchedulerConfig::Capacity(c) => Some(c.capacity.clone()),

@@ -429,6 +429,8 @@ mod tests {
             capacity: Vec::new(),
             capacity_file: None,
             demand_counts: Vec::new(),
+            demand_outcomes: Default::default(),
+            plan_ratios: Vec::new(),
             pools: vec![pool("", 0), pool("pool1", 2), pool("pool2", 1)],
             queue_pools: [
                 ("root.pool1_a".to_string(), "pool1".to_string()),
@@ -490,6 +492,8 @@ mod tests {
             pools: Vec::new(),
             queue_pools: BTreeMap::new(),
             demand_counts: Vec::new(),
+            demand_outcomes: Default::default(),
+            plan_ratios: Vec::new(),
         };
         let html = page(&view, Time(0)).live;
         assert_eq!(

@@ -910,6 +910,7 @@ fn app_of(event: &Event) -> Option<AppId> {
         | Event::AttemptRestarted { app, .. }
         | Event::GangAsk { app, .. }
         | Event::GangCancelled { app, .. }
+        | Event::GangExpired { app, .. }
         | Event::AppPriorityChanged { app, .. } => Some(*app),
         _ => None,
     }

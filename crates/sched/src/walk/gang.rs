@@ -369,6 +369,28 @@ impl<R: Rules> Engine<R> {
         let Some(key) = gangs.holder else {
             return;
         };
+        self.end_wait(key);
+    }
+
+    /// `Event::GangExpired`: the gang's wait ends now as its hold's timeout would end it.
+    pub(crate) fn end_gang_wait(&mut self, app: AppId, gang: u64) -> Result<(), SchedError> {
+        if !self.apps.contains_key(&app) {
+            return Err(SchedError::UnknownApp(app));
+        }
+        let key = self
+            .gangs
+            .as_ref()
+            .and_then(|g| g.index.get(&(app, gang)).copied());
+        if let Some(key) = key {
+            self.end_wait(key);
+        }
+        self.forget_gangs_if_none();
+        Ok(())
+    }
+
+    /// The gang stops waiting: soft falls back (held members handed over, the rest asked as
+    /// ordinary containers), hard fails (held members released unseen).
+    fn end_wait(&mut self, key: GangKey) {
         let Some(g) = self.gangs.as_mut().and_then(|g| g.remove(key)) else {
             return;
         };
@@ -402,7 +424,8 @@ impl<R: Rules> Engine<R> {
                         relax_locality: true,
                         tag: g.ask.tag,
                     };
-                    // The app exists (it holds members) and the size was normalized once:
+                    // The app exists (it was checked, or it holds members) and the size was
+                    // normalized once:
                     // normalizing again gives the same size, so this cannot be refused.
                     let _ = self.add_ask(key.app, ask);
                 }
