@@ -113,11 +113,13 @@ impl RmCore {
         t.last_contact = now;
         t.am_rpc = Some((host.to_string(), rpc_port));
         t.tracking_url = tracking_url.filter(|u| !u.is_empty());
+        let pending_gangs = self.pending_gangs(&attempt);
         Ok(RegisterResponse {
             maximum_capability,
             queue,
             running_containers,
             nm_tokens,
+            pending_gangs,
         })
     }
 
@@ -174,6 +176,7 @@ impl RmCore {
         }
         check_one_size_per_priority(&req.asks)?;
         self.check_gangs(attempt, &req.gangs)?;
+        self.check_pending_gangs(attempt, req.gangs.len())?;
         self.check_queue_maximum(attempt, &req)?;
         crate::blacklist::check_update(&req)?;
         self.check_am_demands(attempt, &req)?;
@@ -199,15 +202,24 @@ impl RmCore {
         }) {
             t.last_contact = now;
         }
+        // Remembered (one write) before any drain hands out their decisions: a delivery then
+        // finds its gang owed.
+        let mut asked_gangs = Vec::with_capacity(req.gangs.len());
         for gang in req.gangs {
-            self.sched.handle(
+            let asked = self.sched.handle(
                 now,
                 Event::GangAsk {
                     app: seq,
-                    ask: gang,
+                    ask: gang.clone(),
                 },
-            )?;
+            );
+            if let Err(e) = asked {
+                self.remember_gangs(attempt, &asked_gangs);
+                return Err(e.into());
+            }
+            asked_gangs.push(gang);
         }
+        self.remember_gangs(attempt, &asked_gangs);
         self.update_blacklist(
             now,
             attempt,

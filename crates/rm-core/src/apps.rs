@@ -227,6 +227,7 @@ impl RmCore {
             blacklist: BTreeSet::new(),
             nodes_seen: self.node_changes.len(),
             nm_tokens_sent: BTreeSet::new(),
+            gangs: Default::default(),
             preempted: Default::default(),
         }
     }
@@ -796,6 +797,12 @@ pub(crate) fn attempt_record(app: &App, index: usize) -> AttemptRecord {
         preempted_non_am_containers: 0,
         preempted_memory_mb_ms: 0,
         preempted_vcore_ms: 0,
+        // An ended attempt is owed nothing: the next one asks for itself.
+        gangs: if a.state.is_final() {
+            Vec::new()
+        } else {
+            a.gangs.values().map(crate::am_gangs::gang_record).collect()
+        },
     };
     a.preempted.fill_record(&mut record);
     record

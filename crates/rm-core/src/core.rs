@@ -206,6 +206,8 @@ pub(crate) struct Attempt {
     pub(crate) nm_tokens_sent: BTreeSet<String>,
     /// What preemption took from this attempt.
     pub(crate) preempted: crate::preemption::PreemptedTally,
+    /// The gangs its AM asked for and has not received, by gang id (persisted: `am_gangs`).
+    pub(crate) gangs: BTreeMap<u64, weft_sched::GangAsk>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -296,6 +298,8 @@ pub struct RmCore {
     /// Recovered attempts whose AM container no node has reported yet: app -> (AM
     /// container, its node, when to give up on it).
     pub(crate) unconfirmed_am: BTreeMap<ApplicationId, (ContainerId, String, Time)>,
+    /// Recovered gangs waiting for their nodes to register again before they are asked.
+    pub(crate) gang_reask: crate::am_gangs::GangReask,
     /// Registrations that were given a secret (numbers each secret).
     pub(crate) registrations: u64,
     /// Containers the scheduler just preempted -> the queue they were taken for, kept from
@@ -327,6 +331,7 @@ impl RmCore {
             reservations,
             keys,
             unconfirmed_am: BTreeMap::new(),
+            gang_reask: Default::default(),
             registrations: 0,
             preempted_for: BTreeMap::new(),
             labels: Default::default(),
@@ -513,11 +518,16 @@ impl RmCore {
                 // A warning changes nothing here: the AM reads the marked containers from
                 // the scheduler on its next Allocate (`strict_preemption_contract`).
                 Decision::Gang { app, gang, change } => {
-                    self.demand_gang_changed(now, app, gang, change)
+                    if gang >= crate::demands::DEMAND_GANG_IDS {
+                        self.demand_gang_changed(now, app, gang, change)
+                    } else {
+                        self.am_gang_changed(app, gang, &change)
+                    }
                 }
                 Decision::Reserved { .. } | Decision::PreemptWarning { .. } => {}
             }
         }
+        self.write_demand_containers();
         for (app, queue, moved_to) in ended {
             self.reservation_ended(now, app, &queue, moved_to);
         }
@@ -750,6 +760,9 @@ impl RmCore {
             },
         );
         self.by_sched.insert(sched_id, id);
+        if let Some(demand_id) = demand {
+            self.demand_container_allocated(id, demand_id);
+        }
         if am {
             self.am_allocated(now, id, node_key, resource);
         } else {

@@ -9,6 +9,7 @@
 //! (`weft-rm`) and tests drive it.
 
 mod am;
+mod am_gangs;
 mod am_recovery;
 mod apps;
 mod blacklist;
@@ -37,6 +38,7 @@ mod tokens;
 mod tests;
 
 pub use crate::core::{RmConfig, RmCore, DEFAULT_ALLOCATE_MAX_CONTAINERS, ENDED_CONTAINERS_KEPT};
+pub use am_gangs::MAX_PENDING_GANGS_PER_ATTEMPT;
 pub use demands::{
     demand_state_name, DemandBatch, DemandOutcomes, DemandPreview, DemandReason, DemandReport,
     DemandTransition, DEMAND_GANG_IDS, MAX_AM_DEMANDS_PER_APP, MAX_DEMANDS_PER_SCOPE,

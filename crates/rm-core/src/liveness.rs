@@ -40,6 +40,7 @@ impl RmCore {
         self.tick_plans(now);
         self.ask_due_ams(now);
         self.carry_demand_apps(now);
+        self.reask_recovered_gangs(now);
         if now >= self.next_update {
             let _ = self.sched.handle(now, weft_sched::Event::Update);
             self.drain(now);

@@ -336,6 +336,10 @@ pub struct RegisterResponse {
     pub running_containers: Vec<AllocatedContainer>,
     /// NM tokens for the nodes of those containers.
     pub nm_tokens: Vec<NmToken>,
+    /// The gangs this attempt asked for and has not received (Weft-only): the RM keeps asking
+    /// for them, also across its restarts, so an AM resending its outstanding total leaves
+    /// their members out.
+    pub pending_gangs: Vec<weft_sched::GangAsk>,
 }
 
 /// What the driver must launch for a new AM.

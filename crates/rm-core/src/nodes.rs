@@ -141,6 +141,7 @@ impl RmCore {
         }
         self.confirm_ams_on(now, &node_id, &running);
         self.drain(now);
+        self.reask_recovered_gangs(now);
         Ok(())
     }
 
@@ -209,6 +210,13 @@ impl RmCore {
                 demand: None,
             },
         );
+        let demand = self.demand_of_recovered(now, c);
+        if let Some(k) = self.containers.get_mut(&c) {
+            k.demand = demand;
+        }
+        if let Some(demand_id) = demand {
+            self.end_recovered_of_failed_demand(now, c.app, c, demand_id);
+        }
     }
 
     fn add_to_sched(
@@ -405,6 +413,7 @@ impl RmCore {
             }
             (NmContainerState::Complete, None) => {
                 self.end_lingering_am(s.container, false);
+                self.demand_container_ended_while_away(now, s.container);
             }
             (NmContainerState::Running, None) => {
                 if !self.lingering_am.contains_key(&s.container) {

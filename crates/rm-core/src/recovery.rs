@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use weft_sched::Placement;
-use weft_store::{AppState, AttemptRecord, FinalStatus, RecoveredState, Write};
+use weft_store::{AppState, AttemptRecord, AttemptState, FinalStatus, RecoveredState, Write};
 use weft_types::yarn_id::{ApplicationId, AttemptId, ContainerId};
 use weft_types::{AppId, Resource, Time};
 
@@ -97,7 +97,12 @@ impl RmCore {
                 core.resume(now, id);
             }
         }
+        // A recovered gang waits for its nodes at most as long as a node may stay silent
+        // before it is lost.
+        core.gang_reask.until =
+            Some(now + core.config.nm_expiry.max(core.config.am_recovery_grace));
         core.restore_demands(now, &state.demands)?;
+        core.ask_recovered_gangs(now);
         core.ask_due_ams(now);
         core.persist_meta();
         core.retain_recovered();
@@ -233,7 +238,14 @@ fn attempt_from(
             attempt: r.attempt,
         },
         token: r.am_token.clone(),
-        state: r.state,
+        // An AM registered with the RM before the restart registers again (Hadoop's AMs
+        // resync: ApplicationMasterNotRegisteredException), whether or not its record was
+        // written after it registered, and then resends what the RM lost.
+        state: if r.state == AttemptState::Running {
+            AttemptState::Launched
+        } else {
+            r.state
+        },
         final_status: r.final_status,
         am_container,
         am_node: r.am_node_id.clone(),
@@ -252,5 +264,16 @@ fn attempt_from(
         nodes_seen: 0,
         nm_tokens_sent: BTreeSet::new(),
         preempted: crate::preemption::PreemptedTally::from_record(r),
+        gangs: r
+            .gangs
+            .iter()
+            .map(|g| {
+                crate::am_gangs::gang_from_record(g)
+                    .map(|ask| (ask.gang, ask))
+                    .map_err(|why| {
+                        RmError::Corrupt(format!("attempt {} of {app}: {why}", r.attempt))
+                    })
+            })
+            .collect::<Result<_, _>>()?,
     })
 }

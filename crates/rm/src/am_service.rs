@@ -10,7 +10,7 @@ use weft_proto::v1::{
     AllocateRequest as WireAllocate, AllocateResponse as WireAllocateResponse, Container,
     ContainerState, ContainerStatus, DemandRequest as WireDemand, DemandStatus as WireDemandStatus,
     FinalApplicationStatus, FinishApplicationMasterRequest, FinishApplicationMasterResponse,
-    NodeReport as WireNodeReport, NodeState as WireNodeState, PreemptionMessage,
+    GangRequest, NodeReport as WireNodeReport, NodeState as WireNodeState, PreemptionMessage,
     RegisterApplicationMasterRequest, RegisterApplicationMasterResponse, StrictPreemptionContract,
 };
 use weft_rm_core::{
@@ -305,6 +305,18 @@ impl ApplicationMasterProtocol for AmService {
                 .collect(),
             rm_identifier: self.rm_identifier,
             nm_tokens_from_previous_attempts: nm_tokens(reply.nm_tokens),
+            pending_gangs: reply
+                .pending_gangs
+                .iter()
+                .map(|g| GangRequest {
+                    gang_id: g.gang,
+                    priority: g.priority,
+                    capability: Some(self.wire_resource(&g.resources)),
+                    size: g.size,
+                    hold_timeout_ms: g.hold_timeout.map_or(0, |d| d.as_millis()),
+                    hard: g.style == weft_sched::GangStyle::Hard,
+                })
+                .collect(),
         }))
     }
 

@@ -14,10 +14,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::{
     AllocationRecord, AppState, ApplicationRecord, AttemptRecord, AttemptState, ClusterMeta,
-    DemandPlacementRecord, DemandPlanRecord, DemandRecord, DemandState, DemandTransitionRecord,
-    FinalStatus, LaunchContext, LocalResource, LocalResourceKind, MemoryStore, NodeLabelsRecord,
-    RecoveredState, ReservationDefinitionRecord, ReservationRecord, ReservationRequestRecord,
-    ResourceRecord, StateStore, StoreError, Write,
+    DemandContainerRecord, DemandPlacementRecord, DemandPlanRecord, DemandRecord, DemandState,
+    DemandTransitionRecord, FinalStatus, GangRecord, LaunchContext, LocalResource,
+    LocalResourceKind, MemoryStore, NodeLabelsRecord, RecoveredState, ReservationDefinitionRecord,
+    ReservationRecord, ReservationRequestRecord, ResourceRecord, StateStore, StoreError, Write,
 };
 
 /// Opens the store under test.
@@ -113,6 +113,18 @@ pub fn sample_attempt(app_id: u64, attempt: u32) -> AttemptRecord {
         preempted_non_am_containers: 3,
         preempted_memory_mb_ms: 9_216_000,
         preempted_vcore_ms: 9_000,
+        gangs: vec![GangRecord {
+            gang: 3,
+            priority: 2,
+            resource: ResourceRecord {
+                memory_mb: 2048,
+                vcores: 1,
+            },
+            other_resources: vec![0, 2],
+            size: 4,
+            hold_timeout_ms: Some(900_000),
+            hard: false,
+        }],
     }
 }
 
@@ -510,6 +522,11 @@ pub fn sample_demand(key: &str) -> DemandRecord {
             start_ms: 1_700_000_600_000,
             end_ms: 1_700_002_400_000,
         }),
+        containers: vec![DemandContainerRecord {
+            attempt: 1,
+            n: 2,
+            claimed: true,
+        }],
     }
 }
 

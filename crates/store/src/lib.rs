@@ -23,10 +23,10 @@ pub use integrity::{CREATED_MARKER, DAMAGED_MARKER};
 pub use memory::MemoryStore;
 pub use records::{
     AllocationRecord, AppState, ApplicationRecord, AttemptRecord, AttemptState, ClusterMeta,
-    DemandPlacementRecord, DemandPlanRecord, DemandRecord, DemandState, DemandTransitionRecord,
-    FinalStatus, LaunchContext, LocalResource, LocalResourceKind, NodeLabelsRecord, RecoveredApp,
-    RecoveredState, ReservationDefinitionRecord, ReservationRecord, ReservationRequestRecord,
-    ResourceRecord, Write,
+    DemandContainerRecord, DemandPlacementRecord, DemandPlanRecord, DemandRecord, DemandState,
+    DemandTransitionRecord, FinalStatus, GangRecord, LaunchContext, LocalResource,
+    LocalResourceKind, NodeLabelsRecord, RecoveredApp, RecoveredState, ReservationDefinitionRecord,
+    ReservationRecord, ReservationRequestRecord, ResourceRecord, Write,
 };
 pub use redb_store::{RedbStore, SCHEMA_VERSION, STORE_FILE_NAME};
 

@@ -258,6 +258,32 @@ pub struct AttemptRecord {
     /// Vcores x run time of its preempted containers, vcores x milliseconds.
     #[serde(default)]
     pub preempted_vcore_ms: u64,
+    /// The gangs its AM asked for (Weft's `AllocateRequest.gangs`) that are not yet delivered,
+    /// fallen back or failed: held members were never launched, so a restarted RM asks for
+    /// each again, whole. Absent (empty) in older records.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gangs: Vec<GangRecord>,
+}
+
+/// A gang an AM asked for and has not received yet (the scheduler's `GangAsk`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GangRecord {
+    /// The AM's id for it, unique within the application.
+    pub gang: u64,
+    /// Request priority of its members.
+    pub priority: i32,
+    /// The size of each member.
+    pub resource: ResourceRecord,
+    /// The member's amounts of the resource types after memory and vcores, in the cluster's
+    /// type order (trailing zeros left out).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_resources: Vec<i64>,
+    /// How many members.
+    pub size: u32,
+    /// How long a partial hold may last from its first held member, ms; `None`: no limit.
+    pub hold_timeout_ms: Option<u64>,
+    /// The timeout fails the gang (true) or hands the held members over (false).
+    pub hard: bool,
 }
 
 /// An application with its attempts, as recovered.
@@ -344,6 +370,23 @@ pub struct DemandRecord {
     /// Set while the demand holds a reservation in a plan (spec §3.3): the planner placed it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<DemandPlanRecord>,
+    /// Its containers that are allocated and not yet ended (at most `allocated`), so that the
+    /// ones an NM reports again after a restart still count for it. Empty once it is over,
+    /// and in older records.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub containers: Vec<DemandContainerRecord>,
+}
+
+/// A live container of a demand: its id within the demand's application.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DemandContainerRecord {
+    /// The attempt that holds it.
+    pub attempt: u32,
+    /// Its number within the application (the container id's last part, epoch included).
+    pub n: u64,
+    /// Its NM reported it running (it counts as claimed).
+    #[serde(default)]
+    pub claimed: bool,
 }
 
 /// Where the planner placed a demand: its reservation in a reservable queue's plan.
@@ -542,5 +585,33 @@ mod tests {
         );
         assert_eq!(old.preempted_memory_mb_ms, 0);
         assert_eq!(old.am_token, "token-3-1");
+    }
+
+    #[test]
+    fn records_stored_before_gangs_and_demand_containers_decode_empty() {
+        let mut attempt = serde_json::to_value(crate::conformance::sample_attempt(3, 1))
+            .expect("a record encodes");
+        let fields = attempt.as_object_mut().expect("a record is an object");
+        assert!(
+            fields.remove("gangs").is_some(),
+            "pending gangs are written"
+        );
+        let old: AttemptRecord = serde_json::from_value(attempt).expect("an old attempt decodes");
+        assert!(old.gangs.is_empty());
+        let mut demand = serde_json::to_value(crate::conformance::sample_demand("~alice/7"))
+            .expect("a record encodes");
+        let fields = demand.as_object_mut().expect("a record is an object");
+        assert!(
+            fields.remove("containers").is_some(),
+            "live containers are written"
+        );
+        let old: DemandRecord = serde_json::from_value(demand).expect("an old demand decodes");
+        assert!(old.containers.is_empty());
+        let none = DemandRecord {
+            containers: Vec::new(),
+            ..old
+        };
+        let text = serde_json::to_string(&none).expect("encodes");
+        assert!(!text.contains("\"containers\""), "{text}");
     }
 }

@@ -193,6 +193,9 @@ struct Am {
     nm_tokens: BTreeMap<String, String>,
     /// With `--gang`: whether the RM has accepted the gangs (then any later ask is ordinary).
     gangs_sent: bool,
+    /// Members of the gangs the RM said (at registration) it still owes: it asks for them
+    /// itself, also after it restarted, so the ordinary ask leaves them out until they come.
+    gang_members_owed: u32,
     /// With `--demand_hex`: whether the RM has accepted the demand (it is sent once; the RM
     /// asks for its containers itself, also after a restart).
     demand_sent: bool,
@@ -217,6 +220,7 @@ impl Am {
             response_id: 0,
             nm_tokens: BTreeMap::new(),
             gangs_sent: false,
+            gang_members_owed: 0,
             demand_sent: false,
             demand_failed: None,
             demand_json: match &args.demand_hex {
@@ -311,6 +315,17 @@ impl Am {
         for c in &reply.containers_from_previous_attempts {
             self.tracker.adopt(&c.container_id, &c.node_id);
         }
+        self.gang_members_owed = reply
+            .pending_gangs
+            .iter()
+            .fold(0u32, |sum, g| sum.saturating_add(g.size));
+        if self.gang_members_owed > 0 {
+            println!(
+                "The RM still asks for {} gang(s) of this attempt ({} containers); not asking for them again",
+                reply.pending_gangs.len(),
+                self.gang_members_owed
+            );
+        }
         self.learn_nm_tokens(&reply.nm_tokens_from_previous_attempts);
         Ok(())
     }
@@ -352,6 +367,7 @@ impl Am {
             .tracker
             .take_ask()
             .filter(|_| gangs.is_empty() && self.demand_json.is_none())
+            .map(|n| n.saturating_sub(self.gang_members_owed))
             .map(|n| ResourceRequest {
                 priority: self.args.shell_cmd_priority,
                 resource_name: "*".to_string(),
@@ -469,6 +485,9 @@ impl Am {
         }
         self.learn_nm_tokens(&reply.nm_tokens);
         let mut to_launch: BTreeMap<String, Vec<Container>> = BTreeMap::new();
+        // Owed gangs arrive whole; what comes counts against them first.
+        let received = u32::try_from(reply.allocated_containers.len()).unwrap_or(u32::MAX);
+        self.gang_members_owed = self.gang_members_owed.saturating_sub(received);
         if self.args.gang.is_some() && !reply.allocated_containers.is_empty() {
             println!(
                 "Received {} container(s) in one reply",

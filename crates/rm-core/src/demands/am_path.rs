@@ -428,6 +428,12 @@ impl RmCore {
         };
         let placement = am.placement.clone();
         let relax = d.spec.request.relax_locality.unwrap_or(true) || unbound;
+        if let Some(members) = gang_members.filter(|m| *m > 0 && count > 0) {
+            if self.gang_waits_for_nodes(now, seq, size, members) {
+                self.gang_reask.demands.insert(key.to_owned());
+                return;
+            }
+        }
         let mut events = Vec::new();
         let mut gangs = Vec::new();
         match gang_members {
@@ -743,6 +749,7 @@ impl RmCore {
             return;
         };
         let key = Scope::App(container.app).key(demand_id);
+        self.mark_demand_container_claimed(&key, container);
         // A demand that failed or finished meanwhile counts nothing more.
         let _ = self.demand_claimed(now, &key, 1);
     }
@@ -755,7 +762,11 @@ impl RmCore {
         demand_id: u64,
     ) {
         let key = Scope::App(container.app).key(demand_id);
-        let _ = self.demand_completed(now, &key, 1);
+        self.forget_demand_container(&key, container);
+        if self.demand_completed(now, &key, 1).is_err() {
+            // Not counted (the demand moved on), but no longer live.
+            self.persist_demand(&key);
+        }
     }
 
     /// The attempt's demands whose state changed since its last allocate answer.

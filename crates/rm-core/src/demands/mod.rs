@@ -20,6 +20,7 @@ mod bounds;
 mod carrier;
 #[cfg(test)]
 mod carrier_tests;
+mod containers;
 mod dry_run;
 mod inputs;
 mod links;
@@ -31,6 +32,8 @@ mod planning;
 mod reason;
 mod record;
 mod report;
+#[cfg(test)]
+mod restart_tests;
 mod submit;
 #[cfg(test)]
 mod tests;
@@ -126,6 +129,8 @@ pub(crate) struct Demand {
     pub(crate) am: Option<am_path::AmAsks>,
     /// Its reservation, while the planner has placed it (kept after it ends, for its report).
     pub(crate) plan: Option<planning::DemandPlan>,
+    /// Its live containers (persisted while it is not over, so a restart re-attaches them).
+    pub(crate) containers: containers::LiveContainers,
 }
 
 impl Demand {
@@ -158,6 +163,7 @@ impl Demand {
             completed: 0,
             am: None,
             plan: None,
+            containers: Default::default(),
         }
     }
 
@@ -206,6 +212,11 @@ pub(crate) struct Demands {
     pub(crate) plan_capacity_fresh: bool,
     /// Applications whose AM waits for their demand's time (`am_gate`) -> that demand's key.
     pub(crate) am_gates: BTreeMap<ApplicationId, String>,
+    /// After a restart: containers demands listed that no NM has reported again yet -> the
+    /// DemandID (of the container's app).
+    pub(crate) unreported: BTreeMap<weft_types::yarn_id::ContainerId, u64>,
+    /// Demands whose container lists changed in the current scheduler decisions.
+    pub(crate) unwritten: std::collections::BTreeSet<String>,
     /// The AM demands whose containers are asked of the scheduler now (ALLOCATING): those a
     /// node heartbeat may give nothing, a missed opportunity (`opportunities`).
     pub(crate) asking: std::collections::BTreeSet<String>,

@@ -37,6 +37,11 @@ pub(crate) fn to_record(d: &Demand) -> DemandRecord {
         completed: d.completed,
         am_asks: d.am.as_ref().map(|am| am.placement.clone()),
         plan: d.plan.as_ref().map(super::planning::DemandPlan::to_record),
+        containers: if d.state().is_final() {
+            Vec::new()
+        } else {
+            super::containers::to_records(&d.containers)
+        },
     }
 }
 
@@ -116,6 +121,7 @@ fn from_record(
                 ..Default::default()
             }),
         plan,
+        containers: super::containers::from_records(record)?,
     })
 }
 
@@ -134,6 +140,9 @@ impl RmCore {
                 .map_err(|why| RmError::Corrupt(format!("demand {}: {why}", record.key)))?;
             self.demands.by_key.insert(record.key.clone(), demand);
         }
+        // Before the timers: a demand failing at once still finds its containers when their
+        // NMs report them.
+        self.expect_demand_containers();
         self.advance_demands(now);
         // The scheduler lost every ask: the AM demands still ALLOCATING ask again for what
         // they lack (held gang members were never launched, so a gang starts over).

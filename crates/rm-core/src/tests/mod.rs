@@ -66,6 +66,30 @@ pub(crate) fn drain(c: &mut RmCore) -> Vec<Output> {
     out
 }
 
+/// Empties the test's store of applications, demands and reservations (a test that runs a
+/// scenario twice on one thread starts each run from an empty store).
+pub(crate) fn forget_stored() {
+    let state = stored();
+    let mut writes: Vec<Write> = state
+        .apps
+        .iter()
+        .map(|a| Write::RemoveApp(a.app.app_id))
+        .collect();
+    writes.extend(
+        state
+            .demands
+            .into_iter()
+            .map(|d| Write::RemoveDemand(d.key)),
+    );
+    writes.extend(
+        state
+            .reservations
+            .into_iter()
+            .map(|r| Write::RemoveReservation(r.id)),
+    );
+    STORE.with(|s| weft_store::StateStore::apply(s, &writes).expect("removals apply"));
+}
+
 /// What the test's store holds now.
 pub(crate) fn stored() -> weft_store::RecoveredState {
     STORE.with(|s| weft_store::StateStore::load(s).expect("load"))
