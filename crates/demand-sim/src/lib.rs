@@ -20,7 +20,7 @@ pub mod workload;
 
 pub use cluster::Configuration;
 pub use driver::{run, JobOutcome, RunOptions, RunOutput, Usage, STEP_MS};
-pub use report::{compare, compare_with, Comparison, ConfigReport};
+pub use report::{bench, compare, compare_with, parse_seeds, Bench, Comparison, ConfigReport};
 pub use workload::{deadline_mix, JobKind, MixParams};
 
 /// Why a run could not go on.

@@ -11,6 +11,7 @@ fn tiny() -> MixParams {
         load: 0.7,
         seed: 3,
         drain_hours: 0.5,
+        ..MixParams::default()
     }
 }
 
@@ -45,7 +46,7 @@ fn every_configuration_accounts_for_every_job_on_the_same_trace() {
         let admitted = out.jobs.iter().filter(|j| j.admitted == Some(true)).count();
         match configuration {
             // No strict demand: every job runs to its end (a miss is only measured).
-            Configuration::Fair | Configuration::Rayon => {
+            Configuration::Fair | Configuration::Capacity | Configuration::Rayon => {
                 assert!(unfinished.is_empty(), "{configuration}: {unfinished:?}");
                 assert!(out.honesty.is_empty(), "{configuration}: {:?}", out.honesty);
             }
@@ -71,7 +72,9 @@ fn every_configuration_accounts_for_every_job_on_the_same_trace() {
             }
         }
         match configuration {
-            Configuration::Fair => assert!(out.jobs.iter().all(|j| j.admitted.is_none())),
+            Configuration::Fair | Configuration::Capacity => {
+                assert!(out.jobs.iter().all(|j| j.admitted.is_none()))
+            }
             Configuration::Rayon => {
                 assert_eq!(out.reservations_submitted as usize, production);
                 assert_eq!(out.planning_us.len(), production);
