@@ -555,22 +555,36 @@ fn targets_of(
     ]
 }
 
-/// Runs the comparison on each of `seeds` (the trace of `params` with that seed) and judges
-/// §4.4's targets on the summaries; `progress` hears each configuration as it is done.
+/// Runs the comparison on each of `seeds` (the trace of `params` with that seed), one thread
+/// per seed (runs share nothing; each is deterministic), and judges §4.4's targets on the
+/// summaries; `progress` hears each configuration as it is done.
 pub fn bench(
     params: &MixParams,
     seeds: &[u64],
     configurations: &[Configuration],
-    mut progress: impl FnMut(u64, &ConfigReport),
+    progress: impl Fn(u64, &ConfigReport) + Sync,
 ) -> Result<Bench, SimError> {
-    let mut runs = Vec::new();
-    for seed in seeds {
-        let p = MixParams {
-            seed: *seed,
-            ..params.clone()
-        };
-        runs.push(compare_with(&p, configurations, |r| progress(*seed, r))?);
-    }
+    let results: Vec<Result<Comparison, SimError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = seeds
+            .iter()
+            .map(|seed| {
+                let p = MixParams {
+                    seed: *seed,
+                    ..params.clone()
+                };
+                let progress = &progress;
+                scope.spawn(move || compare_with(&p, configurations, |r| progress(p.seed, r)))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(SimError::Core("a seed's run panicked".into())))
+            })
+            .collect()
+    });
+    let runs = results.into_iter().collect::<Result<Vec<_>, _>>()?;
     let summary: Vec<ConfigSummary> = configurations
         .iter()
         .map(|c| {
