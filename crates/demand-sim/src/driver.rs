@@ -442,12 +442,22 @@ impl Sim<'_> {
             let Some(am) = self.runs[index].as_mut() else {
                 continue;
             };
-            // An AM on a silent node is gone with it (the RM learns at its expiries).
+            // An AM on a silent node is gone with it (the RM learns at its expiries): the job
+            // goes on only if the RM launches another attempt elsewhere, and is lost once the
+            // RM holds the application final.
             if am
                 .am_node()
                 .and_then(|n| self.nodes.get(n))
                 .is_some_and(|n| n.silent)
             {
+                if self
+                    .core
+                    .app_report(&am.app)
+                    .is_none_or(|r| r.state.is_final())
+                {
+                    am.done = Some(false);
+                    am.finished_ms = Some(t);
+                }
                 continue;
             }
             am.step(
