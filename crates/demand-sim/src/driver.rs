@@ -203,7 +203,11 @@ struct Sim<'a> {
 
 /// Runs `jobs` on `params.nodes` nodes under `options`.
 pub fn run(params: &MixParams, jobs: &[Job], options: RunOptions) -> Result<RunOutput, SimError> {
-    let config = rm_config(options.configuration)?;
+    let mut config = rm_config(options.configuration)?;
+    // Keep every finished application (and so its demands, which leave with it) until the
+    // end: honesty and planner decisions are read from the core's demands then, and YARN's
+    // retention of 1,000 would evict most of a trace's jobs first.
+    config.max_completed_apps = config.max_completed_apps.max(jobs.len());
     let mut core = RmCore::new(config, CLUSTER_TS, Time(0));
     while core.poll_output().is_some() {}
     let mut nodes = BTreeMap::new();

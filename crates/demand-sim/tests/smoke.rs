@@ -89,6 +89,17 @@ fn every_configuration_accounts_for_every_job_on_the_same_trace() {
                     out.refusals
                 );
                 assert!(admitted > 0);
+                // Every admitted job's demands are still readable at the end (YARN's
+                // retention of 1,000 finished apps would have evicted most of this trace's).
+                if configuration == Configuration::Demands {
+                    assert!(jobs.len() > 1000, "{} jobs", jobs.len());
+                    // Both demands (maps, reduces) of each admitted job were planned.
+                    assert!(
+                        out.planner_decisions >= 2 * admitted as u64,
+                        "{} planner decisions for {admitted} admitted jobs",
+                        out.planner_decisions
+                    );
+                }
             }
         }
     }
