@@ -174,6 +174,9 @@ pub struct RunOutput {
     pub work_lost_vcore_s: f64,
     /// Nodes the RM holds LOST at the end (the fault variant).
     pub nodes_lost: usize,
+    /// The largest share of one node's memory or vcores ever allocated (at most 1 unless a
+    /// scheduler over-commits a node).
+    pub peak_node_share: f64,
     /// When the run stopped (virtual ms).
     pub end_ms: u64,
     /// The allocation trace (with `record_trace`).
@@ -199,6 +202,7 @@ struct Sim<'a> {
     doomed: Vec<String>,
     loss_at_ms: u64,
     lost: bool,
+    peak_node_share: f64,
 }
 
 /// Runs `jobs` on `params.nodes` nodes under `options`.
@@ -247,6 +251,7 @@ pub fn run(params: &MixParams, jobs: &[Job], options: RunOptions) -> Result<RunO
         doomed: doomed_nodes(params),
         loss_at_ms: (params.loss_at_hours * 3_600_000.0) as u64,
         lost: false,
+        peak_node_share: 0.0,
     };
     sim.handle_outputs(0);
     let last_arrival = jobs.last().map_or(0, |j| j.arrival_ms);
@@ -269,6 +274,7 @@ pub fn run(params: &MixParams, jobs: &[Job], options: RunOptions) -> Result<RunO
         sim.handle_outputs(t);
         sim.heartbeats(t)?;
         sim.am_heartbeats(t)?;
+        sim.note_node_shares();
         if t >= warmup_end && t <= last_arrival {
             let (capacity, used) = sim.core.cluster_resources();
             let share = |u: i64, c: i64| if c > 0 { u as f64 / c as f64 } else { 0.0 };
@@ -304,6 +310,15 @@ fn doomed_nodes(params: &MixParams) -> Vec<String> {
 }
 
 impl Sim<'_> {
+    fn note_node_shares(&mut self) {
+        let share = |u: i64, c: i64| if c > 0 { u as f64 / c as f64 } else { 0.0 };
+        for n in self.core.node_infos() {
+            let memory = share(n.used.memory_mb(), n.capability.memory_mb());
+            let vcores = share(n.used.vcores(), n.capability.vcores());
+            self.peak_node_share = self.peak_node_share.max(memory).max(vcores);
+        }
+    }
+
     /// The fault variant: at its instant the doomed nodes go silent (no heartbeat, their
     /// containers never report again, AMs on them stop); the RM finds them LOST after its NM
     /// expiry, as YARN's liveness monitor does.
@@ -601,6 +616,7 @@ impl Sim<'_> {
             containers_killed: self.rec.containers_killed,
             work_lost_vcore_s: self.rec.work_lost_vcore_s,
             nodes_lost,
+            peak_node_share: self.peak_node_share,
             end_ms,
             trace: self.rec.trace,
             demand_lines: self.rec.demand_lines,

@@ -39,6 +39,13 @@ fn every_configuration_accounts_for_every_job_on_the_same_trace() {
                 "{configuration}: {a}/{b}"
             );
         }
+        // No scheduler packs a node past its memory or its vcores (the Capacity Scheduler
+        // with Hadoop's default, memory-only calculator put 3.6 times a node's vcores on it).
+        assert!(
+            out.peak_node_share <= 1.0 && out.peak_node_share > 0.5,
+            "{configuration}: a node at {:.3} of its capacity",
+            out.peak_node_share
+        );
         assert!(
             out.jobs.iter().all(|j| j.order_respected),
             "{configuration}: a stage started before its predecessor ended"
