@@ -10,6 +10,7 @@
 //! §4.1's metrics ([`report`]).
 
 mod am;
+mod bench;
 mod clock;
 mod cluster;
 mod driver;
@@ -18,9 +19,10 @@ pub mod report;
 mod rng;
 pub mod workload;
 
+pub use bench::{bench, parse_seeds, Bench};
 pub use cluster::Configuration;
 pub use driver::{run, JobOutcome, RunOptions, RunOutput, Usage, STEP_MS};
-pub use report::{bench, compare, compare_with, parse_seeds, Bench, Comparison, ConfigReport};
+pub use report::{compare, compare_with, Comparison, ConfigReport};
 pub use workload::{deadline_mix, JobKind, MixParams};
 
 /// Why a run could not go on.
