@@ -77,7 +77,7 @@ impl AmRun {
             pending: job
                 .stages
                 .iter()
-                .map(|s| s.runtimes_ms.iter().copied().collect())
+                .map(|s| s.actual_ms.iter().copied().collect())
                 .collect(),
             left: job.stages.iter().map(|s| s.runtimes_ms.len()).collect(),
             tasks: BTreeMap::new(),
@@ -92,7 +92,8 @@ impl AmRun {
         }
     }
 
-    /// The RM launched the AM container.
+    /// The RM launched the AM container (again, after a lost attempt: MapReduce's new attempt
+    /// runs every task not yet completed, the old attempt's containers being gone).
     pub(crate) fn launched(
         &mut self,
         attempt: AttemptId,
@@ -100,6 +101,14 @@ impl AmRun {
         container: ContainerId,
         node: String,
     ) {
+        if self.attempt.is_some() {
+            for task in std::mem::take(&mut self.tasks).into_values() {
+                self.pending[task.stage].push_back(task.runtime_ms);
+            }
+            self.release.clear();
+            self.asked = None;
+            self.reask = true;
+        }
         self.attempt = Some((attempt, token));
         self.am_container = Some((container, node));
         self.registered = false;
@@ -291,6 +300,13 @@ impl AmRun {
             let Some(task) = self.tasks.remove(&c.id) else {
                 continue;
             };
+            if c.exit_status != 0 {
+                rec.containers_killed += 1;
+                let started = task.end_ms.saturating_sub(task.runtime_ms);
+                let ran_ms = t.min(task.end_ms).saturating_sub(started);
+                let vcores = job.stages[task.stage].capability.vcores() as f64;
+                rec.work_lost_vcore_s += ran_ms as f64 / 1000.0 * vcores;
+            }
             if c.exit_status == 0 {
                 self.left[task.stage] = self.left[task.stage].saturating_sub(1);
                 let last = self.last_end[task.stage].get_or_insert(task.end_ms);
@@ -346,6 +362,11 @@ impl AmRun {
             }
         }
         Ok(())
+    }
+
+    /// The node the AM runs on.
+    pub(crate) fn am_node(&self) -> Option<&str> {
+        self.am_container.as_ref().map(|(_, node)| node.as_str())
     }
 
     /// The latest successful task end: when the job's last container completed.

@@ -7,7 +7,9 @@
 use std::collections::BTreeMap;
 
 use weft_plan::{Interpreter, ReservationDefinition, ReservationId, ReservationRequest};
-use weft_rm_core::{DemandState, LaunchContext, NodeRegistration, Output, RmCore, Submission};
+use weft_rm_core::{
+    DemandState, LaunchContext, NodeRegistration, NodeState, Output, RmCore, Submission,
+};
 use weft_types::yarn_id::ApplicationId;
 use weft_types::{Duration, Resource, Time};
 
@@ -57,6 +59,10 @@ pub(crate) struct Recorder {
     pub(crate) demand_lines: Vec<String>,
     pub(crate) refusals: BTreeMap<String, u64>,
     pub(crate) ask_refusals: BTreeMap<String, u64>,
+    /// Task containers that ended killed (preempted, lost with a node, a demand's kill).
+    pub(crate) containers_killed: u64,
+    /// The vcore-seconds those had run (work lost).
+    pub(crate) work_lost_vcore_s: f64,
 }
 
 /// An error's kind: its text without numbers, ids and JSON pointers (the first problem only).
@@ -120,7 +126,8 @@ pub struct JobOutcome {
     pub arrival_ms: u64,
     /// Its deadline, ms.
     pub deadline_ms: Option<u64>,
-    /// Its longest task per stage summed (the critical path with every task in parallel).
+    /// Its longest task per stage summed as they actually ran (the critical path with every
+    /// task in parallel: its isolated runtime, less the driver's overhead).
     pub ideal_ms: u64,
     /// Whether its reservation or demands were accepted (`None`: not planned in this run).
     pub admitted: Option<bool>,
@@ -160,6 +167,16 @@ pub struct RunOutput {
     pub reservations_submitted: u64,
     /// Containers handed to AMs.
     pub allocations: u64,
+    /// Task containers that ended killed (preempted, lost with a node, killed for a demand):
+    /// §4.1's preemption cost, with the vcore-seconds of work they had run.
+    pub containers_killed: u64,
+    /// The work those containers lost, vcore-seconds.
+    pub work_lost_vcore_s: f64,
+    /// Nodes the RM holds LOST at the end (the fault variant).
+    pub nodes_lost: usize,
+    /// The largest share of one node's memory or vcores ever allocated (at most 1 unless a
+    /// scheduler over-commits a node).
+    pub peak_node_share: f64,
     /// When the run stopped (virtual ms).
     pub end_ms: u64,
     /// The allocation trace (with `record_trace`).
@@ -181,11 +198,20 @@ struct Sim<'a> {
     waiting: Vec<(usize, ReservationId, u64, u64)>,
     rec: Recorder,
     reservations_submitted: u64,
+    /// The fault variant: nodes that stop heartbeating at `loss_at_ms`, and whether they have.
+    doomed: Vec<String>,
+    loss_at_ms: u64,
+    lost: bool,
+    peak_node_share: f64,
 }
 
 /// Runs `jobs` on `params.nodes` nodes under `options`.
 pub fn run(params: &MixParams, jobs: &[Job], options: RunOptions) -> Result<RunOutput, SimError> {
-    let config = rm_config(options.configuration)?;
+    let mut config = rm_config(options.configuration)?;
+    // Keep every finished application (and so its demands, which leave with it) until the
+    // end: honesty and planner decisions are read from the core's demands then, and YARN's
+    // retention of 1,000 would evict most of a trace's jobs first.
+    config.max_completed_apps = config.max_completed_apps.max(jobs.len());
     let mut core = RmCore::new(config, CLUSTER_TS, Time(0));
     while core.poll_output().is_some() {}
     let mut nodes = BTreeMap::new();
@@ -222,6 +248,10 @@ pub fn run(params: &MixParams, jobs: &[Job], options: RunOptions) -> Result<RunO
             ..Recorder::default()
         },
         reservations_submitted: 0,
+        doomed: doomed_nodes(params),
+        loss_at_ms: (params.loss_at_hours * 3_600_000.0) as u64,
+        lost: false,
+        peak_node_share: 0.0,
     };
     sim.handle_outputs(0);
     let last_arrival = jobs.last().map_or(0, |j| j.arrival_ms);
@@ -235,6 +265,7 @@ pub fn run(params: &MixParams, jobs: &[Job], options: RunOptions) -> Result<RunO
             sim.arrive(next_job, t)?;
             next_job += 1;
         }
+        sim.lose_nodes(t);
         sim.submit_activated(t)?;
         sim.core.tick(Time(t));
         if sim.core.poll_timeout().is_some_and(|p| p <= Time(t)) {
@@ -243,6 +274,7 @@ pub fn run(params: &MixParams, jobs: &[Job], options: RunOptions) -> Result<RunO
         sim.handle_outputs(t);
         sim.heartbeats(t)?;
         sim.am_heartbeats(t)?;
+        sim.note_node_shares();
         if t >= warmup_end && t <= last_arrival {
             let (capacity, used) = sim.core.cluster_resources();
             let share = |u: i64, c: i64| if c > 0 { u as f64 / c as f64 } else { 0.0 };
@@ -264,7 +296,45 @@ pub fn run(params: &MixParams, jobs: &[Job], options: RunOptions) -> Result<RunO
     Ok(sim.finish(usage, t))
 }
 
+/// The fault variant's nodes, spread evenly over the cluster (`lost_nodes` of them).
+fn doomed_nodes(params: &MixParams) -> Vec<String> {
+    let lost = params.lost_nodes.min(params.nodes);
+    (0..lost)
+        .map(|k| {
+            format!(
+                "sim{:04}:8041",
+                u64::from(k) * u64::from(params.nodes) / u64::from(lost)
+            )
+        })
+        .collect()
+}
+
 impl Sim<'_> {
+    fn note_node_shares(&mut self) {
+        let share = |u: i64, c: i64| if c > 0 { u as f64 / c as f64 } else { 0.0 };
+        for n in self.core.node_infos() {
+            let memory = share(n.used.memory_mb(), n.capability.memory_mb());
+            let vcores = share(n.used.vcores(), n.capability.vcores());
+            self.peak_node_share = self.peak_node_share.max(memory).max(vcores);
+        }
+    }
+
+    /// The fault variant: at its instant the doomed nodes go silent (no heartbeat, their
+    /// containers never report again, AMs on them stop); the RM finds them LOST after its NM
+    /// expiry, as YARN's liveness monitor does.
+    fn lose_nodes(&mut self, t: u64) {
+        if self.lost || self.doomed.is_empty() || t < self.loss_at_ms {
+            return;
+        }
+        self.lost = true;
+        for id in &self.doomed {
+            if let Some(node) = self.nodes.get_mut(id) {
+                node.silent = true;
+            }
+            self.rec.line(|| format!("{t} node_silent {id}"));
+        }
+    }
+
     fn arrive(&mut self, index: usize, t: u64) -> Result<(), SimError> {
         let job = &self.jobs[index];
         if self.options.configuration == Configuration::Rayon && job.kind == JobKind::Production {
@@ -369,7 +439,7 @@ impl Sim<'_> {
     fn heartbeats(&mut self, t: u64) -> Result<(), SimError> {
         let ids: Vec<String> = self.nodes.keys().cloned().collect();
         for id in ids {
-            let Some(node) = self.nodes.get_mut(&id) else {
+            let Some(node) = self.nodes.get_mut(&id).filter(|n| !n.silent) else {
                 continue;
             };
             let status = node.status(t);
@@ -391,6 +461,24 @@ impl Sim<'_> {
             let Some(am) = self.runs[index].as_mut() else {
                 continue;
             };
+            // An AM on a silent node is gone with it (the RM learns at its expiries): the job
+            // goes on only if the RM launches another attempt elsewhere, and is lost once the
+            // RM holds the application final.
+            if am
+                .am_node()
+                .and_then(|n| self.nodes.get(n))
+                .is_some_and(|n| n.silent)
+            {
+                if self
+                    .core
+                    .app_report(&am.app)
+                    .is_none_or(|r| r.state.is_final())
+                {
+                    am.done = Some(false);
+                    am.finished_ms = Some(t);
+                }
+                continue;
+            }
             am.step(
                 &mut self.core,
                 t,
@@ -448,6 +536,12 @@ impl Sim<'_> {
     }
 
     fn finish(self, usage: Usage, end_ms: u64) -> RunOutput {
+        let nodes_lost = self
+            .core
+            .node_infos()
+            .iter()
+            .filter(|n| n.state == NodeState::Lost)
+            .count();
         let mut honesty = BTreeMap::new();
         let mut planner_decisions = 0;
         let mut jobs = Vec::with_capacity(self.jobs.len());
@@ -498,7 +592,7 @@ impl Sim<'_> {
                 kind: job.kind,
                 arrival_ms: job.arrival_ms,
                 deadline_ms: job.deadline_ms,
-                ideal_ms: job.ideal_ms(),
+                ideal_ms: job.actual_ideal_ms(),
                 admitted: if job.kind == JobKind::Production && self.options.configuration.plans() {
                     admitted
                 } else {
@@ -519,6 +613,10 @@ impl Sim<'_> {
             planner_decisions,
             reservations_submitted: self.reservations_submitted,
             allocations: self.rec.allocations,
+            containers_killed: self.rec.containers_killed,
+            work_lost_vcore_s: self.rec.work_lost_vcore_s,
+            nodes_lost,
+            peak_node_share: self.peak_node_share,
             end_ms,
             trace: self.rec.trace,
             demand_lines: self.rec.demand_lines,

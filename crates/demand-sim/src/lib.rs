@@ -10,6 +10,7 @@
 //! §4.1's metrics ([`report`]).
 
 mod am;
+mod bench;
 mod clock;
 mod cluster;
 mod driver;
@@ -18,6 +19,7 @@ pub mod report;
 mod rng;
 pub mod workload;
 
+pub use bench::{bench, parse_seeds, Bench};
 pub use cluster::Configuration;
 pub use driver::{run, JobOutcome, RunOptions, RunOutput, Usage, STEP_MS};
 pub use report::{compare, compare_with, Comparison, ConfigReport};

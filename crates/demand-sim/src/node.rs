@@ -19,6 +19,8 @@ pub(crate) struct SimNode {
     live: BTreeMap<ContainerId, Live>,
     /// Containers the RM stopped, reported COMPLETE (killed) at the next heartbeat.
     stopped: Vec<(ContainerId, Resource)>,
+    /// The fault variant: the node went silent (no heartbeats, nothing reported again).
+    pub(crate) silent: bool,
 }
 
 impl SimNode {
@@ -27,6 +29,7 @@ impl SimNode {
             secret,
             live: BTreeMap::new(),
             stopped: Vec::new(),
+            silent: false,
         }
     }
 

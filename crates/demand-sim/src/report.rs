@@ -1,4 +1,7 @@
-//! §4.1's metrics from a run, the comparison of configurations on one trace, and its table.
+//! §4.1's metrics from a run, the comparison of configurations on one trace, and its table
+//! (the multi-seed bench is in [`crate::bench`]).
+
+pub use crate::bench::{bench_table, parse_seeds, Bench, ConfigSummary, TargetCheck};
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -64,6 +67,13 @@ pub struct ConfigReport {
     pub unfinished_jobs: usize,
     /// Containers handed to AMs.
     pub allocations: u64,
+    /// §4.1's preemption cost: task containers killed (preempted, lost with a node, killed
+    /// for a demand) and the vcore-seconds of work they had run.
+    pub containers_killed: u64,
+    /// The work they lost, vcore-seconds.
+    pub work_lost_vcore_s: f64,
+    /// Nodes the RM held LOST at the end (the fault variant).
+    pub nodes_lost: usize,
     /// When the run stopped, virtual seconds.
     pub virtual_end_s: f64,
     /// The run's wall time, s.
@@ -98,7 +108,7 @@ fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
     Some(sorted[rank - 1])
 }
 
-fn ratio(a: usize, b: usize) -> f64 {
+pub(crate) fn ratio(a: usize, b: usize) -> f64 {
     if b == 0 {
         0.0
     } else {
@@ -172,6 +182,9 @@ pub fn summarise(output: &RunOutput, overhead_ms: u64, wall_s: f64) -> ConfigRep
             .filter(|j| j.completion_ms.is_none())
             .count(),
         allocations: output.allocations,
+        containers_killed: output.containers_killed,
+        work_lost_vcore_s: output.work_lost_vcore_s,
+        nodes_lost: output.nodes_lost,
         virtual_end_s: output.end_ms as f64 / 1000.0,
         wall_s,
     }
@@ -201,7 +214,7 @@ fn isolated_overhead(jobs: &[Job]) -> Result<u64, SimError> {
     let done = out.jobs[0]
         .completion_ms
         .ok_or_else(|| SimError::Core("the calibration job did not complete".into()))?;
-    Ok(done.saturating_sub(alone.ideal_ms()))
+    Ok(done.saturating_sub(alone.actual_ideal_ms()))
 }
 
 /// Runs the `deadline-mix` trace of `params` under each configuration.
@@ -244,11 +257,11 @@ pub fn compare_with(
     })
 }
 
-fn pct(x: f64) -> String {
+pub(crate) fn pct(x: f64) -> String {
     format!("{:.1}%", 100.0 * x)
 }
 
-fn opt(x: Option<f64>, f: impl Fn(f64) -> String) -> String {
+pub(crate) fn opt(x: Option<f64>, f: impl Fn(f64) -> String) -> String {
     x.map_or_else(|| "-".to_string(), f)
 }
 
@@ -258,8 +271,8 @@ pub fn table(c: &Comparison) -> String {
     let p = &c.params;
     let _ = writeln!(
         out,
-        "deadline-mix: {} nodes, {} h of arrivals ({} min warm-up), load {} (offered {:.2} with AMs, {:.2} tasks), seed {}; jobs {:?}",
-        p.nodes, p.hours, p.warmup_minutes, p.load, c.offered_load, c.offered_task_load, p.seed, c.jobs
+        "deadline-mix: {} nodes, {} h of arrivals ({} min warm-up), load {} (offered {:.2} with AMs, {:.2} tasks), seed {}{}; jobs {:?}",
+        p.nodes, p.hours, p.warmup_minutes, p.load, c.offered_load, c.offered_task_load, p.seed, variants(p), c.jobs
     );
     let header = [
         "config",
@@ -274,6 +287,7 @@ pub fn table(c: &Comparison) -> String {
         "BE p95",
         "honesty",
         "plan p50/p99 us",
+        "killed/lost vcore-s",
         "unfinished",
         "wall s",
     ];
@@ -305,6 +319,7 @@ pub fn table(c: &Comparison) -> String {
                     (Some(a), Some(b)) => format!("{a:.0}/{b:.0}"),
                     _ => "-".to_string(),
                 },
+                format!("{}/{:.0}", r.containers_killed, r.work_lost_vcore_s),
                 r.unfinished_jobs.to_string(),
                 format!("{:.1}", r.wall_s),
             ]
@@ -338,4 +353,16 @@ pub fn table(c: &Comparison) -> String {
         let _ = writeln!(out, "{}", line(r));
     }
     out
+}
+
+/// The variants a trace runs, for a table's heading.
+pub(crate) fn variants(p: &MixParams) -> String {
+    let mut v = String::new();
+    if p.misestimate_sd > 0.0 {
+        let _ = write!(v, ", mis-estimated (sd {})", p.misestimate_sd);
+    }
+    if p.lost_nodes > 0 {
+        let _ = write!(v, ", {} nodes lost at {} h", p.lost_nodes, p.loss_at_hours);
+    }
+    v
 }

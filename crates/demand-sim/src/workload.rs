@@ -32,6 +32,24 @@ pub struct MixParams {
     pub seed: u64,
     /// After the last arrival, how long jobs may still run before the run stops.
     pub drain_hours: f64,
+    /// The mis-estimation variant (§4.2): each task runs its declared time × LogNormal(mean 1,
+    /// sd this); 0 runs every task exactly as declared. Declarations (deadlines, reservations,
+    /// demands' Durations) keep the estimate.
+    pub misestimate_sd: f64,
+    /// The fault variant (§4.2): nodes that stop heartbeating (the RM finds them LOST after
+    /// its NM expiry); 0 loses none. The spec loses 8 of 256.
+    pub lost_nodes: u32,
+    /// When they stop, hours from the start (the spec's 3 h of 6).
+    pub loss_at_hours: f64,
+}
+
+impl MixParams {
+    /// The spec's fault: 8 nodes of 256 (at least one) at half the arrival window.
+    pub fn with_spec_node_loss(mut self) -> MixParams {
+        self.lost_nodes = ((f64::from(self.nodes) * 8.0 / SPEC_NODES).round() as u32).max(1);
+        self.loss_at_hours = self.hours / 2.0;
+        self
+    }
 }
 
 impl Default for MixParams {
@@ -45,6 +63,9 @@ impl Default for MixParams {
             load: 0.85,
             seed: 1,
             drain_hours: 1.0,
+            misestimate_sd: 0.0,
+            lost_nodes: 0,
+            loss_at_hours: 1.0,
         }
     }
 }
@@ -65,16 +86,32 @@ pub enum JobKind {
 pub struct Stage {
     /// Every container's size.
     pub capability: Resource,
-    /// Each task's run time, ms (the stage has this many containers).
+    /// Each task's declared (estimated) run time, ms (the stage has this many containers).
     pub runtimes_ms: Vec<u64>,
+    /// Each task's actual run time, ms: the estimate unless the trace mis-estimates.
+    pub actual_ms: Vec<u64>,
     /// The YARN priority its asks carry (MapReduce's: maps 20, reduces 10).
     pub priority: i32,
 }
 
 impl Stage {
-    /// The longest task: the stage's duration when every task runs at once.
+    fn new(capability: Resource, runtimes_ms: Vec<u64>, priority: i32) -> Stage {
+        Stage {
+            capability,
+            actual_ms: runtimes_ms.clone(),
+            runtimes_ms,
+            priority,
+        }
+    }
+
+    /// The longest declared task: the stage's duration when every task runs at once.
     pub fn longest_ms(&self) -> u64 {
         self.runtimes_ms.iter().copied().max().unwrap_or(0)
+    }
+
+    /// The longest task as it actually runs.
+    pub fn longest_actual_ms(&self) -> u64 {
+        self.actual_ms.iter().copied().max().unwrap_or(0)
     }
 
     /// Task vcore-seconds (the load the stage offers).
@@ -104,9 +141,15 @@ pub struct Job {
 }
 
 impl Job {
-    /// The critical path with every stage fully parallel: the sum of the longest tasks.
+    /// The declared critical path with every stage fully parallel: the sum of the longest
+    /// tasks' estimates (what deadlines and plans are made from).
     pub fn ideal_ms(&self) -> u64 {
         self.stages.iter().map(Stage::longest_ms).sum()
+    }
+
+    /// The critical path as the tasks actually run (a job's isolated runtime).
+    pub fn actual_ideal_ms(&self) -> u64 {
+        self.stages.iter().map(Stage::longest_actual_ms).sum()
     }
 
     /// The queue it is submitted to.
@@ -160,16 +203,8 @@ fn production(rng: &mut Rng, params: &MixParams) -> Vec<Stage> {
     let maps = rng.lognormal(200.0 * s, 100.0 * s).round().max(1.0) as u64;
     let reduces = maps.div_ceil(5);
     vec![
-        Stage {
-            capability: Resource::new(2048, 1),
-            runtimes_ms: runtimes(rng, maps, 60, 20),
-            priority: 20,
-        },
-        Stage {
-            capability: Resource::new(4096, 1),
-            runtimes_ms: runtimes(rng, reduces, 120, 40),
-            priority: 10,
-        },
+        Stage::new(Resource::new(2048, 1), runtimes(rng, maps, 60, 20), 20),
+        Stage::new(Resource::new(4096, 1), runtimes(rng, reduces, 120, 40), 10),
     ]
 }
 
@@ -188,22 +223,22 @@ fn workflow(rng: &mut Rng, params: &MixParams) -> Vec<Stage> {
     (0..stages)
         .map(|i| {
             let n = rng.between(lo, hi);
-            Stage {
-                capability: Resource::new(2048, 1),
-                runtimes_ms: runtimes(rng, n, 60, 20),
-                priority: 1 + i as i32,
-            }
+            Stage::new(
+                Resource::new(2048, 1),
+                runtimes(rng, n, 60, 20),
+                1 + i as i32,
+            )
         })
         .collect()
 }
 
 fn best_effort(rng: &mut Rng) -> Vec<Stage> {
     let maps = rng.between(4, 6);
-    vec![Stage {
-        capability: Resource::new(1024, 1),
-        runtimes_ms: runtimes(rng, maps, 10, 2),
-        priority: 20,
-    }]
+    vec![Stage::new(
+        Resource::new(1024, 1),
+        runtimes(rng, maps, 10, 2),
+        20,
+    )]
 }
 
 /// What a job occupies, in vcore-seconds: its tasks, plus its AM (1 vcore) for its critical
@@ -280,7 +315,29 @@ pub fn deadline_mix(params: &MixParams) -> Vec<Job> {
     for (i, j) in jobs.iter_mut().enumerate() {
         j.index = i;
     }
+    misestimate(&mut jobs, params);
     jobs
+}
+
+/// The mis-estimation variant: every task's actual time is its estimate × LogNormal(mean 1,
+/// sd `misestimate_sd`), drawn from a stream of its own so the estimates (and so the exact
+/// trace) do not change.
+fn misestimate(jobs: &mut [Job], params: &MixParams) {
+    if params.misestimate_sd <= 0.0 || !params.misestimate_sd.is_finite() {
+        return;
+    }
+    let mut rng = Rng::new(
+        params
+            .seed
+            .wrapping_mul(0x9E37_79B9)
+            .wrapping_add(0x4D49_5345),
+    );
+    for stage in jobs.iter_mut().flat_map(|j| j.stages.iter_mut()) {
+        for (actual, estimate) in stage.actual_ms.iter_mut().zip(&stage.runtimes_ms) {
+            let factor = rng.lognormal(1.0, params.misestimate_sd);
+            *actual = ((*estimate as f64) * factor).round().max(1.0) as u64;
+        }
+    }
 }
 
 /// The load a trace offers over its arrival window, as a fraction of the cluster's vcores:
@@ -323,5 +380,61 @@ mod tests {
             assert_eq!(j.stages[1].runtimes_ms.len(), maps.div_ceil(5));
             assert!(j.deadline_ms.expect("deadline") >= j.arrival_ms + j.ideal_ms() * 3 / 2);
         }
+    }
+
+    #[test]
+    fn misestimation_keeps_every_estimate_and_scatters_actual_times_around_them() {
+        let exact = MixParams {
+            nodes: 16,
+            hours: 1.0,
+            ..MixParams::default()
+        };
+        let misestimated = MixParams {
+            misestimate_sd: 0.2,
+            ..exact.clone()
+        };
+        let a = deadline_mix(&exact);
+        let b = deadline_mix(&misestimated);
+        assert_eq!(a.len(), b.len());
+        let mut ratios = Vec::new();
+        for (x, y) in a.iter().zip(&b) {
+            assert_eq!(x.arrival_ms, y.arrival_ms);
+            assert_eq!(x.deadline_ms, y.deadline_ms);
+            for (s, t) in x.stages.iter().zip(&y.stages) {
+                assert_eq!(s.runtimes_ms, t.runtimes_ms);
+                assert_eq!(
+                    s.actual_ms, s.runtimes_ms,
+                    "the exact trace runs as declared"
+                );
+                ratios.extend(
+                    t.actual_ms
+                        .iter()
+                        .zip(&t.runtimes_ms)
+                        .map(|(a, e)| *a as f64 / *e as f64),
+                );
+            }
+        }
+        let n = ratios.len() as f64;
+        let mean = ratios.iter().sum::<f64>() / n;
+        let sd = (ratios.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / n).sqrt();
+        assert!(n > 10_000.0, "{n} tasks");
+        assert!((mean - 1.0).abs() < 0.01, "mean factor {mean}");
+        assert!((sd - 0.2).abs() < 0.01, "sd of the factor {sd}");
+    }
+
+    #[test]
+    fn the_spec_node_loss_is_8_of_256_nodes_at_half_the_arrivals() {
+        let at = |nodes| {
+            let p = MixParams {
+                nodes,
+                hours: 6.0,
+                ..MixParams::default()
+            }
+            .with_spec_node_loss();
+            (p.lost_nodes, p.loss_at_hours)
+        };
+        assert_eq!(at(256), (8, 3.0));
+        assert_eq!(at(64), (2, 3.0));
+        assert_eq!(at(8), (1, 3.0));
     }
 }

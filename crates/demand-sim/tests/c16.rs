@@ -13,6 +13,7 @@ fn asks_wrapped_as_unconstrained_demands_allocate_exactly_as_plain_asks() {
         load: 0.8,
         seed: 16,
         drain_hours: 0.5,
+        ..MixParams::default()
     };
     let jobs = deadline_mix(&params);
     let options = RunOptions {

@@ -11,6 +11,7 @@ fn tiny() -> MixParams {
         load: 0.7,
         seed: 3,
         drain_hours: 0.5,
+        ..MixParams::default()
     }
 }
 
@@ -38,6 +39,13 @@ fn every_configuration_accounts_for_every_job_on_the_same_trace() {
                 "{configuration}: {a}/{b}"
             );
         }
+        // No scheduler packs a node past its memory or its vcores (the Capacity Scheduler
+        // with Hadoop's default, memory-only calculator put 3.6 times a node's vcores on it).
+        assert!(
+            out.peak_node_share <= 1.0 && out.peak_node_share > 0.5,
+            "{configuration}: a node at {:.3} of its capacity",
+            out.peak_node_share
+        );
         assert!(
             out.jobs.iter().all(|j| j.order_respected),
             "{configuration}: a stage started before its predecessor ended"
@@ -45,7 +53,7 @@ fn every_configuration_accounts_for_every_job_on_the_same_trace() {
         let admitted = out.jobs.iter().filter(|j| j.admitted == Some(true)).count();
         match configuration {
             // No strict demand: every job runs to its end (a miss is only measured).
-            Configuration::Fair | Configuration::Rayon => {
+            Configuration::Fair | Configuration::Capacity | Configuration::Rayon => {
                 assert!(unfinished.is_empty(), "{configuration}: {unfinished:?}");
                 assert!(out.honesty.is_empty(), "{configuration}: {:?}", out.honesty);
             }
@@ -71,7 +79,9 @@ fn every_configuration_accounts_for_every_job_on_the_same_trace() {
             }
         }
         match configuration {
-            Configuration::Fair => assert!(out.jobs.iter().all(|j| j.admitted.is_none())),
+            Configuration::Fair | Configuration::Capacity => {
+                assert!(out.jobs.iter().all(|j| j.admitted.is_none()))
+            }
             Configuration::Rayon => {
                 assert_eq!(out.reservations_submitted as usize, production);
                 assert_eq!(out.planning_us.len(), production);
@@ -86,6 +96,17 @@ fn every_configuration_accounts_for_every_job_on_the_same_trace() {
                     out.refusals
                 );
                 assert!(admitted > 0);
+                // Every admitted job's demands are still readable at the end (YARN's
+                // retention of 1,000 finished apps would have evicted most of this trace's).
+                if configuration == Configuration::Demands {
+                    assert!(jobs.len() > 1000, "{} jobs", jobs.len());
+                    // Both demands (maps, reduces) of each admitted job were planned.
+                    assert!(
+                        out.planner_decisions >= 2 * admitted as u64,
+                        "{} planner decisions for {admitted} admitted jobs",
+                        out.planner_decisions
+                    );
+                }
             }
         }
     }
