@@ -47,15 +47,13 @@ pub(crate) struct Queue<H, C> {
     pub(crate) path_unbounded: bool,
     /// Fast path: whether this queue is a reservable member of its parent's candidates.
     pub(crate) reservable_in_parent: bool,
-    /// Fast path: the children (parent) or apps (leaf) that can be scheduled, in rules order.
-    /// One pointer (its entries are in one heap block), on the first line with the flags a
-    /// walk's visit reads.
-    pub(crate) candidates: OrderedSet,
     pub(crate) usage: Resource,
     /// Demand as of the rules' last update.
     pub(crate) demand: Resource,
     /// The rules' per-queue state read on every re-key (Fair: weight, min share, policy).
     pub(crate) rules: H,
+    /// Fast path: the children (parent) or apps (leaf) that can be scheduled, in rules order.
+    pub(crate) candidates: OrderedSet,
     /// The most the subtree may use (Fair: `maxResources` resolved against the cluster).
     pub(crate) max_share: Resource,
     pub(crate) am_usage: Resource,
