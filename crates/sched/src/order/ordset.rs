@@ -97,6 +97,13 @@ pub(crate) struct OrderedSet {
     packed: Vec<u128>,
     /// How many live entries have a key that does not fold.
     unfolded_count: u32,
+    /// What walks and re-keys of folded keys never read, out of the queue's hot part.
+    cold: Box<ColdColumns>,
+}
+
+/// A set's columns read only by inserts, removals and keys that do not fold.
+#[derive(Clone, Debug, Default)]
+struct ColdColumns {
     /// Full key by slot, written only for keys that do not fold.
     unfolded: Vec<SortKey>,
     free: Vec<u32>,
@@ -118,16 +125,16 @@ impl OrderedSet {
     pub(crate) fn clear(&mut self) {
         self.packed.clear();
         self.members.clear();
-        self.unfolded.clear();
+        self.cold.unfolded.clear();
         self.unfolded_count = 0;
-        self.free.clear();
+        self.cold.free.clear();
         self.order.clear();
     }
 
     /// The key held in `slot`.
     fn key_at(&self, slot: u32) -> SortKey {
         match self.packed[slot as usize] {
-            UNFOLDED => self.unfolded[slot as usize],
+            UNFOLDED => self.cold.unfolded[slot as usize],
             word => SortKey::from_packed(word),
         }
     }
@@ -149,7 +156,7 @@ impl OrderedSet {
     fn holds(&self, slot: u32, probe: &Probe<'_>) -> bool {
         let word = self.packed[slot as usize];
         word == probe.packed
-            && (word != UNFOLDED || probe.key == Some(&self.unfolded[slot as usize]))
+            && (word != UNFOLDED || probe.key == Some(&self.cold.unfolded[slot as usize]))
     }
 
     /// The entries in order.
@@ -249,7 +256,7 @@ impl OrderedSet {
         let packed = self.packed[slot as usize];
         Probe {
             packed,
-            key: (packed == UNFOLDED).then(|| &self.unfolded[slot as usize]),
+            key: (packed == UNFOLDED).then(|| &self.cold.unfolded[slot as usize]),
             member: self.members[slot as usize],
         }
     }
@@ -272,7 +279,7 @@ impl OrderedSet {
         let word = probe.packed;
         self.packed[slot as usize] = word;
         if let Some(key) = probe.key {
-            self.unfolded[slot as usize] = *key;
+            self.cold.unfolded[slot as usize] = *key;
         }
         match (was_unfolded, word == UNFOLDED) {
             (false, true) => self.unfolded_count += 1,
@@ -289,7 +296,7 @@ impl OrderedSet {
             Ok(i) => return self.order[i],
             Err(i) => i,
         };
-        let slot = match self.free.pop() {
+        let slot = match self.cold.free.pop() {
             Some(s) => {
                 self.members[s as usize] = member;
                 s
@@ -297,7 +304,7 @@ impl OrderedSet {
             None => {
                 self.packed.push(UNFOLDED);
                 self.members.push(member);
-                self.unfolded.push(*key);
+                self.cold.unfolded.push(*key);
                 (self.members.len() - 1) as u32
             }
         };
@@ -316,7 +323,7 @@ impl OrderedSet {
             self.unfolded_count -= 1;
         }
         // A free slot keeps its last entry, so a cursor left on it still finds its way on.
-        self.free.push(slot);
+        self.cold.free.push(slot);
         true
     }
 
