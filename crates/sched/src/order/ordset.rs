@@ -97,13 +97,6 @@ pub(crate) struct OrderedSet {
     packed: Vec<u128>,
     /// How many live entries have a key that does not fold.
     unfolded_count: u32,
-    /// What walks and re-keys of folded keys never read, out of the queue's hot part.
-    cold: Box<ColdColumns>,
-}
-
-/// A set's columns read only by inserts, removals and keys that do not fold.
-#[derive(Clone, Debug, Default)]
-struct ColdColumns {
     /// Full key by slot, written only for keys that do not fold.
     unfolded: Vec<SortKey>,
     free: Vec<u32>,
@@ -125,16 +118,16 @@ impl OrderedSet {
     pub(crate) fn clear(&mut self) {
         self.packed.clear();
         self.members.clear();
-        self.cold.unfolded.clear();
+        self.unfolded.clear();
         self.unfolded_count = 0;
-        self.cold.free.clear();
+        self.free.clear();
         self.order.clear();
     }
 
     /// The key held in `slot`.
     fn key_at(&self, slot: u32) -> SortKey {
         match self.packed[slot as usize] {
-            UNFOLDED => self.cold.unfolded[slot as usize],
+            UNFOLDED => self.unfolded[slot as usize],
             word => SortKey::from_packed(word),
         }
     }
@@ -156,7 +149,7 @@ impl OrderedSet {
     fn holds(&self, slot: u32, probe: &Probe<'_>) -> bool {
         let word = self.packed[slot as usize];
         word == probe.packed
-            && (word != UNFOLDED || probe.key == Some(&self.cold.unfolded[slot as usize]))
+            && (word != UNFOLDED || probe.key == Some(&self.unfolded[slot as usize]))
     }
 
     /// The entries in order.
@@ -256,7 +249,7 @@ impl OrderedSet {
         let packed = self.packed[slot as usize];
         Probe {
             packed,
-            key: (packed == UNFOLDED).then(|| &self.cold.unfolded[slot as usize]),
+            key: (packed == UNFOLDED).then(|| &self.unfolded[slot as usize]),
             member: self.members[slot as usize],
         }
     }
@@ -279,7 +272,7 @@ impl OrderedSet {
         let word = probe.packed;
         self.packed[slot as usize] = word;
         if let Some(key) = probe.key {
-            self.cold.unfolded[slot as usize] = *key;
+            self.unfolded[slot as usize] = *key;
         }
         match (was_unfolded, word == UNFOLDED) {
             (false, true) => self.unfolded_count += 1,
@@ -296,7 +289,7 @@ impl OrderedSet {
             Ok(i) => return self.order[i],
             Err(i) => i,
         };
-        let slot = match self.cold.free.pop() {
+        let slot = match self.free.pop() {
             Some(s) => {
                 self.members[s as usize] = member;
                 s
@@ -304,7 +297,7 @@ impl OrderedSet {
             None => {
                 self.packed.push(UNFOLDED);
                 self.members.push(member);
-                self.cold.unfolded.push(*key);
+                self.unfolded.push(*key);
                 (self.members.len() - 1) as u32
             }
         };
@@ -323,7 +316,7 @@ impl OrderedSet {
             self.unfolded_count -= 1;
         }
         // A free slot keeps its last entry, so a cursor left on it still finds its way on.
-        self.cold.free.push(slot);
+        self.free.push(slot);
         true
     }
 
