@@ -966,6 +966,20 @@ fn demands_in_a_reservable_queue_are_planned_or_refused_over_rest() {
         diagnostics.starts_with("waiting for scheduled start at "),
         "{diagnostics}"
     );
+
+    // The plan's committed share is exported; nothing is committed before the planned start.
+    let metrics = agent
+        .get(format!("http://{}/metrics", rm.web))
+        .call()
+        .expect("/metrics answers")
+        .body_mut()
+        .read_to_string()
+        .unwrap_or_default();
+    let line = "weft_plan_committed_ratio{plan=\"root.prod\"} 0";
+    assert!(
+        metrics.lines().any(|l| l == line),
+        "{line} not in:\n{metrics}"
+    );
     rt.block_on(rm.stop());
 }
 
