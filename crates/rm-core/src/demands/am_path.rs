@@ -38,6 +38,9 @@ pub(crate) struct AmAsks {
     pub(crate) asked: bool,
     /// What it held was given back after it left ALLOCATING for good or failed.
     pub(crate) settled: bool,
+    /// Its asks are withdrawn while its Start window is in a hole (`blackout`; not
+    /// persisted: each tick decides again).
+    pub(crate) paused: bool,
     /// Its gangs' ids in the scheduler.
     pub(crate) gangs: Vec<u64>,
     /// Asked without what its Start window bound (a loose window closed, §3.4 row 8): its
@@ -299,7 +302,7 @@ impl RmCore {
             return;
         };
         let state = d.state();
-        if state == DemandState::Allocating && !am.asked {
+        if state == DemandState::Allocating && !am.asked && !am.paused {
             self.ask_for_demand(now, key, app);
         } else if state == DemandState::Allocating
             && !am.unbound

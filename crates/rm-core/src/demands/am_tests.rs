@@ -758,3 +758,42 @@ fn c4_loose_the_fourth_miss_relaxes_locality_and_the_next_heartbeat_allocates() 
     assert_eq!(r.allocated.len(), 1);
     assert_eq!(r.allocated[0].node_id, "h2:1");
 }
+
+/// C6 over the AM protocol: demand 1 (1 × 1 GB) sent at 2 ms with Start `AND([NOW, +2h],
+/// NOT([NOW+10s, +60s]))` is admissible at [2, 10,002) and [70,002, 7,200,002) ms. ALLOCATING
+/// at once, but no heartbeat comes before the blackout: the 10,002 ms tick withdraws its ask,
+/// so h1's heartbeat at 20 s (room for it) gives it nothing and is no missed opportunity; the
+/// 70,002 ms tick asks again and h1's next heartbeat serves it.
+#[test]
+fn c6_a_blackout_that_begins_while_allocating_withdraws_the_ask_until_it_ends() {
+    let mut c = patient_core();
+    register(&mut c, 0, "h1:1");
+    let am = Am::start(&mut c, 1, "h1:1");
+    let d = described(
+        1,
+        1,
+        1024,
+        1,
+        r#", "Start": "AND([NOW, +2h], NOT([NOW+10s, +60s]))""#,
+    );
+    am.demands(&mut c, 2, &[d]).expect("admitted");
+    assert_eq!(state(&c, &am.key(1)), (Allocating, "eligible"));
+    c.tick(Time(10_001));
+    drain(&mut c);
+    c.tick(Time(10_002));
+    drain(&mut c);
+    heartbeat(&mut c, 20_000, "h1:1");
+    drain(&mut c);
+    assert!(am.poll(&mut c, 20_001).allocated.is_empty(), "inside the blackout");
+    let d = c.demand(&am.key(1)).expect("demand 1");
+    assert_eq!((d.state, d.missed_opportunities), (Allocating, 0));
+    heartbeat(&mut c, 70_001, "h1:1");
+    drain(&mut c);
+    assert!(am.poll(&mut c, 70_001).allocated.is_empty(), "still inside");
+    heartbeat(&mut c, 70_002, "h1:1");
+    drain(&mut c);
+    let r = am.poll(&mut c, 70_003);
+    assert_eq!(r.allocated.len(), 1, "{r:?}");
+    assert_eq!(r.allocated[0].demand_id, Some(1));
+    assert_eq!(state(&c, &am.key(1)), (Allocated, "satisfied"));
+}

@@ -16,6 +16,7 @@ mod am_gate;
 mod am_path;
 #[cfg(test)]
 mod am_tests;
+mod blackout;
 mod bounds;
 mod carrier;
 #[cfg(test)]

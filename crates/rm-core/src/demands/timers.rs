@@ -67,6 +67,7 @@ impl RmCore {
                 break;
             }
         }
+        self.follow_start_holes(now);
         if std::mem::take(&mut self.demands.plans_changed) {
             self.follow_plans(now);
         }
