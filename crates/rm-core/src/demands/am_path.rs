@@ -232,12 +232,16 @@ impl RmCore {
         demands: Vec<AmDemand>,
     ) -> Result<(), RmError> {
         let app = attempt.app;
-        let fresh: Vec<AmDemand> = demands
+        let unsent: Vec<AmDemand> = demands
             .into_iter()
             .filter(|d| {
                 let id = d.description.get("DemandID").and_then(Value::as_u64);
                 !id.is_some_and(|id| self.is_resend(app, id, &d.description))
             })
+            .collect();
+        let fresh: Vec<AmDemand> = unsent
+            .into_iter()
+            .filter_map(|d| self.adopt_bound_demand(now, app, d))
             .collect();
         if fresh.is_empty() {
             return Ok(());
@@ -259,28 +263,62 @@ impl RmCore {
             },
         )?;
         for (report, sent) in reports.iter().zip(fresh) {
-            if let Some(d) = self.demands.by_key.get_mut(&report.key) {
-                let mut placement = DemandPlacementRecord {
-                    hosts: sent.hosts,
-                    racks: sent.racks,
-                };
-                if let Some(name) = d.spec.request.resource_name.as_deref() {
-                    if name.starts_with('/') {
-                        placement.racks.push(name.to_owned());
-                    } else if name != "*" && !name.is_empty() {
-                        placement.hosts.push(name.to_owned());
-                    }
-                }
-                d.am = Some(AmAsks {
-                    placement,
-                    sent: sent.description,
-                    ..AmAsks::default()
-                });
-            }
-            self.persist_demand(&report.key);
-            self.sync_demand_asks(now, &report.key);
+            self.take_over_asks(now, &report.key, sent);
         }
         Ok(())
+    }
+
+    /// The AM's copy of a demand already bound to its application (its `weft-demand`, or a
+    /// REST submission with its application id), whose containers nobody asks for yet: the
+    /// AM takes the asking over (C15: the AM started at the demand's time then asks for its
+    /// tasks), keeping the demand's state, resolved times and plan. Anything else is left
+    /// for admission, which refuses a differing one as a duplicate.
+    fn adopt_bound_demand(&mut self, now: Time, app: ApplicationId, sent: AmDemand) -> Option<AmDemand> {
+        let Some(id) = sent.description.get("DemandID").and_then(Value::as_u64) else {
+            return Some(sent);
+        };
+        let key = Scope::App(app).key(id);
+        let default = self.config.demand_default_strategy;
+        let same = self.demands.by_key.get(&key).is_some_and(|d| {
+            d.am.is_none()
+                && !d.state().is_final()
+                && weft_demand_lang::parse_value(&sent.description, "", default, &|_| true)
+                    .ok()
+                    .and_then(|mut parsed| parsed.demands.pop())
+                    .is_some_and(|mut spec| {
+                        spec.strategy.get_or_insert(default);
+                        spec == d.spec
+                    })
+        });
+        if !same {
+            return Some(sent);
+        }
+        self.take_over_asks(now, &key, sent);
+        None
+    }
+
+    /// Demand `key`'s containers are asked for by its AM from now on, at `sent`'s places.
+    fn take_over_asks(&mut self, now: Time, key: &str, sent: AmDemand) {
+        if let Some(d) = self.demands.by_key.get_mut(key) {
+            let mut placement = DemandPlacementRecord {
+                hosts: sent.hosts,
+                racks: sent.racks,
+            };
+            if let Some(name) = d.spec.request.resource_name.as_deref() {
+                if name.starts_with('/') {
+                    placement.racks.push(name.to_owned());
+                } else if name != "*" && !name.is_empty() {
+                    placement.hosts.push(name.to_owned());
+                }
+            }
+            d.am = Some(AmAsks {
+                placement,
+                sent: sent.description,
+                ..AmAsks::default()
+            });
+        }
+        self.persist_demand(key);
+        self.sync_demand_asks(now, key);
     }
 
     /// Brings what the scheduler has for an AM demand in line with its state: asks while

@@ -860,3 +860,71 @@ fn a_dry_run_of_an_invalid_batch_is_refused_as_its_submission() {
     );
     assert!(c.demand(&key(1)).is_none());
 }
+
+/// C15's second half: the app's AM, started at the demand's time, sends the same demand over
+/// the AM protocol and so asks for its tasks: the demand bound at submission is the AM's from
+/// then on (no duplicate refused), keeps its plan, and its gang is delivered whole once
+/// ALLOCATING. Submitted at 60 s: planned [660 s, 3,360 s) as in `c15_...`; the AM is asked at
+/// 583 s and registers then; the demand goes ALLOCATING at 643 s and the first heartbeat after
+/// (n1 at 643 s: 7 GB free beside the AM, 8 GB on the others) places all 4 × 4 GB members.
+#[test]
+fn c15_the_am_takes_its_apps_demand_over_and_gets_the_gang_at_the_planned_start() {
+    let mut rm = config(PROD_ADHOC);
+    rm.nm_expiry = weft_types::Duration::from_secs(100_000);
+    rm.am_expiry = weft_types::Duration::from_secs(100_000);
+    let mut c = RmCore::new(rm, TS, Time(0));
+    for n in ["n1:1", "n2:1", "n3:1", "n4:1"] {
+        register(&mut c, 0, n);
+    }
+    drain(&mut c);
+    let json = r#"{"DemandID": 1, "ResourceRequest": {"capability": {"memory": 4096, "vCores": 2}, "num-containers": 4},
+        "Gang": true, "Start": {"Time": "[NOW+10m, +10m]", "Strategy": "strict"}, "Duration": "45m",
+        "DeadLine": {"Time": "[NOW, +60m]", "Strategy": "strict"}}"#;
+    let demand: Value = serde_json::from_str(json).expect("test JSON");
+    let app = c.new_application(Time(60 * SEC));
+    let sub = Submission {
+        demand: Some(demand.clone()),
+        ..crate::tests::submission("alice", Some("prod"))
+    };
+    c.submit(Time(60 * SEC), app, sub).expect("submitted");
+    drain(&mut c);
+    crate::tests::heartbeat(&mut c, 583 * SEC, "n1:1");
+    let out = drain(&mut c);
+    let launch = crate::tests::launches(&out).pop().expect("the AM at 583 s");
+    let token = launch.launch.environment["WEFT_AM_TOKEN"].clone();
+    c.am_register(Time(583 * SEC), launch.attempt, &token, "amhost", 4000, None)
+        .expect("AM registers");
+    let allocate = |c: &mut RmCore, t: u64, demands: Vec<AmDemand>| {
+        let r = c
+            .am_allocate(
+                Time(t),
+                launch.attempt,
+                &token,
+                AllocateRequest {
+                    demands,
+                    ..AllocateRequest::default()
+                },
+            )
+            .expect("allocate");
+        drain(c);
+        r
+    };
+    let sent = AmDemand {
+        description: demand,
+        ..AmDemand::default()
+    };
+    allocate(&mut c, 583 * SEC, vec![sent]);
+    let key = format!("{app}/1");
+    assert_eq!(last_of(&c, &key), (Accepted, "planned", 60 * SEC), "kept");
+    for n in ["n1:1", "n2:1", "n3:1", "n4:1"] {
+        crate::tests::heartbeat(&mut c, 642 * SEC, n);
+    }
+    drain(&mut c);
+    assert!(allocate(&mut c, 642 * SEC, Vec::new()).allocated.is_empty());
+    crate::tests::heartbeat(&mut c, 643 * SEC, "n1:1");
+    drain(&mut c);
+    assert_eq!(last_of(&c, &key), (Allocated, "satisfied", 643 * SEC));
+    let got = allocate(&mut c, 643 * SEC, Vec::new()).allocated;
+    assert_eq!(got.len(), 4, "{got:?}");
+    assert!(got.iter().all(|a| a.demand_id == Some(1)));
+}
