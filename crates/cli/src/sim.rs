@@ -13,7 +13,7 @@ use std::io::{BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use weft_sched::WalkMode;
-use weft_sim::{initial_config, parse_scenario, run, CpuClock, ZeroClock};
+use weft_sim::{initial_config, parse_scenario, run, CpuClock, Driver, ZeroClock};
 
 /// Simulator subcommands.
 #[derive(Subcommand)]
@@ -166,7 +166,14 @@ fn run_file(file: &Path, deterministic: bool, summarize: bool) -> Result<(), Fai
     let mut zero = ZeroClock;
     let mut wall = WallClock::start();
     let clock: &mut dyn CpuClock = if deterministic { &mut zero } else { &mut wall };
-    let result = run(&scenario, initial.config, clock, &mut sink);
+    let result = match scenario.driver {
+        Driver::Scheduler => run(&scenario, initial.config, clock, &mut sink)
+            .map(|_| ())
+            .map_err(anyhow::Error::new),
+        Driver::Rm => weft_demand_sim::run_scenario(&scenario, initial.config, &mut sink)
+            .map(|_| ())
+            .map_err(anyhow::Error::new),
+    };
     if summarize && result.is_ok() && write_error.is_none() {
         if let Err(e) = write!(out, "{}", summary.render(&shown)) {
             write_error = Some(e);
@@ -181,5 +188,5 @@ fn run_file(file: &Path, deterministic: bool, summarize: bool) -> Result<(), Fai
     flushed
         .context("cannot write to standard output")
         .map_err(Failure::Run)?;
-    result.map(|_| ()).map_err(|e| Failure::Run(e.into()))
+    result.map_err(Failure::Run)
 }

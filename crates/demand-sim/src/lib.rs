@@ -17,12 +17,14 @@ mod driver;
 mod node;
 pub mod report;
 mod rng;
+pub mod scenario;
 pub mod workload;
 
 pub use bench::{bench, parse_seeds, Bench};
 pub use cluster::Configuration;
 pub use driver::{run, JobOutcome, RunOptions, RunOutput, Usage, STEP_MS};
 pub use report::{compare, compare_with, Comparison, ConfigReport};
+pub use scenario::{run_scenario, ScenarioRunError, ScenarioSummary};
 pub use workload::{deadline_mix, JobKind, MixParams};
 
 /// Why a run could not go on.

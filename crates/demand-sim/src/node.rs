@@ -44,6 +44,12 @@ impl SimNode {
         );
     }
 
+    /// Whether a container is due to end by itself (a task with a run time, or an AM whose
+    /// application finished) or a stop is still to be reported.
+    pub(crate) fn has_timed(&self) -> bool {
+        !self.stopped.is_empty() || self.live.values().any(|l| l.end_ms.is_some())
+    }
+
     /// An AM's container exits once its application finished.
     pub(crate) fn end_at(&mut self, container: &ContainerId, t: u64) {
         if let Some(l) = self.live.get_mut(container) {

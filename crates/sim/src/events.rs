@@ -1,7 +1,9 @@
 //! One `[[events]]` table -> [`ScheduledEvent`], with the fields its `type` allows.
 
 use crate::parse::{duration, embedded, resource, DEFAULT_RACK};
-use crate::scenario::{Action, NodeSpec, ScheduledEvent};
+use crate::scenario::{
+    Action, NodeSpec, ReserveInterpreter, ReserveRequest, ReserveSpec, ScheduledEvent,
+};
 use crate::toml_walk::{Ctx, Tbl};
 use weft_sched::ContainerAsk;
 use weft_types::{ResourceTypes, Time};
@@ -22,6 +24,34 @@ const TYPES: &[&str] = &[
     "gang",
     "gang_cancel",
     "reservation",
+    "reserve",
+    "reservation_update",
+    "reservation_delete",
+    "demand",
+    "demand_kill",
+];
+
+/// Event types only the RM driver replays (`driver = "rm"`).
+pub(crate) const RM_ONLY: &[&str] = &[
+    "reserve",
+    "reservation_update",
+    "reservation_delete",
+    "demand",
+    "demand_kill",
+];
+
+/// Event types the RM driver replays; the others need the scheduler driver.
+pub(crate) const RM_DRIVEN: &[&str] = &[
+    "submit",
+    "ask",
+    "finish",
+    "kill",
+    "snapshot",
+    "reserve",
+    "reservation_update",
+    "reservation_delete",
+    "demand",
+    "demand_kill",
 ];
 
 /// The fields each event type allows (besides `at` and `type`).
@@ -36,6 +66,8 @@ fn fields(kind: &str) -> &'static [&'static str] {
             "app_type",
             "reservation",
             "label",
+            "demand",
+            "claim",
         ],
         "ask" => &[
             "app",
@@ -67,6 +99,19 @@ fn fields(kind: &str) -> &'static [&'static str] {
             "duration",
         ],
         "gang_cancel" => &["app", "gang"],
+        "reserve" | "reservation_update" => &[
+            "name",
+            "queue",
+            "user",
+            "arrival",
+            "deadline",
+            "interpreter",
+            "requests",
+            "recurrence",
+        ],
+        "reservation_delete" => &["name", "user"],
+        "demand" => &["app", "demand", "duration"],
+        "demand_kill" => &["app", "demand", "user"],
         "reservation" => &[
             "queue",
             "id",
@@ -167,6 +212,11 @@ fn action(
                 app_type: owned(t.str(ctx, "app_type")),
                 reservation: owned(t.str(ctx, "reservation")),
                 label: owned(t.str(ctx, "label")),
+                demand: match t.raw("demand") {
+                    Some(_) => Some(demand_json(ctx, t)?),
+                    None => None,
+                },
+                claim: t.bool(ctx, "claim").is_none_or(|(b, _)| b),
                 app: app?,
                 user: user?,
             }
@@ -384,6 +434,163 @@ fn action(
                 },
             }
         }
+        "reserve" => Action::Reserve(reserve_spec(ctx, t, types)?),
+        "reservation_update" => Action::ReservationUpdate(reserve_spec(ctx, t, types)?),
+        "reservation_delete" => {
+            let name = owned(t.req_str(ctx, "name"));
+            let user = owned(t.req_str(ctx, "user"));
+            Action::ReservationDelete {
+                name: name?,
+                user: user?,
+            }
+        }
+        "demand" => {
+            let app = app(ctx);
+            if t.raw("demand").is_none() {
+                t.missing(ctx, "demand");
+            }
+            let demand = t.raw("demand").and_then(|_| demand_json(ctx, t));
+            let duration = duration(ctx, t, "duration").map(|(d, _)| d);
+            Action::Demand {
+                app: app?,
+                demand: demand?,
+                duration,
+            }
+        }
+        "demand_kill" => {
+            let app = app(ctx);
+            if t.raw("demand").is_none() {
+                t.missing(ctx, "demand");
+            }
+            let demand = t.int(ctx, "demand", 0, i64::MAX);
+            Action::DemandKill {
+                app: app?,
+                demand: demand.and_then(|(d, _)| u64::try_from(d).ok())?,
+                user: owned(t.str(ctx, "user")),
+            }
+        }
         _ => Action::Snapshot,
+    })
+}
+
+/// The `demand` field: a string holding the ResourceDescription JSON (one object or an
+/// array), `'''...'''` in the file. Only its JSON syntax is checked here (the message names
+/// the line inside the file); what the demand language makes of it is the RM's answer at run
+/// time, as REST's would be (a `demand_refused` line).
+fn demand_json(ctx: &mut Ctx, t: &Tbl<'_, '_>) -> Option<serde_json::Value> {
+    let (text, line) = t.str(ctx, "demand")?;
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(v @ (serde_json::Value::Object(_) | serde_json::Value::Array(_))) => Some(v),
+        Ok(_) => {
+            ctx.problem(
+                line,
+                &t.path_of("demand"),
+                "a demand is a ResourceDescription JSON object or an array of them",
+            );
+            None
+        }
+        Err(e) => {
+            // A multi-line literal's text starts on the key's line when the opening quotes
+            // end the line (TOML drops that newline), so JSON line L is file line key + L.
+            let inner = u32::try_from(e.line()).unwrap_or(0);
+            ctx.problem(line + inner, &t.path_of("demand"), format!("not JSON: {e}"));
+            None
+        }
+    }
+}
+
+/// A `reserve` or `reservation_update` event's definition.
+fn reserve_spec(ctx: &mut Ctx, t: &Tbl<'_, '_>, types: &ResourceTypes) -> Option<ReserveSpec> {
+    // Every field is read before any `?`, so all of its problems are reported.
+    let owned = |v: Option<(&str, u32)>| v.map(|(s, _)| s.to_string());
+    let name = owned(t.req_str(ctx, "name"));
+    let queue = owned(t.req_str(ctx, "queue"));
+    let user = owned(t.req_str(ctx, "user"));
+    for key in ["arrival", "deadline", "requests"] {
+        if t.raw(key).is_none() {
+            t.missing(ctx, key);
+        }
+    }
+    let arrival = duration(ctx, t, "arrival").map(|(d, _)| Time(d.as_millis()));
+    let deadline = duration(ctx, t, "deadline").map(|(d, _)| Time(d.as_millis()));
+    let recurrence = duration(ctx, t, "recurrence").map(|(d, _)| d);
+    let interpreter = match t.str(ctx, "interpreter") {
+        None | Some(("all", _)) => Some(ReserveInterpreter::All),
+        Some(("any", _)) => Some(ReserveInterpreter::Any),
+        Some(("order", _)) => Some(ReserveInterpreter::Order),
+        Some(("order_no_gap", _)) => Some(ReserveInterpreter::OrderNoGap),
+        Some((other, line)) => {
+            ctx.problem(
+                line,
+                &t.path_of("interpreter"),
+                format!("unknown interpreter '{other}'; expected all, any, order or order_no_gap"),
+            );
+            None
+        }
+    };
+    let mut requests = Some(Vec::new());
+    if let Some(v) = t.raw("requests") {
+        match v.get_ref() {
+            toml::de::DeValue::Array(items) if !items.is_empty() => {
+                for (i, item) in items.iter().enumerate() {
+                    let path = format!("{}[{i}]", t.path_of("requests"));
+                    let r = Tbl::of(ctx, item, path).and_then(|r| reserve_request(ctx, &r, types));
+                    match (r, requests.as_mut()) {
+                        (Some(r), Some(all)) => all.push(r),
+                        _ => requests = None,
+                    }
+                }
+            }
+            _ => {
+                let line = ctx.line(v.span().start);
+                ctx.problem(
+                    line,
+                    &t.path_of("requests"),
+                    "expected a non-empty array of tables, e.g. [{resources = \"1024 mb, 1 vcores\", count = 1, duration = \"60s\"}]",
+                );
+                requests = None;
+            }
+        }
+    }
+    Some(ReserveSpec {
+        name: name?,
+        queue: queue?,
+        user: user?,
+        arrival: arrival?,
+        deadline: deadline?,
+        interpreter: interpreter?,
+        requests: requests?,
+        recurrence,
+    })
+}
+
+/// One stage of a reservation: `{resources, count, gang?, duration}`.
+fn reserve_request(
+    ctx: &mut Ctx,
+    r: &Tbl<'_, '_>,
+    types: &ResourceTypes,
+) -> Option<ReserveRequest> {
+    r.check_keys(ctx, &["resources", "count", "gang", "duration"]);
+    let resources = resource(ctx, r, "resources", types, true);
+    for key in ["count", "duration"] {
+        if r.raw(key).is_none() {
+            r.missing(ctx, key);
+        }
+    }
+    let count = r
+        .int(ctx, "count", COUNT_RANGE.0, COUNT_RANGE.1)
+        .and_then(|(c, _)| u32::try_from(c).ok());
+    let gang = match r.raw("gang") {
+        None => Some(1),
+        Some(_) => r
+            .int(ctx, "gang", GANG_SIZE_RANGE.0, GANG_SIZE_RANGE.1)
+            .and_then(|(g, _)| u32::try_from(g).ok()),
+    };
+    let duration = duration(ctx, r, "duration").map(|(d, _)| d);
+    Some(ReserveRequest {
+        resources: resources?,
+        count: count?,
+        gang: gang?,
+        duration: duration?,
     })
 }

@@ -37,8 +37,8 @@ pub use duration::parse_duration;
 pub use parse::{parse_scenario, DEFAULT_RACK};
 pub use runner::{run, RunError, RunSummary};
 pub use scenario::{
-    Action, AllocationsSource, EmbeddedText, NodeSpec, Problem, Property, Scenario, ScenarioError,
-    ScheduledEvent,
+    Action, AllocationsSource, Driver, EmbeddedText, NodeSpec, Problem, Property,
+    ReserveInterpreter, ReserveRequest, ReserveSpec, Scenario, ScenarioError, ScheduledEvent,
 };
 
 use weft_sched::Scheduler;

@@ -4,7 +4,7 @@
 use crate::duration::parse_duration;
 use crate::events::parse_event;
 use crate::scenario::{
-    Action, AllocationsSource, EmbeddedText, NodeSpec, Property, Scenario, ScenarioError,
+    Action, AllocationsSource, Driver, EmbeddedText, NodeSpec, Property, Scenario, ScenarioError,
 };
 use crate::toml_walk::{Ctx, Tbl, Val};
 use std::collections::BTreeMap;
@@ -17,6 +17,7 @@ use weft_types::{Duration, Resource, ResourceTypes, Time};
 const TOP_KEYS: &[&str] = &[
     "name",
     "scheduler",
+    "driver",
     "heartbeat_interval",
     "update_interval",
     "seed",
@@ -62,6 +63,7 @@ pub fn parse_scenario(text: &str, file: &str) -> Result<Scenario, ScenarioError>
 
     let name = root.str(&mut ctx, "name").map(|(s, _)| s.to_string());
     let scheduler = check_scheduler(&mut ctx, &root);
+    let driver = check_driver(&mut ctx, &root);
     let heartbeat_interval = interval(&mut ctx, &root, "heartbeat_interval", 1_000);
     let update_interval = interval(&mut ctx, &root, "update_interval", 500);
     let end = duration(&mut ctx, &root, "end").map(|(d, _)| Time(d.as_millis()));
@@ -96,6 +98,7 @@ pub fn parse_scenario(text: &str, file: &str) -> Result<Scenario, ScenarioError>
     events.sort_by_key(|e| (e.at, e.index));
     check_hosts(&mut ctx, &nodes, &events);
     check_apps(&mut ctx, &events);
+    check_driver_events(&mut ctx, driver, &events);
 
     if !ctx.problems.is_empty() {
         ctx.problems.sort_by_key(|p| p.line);
@@ -118,7 +121,62 @@ pub fn parse_scenario(text: &str, file: &str) -> Result<Scenario, ScenarioError>
         events,
         resource_types,
         scheduler,
+        driver,
     })
+}
+
+/// The `driver` field: `scheduler` (the default) or `rm`.
+fn check_driver(ctx: &mut Ctx, root: &Tbl<'_, '_>) -> Driver {
+    match root.str(ctx, "driver") {
+        None | Some(("scheduler", _)) => Driver::Scheduler,
+        Some(("rm", _)) => Driver::Rm,
+        Some((other, line)) => {
+            ctx.problem(
+                line,
+                "driver",
+                format!("unknown driver '{other}': expected scheduler or rm"),
+            );
+            Driver::Scheduler
+        }
+    }
+}
+
+/// Each event type (and submit field) belongs to the driver that can replay it: demands and
+/// planned reservations need the RM core; the scheduler driver's other events are not
+/// replayed by the RM driver (yet).
+fn check_driver_events(ctx: &mut Ctx, driver: Driver, events: &[crate::scenario::ScheduledEvent]) {
+    for e in events {
+        let kind = e.action.type_name();
+        let field = format!("events[{}].type", e.index);
+        match driver {
+            Driver::Scheduler if crate::events::RM_ONLY.contains(&kind) => ctx.problem(
+                e.line,
+                &field,
+                format!("event type '{kind}' needs the RM core: add driver = \"rm\" at the top of the file"),
+            ),
+            Driver::Rm if !crate::events::RM_DRIVEN.contains(&kind) => ctx.problem(
+                e.line,
+                &field,
+                format!(
+                    "event type '{kind}' is not replayed by driver = \"rm\"; it replays: {}",
+                    crate::events::RM_DRIVEN.join(", ")
+                ),
+            ),
+            _ => {}
+        }
+        if driver == Driver::Scheduler {
+            if let Action::Submit { demand, claim, .. } = &e.action {
+                if demand.is_some() || !claim {
+                    let which = if demand.is_some() { "demand" } else { "claim" };
+                    ctx.problem(
+                        e.line,
+                        &format!("events[{}].{which}", e.index),
+                        format!("a submit's `{which}` needs the RM core: add driver = \"rm\" at the top of the file"),
+                    );
+                }
+            }
+        }
+    }
 }
 
 /// The `scheduler` field: fair (the default), capacity (with its `capacity` text) or fifo.
@@ -545,6 +603,8 @@ fn check_apps(ctx: &mut Ctx, events: &[crate::scenario::ScheduledEvent]) {
             | Action::Kill { app, .. }
             | Action::Move { app, .. }
             | Action::Blacklist { app, .. }
+            | Action::Demand { app, .. }
+            | Action::DemandKill { app, .. }
                 if !submitted.contains_key(app.as_str()) =>
             {
                 let later = events.iter().find_map(|o| match &o.action {

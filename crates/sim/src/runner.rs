@@ -763,6 +763,19 @@ impl Runner<'_> {
                 let event = Event::PlanChanged(Box::new(plan.clone()));
                 self.must(sim, event)?;
             }
+            Action::Reserve(_)
+            | Action::ReservationUpdate(_)
+            | Action::ReservationDelete { .. }
+            | Action::Demand { .. }
+            | Action::DemandKill { .. } => {
+                // The parser refuses these without `driver = "rm"`, which this runner is not.
+                return Err(RunError {
+                    file: self.sc.file.clone(),
+                    at_ms: at,
+                    place: self.place.clone(),
+                    message: format!("event type '{kind}' needs driver = \"rm\""),
+                });
+            }
             Action::Blacklist { app, add, remove } => {
                 let Some(id) = self.live_app(sim, app, kind) else {
                     return Ok(());

@@ -43,6 +43,79 @@ pub struct Scenario {
     /// What the file says that the run ignores, each with its line, in file order
     /// ([`initial_config`](crate::initial_config) passes them on with its own warnings).
     pub warnings: Vec<Problem>,
+    /// What replays the file (`driver`): the scheduler alone, or the RM core.
+    pub driver: Driver,
+}
+
+/// What replays a scenario (the top-level `driver` field).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Driver {
+    /// `driver = "scheduler"` (the default): the scheduler core alone, [`crate::run`].
+    #[default]
+    Scheduler,
+    /// `driver = "rm"`: the RM core with virtual NodeManagers and ApplicationMasters
+    /// (`weft_demand_sim::scenario`), for the events only the RM has: reservations through
+    /// the planner, demands and their state machine.
+    Rm,
+}
+
+impl Driver {
+    /// The name the file uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Driver::Scheduler => "scheduler",
+            Driver::Rm => "rm",
+        }
+    }
+}
+
+/// A reservation the planner is asked for (`reserve`, `reservation_update`): Hadoop's
+/// ReservationDefinition, times since the run's start.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReserveSpec {
+    /// The scenario's name for the reservation (outputs use it; `submit.reservation` may
+    /// name it).
+    pub name: String,
+    /// The plan queue.
+    pub queue: String,
+    /// The submitting user.
+    pub user: String,
+    /// The earliest start.
+    pub arrival: Time,
+    /// The latest end.
+    pub deadline: Time,
+    /// How the stages combine: `all` (default), `any`, `order`, `order_no_gap`.
+    pub interpreter: ReserveInterpreter,
+    /// The stages.
+    pub requests: Vec<ReserveRequest>,
+    /// Hadoop's recurrence period, if any.
+    pub recurrence: Option<Duration>,
+}
+
+/// Hadoop's ReservationRequestInterpreter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReserveInterpreter {
+    /// R_ANY.
+    Any,
+    /// R_ALL.
+    All,
+    /// R_ORDER.
+    Order,
+    /// R_ORDER_NO_GAP.
+    OrderNoGap,
+}
+
+/// One stage of a [`ReserveSpec`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReserveRequest {
+    /// One container's size.
+    pub resources: Resource,
+    /// How many containers.
+    pub count: u32,
+    /// Containers that must run together (Hadoop's min-concurrency; 1 = no gang).
+    pub gang: u32,
+    /// How long each runs.
+    pub duration: Duration,
 }
 
 impl Scenario {
@@ -154,6 +227,12 @@ pub enum Action {
         reservation: Option<String>,
         /// Its node label expression (Capacity Scheduler; `None`: its queue's default).
         label: Option<String>,
+        /// `driver = "rm"`: Weft's `weft-demand` (a ResourceDescription or an array of them)
+        /// bound to the app; its AM is asked at the first demand's planned start.
+        demand: Option<serde_json::Value>,
+        /// `driver = "rm"`: false = the virtual AM never launches the containers it gets
+        /// (claim expiry).
+        claim: bool,
     },
     /// Add outstanding container asks.
     Ask {
@@ -243,6 +322,36 @@ pub enum Action {
         /// The reservation, holding `resources` over `[start, end)`.
         reservation: weft_sched::PlannedReservation,
     },
+    /// `driver = "rm"`: ask the planner for a reservation (Hadoop's submit).
+    Reserve(ReserveSpec),
+    /// `driver = "rm"`: replace a reservation's definition (Hadoop's update), by its name.
+    ReservationUpdate(ReserveSpec),
+    /// `driver = "rm"`: delete a reservation (Hadoop's delete), by its name.
+    ReservationDelete {
+        /// The reservation's scenario name.
+        name: String,
+        /// Who asks.
+        user: String,
+    },
+    /// `driver = "rm"`: the app's AM sends demands with its next Allocate call.
+    Demand {
+        /// The application.
+        app: String,
+        /// The ResourceDescription JSON (one object or an array), as written.
+        demand: serde_json::Value,
+        /// Each of its containers completes this long after its launch (`None`: it runs
+        /// until the app finishes).
+        duration: Option<Duration>,
+    },
+    /// `driver = "rm"`: kill one of the app's demands (REST's `PUT .../state KILLED`).
+    DemandKill {
+        /// The application.
+        app: String,
+        /// The DemandID.
+        demand: u64,
+        /// Who asks (`None`: the app's user).
+        user: Option<String>,
+    },
     /// Change the application's blacklist (hosts or racks the scheduler gives it nothing on).
     Blacklist {
         /// The application.
@@ -273,6 +382,11 @@ impl Action {
             Action::Gang { .. } => "gang",
             Action::GangCancel { .. } => "gang_cancel",
             Action::Reservation { .. } => "reservation",
+            Action::Reserve(_) => "reserve",
+            Action::ReservationUpdate(_) => "reservation_update",
+            Action::ReservationDelete { .. } => "reservation_delete",
+            Action::Demand { .. } => "demand",
+            Action::DemandKill { .. } => "demand_kill",
         }
     }
 }

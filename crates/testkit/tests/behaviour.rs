@@ -30,7 +30,7 @@
 //! as the scenario passes (so the entry gets removed).
 
 use std::path::{Path, PathBuf};
-use weft_sim::{initial_config, parse_scenario, run, ZeroClock};
+use weft_sim::{initial_config, parse_scenario, run, Driver, ZeroClock};
 use weft_testkit::expect;
 
 /// Scenarios whose expectation follows the spec but whose run does not match it yet, with why.
@@ -58,10 +58,15 @@ fn simulate(path: &Path) -> Result<Vec<String>, String> {
     }
     let initial = initial_config(&scenario).map_err(|e| e.to_string())?;
     let mut lines = Vec::new();
-    run(&scenario, initial.config, &mut ZeroClock, &mut |l: &str| {
-        lines.push(l.to_string())
-    })
-    .map_err(|e| e.to_string())?;
+    let mut sink = |l: &str| lines.push(l.to_string());
+    match scenario.driver {
+        Driver::Scheduler => run(&scenario, initial.config, &mut ZeroClock, &mut sink)
+            .map(|_| ())
+            .map_err(|e| e.to_string())?,
+        Driver::Rm => weft_demand_sim::run_scenario(&scenario, initial.config, &mut sink)
+            .map(|_| ())
+            .map_err(|e| e.to_string())?,
+    }
     Ok(lines)
 }
 
@@ -263,6 +268,8 @@ scenarios! {
     capacity_preempt_victim_order => "capacity-preempt-victim-order",
     capacity_preempt_am_last => "capacity-preempt-am-last",
     capacity_preempt_pressure_gone => "capacity-preempt-pressure-gone",
+    // `driver = "rm"`: the RM core with virtual NMs and AMs (time-aware demands spec §5 C).
+    demand_c1 => "demand-c1",
 }
 
 examples! {

@@ -91,10 +91,18 @@ impl RmCore {
     }
 
     /// `count` of its containers were launched on their NMs (row 10 once all are, when
-    /// something is watched; otherwise it waits in ALLOCATED for completion, row 11).
+    /// something is watched; otherwise it waits in ALLOCATED for completion, row 11). A
+    /// demand delivered over several heartbeats has its first containers launched while it
+    /// is still ALLOCATING: those claims count too (before, they were refused and the demand
+    /// later failed `claim_expired` with every container running; scenario `demand-c1`).
     pub fn demand_claimed(&mut self, now: Time, key: &str, count: u64) -> Result<(), RmError> {
         let d = self.live_demand(key)?;
-        Self::expect_state(d, &[DemandState::Allocated], "a claim")?;
+        Self::expect_state(
+            d,
+            &[DemandState::Allocating, DemandState::Allocated],
+            "a claim",
+        )?;
+        let satisfied = d.state() == DemandState::Allocated;
         let total = d.claimed.saturating_add(count);
         if count == 0 || total > d.allocated {
             return Err(RmError::InvalidRequest(format!(
@@ -112,7 +120,7 @@ impl RmCore {
             .by_key
             .get(key)
             .is_some_and(|d| d.claimed == d.requested());
-        if all && watched {
+        if all && watched && satisfied {
             self.demand_transition(
                 now,
                 key,

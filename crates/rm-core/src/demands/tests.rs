@@ -589,6 +589,29 @@ fn an_application_s_demands_fail_with_it() {
     );
 }
 
+/// A demand delivered over two heartbeats has its first container launched while it is still
+/// ALLOCATING; that claim counts, so the second one's claim makes it MONITORING (before, the
+/// first claim was refused and the demand failed `claim_expired` with both containers
+/// running: scenario `demand-c1`).
+#[test]
+fn claims_made_while_allocating_count() {
+    let mut c = core();
+    one(&mut c, 0, 1, 2, r#", "Duration": "1h""#);
+    c.demand_allocated(Time(SEC), &key(1), 1).unwrap();
+    c.demand_claimed(Time(2 * SEC), &key(1), 1).unwrap();
+    assert_eq!(last(&c, 1).0, Allocating);
+    c.demand_allocated(Time(2 * SEC), &key(1), 1).unwrap();
+    assert_eq!(last(&c, 1), (Allocated, "satisfied", 2 * SEC));
+    c.demand_claimed(Time(3 * SEC), &key(1), 1).unwrap();
+    assert_eq!(last(&c, 1), (Monitoring, "claimed", 3 * SEC));
+    tick(&mut c, 2 * SEC + 600 * SEC);
+    assert_eq!(
+        last(&c, 1).0,
+        Monitoring,
+        "nothing left unclaimed to expire"
+    );
+}
+
 #[test]
 fn refused_inputs_change_nothing() {
     let mut c = core();
@@ -609,7 +632,11 @@ fn refused_inputs_change_nothing() {
         "{err}"
     );
     let err = c.demand_claimed(Time(60 * MIN), &key(1), 1).unwrap_err();
-    assert!(err.to_string().contains("a claim needs ALLOCATED"), "{err}");
+    assert!(
+        err.to_string()
+            .ends_with("1 more claims would make 1 of 0 allocated"),
+        "{err}"
+    );
     assert_eq!(c.demand(&key(1)).unwrap().allocated, 0);
     let err = c.demand_missed_opportunity(Time(0), &key(99)).unwrap_err();
     assert_eq!(err, RmError::UnknownDemand("~alice/99".into()));
