@@ -46,6 +46,7 @@ pub(crate) const RM_DRIVEN: &[&str] = &[
     "ask",
     "finish",
     "kill",
+    "remove_node",
     "snapshot",
     "reserve",
     "reservation_update",

@@ -270,6 +270,21 @@ scenarios! {
     capacity_preempt_pressure_gone => "capacity-preempt-pressure-gone",
     // `driver = "rm"`: the RM core with virtual NMs and AMs (time-aware demands spec §5 C).
     demand_c1 => "demand-c1",
+    demand_c3 => "demand-c3",
+    demand_c5 => "demand-c5",
+    demand_c6 => "demand-c6",
+    demand_c7 => "demand-c7",
+    demand_c7_strict => "demand-c7-strict",
+    demand_c7_loose => "demand-c7-loose",
+    demand_c8 => "demand-c8",
+    demand_c10 => "demand-c10",
+    demand_c11 => "demand-c11",
+    demand_c12 => "demand-c12",
+    demand_c16_plain => "demand-c16-plain",
+    demand_c16_wrapped => "demand-c16-wrapped",
+    demand_c17 => "demand-c17",
+    // B5 (plan follower): the replanner after node loss, through the RM core.
+    demand_b5 => "demand-b5",
 }
 
 examples! {
@@ -320,4 +335,68 @@ fn every_scenario_is_listed() {
             "KNOWN_FAILING entry `{name}` needs a reason"
         );
     }
+}
+
+/// The scenario's output lines without the `demand_state` lines and with no container's
+/// `demand` tag: what C16 compares.
+fn allocation_trace(name: &str) -> Vec<String> {
+    let toml = scenarios_dir().join(format!("{name}.toml"));
+    let lines = simulate(&toml).unwrap_or_else(|e| panic!("{e}"));
+    lines
+        .iter()
+        .filter_map(|l| {
+            let mut v: serde_json::Value =
+                serde_json::from_str(l).unwrap_or_else(|e| panic!("{name}: {e}: {l}"));
+            let kind = v.get("type").and_then(serde_json::Value::as_str);
+            if kind == Some("demand_state") {
+                return None;
+            }
+            if let Some(o) = v.as_object_mut() {
+                o.remove("demand");
+            }
+            Some(v.to_string())
+        })
+        .collect()
+}
+
+/// C16 (time-aware-demands spec §5, §3.1 principle 5): the same trace with every ask wrapped
+/// as an unconstrained demand allocates exactly as plain asks: the same lines in the same
+/// order apart from the `demand_state` lines and the containers' `demand` tag (each file's
+/// `.expect` checks the rest: the tags, and that no planner decision was made).
+#[test]
+fn c16_wrapped_asks_allocate_exactly_as_plain_asks() {
+    let plain = allocation_trace("demand-c16-plain");
+    let wrapped = allocation_trace("demand-c16-wrapped");
+    let allocated = plain.iter().filter(|l| l.contains("\"allocated\"")).count();
+    assert!(allocated >= 45, "a trace worth comparing: {allocated}");
+    let first = plain.iter().zip(&wrapped).position(|(a, b)| a != b);
+    assert_eq!(
+        first.map(|i| (&plain[i], &wrapped[i])),
+        None,
+        "the traces part at line {first:?}"
+    );
+    assert_eq!(plain.len(), wrapped.len());
+}
+
+/// C18 (time-aware-demands spec §5, first half): every `driver = "rm"` scenario run twice
+/// prints the same bytes (each run builds its core afresh, with new hash seeds). The second
+/// half, a kill -9 of the RM mid-way and a restart, is checked with real processes
+/// (crates/cli/tests/gangs.rs) and in rm-core (`demands::restart_tests`).
+#[test]
+fn c18_demand_scenarios_replay_byte_identically() {
+    let mut checked = 0;
+    for name in LISTED.iter().filter(|n| n.starts_with("demand-")) {
+        let toml = scenarios_dir().join(format!("{name}.toml"));
+        let first = simulate(&toml).unwrap_or_else(|e| panic!("{e}"));
+        let second = simulate(&toml).unwrap_or_else(|e| panic!("{e}"));
+        let part = first.iter().zip(&second).position(|(a, b)| a != b);
+        assert_eq!(
+            part.map(|i| (&first[i], &second[i])),
+            None,
+            "{name}: the two runs part at line {part:?}"
+        );
+        assert_eq!(first.len(), second.len(), "{name}");
+        checked += 1;
+    }
+    assert!(checked >= 10, "only {checked} demand scenarios");
 }

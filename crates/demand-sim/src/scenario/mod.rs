@@ -407,6 +407,23 @@ impl Runner<'_, '_> {
                 };
                 self.emit(line);
             }
+            Action::RemoveNode { host } => {
+                // The node's NM stops at once and says so (SHUTDOWN): its containers end and
+                // the cluster, so every plan's capacity, shrinks now. A silent NM would be
+                // LOST only after the NM expiry (600 s).
+                let Some(i) = self.nodes.iter().position(|(h, _)| h == host) else {
+                    return Err(self.fail(t, format!("no node {host} is in the cluster")));
+                };
+                let (_, id) = self.nodes.remove(i);
+                let secret = self
+                    .sim_nodes
+                    .remove(&id)
+                    .map(|n| n.secret)
+                    .unwrap_or_default();
+                let result = self.core.node_unregister(Time(t), &id, &secret);
+                self.outputs(t);
+                result.map_err(|e| self.fail(t, format!("node {host} could not leave: {e}")))?;
+            }
             Action::Snapshot => {
                 let line = lines::snapshot(
                     t,

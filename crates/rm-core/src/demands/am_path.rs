@@ -273,7 +273,12 @@ impl RmCore {
     /// AM takes the asking over (C15: the AM started at the demand's time then asks for its
     /// tasks), keeping the demand's state, resolved times and plan. Anything else is left
     /// for admission, which refuses a differing one as a duplicate.
-    fn adopt_bound_demand(&mut self, now: Time, app: ApplicationId, sent: AmDemand) -> Option<AmDemand> {
+    fn adopt_bound_demand(
+        &mut self,
+        now: Time,
+        app: ApplicationId,
+        sent: AmDemand,
+    ) -> Option<AmDemand> {
         let Some(id) = sent.description.get("DemandID").and_then(Value::as_u64) else {
             return Some(sent);
         };

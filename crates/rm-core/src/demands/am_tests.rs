@@ -784,7 +784,10 @@ fn c6_a_blackout_that_begins_while_allocating_withdraws_the_ask_until_it_ends() 
     drain(&mut c);
     heartbeat(&mut c, 20_000, "h1:1");
     drain(&mut c);
-    assert!(am.poll(&mut c, 20_001).allocated.is_empty(), "inside the blackout");
+    assert!(
+        am.poll(&mut c, 20_001).allocated.is_empty(),
+        "inside the blackout"
+    );
     let d = c.demand(&am.key(1)).expect("demand 1");
     assert_eq!((d.state, d.missed_opportunities), (Allocating, 0));
     heartbeat(&mut c, 70_001, "h1:1");

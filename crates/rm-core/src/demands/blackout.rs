@@ -46,7 +46,11 @@ impl RmCore {
         for (key, hole) in changes {
             if hole {
                 self.withdraw_for_hole(now, &key);
-            } else if let Some(am) = self.demands.by_key.get_mut(&key).and_then(|d| d.am.as_mut())
+            } else if let Some(am) = self
+                .demands
+                .by_key
+                .get_mut(&key)
+                .and_then(|d| d.am.as_mut())
             {
                 am.paused = false;
                 self.sync_demand_asks(now, &key);

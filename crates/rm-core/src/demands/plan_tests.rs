@@ -892,8 +892,15 @@ fn c15_the_am_takes_its_apps_demand_over_and_gets_the_gang_at_the_planned_start(
     let out = drain(&mut c);
     let launch = crate::tests::launches(&out).pop().expect("the AM at 583 s");
     let token = launch.launch.environment["WEFT_AM_TOKEN"].clone();
-    c.am_register(Time(583 * SEC), launch.attempt, &token, "amhost", 4000, None)
-        .expect("AM registers");
+    c.am_register(
+        Time(583 * SEC),
+        launch.attempt,
+        &token,
+        "amhost",
+        4000,
+        None,
+    )
+    .expect("AM registers");
     let allocate = |c: &mut RmCore, t: u64, demands: Vec<AmDemand>| {
         let r = c
             .am_allocate(
