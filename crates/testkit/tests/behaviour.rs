@@ -280,6 +280,7 @@ scenarios! {
     demand_c10 => "demand-c10",
     demand_c11 => "demand-c11",
     demand_c12 => "demand-c12",
+    demand_c15 => "demand-c15",
     demand_c16_plain => "demand-c16-plain",
     demand_c16_wrapped => "demand-c16-wrapped",
     demand_c17 => "demand-c17",
