@@ -270,6 +270,7 @@ scenarios! {
     capacity_preempt_pressure_gone => "capacity-preempt-pressure-gone",
     // `driver = "rm"`: the RM core with virtual NMs and AMs (time-aware demands spec §5 C).
     demand_c1 => "demand-c1",
+    demand_c1_strict => "demand-c1-strict",
 }
 
 examples! {
