@@ -271,6 +271,7 @@ scenarios! {
     // `driver = "rm"`: the RM core with virtual NMs and AMs (time-aware demands spec §5 C).
     demand_c1 => "demand-c1",
     demand_c1_strict => "demand-c1-strict",
+    demand_c2 => "demand-c2",
 }
 
 examples! {
