@@ -272,6 +272,7 @@ scenarios! {
     demand_c1 => "demand-c1",
     demand_c1_strict => "demand-c1-strict",
     demand_c2 => "demand-c2",
+    demand_c4 => "demand-c4",
 }
 
 examples! {
