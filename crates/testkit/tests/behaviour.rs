@@ -273,6 +273,7 @@ scenarios! {
     demand_c1_strict => "demand-c1-strict",
     demand_c2 => "demand-c2",
     demand_c4 => "demand-c4",
+    demand_c9 => "demand-c9",
 }
 
 examples! {
