@@ -274,6 +274,7 @@ scenarios! {
     demand_c2 => "demand-c2",
     demand_c4 => "demand-c4",
     demand_c9 => "demand-c9",
+    demand_c13 => "demand-c13",
 }
 
 examples! {
