@@ -275,6 +275,7 @@ scenarios! {
     demand_c4 => "demand-c4",
     demand_c9 => "demand-c9",
     demand_c13 => "demand-c13",
+    demand_c14 => "demand-c14",
 }
 
 examples! {
