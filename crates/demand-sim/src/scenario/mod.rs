@@ -95,6 +95,7 @@ pub fn run_scenario(
         app_names: BTreeMap::new(),
         reservations: BTreeMap::new(),
         seen: BTreeMap::new(),
+        followed: BTreeMap::new(),
         allocations: 0,
         place: String::new(),
     };
@@ -115,6 +116,8 @@ struct Runner<'s, 'o> {
     reservations: BTreeMap<String, ReservationId>,
     /// Demand key -> transitions printed so far.
     seen: BTreeMap<String, usize>,
+    /// Plan queue -> the entitlements last printed (`plan_follower`).
+    followed: BTreeMap<String, String>,
     allocations: u64,
     place: String,
 }
@@ -162,6 +165,7 @@ impl Runner<'_, '_> {
                 self.heartbeats(t)?;
                 self.am_heartbeats(t)?;
             }
+            self.plan_follower(t);
             let done = next == events.len() && self.sc.end.is_none() && self.idle();
             if done || t >= limit {
                 break;
@@ -788,6 +792,34 @@ impl Runner<'_, '_> {
                     }
                 }
             }
+        }
+    }
+
+    /// Prints each plan's entitlements when they changed during the instant: the leaves the
+    /// scheduler's plan follower keeps under the plan queue (a snapshot, which changes
+    /// nothing the scheduler decides later).
+    fn plan_follower(&mut self, t: u64) {
+        if self.core.reservations().queues().next().is_none() {
+            return;
+        }
+        let plans: Vec<String> = self
+            .core
+            .reservations()
+            .queues()
+            .map(str::to_string)
+            .collect();
+        let snapshot = self.core.scheduler_snapshot();
+        for plan in plans {
+            let entitlements = lines::entitlements(&plan, &snapshot, &self.sc.resource_types);
+            if self.followed.get(&plan) == Some(&entitlements) {
+                continue;
+            }
+            let line = Obj::line("plan_follower", t)
+                .field("queue", &plan)
+                .raw("entitlements", &entitlements)
+                .finish();
+            self.followed.insert(plan, entitlements);
+            self.emit(line);
         }
     }
 
