@@ -276,6 +276,7 @@ scenarios! {
     demand_c9 => "demand-c9",
     demand_c13 => "demand-c13",
     demand_c14 => "demand-c14",
+    reserve_events => "reserve-events",
 }
 
 examples! {
