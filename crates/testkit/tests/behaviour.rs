@@ -270,6 +270,13 @@ scenarios! {
     capacity_preempt_pressure_gone => "capacity-preempt-pressure-gone",
     // `driver = "rm"`: the RM core with virtual NMs and AMs (time-aware demands spec §5 C).
     demand_c1 => "demand-c1",
+    demand_c1_strict => "demand-c1-strict",
+    demand_c2 => "demand-c2",
+    demand_c4 => "demand-c4",
+    demand_c9 => "demand-c9",
+    demand_c13 => "demand-c13",
+    demand_c14 => "demand-c14",
+    reserve_events => "reserve-events",
     demand_c3 => "demand-c3",
     demand_c5 => "demand-c5",
     demand_c6 => "demand-c6",

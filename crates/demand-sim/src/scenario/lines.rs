@@ -172,6 +172,26 @@ pub(crate) fn demand_state(
     lines
 }
 
+/// `[{"queue", "weight", "min_share", "max_share"}]`: the plan queue's leaves as the
+/// scheduler's plan follower sized them (its reservations' leaves and `<plan>-default`).
+pub(crate) fn entitlements(plan: &str, s: &weft_sched::Snapshot, types: &ResourceTypes) -> String {
+    let prefix = format!("{plan}.");
+    let items: Vec<String> = s
+        .queues
+        .iter()
+        .filter(|q| q.leaf && q.name.starts_with(&prefix))
+        .map(|q| {
+            Obj::new()
+                .field("queue", &q.name)
+                .field("weight", q.weight)
+                .raw("min_share", &resource_json(types, &q.min_resources))
+                .raw("max_share", &resource_json(types, &q.max_resources))
+                .finish()
+        })
+        .collect();
+    format!("[{}]", items.join(","))
+}
+
 /// Scenario names of the scheduler's apps (its `AppId` is the application's sequence).
 struct RunNames<'a> {
     apps: &'a BTreeMap<ApplicationId, String>,

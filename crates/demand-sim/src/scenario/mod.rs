@@ -95,6 +95,8 @@ pub fn run_scenario(
         app_names: BTreeMap::new(),
         reservations: BTreeMap::new(),
         seen: BTreeMap::new(),
+        followed: BTreeMap::new(),
+        queues: BTreeMap::new(),
         allocations: 0,
         place: String::new(),
     };
@@ -115,6 +117,10 @@ struct Runner<'s, 'o> {
     reservations: BTreeMap<String, ReservationId>,
     /// Demand key -> transitions printed so far.
     seen: BTreeMap<String, usize>,
+    /// Plan queue -> the entitlements last printed (`plan_follower`).
+    followed: BTreeMap<String, String>,
+    /// App name -> the queue it was last seen in.
+    queues: BTreeMap<String, String>,
     allocations: u64,
     place: String,
 }
@@ -162,6 +168,8 @@ impl Runner<'_, '_> {
                 self.heartbeats(t)?;
                 self.am_heartbeats(t)?;
             }
+            self.plan_follower(t);
+            self.app_moves(t);
             let done = next == events.len() && self.sc.end.is_none() && self.idle();
             if done || t >= limit {
                 break;
@@ -289,10 +297,16 @@ impl Runner<'_, '_> {
                         sc_app.phase = Phase::Rejected;
                         lines::rejected(t, app, &r.diagnostics, lines::reject_code(&r.diagnostics))
                     }
-                    (Ok(()), r) => Obj::line("accepted", t)
-                        .field("app", app)
-                        .field("queue", r.map(|r| r.queue))
-                        .finish(),
+                    (Ok(()), r) => {
+                        let queue = r.map(|r| r.queue);
+                        if let Some(q) = &queue {
+                            self.queues.insert(app.clone(), q.clone());
+                        }
+                        Obj::line("accepted", t)
+                            .field("app", app)
+                            .field("queue", queue)
+                            .finish()
+                    }
                 };
                 self.apps.insert(app.clone(), sc_app);
                 self.emit(line);
@@ -805,6 +819,97 @@ impl Runner<'_, '_> {
                     }
                 }
             }
+        }
+    }
+
+    /// Prints each plan's entitlements when they changed during the instant: the leaves the
+    /// scheduler's plan follower keeps under the plan queue (a snapshot, which changes
+    /// nothing the scheduler decides later).
+    fn plan_follower(&mut self, t: u64) {
+        if self.core.reservations().queues().next().is_none() {
+            return;
+        }
+        let plans: Vec<String> = self
+            .core
+            .reservations()
+            .queues()
+            .map(str::to_string)
+            .collect();
+        let snapshot = self.core.scheduler_snapshot();
+        for plan in plans {
+            let entitlements = lines::entitlements(&plan, &snapshot, &self.sc.resource_types);
+            if self.followed.get(&plan) == Some(&entitlements) {
+                continue;
+            }
+            let line = Obj::line("plan_follower", t)
+                .field("queue", &plan)
+                .raw("entitlements", &entitlements)
+                .finish();
+            self.followed.insert(plan, entitlements);
+            self.emit(line);
+        }
+    }
+
+    /// Prints the queue changes the RM made by itself during the instant: an app leaving the
+    /// leaf of a reservation that is no longer active (`reservation_ended`, `moved_to` null
+    /// when the app was killed with it), or any other move (`moved`: the demand carrier taking
+    /// an app into its planned demand's leaf and out again).
+    fn app_moves(&mut self, t: u64) {
+        let mut lines = Vec::new();
+        let mut gone = Vec::new();
+        for (name, last) in &mut self.queues {
+            let Some(a) = self.apps.get(name) else {
+                continue;
+            };
+            let Some(report) = self.core.app_report(&a.id) else {
+                continue;
+            };
+            let ended_by_rm = report.state.is_final() && a.phase == Phase::Live;
+            if report.queue == *last && !ended_by_rm {
+                if report.state.is_final() {
+                    gone.push(name.clone());
+                }
+                continue;
+            }
+            let reservation_over = last
+                .rsplit_once('.')
+                .and_then(|(_, leaf)| leaf.parse::<ReservationId>().ok())
+                .is_some_and(|id| {
+                    self.core
+                        .reservations()
+                        .find(&id)
+                        .is_none_or(|r| !r.is_active_at(Time(t)))
+                });
+            let line = if reservation_over {
+                Obj::line("reservation_ended", t)
+                    .field("app", name)
+                    .field("queue", &*last)
+                    .field(
+                        "moved_to",
+                        (!report.state.is_final()).then_some(&report.queue),
+                    )
+                    .finish()
+            } else if report.queue != *last {
+                Obj::line("moved", t)
+                    .field("app", name)
+                    .field("from", &*last)
+                    .field("queue", &report.queue)
+                    .finish()
+            } else {
+                gone.push(name.clone());
+                continue;
+            };
+            lines.push(line);
+            if report.state.is_final() {
+                gone.push(name.clone());
+            }
+            last.clone_from(&report.queue);
+        }
+        for name in gone {
+            self.queues.remove(&name);
+        }
+        for line in lines {
+            self.emit(line);
         }
     }
 

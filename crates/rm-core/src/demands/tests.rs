@@ -271,6 +271,14 @@ fn c1_strict_a_deadline_after_start_warns_then_fails_the_demand_after_the_grace(
     assert_eq!(last(&c, 1), (Monitoring, "deadline_missed", deadline));
     tick(&mut c, 1_225 * SEC);
     assert_eq!(last(&c, 1), (Failed, "deadline_missed", 1_225 * SEC));
+    let failed = c
+        .demand(&key(1))
+        .unwrap()
+        .timeline
+        .iter()
+        .filter(|t| t.state == Failed)
+        .count();
+    assert_eq!(failed, 1, "the kill fails the demand once");
 }
 
 /// A grace of 0 (`waitTimeBeforeKill` 0) kills at the strict instant.
