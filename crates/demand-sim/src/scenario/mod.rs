@@ -9,8 +9,9 @@
 //! AM's heartbeat (it registers once its container was launched, sends what the file asked
 //! of it, launches what it gets on the node that got it and releases surplus). Instants are
 //! the heartbeats (every `heartbeat_interval`, so at least one tick per plan step at the
-//! spec's 1 s), the events' and the core's scheduler timers. Demand timers run on `tick`, so
-//! one is seen at the first instant at or after it. Store writes are dropped; each demand
+//! spec's 1 s), the scheduler's updates (the RM daemon ticks every few hundred ms), the
+//! events' and the core's scheduler timers. Demand timers run on `tick`, so one is seen at
+//! the first instant at or after it. Store writes are dropped; each demand
 //! write names a demand whose new transitions are printed then, in the order the core made
 //! them. Nothing reads a clock: the same file gives the same bytes.
 
@@ -174,7 +175,9 @@ impl Runner<'_, '_> {
             if done || t >= limit {
                 break;
             }
-            let mut after = (t / hb + 1) * hb;
+            // The RM daemon ticks every few hundred ms: a tick at each scheduler update too.
+            let update = self.core.update_interval().as_millis().max(1);
+            let mut after = ((t / hb + 1) * hb).min((t / update + 1) * update);
             if let Some(e) = events.get(next) {
                 after = after.min(e.at.as_millis());
             }
