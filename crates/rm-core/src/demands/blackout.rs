@@ -29,15 +29,17 @@ fn in_hole(d: &Demand, now: u64) -> bool {
 
 impl RmCore {
     /// Withdraws the asks of AM demands whose Start window is in a hole, and asks again for
-    /// those whose hole ended (run by each tick after the demands' timers).
-    pub(crate) fn follow_start_holes(&mut self, now: Time) {
+    /// those whose hole ended (run by each tick after the demands' timers, over the demands
+    /// that were live before them).
+    pub(crate) fn follow_start_holes(&mut self, now: Time, live: &[String]) {
         let t = now.as_millis();
-        let changes: Vec<(String, bool)> = self
-            .demands
-            .by_key
+        let changes: Vec<(String, bool)> = live
             .iter()
-            .filter(|(_, d)| d.state() == DemandState::Allocating)
-            .filter_map(|(key, d)| {
+            .filter_map(|key| {
+                let d = self.demands.by_key.get(key)?;
+                if d.state() != DemandState::Allocating {
+                    return None;
+                }
                 let paused = d.am.as_ref()?.paused;
                 let hole = in_hole(d, t);
                 (hole != paused).then(|| (key.clone(), hole))

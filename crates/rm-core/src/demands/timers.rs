@@ -67,7 +67,7 @@ impl RmCore {
                 break;
             }
         }
-        self.follow_start_holes(now);
+        self.follow_start_holes(now, &live);
         if std::mem::take(&mut self.demands.plans_changed) {
             self.follow_plans(now);
         }
