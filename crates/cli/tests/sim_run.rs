@@ -195,3 +195,50 @@ fn an_ignored_key_is_a_warning_on_stderr_naming_its_line() {
         "{stderr}"
     );
 }
+
+/// A `driver = "rm"` file goes through the RM core: its demand's transitions are printed, and
+/// a demand-only event in a file without the driver exits 2 naming the file, line and field.
+#[test]
+fn runs_an_rm_driven_scenario_and_refuses_a_demand_without_the_driver() {
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../testkit/scenarios/demand-c9.toml"
+    );
+    let out = weft(&["sim", "run", "--summary", "never", file]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "stderr: {stderr}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.contains(r#""type":"demand_state","at_ms":31000,"app":"lazy","demand":2,"from":"ALLOCATED","to":"FAILED","reason":"claim_expired""#),
+        "{stdout}"
+    );
+    assert!(
+        stdout
+            .lines()
+            .last()
+            .unwrap_or("")
+            .starts_with(r#"{"type":"summary","at_ms":601000"#),
+        "{stdout}"
+    );
+
+    let dir = scratch("no-driver");
+    let bad = dir.join("no-driver.toml");
+    let text = std::fs::read_to_string(file)
+        .unwrap()
+        .replace("driver = \"rm\"\n", "");
+    std::fs::write(&bad, &text).unwrap();
+    let out = weft(&["sim", "run", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let line = text
+        .lines()
+        .position(|l| l == "type = \"demand\"")
+        .map(|i| i - 1)
+        .unwrap_or(0);
+    assert!(
+        stderr.contains(&format!(
+            "line {line}, field events[1].type: event type 'demand' needs the RM core"
+        )),
+        "{stderr}"
+    );
+}
