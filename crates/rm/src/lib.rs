@@ -104,6 +104,43 @@ pub struct RmArgs {
     /// How often the allocation file is checked for changes, in ms (default 5000).
     #[arg(long = "allocations-poll-ms")]
     pub allocations_poll_ms: Option<u64>,
+    /// Async worker threads for the RPC and REST handlers; the driver, which runs the
+    /// scheduler, is one of their tasks [default: the CPUs this process may use, at most 2;
+    /// the environment variable WEFT_RM_WORKER_THREADS when this flag is absent].
+    #[arg(long = "worker-threads")]
+    pub worker_threads: Option<usize>,
+}
+
+/// Most worker threads the RM runs: beyond the driver's one task and the handlers' decoding,
+/// more threads only add wake-ups.
+const MAX_WORKER_THREADS: usize = 64;
+/// The environment's say when `--worker-threads` is absent (rm-bench sets it for a pinned RM).
+const WORKER_THREADS_ENV: &str = "WEFT_RM_WORKER_THREADS";
+
+/// The worker threads to run: the flag, else the environment, else the CPUs this process may
+/// use (its affinity and cgroup quota), at most 2. On a single CPU a second worker only
+/// switches with the first: every hand-over between a handler and the driver becomes a
+/// futex wake-up and a context switch.
+fn worker_threads(flag: Option<usize>) -> anyhow::Result<usize> {
+    let (count, source) = match flag {
+        Some(n) => (n, "--worker-threads".to_string()),
+        None => match std::env::var(WORKER_THREADS_ENV) {
+            Ok(text) => {
+                let n = text.trim().parse::<usize>().map_err(|_| {
+                    anyhow::anyhow!("{WORKER_THREADS_ENV}='{text}' is not a count of threads")
+                })?;
+                (n, WORKER_THREADS_ENV.to_string())
+            }
+            Err(_) => {
+                let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+                return Ok(cpus.clamp(1, 2));
+            }
+        },
+    };
+    if count == 0 || count > MAX_WORKER_THREADS {
+        anyhow::bail!("{source} = {count}: must be between 1 and {MAX_WORKER_THREADS}");
+    }
+    Ok(count)
 }
 
 /// Runs the RM until SIGINT or SIGTERM.
@@ -113,7 +150,7 @@ pub fn run(args: RmArgs) -> anyhow::Result<()> {
         .with_target(false)
         .try_init();
     let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(worker_threads(args.worker_threads)?)
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
@@ -406,4 +443,24 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
         tasks,
         store_failure,
     })
+}
+
+#[cfg(test)]
+mod worker_thread_tests {
+    use super::{worker_threads, MAX_WORKER_THREADS};
+
+    #[test]
+    fn the_flag_is_taken_within_its_bounds_and_refused_outside_them() {
+        assert_eq!(worker_threads(Some(1)).unwrap(), 1);
+        assert_eq!(
+            worker_threads(Some(MAX_WORKER_THREADS)).unwrap(),
+            MAX_WORKER_THREADS
+        );
+        let zero = worker_threads(Some(0)).unwrap_err().to_string();
+        assert!(zero.contains("--worker-threads = 0"), "{zero}");
+        let many = worker_threads(Some(MAX_WORKER_THREADS + 1))
+            .unwrap_err()
+            .to_string();
+        assert!(many.contains("between 1 and 64"), "{many}");
+    }
 }

@@ -68,6 +68,7 @@ pub fn bench(args: &RmBenchArgs) -> Result<Report, BenchError> {
         max_assign: Some(args.max_assign),
         allocations_xml: None,
         properties: Vec::new(),
+        worker_threads: args.rm_worker_threads(),
     })?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(WORKERS)

@@ -120,6 +120,7 @@ pub fn fleet(args: &RmBenchArgs) -> Result<FleetReport, BenchError> {
         max_assign: Some(args.max_assign),
         allocations_xml: plan.workload.allocations_xml.clone(),
         properties: plan.workload.properties.clone(),
+        worker_threads: args.rm_worker_threads(),
     })?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(WORKERS)
@@ -149,6 +150,7 @@ pub fn fleet(args: &RmBenchArgs) -> Result<FleetReport, BenchError> {
     runtime.shutdown_timeout(Duration::from_secs(2));
     let (mut report, log_mark) = checked_against_child(&mut child, result)?;
     report.pinned = pinned;
+    report.rm_worker_threads = child.as_ref().and(args.rm_worker_threads());
     if let Some(c) = &child {
         report.rm_warnings = c.warnings(log_mark.unwrap_or(u64::MAX));
     }
@@ -743,6 +745,7 @@ fn assemble(a: &Assembly<'_>) -> FleetReport {
             .map_or(a.plan.heartbeat_ms, |n| n.interval_ms),
         am_interval_ms: a.plan.am_interval_ms,
         pinned: None,
+        rm_worker_threads: None,
         run_s: run_ms as f64 / 1000.0,
         valid_after_first_minute: valid_schedule_minutes.iter().skip(1).all(|v| *v == 1),
         valid_schedule_minutes,

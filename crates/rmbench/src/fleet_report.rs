@@ -71,6 +71,9 @@ pub struct FleetReport {
     pub am_interval_ms: u64,
     /// CPUs the RM and the bench were pinned to (`--pin`).
     pub pinned: Option<(usize, usize)>,
+    /// Worker threads the bench asked of the RM it started (`None`: the RM's default, or an
+    /// RM the bench did not start).
+    pub rm_worker_threads: Option<usize>,
     /// Seconds from the first submission to the stop.
     pub run_s: f64,
     /// Per minute.
@@ -142,7 +145,10 @@ impl FleetReport {
             match self.pinned {
                 Some((rm, bench)) => format!(", RM on CPU {rm}, bench on CPU {bench}"),
                 None => String::new(),
-            }
+            } + &self
+                .rm_worker_threads
+                .map(|n| format!(", RM worker threads {n}"))
+                .unwrap_or_default()
         );
         let _ = writeln!(
             s,

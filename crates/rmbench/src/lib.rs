@@ -134,9 +134,21 @@ pub struct RmBenchArgs {
     /// neither's CPU is confused with the other's. Needs two CPUs.
     #[arg(long)]
     pub pin: bool,
+    /// Worker threads of the RM the bench starts (its WEFT_RM_WORKER_THREADS) [default: 1 with
+    /// --pin, which gives the RM one CPU, else the RM's own default].
+    #[arg(long = "rm-worker-threads")]
+    pub rm_worker_threads: Option<usize>,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+impl RmBenchArgs {
+    /// The worker threads for a child RM: as asked, else one when pinned (one CPU: a second
+    /// worker would only switch with the first), else the RM's default.
+    pub(crate) fn rm_worker_threads(&self) -> Option<usize> {
+        self.rm_worker_threads.or(self.pin.then_some(1))
+    }
 }
 
 /// Reads `MIN-MAX` (or a single number) as an inclusive range of positive counts.

@@ -98,6 +98,9 @@ pub(crate) struct RmSetup {
     pub(crate) allocations_xml: Option<String>,
     /// More yarn-site properties (a preset's), written after the ones above.
     pub(crate) properties: Vec<(String, String)>,
+    /// The RM's worker threads (passed as WEFT_RM_WORKER_THREADS, which RMs that predate it
+    /// ignore, so `--rm-binary` can still run them); `None` leaves the RM's default.
+    pub(crate) worker_threads: Option<usize>,
 }
 
 /// A TOML basic string holding `text` (quotes, backslashes and control characters escaped).
@@ -199,6 +202,11 @@ impl RmProcess {
             .args(["--web-address", "127.0.0.1:0"])
             .arg("--ready-file")
             .arg(&ready)
+            .envs(
+                setup
+                    .worker_threads
+                    .map(|n| ("WEFT_RM_WORKER_THREADS", n.to_string())),
+            )
             .stdin(Stdio::null())
             .stdout(log_file)
             .stderr(log_err)
@@ -402,6 +410,7 @@ mod tests {
             assign_multiple: true,
             max_assign: Some(-1),
             allocations_xml: None,
+            worker_threads: None,
             properties: vec![
                 ("yarn.scheduler.fair.max.assign".into(), "7".into()),
                 (
