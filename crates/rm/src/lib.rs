@@ -106,6 +106,13 @@ pub struct RmArgs {
     pub allocations_poll_ms: Option<u64>,
 }
 
+/// The async runtime's threads: two, or one when the RM may use one CPU only (started under
+/// `taskset`, or `weft rm-bench --pin`): on one CPU a second thread only adds wake-ups and
+/// context switches between the two (each handler's call to the driver woke the other).
+fn worker_threads() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get().clamp(1, 2))
+}
+
 /// Runs the RM until SIGINT or SIGTERM.
 pub fn run(args: RmArgs) -> anyhow::Result<()> {
     let _ = tracing_subscriber::fmt()
@@ -113,7 +120,7 @@ pub fn run(args: RmArgs) -> anyhow::Result<()> {
         .with_target(false)
         .try_init();
     let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(worker_threads())
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;

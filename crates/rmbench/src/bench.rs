@@ -68,6 +68,7 @@ pub fn bench(args: &RmBenchArgs) -> Result<Report, BenchError> {
         max_assign: Some(args.max_assign),
         allocations_xml: None,
         properties: Vec::new(),
+        cpu: None,
     })?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(WORKERS)

@@ -120,6 +120,7 @@ pub fn fleet(args: &RmBenchArgs) -> Result<FleetReport, BenchError> {
         max_assign: Some(args.max_assign),
         allocations_xml: plan.workload.allocations_xml.clone(),
         properties: plan.workload.properties.clone(),
+        cpu: args.pin.then_some(RM_CPU),
     })?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(WORKERS)
