@@ -766,7 +766,8 @@ impl RmCore {
         if am {
             self.am_allocated(now, id, node_key, resource);
         } else {
-            let token = self.container_token(now, id, &node_id, &self.owner_of(&id), resource);
+            let user = self.apps.get(&app_key).map_or("", |a| a.sub.user.as_str());
+            let token = self.container_token(now, id, &node_id, user, resource);
             let container = AllocatedContainer {
                 id,
                 node_address,

@@ -10,7 +10,7 @@
 
 use weft_tokens::{derive_secret, same_secret};
 
-use crate::core::RmCore;
+use crate::core::{Node, RmCore};
 use crate::model::NodeState;
 use crate::RmError;
 
@@ -22,9 +22,7 @@ impl RmCore {
 
     /// Whether `node_id` is held by a live registration.
     pub(crate) fn node_is_bound(&self, node_id: &str) -> bool {
-        self.nodes
-            .get(node_id)
-            .is_some_and(|n| matches!(n.state, NodeState::Running | NodeState::Unhealthy))
+        self.nodes.get(node_id).is_some_and(is_bound)
     }
 
     /// Refuses a call about a live node that does not present its secret.
@@ -34,14 +32,7 @@ impl RmCore {
         presented: &str,
         what: &str,
     ) -> Result<(), RmError> {
-        match self.nodes.get(node_id) {
-            Some(n) if self.node_is_bound(node_id) && !same_secret(&n.secret, presented) => {
-                Err(RmError::Forbidden(format!(
-                    "{what} for node {node_id} refused: the node is registered by another NodeManager and the request does not carry its registration secret"
-                )))
-            }
-            _ => Ok(()),
-        }
+        check_secret_of(self.nodes.get(node_id), node_id, presented, what)
     }
 
     /// A fresh secret for a new registration of `node_id`.
@@ -52,5 +43,27 @@ impl RmCore {
             &format!("node registration {node_id}"),
             self.registrations,
         )
+    }
+}
+
+fn is_bound(node: &Node) -> bool {
+    matches!(node.state, NodeState::Running | NodeState::Unhealthy)
+}
+
+/// [`RmCore::check_node_secret`] for a node already looked up (`None`: unknown), so a
+/// heartbeat finds its node by id once.
+pub(crate) fn check_secret_of(
+    node: Option<&Node>,
+    node_id: &str,
+    presented: &str,
+    what: &str,
+) -> Result<(), RmError> {
+    match node {
+        Some(n) if is_bound(n) && !same_secret(&n.secret, presented) => {
+            Err(RmError::Forbidden(format!(
+                "{what} for node {node_id} refused: the node is registered by another NodeManager and the request does not carry its registration secret"
+            )))
+        }
+        _ => Ok(()),
     }
 }

@@ -323,8 +323,10 @@ impl RmCore {
             action: Some(NodeAction::Resync),
             ..HeartbeatReply::default()
         };
-        self.check_node_secret(node_id, &status.secret, "heartbeat")?;
-        let Some(key) = self.nodes.key(node_id) else {
+        let key = self.nodes.key(node_id);
+        let node = key.and_then(|k| self.nodes.at(k));
+        crate::node_identity::check_secret_of(node, node_id, &status.secret, "heartbeat")?;
+        let Some(key) = key else {
             return Ok(resync);
         };
         let Some(node) = self.nodes.at_mut(key) else {

@@ -7,7 +7,7 @@
 //! key becomes current. NMs keep their previous key, so tokens signed just before the switch
 //! stay valid.
 
-use weft_tokens::{ContainerTokenIdentifier, MasterKey, NmTokenIdentifier};
+use weft_tokens::{ContainerTokenIdentifier, MasterKey, NmTokenIdentifier, Signer};
 use weft_types::yarn_id::{AttemptId, ContainerId};
 use weft_types::{Duration, Resource, Time};
 
@@ -20,6 +20,8 @@ pub(crate) struct ContainerKeys {
     seed: u128,
     serial: u32,
     current: MasterKey,
+    /// Signs with `current` (its keyed HMAC state made once per key, not per token).
+    signer: Signer,
     /// The next key and when it becomes current.
     next: Option<(MasterKey, Time)>,
     /// When the current key was made (the next roll is one interval later).
@@ -28,10 +30,12 @@ pub(crate) struct ContainerKeys {
 
 impl ContainerKeys {
     pub(crate) fn new(seed: u128, now: Time) -> ContainerKeys {
+        let current = MasterKey::derive(seed, 0);
         ContainerKeys {
             seed,
             serial: 0,
-            current: MasterKey::derive(seed, 0),
+            signer: Signer::new(&current),
+            current,
             next: None,
             made: now,
         }
@@ -40,6 +44,11 @@ impl ContainerKeys {
     /// The key that signs new tokens.
     pub(crate) fn current(&self) -> &MasterKey {
         &self.current
+    }
+
+    /// Signs new tokens with the current key.
+    pub(crate) fn signer(&self) -> &Signer {
+        &self.signer
     }
 
     /// The key NMs should hold: the next one while it waits for activation, else the current.
@@ -59,6 +68,7 @@ impl ContainerKeys {
             }
             Some((_, at)) if now >= *at => {
                 if let Some((key, _)) = self.next.take() {
+                    self.signer = Signer::new(&key);
                     self.current = key;
                     self.made = now;
                 }
@@ -88,7 +98,7 @@ impl RmCore {
             expiry_ms: (now + self.config.container_token_expiry).as_millis(),
             key_id: 0,
         }
-        .issue(self.keys.current())
+        .issue_with(self.keys.signer())
     }
 
     /// An NM token letting `attempt` (of `user`) manage its containers on `node`.
@@ -101,7 +111,7 @@ impl RmCore {
                 user: user.to_string(),
                 key_id: 0,
             }
-            .issue(self.keys.current()),
+            .issue_with(self.keys.signer()),
         }
     }
 

@@ -61,14 +61,24 @@ fn from_register(s: &WireNmStatus, types: &ResourceTypes) -> Result<NmContainerS
     })
 }
 
-fn from_heartbeat(s: &ContainerStatus, types: &ResourceTypes) -> Result<NmContainerStatus, Status> {
-    Ok(NmContainerStatus {
+/// A heartbeat's status, taken apart rather than copied; a completed one's id goes to
+/// `acknowledged` (the NM may forget it once told: YARN's containersToBeRemovedFromNM).
+fn from_heartbeat(
+    s: ContainerStatus,
+    types: &ResourceTypes,
+    acknowledged: &mut Vec<String>,
+) -> Result<NmContainerStatus, Status> {
+    let status = NmContainerStatus {
         container: container_id(&s.container_id)?,
         state: state(s.state),
         exit_status: s.exit_status,
-        diagnostics: s.diagnostics.clone(),
+        diagnostics: s.diagnostics,
         resource: resource(s.capability.as_ref(), types)?,
-    })
+    };
+    if status.state == NmContainerState::Complete {
+        acknowledged.push(s.container_id);
+    }
+    Ok(status)
 }
 
 fn action(a: NodeAction) -> i32 {
@@ -174,20 +184,14 @@ impl ResourceTracker for Tracker {
 /// path.)
 pub(crate) async fn node_heartbeat(
     tracker: &Tracker,
-    req: NodeHeartbeatRequest,
+    mut req: NodeHeartbeatRequest,
 ) -> Result<NodeHeartbeatResponse, Status> {
     // Completed statuses the RM has taken in: the NM may forget them once told (YARN's
     // containersToBeRemovedFromNM), or it would report them in every heartbeat forever.
-    let acknowledged: Vec<String> = req
-        .container_statuses
-        .iter()
-        .filter(|s| s.state == weft_proto::v1::ContainerState::Complete as i32)
-        .map(|s| s.container_id.clone())
-        .collect();
-    let containers = req
-        .container_statuses
-        .iter()
-        .map(|s| from_heartbeat(s, &tracker.types))
+    let mut acknowledged = Vec::new();
+    let containers = std::mem::take(&mut req.container_statuses)
+        .into_iter()
+        .map(|s| from_heartbeat(s, &tracker.types, &mut acknowledged))
         .collect::<Result<Vec<_>, _>>()?;
     // A heartbeat without a health status is taken as healthy.
     let (healthy, health_report) = req.node_health_status.map_or((true, String::new()), |h| {

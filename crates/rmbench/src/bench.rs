@@ -69,6 +69,7 @@ pub fn bench(args: &RmBenchArgs) -> Result<Report, BenchError> {
         allocations_xml: None,
         properties: Vec::new(),
         worker_threads: args.rm_worker_threads(),
+        cpu: None,
     })?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(WORKERS)

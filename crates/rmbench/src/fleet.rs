@@ -121,6 +121,7 @@ pub fn fleet(args: &RmBenchArgs) -> Result<FleetReport, BenchError> {
         allocations_xml: plan.workload.allocations_xml.clone(),
         properties: plan.workload.properties.clone(),
         worker_threads: args.rm_worker_threads(),
+        cpu: args.pin.then_some(RM_CPU),
     })?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(WORKERS)

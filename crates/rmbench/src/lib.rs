@@ -134,8 +134,8 @@ pub struct RmBenchArgs {
     /// neither's CPU is confused with the other's. Needs two CPUs.
     #[arg(long)]
     pub pin: bool,
-    /// Worker threads of the RM the bench starts (its WEFT_RM_WORKER_THREADS) [default: 1 with
-    /// --pin, which gives the RM one CPU, else the RM's own default].
+    /// Worker threads of the RM the bench starts (its WEFT_RM_WORKER_THREADS) [default: the
+    /// RM's own: the CPUs it may use, at most 2; one with --pin, which starts it on one CPU].
     #[arg(long = "rm-worker-threads")]
     pub rm_worker_threads: Option<usize>,
     /// Print the report as JSON.
@@ -144,10 +144,10 @@ pub struct RmBenchArgs {
 }
 
 impl RmBenchArgs {
-    /// The worker threads for a child RM: as asked, else one when pinned (one CPU: a second
-    /// worker would only switch with the first), else the RM's default.
+    /// The worker threads asked of a child RM (`None`: the RM sizes its runtime from the CPUs
+    /// it may use, one when `--pin` starts it bound to its CPU).
     pub(crate) fn rm_worker_threads(&self) -> Option<usize> {
-        self.rm_worker_threads.or(self.pin.then_some(1))
+        self.rm_worker_threads
     }
 }
 

@@ -101,6 +101,9 @@ pub(crate) struct RmSetup {
     /// The RM's worker threads (passed as WEFT_RM_WORKER_THREADS, which RMs that predate it
     /// ignore, so `--rm-binary` can still run them); `None` leaves the RM's default.
     pub(crate) worker_threads: Option<usize>,
+    /// Start the RM bound to this CPU (`--pin`), so it sizes its runtime for one CPU from the
+    /// start (binding it only later leaves it with threads for two).
+    pub(crate) cpu: Option<usize>,
 }
 
 /// A TOML basic string holding `text` (quotes, backslashes and control characters escaped).
@@ -190,7 +193,8 @@ impl RmProcess {
         let log_err = log_file
             .try_clone()
             .map_err(BenchError::io("cannot duplicate the log file"))?;
-        let child = Command::new(&setup.binary)
+        let mut command = Command::new(&setup.binary);
+        command
             .arg("rm")
             .arg("--config")
             .arg(&config)
@@ -209,14 +213,13 @@ impl RmProcess {
             )
             .stdin(Stdio::null())
             .stdout(log_file)
-            .stderr(log_err)
-            .spawn()
-            .map_err(|e| {
-                BenchError::Rm(format!(
-                    "cannot run {} rm: {e} (pass --rm-binary)",
-                    setup.binary.display()
-                ))
-            })?;
+            .stderr(log_err);
+        let child = spawn_on(&mut command, setup.cpu).map_err(|e| {
+            BenchError::Rm(format!(
+                "cannot run {} rm: {e} (pass --rm-binary)",
+                setup.binary.display()
+            ))
+        })?;
         let mut rm = RmProcess {
             child,
             addresses: RmAddresses {
@@ -342,6 +345,23 @@ pub(crate) fn process_memory(pid: &str) -> Option<(u64, u64)> {
     Some((field("VmRSS:")?, field("VmHWM:")?))
 }
 
+/// Spawns `command`, bound to `cpu` when given: a child starts with its parent thread's
+/// binding, so this thread is bound while it spawns and then given its binding back.
+fn spawn_on(command: &mut Command, cpu: Option<usize>) -> std::io::Result<Child> {
+    use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet};
+    let Some(cpu) = cpu else {
+        return command.spawn();
+    };
+    let this_thread = Pid::from_raw(0);
+    let own = sched_getaffinity(this_thread).map_err(std::io::Error::from)?;
+    let mut set = CpuSet::new();
+    set.set(cpu).map_err(std::io::Error::from)?;
+    sched_setaffinity(this_thread, &set).map_err(std::io::Error::from)?;
+    let child = command.spawn();
+    sched_setaffinity(this_thread, &own).map_err(std::io::Error::from)?;
+    child
+}
+
 /// Binds every thread of process `pid` (`self` for this one) to CPU `cpu`: threads started
 /// later inherit their creator's binding, so this holds for the rest of the run.
 pub(crate) fn pin_process(pid: &str, cpu: usize) -> Result<(), BenchError> {
@@ -418,6 +438,7 @@ mod tests {
                     "500".into(),
                 ),
             ],
+            cpu: None,
         };
         let text = config_toml(&setup, Some(Path::new("/tmp/a \"b\".xml")));
         assert!(text.starts_with("allocations = \"/tmp/a \\\"b\\\".xml\"\n"));

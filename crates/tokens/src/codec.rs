@@ -82,18 +82,25 @@ impl<'a> Reader<'a> {
 }
 
 pub(crate) fn hex(bytes: &[u8]) -> String {
-    let mut s = String::with_capacity(bytes.len() * 2);
+    let mut s = Vec::with_capacity(bytes.len() * 2);
     push_hex(&mut s, bytes);
-    s
+    ascii(s)
 }
 
-/// Appends `bytes` in hex (tokens are minted per container: one buffer, no temporaries).
-pub(crate) fn push_hex(s: &mut String, bytes: &[u8]) {
+/// Appends `bytes` in hex (tokens are minted per container: one buffer, no temporaries, and
+/// bytes rather than chars, which were encoded one at a time).
+pub(crate) fn push_hex(s: &mut Vec<u8>, bytes: &[u8]) {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    for b in bytes {
-        s.push(DIGITS[(b >> 4) as usize] as char);
-        s.push(DIGITS[(b & 15) as usize] as char);
-    }
+    s.extend(
+        bytes
+            .iter()
+            .flat_map(|b| [DIGITS[(b >> 4) as usize], DIGITS[(b & 15) as usize]]),
+    );
+}
+
+/// Text made of ASCII bytes only (hex digits and dots).
+pub(crate) fn ascii(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap_or_else(|_| unreachable!("hex digits and dots are ASCII"))
 }
 
 pub(crate) fn unhex(text: &str) -> Result<Vec<u8>, String> {

@@ -118,12 +118,7 @@ impl MasterKey {
     }
 
     fn sign(&self, identifier: &[u8]) -> String {
-        let mac = hmac(&self.secret, &[identifier]);
-        let mut token = String::with_capacity((identifier.len() + mac.len()) * 2 + 1);
-        codec::push_hex(&mut token, identifier);
-        token.push('.');
-        codec::push_hex(&mut token, &mac);
-        token
+        Signer::new(self).sign(identifier)
     }
 
     fn verifies(&self, identifier: &[u8], mac: &[u8]) -> bool {
@@ -135,6 +130,54 @@ impl MasterKey {
             }
             Err(_) => false,
         }
+    }
+}
+
+/// A master key ready to sign many tokens: the HMAC state after the key's pad blocks is kept,
+/// so each token hashes only its identifier (the RM signs a container token, and often an NM
+/// token, per allocation; the key's two pad blocks were a third of each signature's hashing).
+#[derive(Clone)]
+pub struct Signer {
+    key_id: u32,
+    keyed: HmacSha256,
+}
+
+impl Signer {
+    /// A signer for `key`.
+    pub fn new(key: &MasterKey) -> Signer {
+        let keyed = match HmacSha256::new_from_slice(&key.secret) {
+            Ok(m) => m,
+            Err(_) => unreachable!("HMAC takes keys of any length"),
+        };
+        Signer {
+            key_id: key.id,
+            keyed,
+        }
+    }
+
+    /// The id of the key it signs with.
+    pub fn key_id(&self) -> u32 {
+        self.key_id
+    }
+
+    /// `hex(identifier).hex(mac)`.
+    fn sign(&self, identifier: &[u8]) -> String {
+        let mut mac = self.keyed.clone();
+        mac.update(identifier);
+        let mac: [u8; 32] = mac.finalize().into_bytes().into();
+        let mut token = Vec::with_capacity((identifier.len() + mac.len()) * 2 + 1);
+        codec::push_hex(&mut token, identifier);
+        token.push(b'.');
+        codec::push_hex(&mut token, &mac);
+        codec::ascii(token)
+    }
+}
+
+impl fmt::Debug for Signer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Signer")
+            .field("key_id", &self.key_id)
+            .finish_non_exhaustive()
     }
 }
 
@@ -210,6 +253,12 @@ impl ContainerTokenIdentifier {
         self.key_id = key.id;
         key.sign(&self.encode())
     }
+
+    /// [`Self::issue`] with a key's [`Signer`] (for many tokens under one key).
+    pub fn issue_with(mut self, signer: &Signer) -> String {
+        self.key_id = signer.key_id;
+        signer.sign(&self.encode())
+    }
 }
 
 /// What an NM token grants (YARN's `NMTokenIdentifier`): one attempt's access to one node.
@@ -253,6 +302,12 @@ impl NmTokenIdentifier {
     pub fn issue(mut self, key: &MasterKey) -> String {
         self.key_id = key.id;
         key.sign(&self.encode())
+    }
+
+    /// [`Self::issue`] with a key's [`Signer`] (for many tokens under one key).
+    pub fn issue_with(mut self, signer: &Signer) -> String {
+        self.key_id = signer.key_id;
+        signer.sign(&self.encode())
     }
 }
 

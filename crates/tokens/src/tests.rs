@@ -164,3 +164,33 @@ fn unverified_reads_give_the_fields_of_any_well_formed_token() {
     assert!(read_nm_token_unverified(&c).is_err());
     assert!(read_container_token_unverified("zz.00").is_err());
 }
+
+#[test]
+fn a_signer_issues_the_tokens_its_key_issues() {
+    let key = MasterKey::derive(42, 3);
+    let signer = Signer::new(&key);
+    assert_eq!(signer.key_id(), key.id);
+    let token = container().issue_with(&signer);
+    assert_eq!(token, container().issue(&key));
+    assert_eq!(nm().issue_with(&signer), nm().issue(&key));
+    // The text form: hex(identifier).hex(mac), and it verifies.
+    let (id, mac) = token.split_once('.').unwrap();
+    assert_eq!(
+        id,
+        codec::hex(
+            &ContainerTokenIdentifier {
+                key_id: key.id,
+                ..container()
+            }
+            .encode()
+        )
+    );
+    assert_eq!(mac.len(), 64);
+    let r = ring(std::slice::from_ref(&key));
+    assert_eq!(r.verify_container(&token, 0).unwrap().key_id, key.id);
+    // The key's own signature, computed from scratch (not through a signer).
+    let identifier = nm().issue(&key);
+    let (id, mac) = identifier.split_once('.').unwrap();
+    let expected = hmac(&key.secret, &[&codec::unhex(id).unwrap()]);
+    assert_eq!(mac, codec::hex(&expected));
+}

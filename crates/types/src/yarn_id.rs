@@ -135,9 +135,61 @@ fn parts<'a>(
     Ok(parts)
 }
 
+/// An id's text built on the stack: the RM prints a container id per allocation, stop and
+/// token, and `write!` with padded numbers cost several times more than the digits.
+struct IdText {
+    bytes: [u8; 96],
+    len: usize,
+}
+
+impl IdText {
+    fn new(prefix: &str) -> IdText {
+        let mut text = IdText {
+            bytes: [0; 96],
+            len: 0,
+        };
+        text.push(prefix.as_bytes());
+        text
+    }
+
+    fn push(&mut self, bytes: &[u8]) {
+        let end = self.len + bytes.len();
+        self.bytes[self.len..end].copy_from_slice(bytes);
+        self.len = end;
+    }
+
+    /// `value` in decimal, zero-padded to `width` digits (wider when it needs more), after
+    /// an underscore unless it is the first part.
+    fn number(&mut self, mut value: u64, width: usize) {
+        if !self.bytes[..self.len].ends_with(b"_") {
+            self.push(b"_");
+        }
+        let mut digits = [b'0'; 20];
+        let mut start = digits.len();
+        loop {
+            start -= 1;
+            digits[start] = b'0' + (value % 10) as u8;
+            value /= 10;
+            if value == 0 {
+                break;
+            }
+        }
+        let start = start.min(digits.len().saturating_sub(width));
+        self.push(&digits[start..]);
+    }
+
+    fn as_str(&self) -> &str {
+        // Only ASCII prefixes and digits were pushed.
+        std::str::from_utf8(&self.bytes[..self.len]).unwrap_or_default()
+    }
+}
+
 impl fmt::Display for ApplicationId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "application_{}_{:04}", self.cluster_ts, self.seq)
+        let mut text = IdText::new("application_");
+        text.number(self.cluster_ts, 0);
+        text.number(self.seq, 4);
+        f.write_str(text.as_str())
     }
 }
 
@@ -155,11 +207,11 @@ impl FromStr for ApplicationId {
 
 impl fmt::Display for AttemptId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "appattempt_{}_{:04}_{:06}",
-            self.app.cluster_ts, self.app.seq, self.attempt
-        )
+        let mut text = IdText::new("appattempt_");
+        text.number(self.app.cluster_ts, 0);
+        text.number(self.app.seq, 4);
+        text.number(u64::from(self.attempt), 6);
+        f.write_str(text.as_str())
     }
 }
 
@@ -180,11 +232,12 @@ impl FromStr for AttemptId {
 
 impl fmt::Display for ContainerId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "container_{}_{:04}_{:02}_{:06}",
-            self.app.cluster_ts, self.app.seq, self.attempt, self.n
-        )
+        let mut text = IdText::new("container_");
+        text.number(self.app.cluster_ts, 0);
+        text.number(self.app.seq, 4);
+        text.number(u64::from(self.attempt), 2);
+        text.number(self.n, 6);
+        f.write_str(text.as_str())
     }
 }
 
@@ -245,6 +298,45 @@ mod tests {
         cluster_ts: 1_700_000_000_000,
         seq: 7,
     };
+
+    #[test]
+    fn ids_print_as_padded_formatting_prints_them() {
+        let values = [
+            0u64,
+            1,
+            9,
+            10,
+            99,
+            100,
+            9_999,
+            10_000,
+            999_999,
+            1_000_000,
+            u64::MAX,
+        ];
+        for &ts in &[0u64, 1, 1_700_000_000_000, u64::MAX] {
+            for &seq in &values {
+                for &attempt in &[0u32, 1, 10, 123_456_789, u32::MAX] {
+                    for &n in &values {
+                        let app = ApplicationId {
+                            cluster_ts: ts,
+                            seq,
+                        };
+                        let c = ContainerId { app, attempt, n };
+                        assert_eq!(
+                            c.to_string(),
+                            format!("container_{ts}_{seq:04}_{attempt:02}_{n:06}")
+                        );
+                        assert_eq!(
+                            c.attempt_id().to_string(),
+                            format!("appattempt_{ts}_{seq:04}_{attempt:06}")
+                        );
+                        assert_eq!(app.to_string(), format!("application_{ts}_{seq:04}"));
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn application_round_trip() {

@@ -8,6 +8,8 @@
 //! expiry, as Hadoop's ContainerAllocationExpirer), and, unless the claim timer was the cause,
 //! its running containers killed.
 
+use std::ops::Bound;
+
 use serde_json::Value;
 use weft_demand_lang::{Gang, ResourceDescription};
 use weft_sched::{AskTag, ContainerAsk, Event, GangAsk, GangChange, GangStyle};
@@ -818,14 +820,18 @@ impl RmCore {
     /// The attempt's demands whose state changed since its last allocate answer.
     pub(crate) fn take_demand_updates(&mut self, app: ApplicationId) -> Vec<DemandUpdate> {
         let mut updates = Vec::new();
+        // Every Allocate asks: a cluster without demands builds no key for it.
+        if self.demands.by_key.is_empty() {
+            return updates;
+        }
         // An app's keys (`<app>/<id>`) are contiguous in the map: visiting only them keeps an
         // Allocate call's cost independent of every other app's demands (the map is never
         // pruned, so a scan of it grew with the cluster's whole history).
-        let prefix = format!("{app}/");
+        let prefix = app_prefix(app);
         for (_, d) in self
             .demands
             .by_key
-            .range_mut(prefix.clone()..)
+            .range_mut::<str, _>((Bound::Included(prefix.as_str()), Bound::Unbounded))
             .take_while(|(k, _)| k.starts_with(&prefix))
         {
             if d.scope != Scope::App(app) {
@@ -856,12 +862,15 @@ impl RmCore {
     /// the allocate answer's preemption message beside the scheduler's own marks: the AM has
     /// until the kill to finish or give them back.
     pub(crate) fn demand_warned_containers(&self, app: ApplicationId) -> Vec<ContainerId> {
+        if self.demands.by_key.is_empty() {
+            return Vec::new();
+        }
         let default = self.config.demand_default_strategy;
-        let prefix = format!("{app}/");
+        let prefix = app_prefix(app);
         let warned: Vec<u64> = self
             .demands
             .by_key
-            .range(prefix.clone()..)
+            .range::<str, _>((Bound::Included(prefix.as_str()), Bound::Unbounded))
             .take_while(|(k, _)| k.starts_with(&prefix))
             .filter(|(_, d)| d.scope == Scope::App(app) && !d.state().is_final())
             .filter(|(_, d)| d.kill_warning(default).is_some())
@@ -896,4 +905,11 @@ impl RmCore {
         }
         held
     }
+}
+
+/// Where an app's demand keys (`<app>/<id>`) begin.
+fn app_prefix(app: ApplicationId) -> String {
+    let mut prefix = app.to_string();
+    prefix.push('/');
+    prefix
 }
