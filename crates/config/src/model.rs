@@ -560,6 +560,11 @@ pub struct SchedulerProperties {
     pub scheduler_monitor_policies: Vec<String>,
     /// `weft.reservation.enforce` (Weft only; Fair): what a reservation's leaf is given.
     pub reservation_enforcement: ReservationEnforcement,
+    /// `weft.reservation.packability-check` (Weft only, default true; time-aware-demands spec
+    /// §3.3 item 5, §7 decision 2): a gang (a demand's, or an RDL stage's min-concurrency
+    /// members) must fit on the nodes' capacities, not only in the aggregate. Off: Hadoop's
+    /// aggregate-only answer on both doors.
+    pub reservation_packability_check: bool,
 }
 
 impl SchedulerProperties {
@@ -613,6 +618,7 @@ impl Default for SchedulerProperties {
             scheduler_monitor_enabled: false,
             scheduler_monitor_policies: vec![PROPORTIONAL_CAPACITY_PREEMPTION_POLICY.to_string()],
             reservation_enforcement: ReservationEnforcement::Hadoop,
+            reservation_packability_check: true,
         }
     }
 }

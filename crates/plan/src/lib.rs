@@ -13,6 +13,7 @@
 //! definitions.
 
 mod agent;
+mod packing;
 mod plan;
 mod policy;
 mod rdl;
@@ -20,6 +21,7 @@ mod replanner;
 mod skyline;
 
 pub use agent::{AlignedPlannerWithGreedy, GreedyAgent, Placement, ReservationAgent};
+pub use packing::{check_packable, PackedAgent, Unpackable};
 pub use plan::{Plan, PlanConfig, PlanError, Reservation};
 pub use policy::{BadPercent, CapacityOverTime, Percent, PolicyViolation, SharingPolicy};
 pub use rdl::{

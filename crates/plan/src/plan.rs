@@ -126,6 +126,15 @@ pub enum PlanError {
     /// A reservation with that id already exists (an add, not an update).
     #[error("Reservation {0} already exists")]
     DuplicateReservation(ReservationId),
+    /// A gang of a stage Hadoop's checks accept cannot be packed on the nodes
+    /// (`weft.reservation.packability-check`, Weft only).
+    #[error("{why}")]
+    Unpackable {
+        /// The stage.
+        stage: usize,
+        /// The gang, the nodes and how many members they hold.
+        why: crate::packing::Unpackable,
+    },
     /// Recurring reservations are validated but not planned yet.
     #[error("reservation {0} is recurring; Weft does not plan recurring reservations yet")]
     RecurringNotPlanned(ReservationId),

@@ -13,8 +13,9 @@ use std::collections::BTreeMap;
 use thiserror::Error;
 use weft_config::reservation::{ReservationAgentKind, ReservationQueueSettings, SharingPolicyKind};
 use weft_plan::{
-    AlignedPlannerWithGreedy, CapacityOverTime, GreedyAgent, Percent, Plan, PlanConfig, PlanError,
-    Reservation, ReservationAgent, ReservationDefinition, ReservationId, SharingPolicy,
+    AlignedPlannerWithGreedy, CapacityOverTime, GreedyAgent, PackedAgent, Percent, Plan,
+    PlanConfig, PlanError, Reservation, ReservationAgent, ReservationDefinition, ReservationId,
+    SharingPolicy,
 };
 use weft_sched::{SchedulerConfig, Snapshot};
 use weft_store::{ReservationRecord, Write};
@@ -184,7 +185,9 @@ impl ReservationSystem {
     }
 
     /// Hadoop's `submitReservation`: places `definition` for `user` in `queue`'s plan under
-    /// `id`. The same id with the same definition again is a no-op success.
+    /// `id`. The same id with the same definition again is a no-op success. With `nodes`
+    /// (`weft.reservation.packability-check` on: the nodes' capacities), a gang Hadoop would
+    /// place but the nodes cannot pack is refused after Hadoop's own checks.
     pub fn submit(
         &mut self,
         now: Time,
@@ -192,6 +195,7 @@ impl ReservationSystem {
         queue: &str,
         id: Option<ReservationId>,
         definition: &ReservationDefinition,
+        nodes: Option<&[Resource]>,
     ) -> Result<(), ReservationError> {
         let id = id.ok_or(ReservationError::MissingId)?;
         if queue.trim().is_empty() {
@@ -210,7 +214,13 @@ impl ReservationSystem {
             .plans
             .get_mut(&name)
             .ok_or_else(|| ReservationError::NotReservable(queue.to_string()))?;
-        agent_of(&pq.settings).create(&mut pq.plan, id, user, definition, now)?;
+        packed(agent_of(&pq.settings).as_ref(), nodes).create(
+            &mut pq.plan,
+            id,
+            user,
+            definition,
+            now,
+        )?;
         self.owner.insert(id, name);
         // Hadoop accepts an id it did not issue; never issue it later.
         if id.cluster_timestamp == self.cluster_ts {
@@ -245,17 +255,24 @@ impl ReservationSystem {
     }
 
     /// Hadoop's `updateReservation`: replaces the definition; on refusal the old reservation
-    /// stays as it was.
+    /// stays as it was. `nodes` as for [`ReservationSystem::submit`].
     pub fn update(
         &mut self,
         now: Time,
         user: &str,
         id: Option<ReservationId>,
         definition: &ReservationDefinition,
+        nodes: Option<&[Resource]>,
     ) -> Result<(), ReservationError> {
         let id = id.ok_or(ReservationError::MissingId)?;
         let pq = self.plan_of_mut(&id)?;
-        agent_of(&pq.settings).update(&mut pq.plan, id, user, definition, now)?;
+        packed(agent_of(&pq.settings).as_ref(), nodes).update(
+            &mut pq.plan,
+            id,
+            user,
+            definition,
+            now,
+        )?;
         Ok(())
     }
 
@@ -411,6 +428,36 @@ fn plan_config(
     Ok(config)
 }
 
+/// The queue's agent, with the packability check around it when `nodes` are given.
+fn packed<'a>(
+    agent: &'a dyn ReservationAgent,
+    nodes: Option<&'a [Resource]>,
+) -> Box<dyn ReservationAgent + 'a> {
+    match nodes {
+        Some(nodes) => Box::new(PackedAgent {
+            inner: agent,
+            nodes,
+        }),
+        None => Box::new(AgentRef(agent)),
+    }
+}
+
+/// An agent borrowed as one.
+struct AgentRef<'a>(&'a dyn ReservationAgent);
+
+impl ReservationAgent for AgentRef<'_> {
+    fn place(
+        &self,
+        plan: &Plan,
+        id: ReservationId,
+        user: &str,
+        definition: &ReservationDefinition,
+        now: Time,
+    ) -> Result<weft_plan::Placement, PlanError> {
+        self.0.place(plan, id, user, definition, now)
+    }
+}
+
 fn agent_of(settings: &ReservationQueueSettings) -> Box<dyn ReservationAgent> {
     match settings.agent {
         ReservationAgentKind::Greedy => Box::new(GreedyAgent::default()),
@@ -480,7 +527,9 @@ impl crate::RmCore {
             self.check_reservation_acl(user, ReservationAcl::Submit, &name, None)?;
         }
         self.refresh_plans(now);
-        self.reservations.submit(now, user, queue, id, definition)?;
+        let nodes = self.packability_nodes();
+        self.reservations
+            .submit(now, user, queue, id, definition, nodes.as_deref())?;
         self.persist_reservation(id);
         self.persist(vec![Write::ReservationSequence(self.reservations.next_seq)]);
         self.follow_plans(now);
@@ -497,10 +546,28 @@ impl crate::RmCore {
     ) -> Result<(), ReservationError> {
         self.check_administer(user, id.as_ref())?;
         self.refresh_plans(now);
-        self.reservations.update(now, user, id, definition)?;
+        let nodes = self.packability_nodes();
+        self.reservations
+            .update(now, user, id, definition, nodes.as_deref())?;
         self.persist_reservation(id);
         self.follow_plans(now);
         Ok(())
+    }
+
+    /// The running nodes' capacities when `weft.reservation.packability-check` is on (the
+    /// nodes a demand's gang is checked against too), `None` when it is off.
+    fn packability_nodes(&self) -> Option<Vec<Resource>> {
+        self.config
+            .scheduler
+            .properties()
+            .reservation_packability_check
+            .then(|| {
+                self.nodes
+                    .values()
+                    .filter(|n| n.state == crate::model::NodeState::Running)
+                    .map(|n| n.capability)
+                    .collect()
+            })
     }
 
     /// Deletes a reservation.

@@ -1090,3 +1090,92 @@ fn a15_average_capacity_one_is_one_percent_over_rest() {
     );
     rt.block_on(rm.stop());
 }
+
+/// Spec C8 on Hadoop's door (§3.3 item 5, §7 decision 2; Weft only): 4 nodes × 8 GB with
+/// `prod` at 30/31 of them (31,710 MB), so a gang of 5 × 5 GB (25,600 MB) passes every check
+/// Hadoop makes though no node holds two members (Σ ⌊8192 ÷ 5120⌋ = 4 < 5). With
+/// `weft.reservation.packability-check` on (the default) the submit is a 400 that says why in
+/// the demand path's words, and an R_ANY passes over that shape; off, Hadoop's 202.
+#[test]
+fn c8_an_unpackable_rdl_gang_is_refused_over_rest_unless_the_check_is_off() {
+    const C8: &str = "gang of 5 × 5120 MB cannot be packed on 4 nodes: at most 4 members";
+    let five_gb = |n: u32, gang: u32, secs: u64| {
+        json!({
+            "capability": {"memory": 5120, "vCores": 1},
+            "num-containers": n,
+            "min-concurrency": gang,
+            "duration": secs * 1000,
+        })
+    };
+    for check in [None, Some("false")] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let alloc = dir.path().join("fair-scheduler.xml");
+        std::fs::write(
+            &alloc,
+            r#"<allocations><queue name="prod"><weight>30</weight><reservation/></queue></allocations>"#,
+        )
+        .expect("allocation file written");
+        let site = dir.path().join("yarn-site.xml");
+        let props: Vec<(&str, &str)> = check
+            .iter()
+            .map(|v| ("weft.reservation.packability-check", *v))
+            .collect();
+        std::fs::write(&site, hadoop_conf(&props)).expect("yarn-site written");
+        let rt = runtime();
+        let rm = rt
+            .block_on(weft_rm::start(RmArgs {
+                allocations: Some(alloc),
+                yarn_site: Some(site),
+                ..addresses(dir.path())
+            }))
+            .expect("RM starts");
+        register_nodes(&rt, &rm, 4);
+        let http = Http::new(&rm);
+        let t0 = now_ms();
+        let gang = definition(t0 + 60_000, t0 + 600_000, 1, vec![five_gb(5, 5, 60)]);
+        let id = http.new_id();
+        let (status, text) = http.post("/submit", Some(&submission("prod", &id, &gang)));
+        let listed = |id: &str| {
+            http.list(&format!(
+                "queue=prod&reservation-id={id}&include-resource-allocations=true"
+            ))
+            .1["reservations"]
+                .as_array()
+                .and_then(|rs| rs.first().cloned())
+        };
+        if check.is_none() {
+            assert_eq!((status, message(&text).as_str()), (400, C8), "{text}");
+            assert!(listed(&id).is_none(), "nothing planned");
+            // Hadoop's refusals keep their words and come first: 7 × 5 GB exceeds the plan.
+            let too_big = definition(t0 + 60_000, t0 + 600_000, 1, vec![five_gb(7, 7, 60)]);
+            let (status, text) = http.post("/submit", Some(&submission("prod", &id, &too_big)));
+            assert_eq!(status, 400);
+            assert!(
+                message(&text).starts_with("The size of the largest gang"),
+                "{text}"
+            );
+        } else {
+            assert_eq!((status, text.as_str()), (202, ""), "Hadoop's answer");
+            let r = listed(&id).expect("planned");
+            assert_eq!(allocated(&r).0, 5 * 5120 * 60_000);
+        }
+        // R_ANY: the unpackable shape first, 10 × 1 GB second.
+        let any = definition(
+            t0 + 60_000,
+            t0 + 600_000,
+            0,
+            vec![five_gb(5, 5, 60), stage(1, 10, 1, 120)],
+        );
+        let id = http.new_id();
+        let (status, text) = http.post("/submit", Some(&submission("prod", &id, &any)));
+        assert_eq!(status, 202, "{text}");
+        let held = allocated(&listed(&id).expect("planned")).0;
+        let expected = if check.is_none() {
+            10 * 1024 * 120_000
+        } else {
+            5 * 5120 * 60_000
+        };
+        assert_eq!(held, expected);
+        rt.block_on(rm.stop());
+    }
+}

@@ -1166,6 +1166,10 @@ pub struct ClusterProperties {
     pub increment_allocation: Resource,
     /// The resource types in use.
     pub resource_types: weft_types::ResourceTypes,
+    /// `weft.reservation.packability-check` (default true): a gang ask whose members cannot
+    /// be packed on the nodes' capacities is refused at admission; off, it is admitted on the
+    /// aggregate alone and waits for room.
+    pub gang_packability_check: bool,
 }
 
 impl ClusterProperties {
@@ -1176,6 +1180,7 @@ impl ClusterProperties {
             maximum_allocation: properties.maximum_allocation,
             increment_allocation: properties.increment_allocation,
             resource_types: properties.resource_types.clone(),
+            gang_packability_check: properties.reservation_packability_check,
         }
     }
 }

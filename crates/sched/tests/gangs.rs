@@ -120,6 +120,42 @@ fn an_unpackable_gang_is_refused_with_the_specs_words() {
 }
 
 #[test]
+fn with_the_packability_check_off_an_unpackable_gang_is_admitted_and_waits_for_room() {
+    let mut config = SchedulerConfig::default();
+    config.properties_mut().reservation_packability_check = false;
+    let mut s = Scheduler::new(config, Default::default());
+    for n in 1..=4 {
+        add_node(&mut s, n, 8192);
+    }
+    submit(&mut s, 1);
+    drain(&mut s);
+    s.handle(
+        Time(0),
+        Event::GangAsk {
+            app: AppId(1),
+            ask: gang(1, 5120, 5, None, GangStyle::Hard),
+        },
+    )
+    .expect("admitted");
+    assert_eq!(changes(&drain(&mut s)), vec![(1, GangChange::Admitted)]);
+    // One member per node is all the four nodes hold: the head gang holds them, unseen.
+    for n in 1..=4 {
+        s.handle(Time(1000), Event::NodeHeartbeat { node: NodeId(n) })
+            .expect("heartbeat");
+    }
+    let ds = drain(&mut s);
+    assert_eq!(allocated(&ds), 0);
+    assert!(changes(&ds).contains(&(1, GangChange::Holding { held: 4, size: 5 })));
+    // Room appears: a fifth node, and the gang is delivered whole.
+    add_node(&mut s, 5, 8192);
+    s.handle(Time(2000), Event::NodeHeartbeat { node: NodeId(5) })
+        .expect("heartbeat");
+    let ds = drain(&mut s);
+    assert_eq!(allocated(&ds), 5);
+    assert!(changes(&ds).contains(&(1, GangChange::Delivered { size: 5 })));
+}
+
+#[test]
 fn bad_gang_asks_are_refused_and_change_nothing() {
     let mut s = fair();
     add_node(&mut s, 1, 8192);

@@ -284,6 +284,7 @@ scenarios! {
     demand_c7_strict => "demand-c7-strict",
     demand_c7_loose => "demand-c7-loose",
     demand_c8 => "demand-c8",
+    demand_c8_unchecked => "demand-c8-unchecked",
     demand_c10 => "demand-c10",
     demand_c11 => "demand-c11",
     demand_c12 => "demand-c12",

@@ -15,6 +15,7 @@ const AM_PREEMPTION: &str = "yarn.scheduler.fair.am.preemption.";
 const SCHEDULER_CLASS: &str = "yarn.resourcemanager.scheduler.class";
 const PREEMPTION_STRATEGY: &str = "weft.scheduler.fair.preemption.strategy";
 const RESERVATION_ENFORCE: &str = "weft.reservation.enforce";
+const PACKABILITY_CHECK: &str = "weft.reservation.packability-check";
 const NM_HEARTBEAT_INTERVAL: &str = "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms";
 
 /// Hadoop properties under the warned prefixes that Weft knows but does not model; they are
@@ -224,6 +225,8 @@ fn set(a: &mut Applier, name: &str, value: &str) {
         PreemptionStrategy::parse(value).map(|s| p.preemption_strategy = s)
     } else if name == RESERVATION_ENFORCE {
         ReservationEnforcement::parse(value).map(|e| p.reservation_enforcement = e)
+    } else if name == PACKABILITY_CHECK {
+        boolean(value).map(|v| p.reservation_packability_check = v)
     } else if name == NM_HEARTBEAT_INTERVAL {
         values::long(value).map(|v| p.node_heartbeat_interval_ms = v)
     } else if name == "yarn.cluster.max-application-priority" {

@@ -322,6 +322,23 @@ fn reservation_enforcement_is_hadoops_unless_guarantee_is_asked_for() {
 }
 
 #[test]
+fn the_packability_check_is_on_unless_turned_off() {
+    let (p, _) = ok(&[]);
+    assert!(p.reservation_packability_check);
+    let (p, w) = ok(&[("weft.reservation.packability-check", " FALSE ")]);
+    assert!(w.is_empty(), "{w:?}");
+    assert!(!p.reservation_packability_check);
+    let (p, _) = ok(&[("weft.reservation.packability-check", "true")]);
+    assert!(p.reservation_packability_check);
+    let e = errors(&[("weft.reservation.packability-check", "off")]);
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(
+        e[0].contains("weft.reservation.packability-check") && e[0].contains("'off'"),
+        "{e:?}"
+    );
+}
+
+#[test]
 fn the_cluster_max_application_priority_is_read() {
     let (p, _) = ok(&[]);
     assert_eq!(p.max_application_priority, 0);

@@ -212,14 +212,21 @@ impl RmCore {
         self.demand_transition(now, key, decided.state, decided.reason, decided.detail);
     }
 
-    /// Rows 2-3: a gang must fit on the nodes (§3.3's packability); a demand that needs a
+    /// Rows 2-3: a gang must fit on the nodes (§3.3's packability, unless
+    /// `weft.reservation.packability-check` is off: then it is admitted on the aggregate, as
+    /// Hadoop would, and waits for room); a demand that needs a
     /// plan is placed by its queue's plan (`planning`), or, under no reservable queue, refused
     /// when strict and run best-effort when loose. Places the reservation (the dry run puts
     /// the plans back afterwards) but moves no demand.
     pub(super) fn admission(&mut self, now: Time, key: &str) -> Option<Admitted> {
         let d = self.demands.by_key.get(key)?;
         let default = self.config.demand_default_strategy;
-        if let Some(detail) = self.unpackable(d) {
+        let packability = self
+            .config
+            .scheduler
+            .properties()
+            .reservation_packability_check;
+        if let Some(detail) = packability.then(|| self.unpackable(d)).flatten() {
             return Some(Admitted::to(
                 DemandState::Failed,
                 DemandReason::Unpackable,

@@ -172,6 +172,29 @@ fn c8_a_gang_that_cannot_be_packed_on_the_nodes_fails_unpackable() {
 }
 
 #[test]
+fn c8_with_the_packability_check_off_the_gang_is_admitted_on_the_aggregate() {
+    let mut cfg = config("<allocations/>");
+    cfg.scheduler.properties_mut().reservation_packability_check = false;
+    let mut c = RmCore::new(cfg, crate::tests::TS, Time(0));
+    drain(&mut c);
+    for n in 1..=4 {
+        register(&mut c, 0, &format!("h{n}:1"));
+    }
+    drain(&mut c);
+    // 25 GB within the 32 GB aggregate: Hadoop's answer, although no node holds two members.
+    let gang = r#"{"DemandID": 1, "Gang": true, "ResourceRequest": {"capability": {"memory": 5120, "vCores": 1}, "num-containers": 5}}"#;
+    batch(&mut c, 0, gang).unwrap();
+    assert_eq!(
+        timeline(&c, 1),
+        vec![
+            (New, "submitted", 0),
+            (Accepted, "unconstrained", 0),
+            (Allocating, "eligible", 0)
+        ]
+    );
+}
+
+#[test]
 fn a_start_window_gates_eligibility_until_its_lower_bound() {
     let mut c = core();
     one(&mut c, 0, 1, 1, r#", "Start": "[NOW+10m, ]""#);

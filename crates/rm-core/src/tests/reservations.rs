@@ -377,3 +377,147 @@ fn average_capacity_one_means_one_percent() {
         "{err}"
     );
 }
+
+/// Spec C8 on Hadoop's door (§3.3 item 5, §7 decision 2): the same 4 × 8 GB nodes with `prod`
+/// holding 30/31 of them (31,710 MB), so a gang of 5 × 5 GB (25,600 MB) passes every check
+/// Hadoop makes, yet no node holds two members: Σ ⌊8192 ÷ 5120⌋ = 4 < 5.
+mod packability {
+    use super::*;
+
+    const PROD_ALMOST_ALL: &str = r#"<allocations>
+  <queue name="prod"><weight>30</weight><reservation/></queue>
+</allocations>"#;
+
+    fn cluster_with(check: bool) -> RmCore {
+        let mut cfg = config(PROD_ALMOST_ALL);
+        cfg.scheduler.properties_mut().reservation_packability_check = check;
+        let mut c = RmCore::new(cfg, TS, Time(0));
+        for n in ["n1:1", "n2:1", "n3:1", "n4:1"] {
+            register(&mut c, 0, n);
+        }
+        drain(&mut c);
+        c
+    }
+
+    fn stage(mb: i64, n: u32, gang: u32, secs: u64) -> ReservationRequest {
+        ReservationRequest {
+            capability: Resource::new(mb, 1),
+            num_containers: n,
+            concurrency: gang,
+            duration: Duration::from_secs(secs),
+        }
+    }
+
+    fn definition(
+        interpreter: Interpreter,
+        requests: Vec<ReservationRequest>,
+    ) -> ReservationDefinition {
+        ReservationDefinition {
+            interpreter,
+            requests,
+            ..all(60_000, 600_000, 1, 1, 1, 60)
+        }
+    }
+
+    const C8: &str = "gang of 5 × 5120 MB cannot be packed on 4 nodes: at most 4 members";
+
+    /// Memory × ms the reservation holds.
+    fn held(c: &RmCore, id: &ReservationId) -> i128 {
+        let r = c.reservations().find(id).expect("accepted");
+        r.allocation.integral(Time(0), Time(700_000))[0]
+    }
+
+    #[test]
+    fn an_unpackable_gang_is_refused_after_hadoops_checks_and_accepted_with_the_check_off() {
+        let gang = definition(Interpreter::All, vec![stage(5120, 5, 5, 60)]);
+        let mut c = cluster_with(true);
+        let id = c.new_reservation();
+        let err = c
+            .submit_reservation(Time(0), "alice", "prod", Some(id), &gang)
+            .expect_err("unpackable");
+        assert_eq!(err.to_string(), C8);
+        assert!(c.reservations().find(&id).is_none(), "nothing planned");
+
+        let mut off = cluster_with(false);
+        let id = off.new_reservation();
+        off.submit_reservation(Time(0), "alice", "prod", Some(id), &gang)
+            .expect("Hadoop's answer: the aggregate fits");
+        assert_eq!(held(&off, &id), 5 * 5120 * 60_000);
+    }
+
+    #[test]
+    fn hadoops_own_refusals_come_first() {
+        let mut c = cluster_with(true);
+        let id = c.new_reservation();
+        // 7 × 5 GB = 35 GB exceeds the 31 GB plan: A6's words, though it is unpackable too.
+        let too_big = definition(Interpreter::All, vec![stage(5120, 7, 7, 60)]);
+        let err = c
+            .submit_reservation(Time(0), "alice", "prod", Some(id), &too_big)
+            .expect_err("too big");
+        assert!(
+            err.to_string().starts_with("The size of the largest gang"),
+            "{err}"
+        );
+        // 10 containers in gangs of 5 × 5 GB need 2 × 60 s in a 30 s window: Hadoop's refusal.
+        let short = ReservationDefinition {
+            deadline: Time(90_000),
+            ..definition(Interpreter::All, vec![stage(5120, 10, 5, 60)])
+        };
+        let err = c
+            .submit_reservation(Time(0), "alice", "prod", Some(id), &short)
+            .expect_err("too short");
+        assert_ne!(err.to_string(), C8);
+    }
+
+    #[test]
+    fn r_any_passes_over_an_unpackable_alternative_as_over_an_infeasible_one() {
+        let any = definition(
+            Interpreter::Any,
+            vec![stage(5120, 5, 5, 60), stage(1024, 10, 1, 120)],
+        );
+        let mut c = cluster_with(true);
+        let id = c.new_reservation();
+        c.submit_reservation(Time(0), "alice", "prod", Some(id), &any)
+            .expect("the second shape");
+        assert_eq!(held(&c, &id), 10 * 1024 * 120_000);
+        assert_eq!(
+            c.reservations().find(&id).map(|r| &r.definition),
+            Some(&any)
+        );
+
+        let mut off = cluster_with(false);
+        let id = off.new_reservation();
+        off.submit_reservation(Time(0), "alice", "prod", Some(id), &any)
+            .expect("Hadoop's first shape");
+        assert_eq!(held(&off, &id), 5 * 5120 * 60_000);
+
+        // Every alternative Hadoop could place is unpackable: refused, saying why.
+        let only_unpackable = definition(
+            Interpreter::Any,
+            vec![stage(5120, 5, 5, 60), stage(1024, 40, 40, 60)],
+        );
+        let id = c.new_reservation();
+        let err = c
+            .submit_reservation(Time(0), "alice", "prod", Some(id), &only_unpackable)
+            .expect_err("nothing packable");
+        assert_eq!(err.to_string(), C8);
+    }
+
+    #[test]
+    fn an_update_to_an_unpackable_gang_is_refused_and_the_old_reservation_stays() {
+        let mut c = cluster_with(true);
+        let id = c.new_reservation();
+        let fits = definition(Interpreter::All, vec![stage(5120, 4, 4, 60)]);
+        c.submit_reservation(Time(0), "alice", "prod", Some(id), &fits)
+            .expect("4 members, one per node");
+        let unpackable = definition(Interpreter::All, vec![stage(5120, 5, 5, 60)]);
+        let err = c
+            .update_reservation(Time(0), "alice", Some(id), &unpackable)
+            .expect_err("unpackable");
+        assert_eq!(err.to_string(), C8);
+        assert_eq!(
+            c.reservations().find(&id).map(|r| &r.definition),
+            Some(&fits)
+        );
+    }
+}

@@ -112,8 +112,12 @@ impl<R: Rules> Engine<R> {
     }
 
     /// Why `members` members of `size` (normalized) cannot be packed on the nodes the app may
-    /// use, in the spec's words (C8), or `None` when they can.
+    /// use, in the spec's words (C8), or `None` when they can or when
+    /// `weft.reservation.packability-check` is off (the gang then waits for room).
     fn unpackable(&self, app: AppId, size: &Resource, members: u32) -> Option<String> {
+        if !self.properties.gang_packability_check {
+            return None;
+        }
         let (nodes, packable) = self.gang_packable(app, size, members);
         (packable < u64::from(members)).then(|| {
             format!(
