@@ -18,38 +18,47 @@ pub const VCORES: usize = 1;
 ///
 /// It is `Copy` and fixed-size on purpose: the scheduler's hot path adds and compares these
 /// millions of times per second, and a heap allocation per vector would dominate.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct Resource {
-    values: [i64; MAX_RESOURCE_TYPES],
+pub type Resource = Lanes<MAX_RESOURCE_TYPES>;
+
+/// A resource vector of `N` lanes: memory, vcores, then `N - 2` custom types. Every crate uses
+/// [`Resource`] (six lanes); the lane count is generic so that a scheduler core can keep its
+/// hot objects in two lanes when the registry holds only memory and vcores (a six-lane vector
+/// is 48 bytes, a two-lane one 16), converting with [`Lanes::narrow`] and [`Lanes::widen`] at
+/// its boundary. `N` is at least 2.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Lanes<const N: usize> {
+    values: [i64; N],
 }
 
-impl Resource {
+impl<const N: usize> Default for Lanes<N> {
+    fn default() -> Self {
+        Lanes::ZERO
+    }
+}
+
+impl<const N: usize> Lanes<N> {
     /// All zeros (Hadoop's `Resources.none()`).
-    pub const ZERO: Resource = Resource {
-        values: [0; MAX_RESOURCE_TYPES],
-    };
+    pub const ZERO: Lanes<N> = Lanes { values: [0; N] };
 
     /// Every component at its maximum (Hadoop's `Resources.unbounded()`): `i64::MAX` for memory
     /// and custom types, `i32::MAX` for vcores, which Hadoop stores as an int.
-    pub const UNBOUNDED: Resource = {
-        let mut values = [i64::MAX; MAX_RESOURCE_TYPES];
+    pub const UNBOUNDED: Lanes<N> = {
+        let mut values = [i64::MAX; N];
         values[VCORES] = i32::MAX as i64;
-        Resource { values }
+        Lanes { values }
     };
 
     /// A vector with memory and vcores set and every custom type zero.
-    pub const fn new(memory_mb: i64, vcores: i64) -> Resource {
-        let mut values = [0; MAX_RESOURCE_TYPES];
+    pub const fn new(memory_mb: i64, vcores: i64) -> Lanes<N> {
+        let mut values = [0; N];
         values[MEMORY] = memory_mb;
         values[VCORES] = vcores;
-        Resource { values }
+        Lanes { values }
     }
 
     /// A vector with every component set to `v` (vcores clamped to `i32::MAX`).
-    pub fn splat(v: i64) -> Resource {
-        let mut r = Resource {
-            values: [v; MAX_RESOURCE_TYPES],
-        };
+    pub fn splat(v: i64) -> Lanes<N> {
+        let mut r = Lanes { values: [v; N] };
         r.values[VCORES] = v.min(i32::MAX as i64);
         r
     }
@@ -80,18 +89,18 @@ impl Resource {
 
     /// This vector with the type at `index` set to `value`.
     #[inline]
-    pub fn with(mut self, index: usize, value: i64) -> Resource {
+    pub fn with(mut self, index: usize, value: i64) -> Lanes<N> {
         self.values[index] = value;
         self
     }
 
     /// All components, in registry order.
-    pub fn values(&self) -> &[i64; MAX_RESOURCE_TYPES] {
+    pub fn values(&self) -> &[i64; N] {
         &self.values
     }
 
     #[inline]
-    fn zip(self, other: Resource, f: impl Fn(i64, i64) -> i64) -> Resource {
+    fn zip(self, other: Lanes<N>, f: impl Fn(i64, i64) -> i64) -> Lanes<N> {
         let mut out = self;
         for (o, b) in out.values.iter_mut().zip(other.values) {
             *o = f(*o, b);
@@ -101,18 +110,18 @@ impl Resource {
 
     /// Component-wise sum, clamped at the `i64` limits.
     #[inline]
-    pub fn saturating_add(self, other: Resource) -> Resource {
+    pub fn saturating_add(self, other: Lanes<N>) -> Lanes<N> {
         self.zip(other, i64::saturating_add)
     }
 
     /// Component-wise difference, clamped at the `i64` limits.
     #[inline]
-    pub fn saturating_sub(self, other: Resource) -> Resource {
+    pub fn saturating_sub(self, other: Lanes<N>) -> Lanes<N> {
         self.zip(other, i64::saturating_sub)
     }
 
     /// Component-wise sum, or `None` if any component overflows.
-    pub fn checked_add(self, other: Resource) -> Option<Resource> {
+    pub fn checked_add(self, other: Lanes<N>) -> Option<Lanes<N>> {
         let mut out = self;
         for (o, b) in out.values.iter_mut().zip(other.values) {
             *o = o.checked_add(b)?;
@@ -121,7 +130,7 @@ impl Resource {
     }
 
     /// Component-wise difference, or `None` if any component overflows.
-    pub fn checked_sub(self, other: Resource) -> Option<Resource> {
+    pub fn checked_sub(self, other: Lanes<N>) -> Option<Lanes<N>> {
         let mut out = self;
         for (o, b) in out.values.iter_mut().zip(other.values) {
             *o = o.checked_sub(b)?;
@@ -131,7 +140,7 @@ impl Resource {
 
     /// Each component multiplied by `n`, clamped.
     #[inline]
-    pub fn saturating_mul(self, n: i64) -> Resource {
+    pub fn saturating_mul(self, n: i64) -> Lanes<N> {
         let mut out = self;
         for v in out.values.iter_mut() {
             *v = v.saturating_mul(n);
@@ -141,25 +150,25 @@ impl Resource {
 
     /// Component-wise minimum (Hadoop's `componentwiseMin`).
     #[inline]
-    pub fn cw_min(self, other: Resource) -> Resource {
+    pub fn cw_min(self, other: Lanes<N>) -> Lanes<N> {
         self.zip(other, i64::min)
     }
 
     /// Component-wise maximum (Hadoop's `componentwiseMax`).
     #[inline]
-    pub fn cw_max(self, other: Resource) -> Resource {
+    pub fn cw_max(self, other: Lanes<N>) -> Lanes<N> {
         self.zip(other, i64::max)
     }
 
     /// Every component floored at zero.
     #[inline]
-    pub fn clamp_non_negative(self) -> Resource {
-        self.cw_max(Resource::ZERO)
+    pub fn clamp_non_negative(self) -> Lanes<N> {
+        self.cw_max(Lanes::ZERO)
     }
 
     /// True when every component of `self` is at most the matching component of `other`.
     #[inline]
-    pub fn fits_in(&self, other: &Resource) -> bool {
+    pub fn fits_in(&self, other: &Lanes<N>) -> bool {
         self.values
             .iter()
             .zip(other.values.iter())
@@ -180,7 +189,7 @@ impl Resource {
 
     /// Each component multiplied by `f` and truncated toward zero (Java's `(long)` cast:
     /// saturating at the limits, NaN becomes 0).
-    pub fn mul_trunc(self, f: f64) -> Resource {
+    pub fn mul_trunc(self, f: f64) -> Lanes<N> {
         let mut out = self;
         for v in out.values.iter_mut() {
             *v = (*v as f64 * f) as i64;
@@ -189,16 +198,37 @@ impl Resource {
     }
 
     /// Each component multiplied by `f` and rounded up.
-    pub fn mul_ceil(self, f: f64) -> Resource {
+    pub fn mul_ceil(self, f: f64) -> Lanes<N> {
         let mut out = self;
         for v in out.values.iter_mut() {
             *v = (*v as f64 * f).ceil() as i64;
         }
         out
     }
+
+    /// The same amounts in `M` lanes, or `None` when a lane at `M` or above is not zero (a
+    /// custom type the narrower vector cannot carry: refused, never dropped).
+    pub fn narrow<const M: usize>(self) -> Option<Lanes<M>> {
+        if self.values.iter().skip(M).any(|v| *v != 0) {
+            return None;
+        }
+        let mut out = Lanes::<M>::ZERO;
+        for (o, v) in out.values.iter_mut().zip(self.values) {
+            *o = v;
+        }
+        Some(out)
+    }
+
+    /// The same amounts in `M >= N` lanes, the added ones zero.
+    pub fn widen<const M: usize>(self) -> Lanes<M> {
+        const { assert!(M >= N, "widen cannot drop lanes: use narrow") };
+        let mut out = Lanes::<M>::ZERO;
+        out.values[..N].copy_from_slice(&self.values);
+        out
+    }
 }
 
-impl fmt::Debug for Resource {
+impl<const N: usize> fmt::Debug for Lanes<N> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "<memory:{}, vCores:{}", self.memory_mb(), self.vcores())?;
         for (i, v) in self.values.iter().enumerate().skip(2) {
@@ -327,6 +357,20 @@ mod tests {
         assert_eq!(r.mul_trunc(0.5), Resource::new(500, 1));
         assert_eq!(r.mul_ceil(0.5), Resource::new(500, 2));
         assert_eq!(Resource::UNBOUNDED.mul_trunc(2.0).memory_mb(), i64::MAX);
+    }
+
+    #[test]
+    fn narrowing_refuses_a_custom_lane_and_widening_restores_the_vector() {
+        let plain = Resource::new(4096, 4);
+        let two: Lanes<2> = plain.narrow().unwrap();
+        assert_eq!(two, Lanes::<2>::new(4096, 4));
+        assert_eq!(two.widen::<MAX_RESOURCE_TYPES>(), plain);
+        assert_eq!(plain.with(5, 1).narrow::<2>(), None);
+        assert_eq!(
+            Lanes::<2>::UNBOUNDED.widen::<MAX_RESOURCE_TYPES>().get(2),
+            0
+        );
+        assert_eq!(std::mem::size_of::<Lanes<2>>(), 16);
     }
 
     #[test]

@@ -8,8 +8,13 @@ use std::cmp::Ordering;
 use weft_types::MAX_RESOURCE_TYPES;
 
 /// Words of policy-specific ordering levels in a [`SortKey`]: drf needs one for neediness plus
-/// one per resource type.
-pub(crate) const KEY_LEVELS: usize = 1 + MAX_RESOURCE_TYPES;
+/// one per resource type, and `fair`'s shape and Capacity's use words up to 6 whatever the
+/// lane count, so the key keeps seven words when resource vectors narrow (issue 20 item 4).
+pub(crate) const KEY_LEVELS: usize = 7;
+const _: () = assert!(
+    MAX_RESOURCE_TYPES < KEY_LEVELS,
+    "drf needs a level per lane"
+);
 
 /// A precomputed ordering key: comparing two keys gives exactly what the rules' reference comparator gives.
 ///
