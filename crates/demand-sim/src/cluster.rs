@@ -167,8 +167,11 @@ fn scheduler_config(configuration: Configuration) -> Result<SchedulerConfig, Sim
         .map_err(|e| SimError::Config(format!("allocation file: {e}")))?;
     // Assign several containers per heartbeat (Hadoop's default assigns one, which caps a
     // 64-node cluster at 64 containers a second, far below the workload's rate).
+    // Rayon-compatible means Hadoop's answers: Hadoop admits a gang on the plan's aggregate
+    // alone, so Weft's packability check (spec §3.3 item 5) is off for that configuration.
     let properties = weft_config::SchedulerProperties {
         assign_multiple: true,
+        reservation_packability_check: configuration != Configuration::Rayon,
         ..Default::default()
     };
     Ok(SchedulerConfig::fair(allocations, properties))
@@ -184,4 +187,23 @@ pub(crate) fn rm_config(configuration: Configuration) -> Result<RmConfig, SimErr
     config.am_expiry = Duration::from_secs(600);
     config.demand_admit_unplanned = configuration == Configuration::DemandsUnplanned;
     Ok(config)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{rm_config, Configuration};
+
+    #[test]
+    fn only_the_rayon_configuration_answers_gangs_on_the_aggregate_as_hadoop_does() {
+        let check = |c| {
+            rm_config(c)
+                .expect("a valid configuration")
+                .scheduler
+                .properties()
+                .reservation_packability_check
+        };
+        assert!(!check(Configuration::Rayon));
+        assert!(check(Configuration::Demands));
+        assert!(check(Configuration::Fair));
+    }
 }
