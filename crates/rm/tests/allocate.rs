@@ -1,6 +1,7 @@
 //! Allocate against a real RM in-process (127.0.0.1, ephemeral ports, a fake NM): a large
 //! grant is spread over calls of at most `weft.resourcemanager.am.allocate.max-containers`
-//! containers, and asks are YARN's absolute outstanding totals per priority.
+//! containers, and asks are YARN's absolute outstanding totals per priority; a finished app's
+//! ended containers stay in REST's attempt containers.
 
 mod support;
 
@@ -154,4 +155,83 @@ fn demands_come_back_tagged_and_a_holding_gang_shows_held() {
         "{}",
         err.message()
     );
+}
+
+/// An app's ended containers stay in REST's attempt containers after it finishes: one the
+/// node reported ended with its exit status and diagnostics, the rest ended by the finish,
+/// each with its node and the node's web address and log link.
+#[test]
+fn rest_lists_the_ended_containers_of_a_finished_app() {
+    let mut s = Setup::start(CAP, "");
+    s.allocate(&[(1, 3)]);
+    s.heartbeat();
+    let mut ids = BTreeSet::new();
+    assert_eq!(s.collect(&mut ids).iter().sum::<usize>(), 3);
+    let failed = ids.first().cloned().unwrap();
+    s.report_complete(&failed, 3, "exit code 3: boom");
+    let finish = s
+        .creds
+        .request(FinishApplicationMasterRequest {
+            final_application_status: FinalApplicationStatus::Succeeded as i32,
+            ..Default::default()
+        })
+        .unwrap();
+    s.rt.block_on(s.am.finish_application_master(finish))
+        .unwrap();
+
+    let attempt = &s.creds.attempt_id;
+    let app = attempt
+        .replacen("appattempt", "application", 1)
+        .rsplit_once('_')
+        .map(|(app, _)| app.to_string())
+        .unwrap();
+    let url = format!(
+        "http://{}/ws/v1/cluster/apps/{app}/appattempts/{attempt}/containers",
+        s.web
+    );
+    let list: serde_json::Value = support::agent()
+        .get(&url)
+        .call()
+        .expect("the containers list")
+        .body_mut()
+        .read_json()
+        .expect("JSON");
+    let all = list
+        .pointer("/containers/container")
+        .and_then(serde_json::Value::as_array)
+        .unwrap_or_else(|| panic!("{list}"));
+    let of = |id: &str| {
+        all.iter()
+            .find(|c| c["containerId"] == id)
+            .unwrap_or_else(|| panic!("{id} in {list}"))
+    };
+    for id in &ids {
+        let c = of(id);
+        assert_eq!(c["containerState"], "COMPLETE", "{c}");
+        assert_eq!(c["nodeId"], s.node_id);
+        assert_eq!(c["nodeHttpAddress"], support::am_setup::NM_WEB);
+        assert!(
+            c["logUrl"]
+                .as_str()
+                .is_some_and(|u| u.contains(id.as_str())),
+            "{c}"
+        );
+        assert_eq!(c["allocatedMB"], 1024);
+        assert_eq!(c["priority"], 1);
+        assert!(c["finishedTime"].as_u64() > Some(0), "{c}");
+        if *id == failed {
+            assert_eq!(c["containerExitStatus"], 3);
+            assert_eq!(c["diagnosticsInfo"], "exit code 3: boom");
+        } else {
+            assert_eq!(
+                c["containerExitStatus"], -107,
+                "killed after the app completed"
+            );
+            assert_eq!(
+                c["diagnosticsInfo"],
+                "Container killed on application completion"
+            );
+        }
+    }
+    assert_eq!(all.len(), 4, "the AM and three ended: {list}");
 }

@@ -13,6 +13,9 @@ use weft_proto::v1::*;
 
 use super::post;
 
+/// The web address the node registers with.
+pub(crate) const NM_WEB: &str = "nm-host:8042";
+
 /// One node, one running AM; `allocate` sends asks and returns the reply.
 pub(crate) struct AmSetup {
     pub(crate) rt: Runtime,
@@ -50,6 +53,7 @@ impl AmSetup {
             .block_on(tracker.register_node_manager(RegisterNodeManagerRequest {
                 node_id: node_id.clone(),
                 address: nm_addr.to_string(),
+                http_address: NM_WEB.to_string(),
                 total_capability: Some(Resource::new(64 * 1024, 64)),
                 ..Default::default()
             }))
@@ -136,6 +140,28 @@ impl AmSetup {
                     is_node_healthy: true,
                     ..Default::default()
                 }),
+                ..Default::default()
+            }))
+            .unwrap()
+            .into_inner();
+        assert_ne!(reply.node_action, NodeAction::Resync as i32);
+    }
+
+    /// A node heartbeat reporting container `id` complete with `exit_status` and
+    /// `diagnostics`.
+    pub(crate) fn report_complete(&mut self, id: &str, exit_status: i32, diagnostics: &str) {
+        let reply = self
+            .rt
+            .block_on(self.tracker.node_heartbeat(NodeHeartbeatRequest {
+                node_id: self.node_id.clone(),
+                node_secret: self.secret.clone(),
+                container_statuses: vec![ContainerStatus {
+                    container_id: id.to_string(),
+                    state: ContainerState::Complete as i32,
+                    exit_status,
+                    diagnostics: diagnostics.to_string(),
+                    capability: None,
+                }],
                 ..Default::default()
             }))
             .unwrap()
