@@ -7,8 +7,10 @@
 //! and carries one request at a time: [`AllocateLink::allocate`] sends a request and waits for
 //! its answer. Every answer and every refusal is the unary call's; a refusal ends the stream
 //! (as it ends a unary call) and the next request opens a new one, as does a stream that
-//! failed or whose answer a cancelled call left unread. An RM that does not know the call
-//! (UNIMPLEMENTED) gets unary calls from then on.
+//! failed or whose answer a cancelled call left unread. The RM may end a stream between
+//! requests (after a large answer, to free its buffer; or idle): a request it did not take up
+//! goes as a unary call, and the next one opens a new stream. An RM that does not know the call (UNIMPLEMENTED) gets unary
+//! calls from then on.
 
 use std::time::Duration;
 
@@ -89,21 +91,33 @@ impl AllocateLink {
             self.open = self.open_stream().await?;
         }
         let Some(open) = &mut self.open else {
-            let request = self
-                .credentials
-                .request(request)
-                .map_err(|e| Status::invalid_argument(e.to_string()))?;
-            return self
-                .unary
-                .allocate(request)
-                .await
-                .map(tonic::Response::into_inner);
+            return self.unary(request).await;
         };
-        let answer = open.exchange(request, "Allocate stream").await;
-        if answer.is_err() {
-            self.open = None;
+        // The RM ends a stream between requests (after a large answer, or idle), without
+        // taking up a request sent meanwhile: that one goes as a unary call, and the next
+        // request opens a new stream.
+        match open.exchange(request.clone()).await {
+            Ok(Some(reply)) => Ok(reply),
+            Ok(None) => {
+                self.open = None;
+                self.unary(request).await
+            }
+            Err(status) => {
+                self.open = None;
+                Err(call_stream::broken_as_unavailable(status))
+            }
         }
-        answer.map_err(call_stream::broken_as_unavailable)
+    }
+
+    async fn unary(&mut self, request: AllocateRequest) -> Result<AllocateResponse, Status> {
+        let request = self
+            .credentials
+            .request(request)
+            .map_err(|e| Status::invalid_argument(e.to_string()))?;
+        self.unary
+            .allocate(request)
+            .await
+            .map(tonic::Response::into_inner)
     }
 
     /// Closes the open stream, if any (before the AM unregisters: the RM's side of the stream

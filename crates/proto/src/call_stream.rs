@@ -51,22 +51,18 @@ impl<Req, Resp> OpenCall<Req, Resp> {
         !self.waiting
     }
 
-    /// Sends `request` and reads its answer. An error means the call is over (the RM's error
-    /// ends it, as does a closed call): the caller drops it and opens another for the next
-    /// request. `what` names the call in the error.
-    pub(crate) async fn exchange(&mut self, request: Req, what: &str) -> Result<Resp, Status> {
+    /// Sends `request` and reads its answer; `None` when the call had ended without taking
+    /// the request up (the RM ends a call only between requests: the request never left, or
+    /// the RM closed the call before reading it). An error or `None` means the call is over
+    /// (the RM's error ends it): the caller drops it and opens another for the next request.
+    pub(crate) async fn exchange(&mut self, request: Req) -> Result<Option<Resp>, Status> {
         self.waiting = true;
         if self.requests.send(request).await.is_err() {
-            return Err(Status::unavailable(format!("the {what} has closed")));
+            return Ok(None);
         }
-        match self.replies.message().await {
-            Ok(Some(reply)) => {
-                self.waiting = false;
-                Ok(reply)
-            }
-            Ok(None) => Err(Status::unavailable(format!("the RM closed the {what}"))),
-            Err(status) => Err(status),
-        }
+        let reply = self.replies.message().await?;
+        self.waiting = reply.is_none();
+        Ok(reply)
     }
 }
 

@@ -58,10 +58,12 @@ impl HeartbeatLink {
                 .await
                 .map(tonic::Response::into_inner);
         };
-        let answer = open.exchange(request, "heartbeat stream").await;
-        if answer.is_err() {
-            self.open = None;
-        }
+        let answer = match open.exchange(request).await {
+            Ok(Some(reply)) => return Ok(reply),
+            Ok(None) => Err(Status::unavailable("the RM closed the heartbeat stream")),
+            Err(status) => Err(status),
+        };
+        self.open = None;
         answer
     }
 
