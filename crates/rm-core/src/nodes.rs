@@ -85,10 +85,9 @@ impl RmCore {
         };
         // An NM re-registering without a web address (an older NM, or a resync that did not
         // repeat it) keeps the one the RM already knows rather than losing its log links.
-        if !reg.http_address.is_empty() {
-            if *node.http_address != *reg.http_address {
-                node.http_address = reg.http_address.as_str().into();
-            }
+        // (Replaced only when it changed: ended containers' records share the old one.)
+        if !reg.http_address.is_empty() && *node.http_address != *reg.http_address {
+            node.http_address = reg.http_address.as_str().into();
         }
         // Unlike the web address, the Hadoop address is the NM's current listener (an
         // ephemeral port by default): a registration without one means it serves none now.
