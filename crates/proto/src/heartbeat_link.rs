@@ -4,37 +4,18 @@
 //!
 //! One heartbeat is in flight at a time: [`HeartbeatLink::beat`] sends a request and waits
 //! for its answer, so the stream's outgoing queue holds at most one request. A stream that
-//! fails is dropped and the next beat opens a new one; an RM that does not know the call
-//! (UNIMPLEMENTED) gets unary calls from then on.
+//! fails, or whose answer a cancelled beat left unread, is dropped and the next beat opens a
+//! new one; an RM that does not know the call (UNIMPLEMENTED) gets unary calls from then on.
 
-use std::pin::Pin;
-use std::task::{Context, Poll};
-
-use futures_util::Stream;
-use tokio::sync::mpsc;
 use tonic::transport::Channel;
-use tonic::{Code, Status, Streaming};
+use tonic::{Code, Status};
 
+use crate::call_stream::{self, OpenCall};
 use crate::v1::node_heartbeats_client::NodeHeartbeatsClient;
 use crate::v1::resource_tracker_client::ResourceTrackerClient;
 use crate::v1::{NodeHeartbeatRequest, NodeHeartbeatResponse};
 
-/// The requests of an open stream, as the call sends them.
-struct Outgoing(mpsc::Receiver<NodeHeartbeatRequest>);
-
-impl Stream for Outgoing {
-    type Item = NodeHeartbeatRequest;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        self.0.poll_recv(cx)
-    }
-}
-
-/// An open heartbeat stream: where requests go, and where their answers come from.
-struct Open {
-    requests: mpsc::Sender<NodeHeartbeatRequest>,
-    replies: Streaming<NodeHeartbeatResponse>,
-}
+type Open = OpenCall<NodeHeartbeatRequest, NodeHeartbeatResponse>;
 
 /// A node's way of heartbeating to one RM.
 pub struct HeartbeatLink {
@@ -64,6 +45,9 @@ impl HeartbeatLink {
         &mut self,
         request: NodeHeartbeatRequest,
     ) -> Result<NodeHeartbeatResponse, Status> {
+        if self.open.as_ref().is_some_and(|open| !open.in_step()) {
+            self.open = None;
+        }
         if self.streams.is_some() && self.open.is_none() {
             self.open = self.open_stream().await?;
         }
@@ -74,21 +58,13 @@ impl HeartbeatLink {
                 .await
                 .map(tonic::Response::into_inner);
         };
-        let answer = match open.requests.send(request).await {
-            Ok(()) => open.replies.message().await,
-            Err(_) => Err(Status::unavailable("the heartbeat stream has closed")),
+        let answer = match open.exchange(request).await {
+            Ok(Some(reply)) => return Ok(reply),
+            Ok(None) => Err(Status::unavailable("the RM closed the heartbeat stream")),
+            Err(status) => Err(status),
         };
-        match answer {
-            Ok(Some(reply)) => Ok(reply),
-            Ok(None) => {
-                self.open = None;
-                Err(Status::unavailable("the RM closed the heartbeat stream"))
-            }
-            Err(status) => {
-                self.open = None;
-                Err(status)
-            }
-        }
+        self.open = None;
+        answer
     }
 
     /// Opens a stream; `None` (and unary calls from now on) when the RM does not serve it.
@@ -96,12 +72,9 @@ impl HeartbeatLink {
         let Some(client) = &mut self.streams else {
             return Ok(None);
         };
-        let (requests, rx) = mpsc::channel(1);
-        match client.heartbeats(Outgoing(rx)).await {
-            Ok(response) => Ok(Some(Open {
-                requests,
-                replies: response.into_inner(),
-            })),
+        let (requests, outgoing) = call_stream::requests();
+        match client.heartbeats(outgoing).await {
+            Ok(response) => Ok(Some(OpenCall::new(requests, response.into_inner()))),
             Err(status) if status.code() == Code::Unimplemented => {
                 self.streams = None;
                 Ok(None)

@@ -7,6 +7,8 @@
 //! * [`v1::application_master_protocol_server`] / [`v1::application_master_protocol_client`]:
 //!   ApplicationMasters register, ask for containers and finish (YARN's
 //!   `ApplicationMasterProtocol`). Calls are authenticated with [`auth`] metadata.
+//!   [`v1::allocate_streams_server`]: Weft's Allocate stream, one call per AM attempt
+//!   ([`allocate_link`] is the AM's side).
 //! * [`v1::container_management_server`] / [`v1::container_management_client`]: AMs and the
 //!   RM start, stop and query containers on an NM (YARN's `ContainerManagementProtocol`).
 //!
@@ -17,7 +19,9 @@
 //! This crate holds the only conversions between wire types and `weft-types` ([`resource`]),
 //! so other crates never hand-map protobuf fields.
 
+pub mod allocate_link;
 pub mod auth;
+mod call_stream;
 pub mod exit_status;
 pub mod hadoop;
 pub mod hadoop_tokens;

@@ -8,7 +8,7 @@ use weft_store::{AppState, AttemptState, FinalStatus};
 use weft_types::yarn_id::{AttemptId, ContainerId};
 use weft_types::{AppId, Resource, Time};
 
-use crate::core::{ContainerState, RmCore};
+use crate::core::{Attempt, ContainerState, RmCore};
 use crate::model::*;
 use crate::RmError;
 
@@ -32,15 +32,19 @@ fn check_one_size_per_priority(asks: &[ResourceAsk]) -> Result<(), RmError> {
 }
 
 impl RmCore {
-    /// Checks that `attempt` is its app's current, live attempt and `token` is its token.
-    fn authenticate(&self, attempt: &AttemptId, token: &str) -> Result<(), RmError> {
-        let current = self
-            .apps
+    /// The current attempt of `attempt`'s app when that is `attempt` and it is live.
+    fn live_attempt(&self, attempt: &AttemptId) -> Result<&Attempt, RmError> {
+        self.apps
             .get(&attempt.app)
             .filter(|a| !a.state.is_final())
             .and_then(|a| a.current())
             .filter(|t| t.id == *attempt && !t.state.is_final())
-            .ok_or_else(|| RmError::UnknownAttempt(attempt.to_string()))?;
+            .ok_or_else(|| RmError::UnknownAttempt(attempt.to_string()))
+    }
+
+    /// Checks that `attempt` is its app's current, live attempt and `token` is its token.
+    fn authenticate(&self, attempt: &AttemptId, token: &str) -> Result<(), RmError> {
+        let current = self.live_attempt(attempt)?;
         let a = current.token.as_bytes();
         let b = token.as_bytes();
         // Compare every byte so the time taken does not reveal the matching prefix.
@@ -52,17 +56,19 @@ impl RmCore {
         Ok(())
     }
 
+    /// Checks an AM's credentials without doing anything: for a server that checks them once
+    /// for a connection or stream and then makes [`RmCore::am_allocate_authenticated`] calls
+    /// on its behalf (the RM's Allocate stream).
+    pub fn am_authenticate(&self, attempt: &AttemptId, token: &str) -> Result<(), RmError> {
+        self.authenticate(attempt, token)
+    }
+
     /// The token of `attempt` when it is its app's current, live attempt (`None` otherwise):
     /// for a server that identifies the AM by other means and then makes the `am_*` calls on
     /// its behalf (Hadoop IPC under simple auth, where the connection's user names the
     /// attempt, as the AMRMToken's identifier does in Hadoop).
     pub fn live_attempt_token(&self, attempt: &AttemptId) -> Option<String> {
-        self.apps
-            .get(&attempt.app)
-            .filter(|a| !a.state.is_final())
-            .and_then(|a| a.current())
-            .filter(|t| t.id == *attempt && !t.state.is_final())
-            .map(|t| t.token.clone())
+        self.live_attempt(attempt).ok().map(|t| t.token.clone())
     }
 
     /// The current attempts of `user`'s live applications whose AM container is allocated,
@@ -164,9 +170,34 @@ impl RmCore {
         now: Time,
         attempt: AttemptId,
         token: &str,
-        mut req: AllocateRequest,
+        req: AllocateRequest,
     ) -> Result<AllocateResponse, RmError> {
         self.authenticate(&attempt, token)?;
+        self.allocate(now, attempt, req)
+    }
+
+    /// [`RmCore::am_allocate`] for an AM whose token its server checked already
+    /// ([`RmCore::am_authenticate`], when the AM's Allocate stream opened). Hadoop does the
+    /// same: the AMRMToken is checked when the AM's connection authenticates, and each
+    /// allocate checks only that the attempt it names is still registered and current; so
+    /// does this (an ended or replaced attempt is refused as `am_allocate` refuses it).
+    pub fn am_allocate_authenticated(
+        &mut self,
+        now: Time,
+        attempt: AttemptId,
+        req: AllocateRequest,
+    ) -> Result<AllocateResponse, RmError> {
+        self.live_attempt(&attempt)?;
+        self.allocate(now, attempt, req)
+    }
+
+    /// An authenticated attempt's Allocate.
+    fn allocate(
+        &mut self,
+        now: Time,
+        attempt: AttemptId,
+        mut req: AllocateRequest,
+    ) -> Result<AllocateResponse, RmError> {
         let am = match self.apps.get(&attempt.app).and_then(|a| a.current()) {
             Some(t) if t.state == AttemptState::Running => t.am_container,
             _ => return Err(RmError::NotRegistered(attempt.to_string())),

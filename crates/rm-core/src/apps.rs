@@ -447,6 +447,9 @@ impl RmCore {
             .take_while(|(c, _)| c.app == id)
             .map(|(c, container)| (*c, container.node))
             .collect();
+        if let Some(app) = self.apps.get_mut(&id) {
+            app.ended.expect(ids.len());
+        }
         for (c, node) in ids {
             if Some(c) == lingering {
                 self.container_done(now, c, exit::SUCCESS, String::new(), false);
@@ -663,7 +666,7 @@ impl RmCore {
                 }
             }
         }
-        let nodes: Vec<String> = app.nodes_used.iter().cloned().collect();
+        let nodes: Vec<NodeKey> = app.nodes_used.iter().copied().collect();
         let mut writes = vec![Write::PutApp(app_record(app))];
         if !app.attempts.is_empty() {
             writes.push(Write::PutAttempt(attempt_record(
@@ -676,8 +679,8 @@ impl RmCore {
         let mut am_node = None;
         if let Some(am) = lingering {
             if let Some(c) = self.containers.get(&am) {
+                am_node = Some(c.node);
                 let node = self.nodes.id_of(c.node).to_string();
-                am_node = Some(node.clone());
                 self.lingering_am
                     .insert(am, (node, now + self.config.am_expiry));
             }
@@ -699,10 +702,10 @@ impl RmCore {
         }
         self.drain(now);
         for n in nodes {
-            if Some(&n) == am_node.as_ref() {
+            if Some(n) == am_node {
                 continue;
             }
-            if let Some(node) = self.nodes.get_mut(&n) {
+            if let Some(node) = self.nodes.at_mut(n) {
                 node.to_cleanup.insert(id);
             }
         }

@@ -1,6 +1,7 @@
 //! The `RmCore` state, its configuration, getters, and the handling of scheduler decisions.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
 
 use weft_sched::{ContainerExit, Decision, GroupMapping, Scheduler, SchedulerConfig};
 use weft_store::{AppState, AttemptState, ClusterMeta, FinalStatus, Write};
@@ -8,6 +9,7 @@ use weft_types::yarn_id::{ApplicationId, AttemptId, ContainerId};
 use weft_types::{AppId, Duration, NodeId, Resource, Time};
 
 use crate::demands::TagOutcome;
+use crate::ended_containers::{EndedContainer, EndedContainers};
 use crate::model::*;
 use crate::node_table::{NodeKey, NodeTable};
 
@@ -127,13 +129,13 @@ pub(crate) struct App {
     /// Whether the scheduler holds the app.
     pub(crate) in_sched: bool,
     /// Nodes that ran one of its containers: they get an app cleanup when it ends.
-    pub(crate) nodes_used: BTreeSet<String>,
+    pub(crate) nodes_used: BTreeSet<NodeKey>,
     /// Aggregate allocation of its ended containers (MB x ms, vcores x ms).
     pub(crate) ended_usage: UsageMs,
     /// Its latest ended containers, oldest first, at most [`ENDED_CONTAINERS_KEPT`]: the
     /// attempt's container reports (REST, `container -list`, the UI's log links) outlive the
     /// containers, as in YARN. Kept in memory only: an RM restart forgets them.
-    pub(crate) ended: VecDeque<ContainerReport>,
+    pub(crate) ended: EndedContainers,
 }
 
 /// How many ended containers each application keeps for its reports; older ones are dropped
@@ -237,8 +239,9 @@ pub(crate) struct Node {
     /// The node id (`host:port`), as NMs and reports name it.
     pub(crate) id: String,
     pub(crate) address: String,
-    /// The NM web service's `host:port`; empty until a registration names one.
-    pub(crate) http_address: String,
+    /// The NM web service's `host:port`; empty until a registration names one. Shared with
+    /// the records of the containers that ended there.
+    pub(crate) http_address: Arc<str>,
     /// The NM's Hadoop ContainerManagementProtocol `host:port` (the NodeId Hadoop AMs see);
     /// empty while the NM serves none.
     pub(crate) hadoop_address: String,
@@ -591,7 +594,7 @@ impl RmCore {
         if let Some(demand) = c.demand {
             self.demand_container_ended(now, id, demand);
         }
-        let ended = self.ended_report(id, &c, now, status, &diagnostics);
+        let ended = self.ended_record(id, &c, now, status);
         if let Some(s) = c.sched {
             // Reported by its node: the scheduler frees it; its `Completed` decision is then
             // ignored because the container is no longer mapped.
@@ -628,18 +631,28 @@ impl RmCore {
         self.latest = self.latest.max(now);
         let held_ms = now.as_millis().saturating_sub(c.since.as_millis());
         app.ended_usage = app.ended_usage.plus(c.resource, held_ms);
-        if app.ended.len() >= ENDED_CONTAINERS_KEPT {
-            app.ended.pop_front();
-        }
-        app.ended.push_back(ended);
         let app_final = app.state.is_final();
+        let attempt_live = !app_final
+            && app
+                .attempts
+                .get(id.attempt as usize - 1)
+                .is_some_and(|t| !t.state.is_final());
+        if !attempt_live {
+            // Nothing else needs the diagnostics: the record takes them as they are.
+            app.ended.push(EndedContainer {
+                diagnostics: diagnostics.into_boxed_str(),
+                ..ended
+            });
+            return;
+        }
+        app.ended.push(EndedContainer {
+            diagnostics: diagnostics.as_str().into(),
+            ..ended
+        });
         let Some(attempt) = app.attempts.get_mut(id.attempt as usize - 1) else {
             return;
         };
         let is_am = attempt.am_container == Some(id);
-        if attempt.state.is_final() || app_final {
-            return;
-        }
         if is_am {
             // Only an exit that ends the attempt says why it failed (lost node, preemption...).
             attempt.am_exit = Some(status);
@@ -657,30 +670,45 @@ impl RmCore {
         }
     }
 
-    /// The report of container `id` as it ends now.
-    fn ended_report(
+    /// The record of container `id` as it ends now (its diagnostics filled in by the caller).
+    fn ended_record(
         &self,
         id: ContainerId,
         c: &Container,
         now: Time,
         status: i32,
-        diagnostics: &str,
-    ) -> ContainerReport {
-        let mut report = self.container_report(id, c);
-        report.state = LiveContainerState::Complete;
-        report.finish_time = Some(now);
-        report.exit_status = Some(status);
-        report.diagnostics = diagnostics.to_string();
-        report
+    ) -> EndedContainer {
+        let node_http_address = self
+            .nodes
+            .at(c.node)
+            .map(|n| Arc::clone(&n.http_address))
+            .filter(|a| !a.is_empty());
+        EndedContainer {
+            attempt: id.attempt,
+            n: id.n,
+            node: c.node,
+            node_http_address,
+            resource: c.resource,
+            priority: c.priority,
+            is_am: self.is_am_container_of_attempt(id),
+            start_time: c.since,
+            finish_time: now,
+            exit_status: status,
+            diagnostics: Box::default(),
+        }
+    }
+
+    /// Whether `id` runs (or ran) its attempt's AM.
+    fn is_am_container_of_attempt(&self, id: ContainerId) -> bool {
+        self.apps
+            .get(&id.app)
+            .and_then(|app| app.attempts.get((id.attempt as usize).wrapping_sub(1)))
+            .is_some_and(|t| t.am_container == Some(id))
     }
 
     /// The report of a live container.
     pub(crate) fn container_report(&self, id: ContainerId, c: &Container) -> ContainerReport {
-        let is_am = self
-            .apps
-            .get(&id.app)
-            .and_then(|app| app.attempts.get((id.attempt as usize).wrapping_sub(1)))
-            .is_some_and(|t| t.am_container == Some(id));
+        let is_am = self.is_am_container_of_attempt(id);
         ContainerReport {
             id,
             attempt: id.attempt_id(),
@@ -688,8 +716,8 @@ impl RmCore {
             node_http_address: self
                 .nodes
                 .at(c.node)
-                .map(|n| n.http_address.clone())
-                .filter(|a| !a.is_empty()),
+                .filter(|n| !n.http_address.is_empty())
+                .map(|n| n.http_address.to_string()),
             resource: c.resource,
             priority: c.priority,
             state: match c.state {
@@ -744,9 +772,7 @@ impl RmCore {
         n.containers.allocated(id);
         let node_id = n.id.clone();
         let node_address = n.address.clone();
-        if !app.nodes_used.contains(&node_id) {
-            app.nodes_used.insert(node_id.clone());
-        }
+        app.nodes_used.insert(node_key);
         self.containers.insert(
             id,
             Container {
@@ -936,7 +962,7 @@ impl RmCore {
                 label: self.node_label_in(pools.as_ref(), &n.id),
                 node_id: n.id.clone(),
                 address: n.address.clone(),
-                http_address: n.http_address.clone(),
+                http_address: n.http_address.to_string(),
                 hadoop_address: n.hadoop_address.clone(),
                 rack: n.rack.clone(),
                 state: n.state,

@@ -12,6 +12,14 @@ use crate::core::Node;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) struct NodeKey(u32);
 
+impl NodeKey {
+    /// A key without a table, for unit tests of what holds keys.
+    #[cfg(test)]
+    pub(crate) fn for_tests(index: u32) -> NodeKey {
+        NodeKey(index)
+    }
+}
+
 #[derive(Default)]
 pub(crate) struct NodeTable {
     /// By key, in registration order.

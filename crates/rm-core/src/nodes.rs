@@ -2,6 +2,7 @@
 //! loss, decommissioning, and re-binding running containers after an RM restart.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use weft_sched::Event;
 use weft_types::yarn_id::ContainerId;
@@ -84,8 +85,9 @@ impl RmCore {
         };
         // An NM re-registering without a web address (an older NM, or a resync that did not
         // repeat it) keeps the one the RM already knows rather than losing its log links.
-        if !reg.http_address.is_empty() {
-            node.http_address = reg.http_address.clone();
+        // (Replaced only when it changed: ended containers' records share the old one.)
+        if !reg.http_address.is_empty() && *node.http_address != *reg.http_address {
+            node.http_address = reg.http_address.as_str().into();
         }
         // Unlike the web address, the Hadoop address is the NM's current listener (an
         // ephemeral port by default): a registration without one means it serves none now.
@@ -192,7 +194,7 @@ impl RmCore {
         if let Some(t) = app.attempts.get_mut(c.attempt as usize - 1) {
             t.next_n = t.next_n.max(c.n + 1);
         }
-        app.nodes_used.insert(self.nodes.id_of(key).to_string());
+        app.nodes_used.insert(key);
         if let Some(n) = self.nodes.at_mut(key) {
             n.containers.recovered_running(c);
         }
@@ -259,7 +261,7 @@ impl RmCore {
         let key = self.nodes.get_or_insert_with(node_id, || Node {
             id: String::new(),
             address: node_id.to_string(),
-            http_address: String::new(),
+            http_address: Arc::from(""),
             hadoop_address: String::new(),
             sched,
             sched_host: sched_host.clone(),

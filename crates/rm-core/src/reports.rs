@@ -44,7 +44,7 @@ impl RmCore {
             .range(first..)
             .take_while(|(cid, _)| cid.app == *id)
             .map(|(cid, c)| self.container_report(*cid, c))
-            .chain(app.ended.iter().cloned())
+            .chain(app.ended.reports(*id, &self.nodes))
             .collect();
         reports.sort_by_key(|r| r.id);
         Some(reports)

@@ -14,8 +14,8 @@ use weft_proto::v1::{
     RegisterApplicationMasterRequest, RegisterApplicationMasterResponse, StrictPreemptionContract,
 };
 use weft_rm_core::{
-    demand_state_name, AllocateRequest, AllocatedContainer, AmDemand, FinalStatus, NmToken,
-    NodeState, ResourceAsk,
+    demand_state_name, AllocateRequest, AllocateResponse, AllocatedContainer, AmDemand,
+    FinalStatus, NmToken, NodeState, ResourceAsk,
 };
 use weft_types::yarn_id::{AttemptId, ContainerId};
 use weft_types::{Resource, ResourceTypes};
@@ -28,6 +28,8 @@ pub(crate) struct AmService {
     pub(crate) driver: Driver,
     pub(crate) types: ResourceTypes,
     pub(crate) rm_identifier: i64,
+    /// Whether the RM serves the Allocate stream (`allocate_stream`), told at registration.
+    pub(crate) allocate_stream: bool,
 }
 
 /// The most gangs one Allocate call may carry (each is kept until it is delivered).
@@ -39,7 +41,8 @@ const MAX_DEMAND_TEXT: usize = 16 * 1024;
 /// The most asks one demand may cover (its `*` entry and its places).
 const MAX_ASKS_PER_DEMAND: usize = 100;
 
-fn credentials<T>(request: &Request<T>) -> Result<(AttemptId, String), Status> {
+/// The attempt and token a call's metadata carries.
+pub(crate) fn credentials<T>(request: &Request<T>) -> Result<(AttemptId, String), Status> {
     let creds = AmCredentials::from_request(request).ok_or_else(|| {
         Status::permission_denied(
             "missing AM credentials: send the weft-attempt-id and weft-am-token metadata",
@@ -246,6 +249,115 @@ impl AmService {
     }
 }
 
+impl AmService {
+    /// The core's request for an Allocate from `attempt` (the unary call's and the stream's),
+    /// checked as a whole, with the response id its answer carries (the request's plus one).
+    pub(crate) fn allocate_request(
+        &self,
+        attempt: &AttemptId,
+        wire: WireAllocate,
+    ) -> Result<(AllocateRequest, i32), Status> {
+        same_attempt(attempt, &wire.attempt_id)?;
+        let asks = self.asks(&wire)?;
+        let gangs = self.gangs(&wire)?;
+        let demands = self.demands(&wire)?;
+        if wire.kill_demands.len() > MAX_DEMANDS_PER_CALL
+            || wire.complete_demands.len() > MAX_DEMANDS_PER_CALL
+        {
+            return Err(Status::invalid_argument(format!(
+                "kill_demands, complete_demands: at most {MAX_DEMANDS_PER_CALL} each in one call"
+            )));
+        }
+        let releases = wire
+            .release
+            .iter()
+            .map(|c| {
+                c.parse::<ContainerId>()
+                    .map_err(|e| Status::invalid_argument(e.to_string()))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let blacklist = wire.blacklist_request.unwrap_or_default();
+        let req = AllocateRequest {
+            asks,
+            releases,
+            blacklist_additions: blacklist.blacklist_additions,
+            blacklist_removals: blacklist.blacklist_removals,
+            progress: wire.progress,
+            gangs,
+            demands,
+            kill_demands: wire.kill_demands,
+            complete_demands: wire
+                .complete_demands
+                .iter()
+                .map(|o| (o.demand_id, o.succeeded))
+                .collect(),
+        };
+        Ok((req, wire.response_id.wrapping_add(1)))
+    }
+
+    /// The wire answer to an Allocate the core answered.
+    pub(crate) fn allocate_answer(
+        &self,
+        reply: AllocateResponse,
+        response_id: i32,
+    ) -> WireAllocateResponse {
+        WireAllocateResponse {
+            response_id,
+            allocated_containers: reply
+                .allocated
+                .into_iter()
+                .map(|c| self.container(c))
+                .collect(),
+            completed_container_statuses: reply
+                .completed
+                .iter()
+                .map(|c| ContainerStatus {
+                    container_id: c.id.to_string(),
+                    state: ContainerState::Complete as i32,
+                    exit_status: c.exit_status,
+                    diagnostics: c.diagnostics.clone(),
+                    capability: None,
+                })
+                .collect(),
+            available_resources: Some(self.wire_resource(&reply.headroom)),
+            updated_nodes: reply
+                .updated_nodes
+                .iter()
+                .map(|n| WireNodeReport {
+                    node_id: n.node_id.clone(),
+                    node_state: node_state(n.state),
+                    ..Default::default()
+                })
+                .collect(),
+            num_cluster_nodes: i32::try_from(reply.cluster_nodes).unwrap_or(i32::MAX),
+            nm_tokens: nm_tokens(reply.nm_tokens),
+            preempt: preemption_message(&reply.preempt),
+            demand_updates: reply
+                .demand_updates
+                .into_iter()
+                .map(|u| WireDemandStatus {
+                    demand_id: u.demand_id,
+                    state: demand_state_name(u.state).to_owned(),
+                    reason: u.reason.as_str().to_owned(),
+                    detail: u.detail,
+                    at_ms: u.at.as_millis(),
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+}
+
+/// Refuses a request that names an attempt other than the call's (`attempt_id`, when set).
+fn same_attempt(attempt: &AttemptId, named: &str) -> Result<(), Status> {
+    if named.is_empty() || named.parse::<AttemptId>().is_ok_and(|n| n == *attempt) {
+        return Ok(());
+    }
+    Err(Status::permission_denied(format!(
+        "this call speaks for attempt {attempt}, not {named}"
+    )))
+}
+
 fn nm_tokens(tokens: Vec<NmToken>) -> Vec<weft_proto::v1::NmToken> {
     tokens
         .into_iter()
@@ -317,6 +429,7 @@ impl ApplicationMasterProtocol for AmService {
                     hard: g.style == weft_sched::GangStyle::Hard,
                 })
                 .collect(),
+            allocate_stream: self.allocate_stream,
         }))
     }
 
@@ -325,91 +438,14 @@ impl ApplicationMasterProtocol for AmService {
         request: Request<WireAllocate>,
     ) -> Result<Response<WireAllocateResponse>, Status> {
         let (attempt, token) = credentials(&request)?;
-        let wire = request.into_inner();
-        let asks = self.asks(&wire)?;
-        let gangs = self.gangs(&wire)?;
-        let demands = self.demands(&wire)?;
-        if wire.kill_demands.len() > MAX_DEMANDS_PER_CALL
-            || wire.complete_demands.len() > MAX_DEMANDS_PER_CALL
-        {
-            return Err(Status::invalid_argument(format!(
-                "kill_demands, complete_demands: at most {MAX_DEMANDS_PER_CALL} each in one call"
-            )));
-        }
-        let releases = wire
-            .release
-            .iter()
-            .map(|c| {
-                c.parse::<ContainerId>()
-                    .map_err(|e| Status::invalid_argument(e.to_string()))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let blacklist = wire.blacklist_request.unwrap_or_default();
-        let req = AllocateRequest {
-            asks,
-            releases,
-            blacklist_additions: blacklist.blacklist_additions,
-            blacklist_removals: blacklist.blacklist_removals,
-            progress: wire.progress,
-            gangs,
-            demands,
-            kill_demands: wire.kill_demands.clone(),
-            complete_demands: wire
-                .complete_demands
-                .iter()
-                .map(|o| (o.demand_id, o.succeeded))
-                .collect(),
-        };
+        let (req, response_id) = self.allocate_request(&attempt, request.into_inner())?;
         let reply = self
             .driver
             .call_periodic(move |core, now| core.am_allocate(now, attempt, &token, req))
             .await
             .map_err(driver_status)?
             .map_err(|e| rm_status(&e))?;
-        Ok(Response::new(WireAllocateResponse {
-            response_id: wire.response_id.wrapping_add(1),
-            allocated_containers: reply
-                .allocated
-                .into_iter()
-                .map(|c| self.container(c))
-                .collect(),
-            completed_container_statuses: reply
-                .completed
-                .iter()
-                .map(|c| ContainerStatus {
-                    container_id: c.id.to_string(),
-                    state: ContainerState::Complete as i32,
-                    exit_status: c.exit_status,
-                    diagnostics: c.diagnostics.clone(),
-                    capability: None,
-                })
-                .collect(),
-            available_resources: Some(self.wire_resource(&reply.headroom)),
-            updated_nodes: reply
-                .updated_nodes
-                .iter()
-                .map(|n| WireNodeReport {
-                    node_id: n.node_id.clone(),
-                    node_state: node_state(n.state),
-                    ..Default::default()
-                })
-                .collect(),
-            num_cluster_nodes: i32::try_from(reply.cluster_nodes).unwrap_or(i32::MAX),
-            nm_tokens: nm_tokens(reply.nm_tokens),
-            preempt: preemption_message(&reply.preempt),
-            demand_updates: reply
-                .demand_updates
-                .into_iter()
-                .map(|u| WireDemandStatus {
-                    demand_id: u.demand_id,
-                    state: demand_state_name(u.state).to_owned(),
-                    reason: u.reason.as_str().to_owned(),
-                    detail: u.detail,
-                    at_ms: u.at.as_millis(),
-                })
-                .collect(),
-            ..Default::default()
-        }))
+        Ok(Response::new(self.allocate_answer(reply, response_id)))
     }
 
     async fn finish_application_master(

@@ -104,6 +104,7 @@ impl Harness {
                 driver,
                 types,
                 rm_identifier: 1,
+                allocate_stream: true,
             },
             stop,
         })

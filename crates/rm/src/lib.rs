@@ -7,6 +7,7 @@
 //! only after the state store has recorded what the job changed. A ticker drives liveness and
 //! the scheduler's update; the allocation file is polled and reloaded when it changes.
 
+mod allocate_stream;
 mod am_service;
 mod clock;
 mod demand_settings;
@@ -38,6 +39,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tonic::transport::server::TcpIncoming;
 use tonic::transport::Server;
+use weft_proto::v1::allocate_streams_server::AllocateStreamsServer;
 use weft_proto::v1::application_master_protocol_server::ApplicationMasterProtocolServer;
 use weft_proto::v1::node_heartbeats_server::NodeHeartbeatsServer;
 use weft_proto::v1::resource_tracker_server::ResourceTrackerServer;
@@ -310,11 +312,18 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
     tasks.push(tokio::spawn(driver_loop.run(stop_rx.clone())));
 
     let rm_identifier = i64::try_from(cluster_ts).unwrap_or(i64::MAX);
-    let am = am_service::AmService {
+    let am = Arc::new(am_service::AmService {
         driver: driver.clone(),
         types: types.clone(),
         rm_identifier,
-    };
+        allocate_stream: settings.allocate_stream,
+    });
+    let allocate_streams = settings.allocate_stream.then(|| {
+        AllocateStreamsServer::new(allocate_stream::AllocateStreamService {
+            am: Arc::clone(&am),
+            idle: Duration::from_millis(settings.am_expiry_ms),
+        })
+    });
     // The AM port serves Weft's gRPC AM service and Hadoop's ApplicationMasterProtocol
     // (hadoop::shared_port says why one port).
     let (grpc_am_tx, grpc_am_rx) = tokio::sync::mpsc::channel(64);
@@ -334,7 +343,8 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
     tasks.push(tokio::spawn(async move {
         let result = Server::builder()
             .http2_max_pending_accept_reset_streams(Some(MAX_PENDING_ACCEPT_RESETS))
-            .add_service(ApplicationMasterProtocolServer::new(am))
+            .add_service(ApplicationMasterProtocolServer::from_arc(am))
+            .add_optional_service(allocate_streams)
             .serve_with_incoming_shutdown(
                 tokio_stream::wrappers::ReceiverStream::new(grpc_am_rx),
                 async move {

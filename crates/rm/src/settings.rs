@@ -114,6 +114,10 @@ pub struct Settings {
     /// `weft.resourcemanager.am.allocate.max-containers` (Weft's own, 10,000): at most this
     /// many allocated containers and this many completions in one Allocate answer.
     pub allocate_max_containers: usize,
+    /// `weft.resourcemanager.am.allocate-stream.enabled` (Weft's own, true): whether the RM
+    /// serves Weft's Allocate stream (`AllocateStreams.Allocates`) and offers it to AMs at
+    /// registration; off, Weft's AMs make one Allocate call each.
+    pub allocate_stream: bool,
     /// How often the scheduler's state is verified and repaired
     /// (`weft.scheduler.verify-interval-ms`, 60000; 0 = never).
     pub verify_interval_ms: u64,
@@ -327,16 +331,17 @@ impl Settings {
         }
         let admin_acl =
             weft_config::Acl::parse(pairs.get("yarn.admin.acl").map_or("*", String::as_str));
-        let flag = |key: &str| match pairs.get(key).map(|v| v.trim()) {
-            None => Ok(false),
+        let flag_or = |key: &str, default: bool| match pairs.get(key).map(|v| v.trim()) {
+            None => Ok(default),
             Some(v) if v.eq_ignore_ascii_case("true") => Ok(true),
             Some(v) if v.eq_ignore_ascii_case("false") => Ok(false),
             Some(v) => Err(SettingsError::Invalid(format!(
                 "{key}: '{v}' is not true or false"
             ))),
         };
-        let node_labels_enabled = flag("yarn.node-labels.enabled")?;
-        let reservation_acls_enabled = flag("yarn.acl.reservation-enable")?;
+        let node_labels_enabled = flag_or("yarn.node-labels.enabled", false)?;
+        let reservation_acls_enabled = flag_or("yarn.acl.reservation-enable", false)?;
+        let allocate_stream = flag_or("weft.resourcemanager.am.allocate-stream.enabled", true)?;
         let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
         let max_completed_apps = num("yarn.resourcemanager.max-completed-applications")?
             .map_or(weft_rm_core::DEFAULT_MAX_COMPLETED_APPS, count);
@@ -360,6 +365,7 @@ impl Settings {
             notes,
             demands,
             allocate_max_containers,
+            allocate_stream,
             admin_acl,
             node_labels_enabled,
             reservation_acls_enabled,

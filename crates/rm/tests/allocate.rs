@@ -1,192 +1,24 @@
 //! Allocate against a real RM in-process (127.0.0.1, ephemeral ports, a fake NM): a large
 //! grant is spread over calls of at most `weft.resourcemanager.am.allocate.max-containers`
-//! containers, and asks are YARN's absolute outstanding totals per priority.
+//! containers, and asks are YARN's absolute outstanding totals per priority; a finished app's
+//! ended containers stay in REST's attempt containers.
 
 mod support;
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use serde_json::json;
-use support::post;
-use tokio::runtime::Runtime;
-use weft_proto::auth::AmCredentials;
-use weft_proto::v1::application_master_protocol_client::ApplicationMasterProtocolClient;
-use weft_proto::v1::resource_tracker_client::ResourceTrackerClient;
 use weft_proto::v1::*;
 
 /// The cap the RM is configured with.
 const CAP: usize = 5;
 
-/// One node, one running AM; `allocate` sends asks and returns the reply.
-struct Setup {
-    rt: Runtime,
-    am: ApplicationMasterProtocolClient<tonic::transport::Channel>,
-    creds: AmCredentials,
-    tracker: ResourceTrackerClient<tonic::transport::Channel>,
-    node_id: String,
-    secret: String,
-    /// The RM's web address.
-    web: String,
-    _rm: weft_rm::RunningRm,
-    _dir: tempfile::TempDir,
-}
-
-impl Setup {
-    fn start() -> Setup {
-        let dir = tempfile::tempdir().unwrap();
-        let rt = support::runtime();
-        let rm = support::start_rm(&rt, dir.path(), CAP);
-        let (nm, nm_addr) = support::serve_fake_nm(&rt);
-        let node_id = format!("nm-host:{}", nm_addr.port());
-        let mut tracker = rt
-            .block_on(ResourceTrackerClient::connect(format!(
-                "http://{}",
-                rm.tracker
-            )))
-            .unwrap();
-        let registered = rt
-            .block_on(tracker.register_node_manager(RegisterNodeManagerRequest {
-                node_id: node_id.clone(),
-                address: nm_addr.to_string(),
-                total_capability: Some(Resource::new(64 * 1024, 64)),
-                ..Default::default()
-            }))
-            .unwrap()
-            .into_inner();
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .timeout_global(Some(Duration::from_secs(10)))
-            .build()
-            .into();
-        let base = format!("http://{}/ws/v1/cluster/apps", rm.web);
-        let app = post(&agent, &format!("{base}/new-application"), None);
-        let id = app["application-id"].as_str().unwrap().to_string();
-        post(
-            &agent,
-            &base,
-            Some(json!({
-                "application-id": id,
-                "application-name": "t",
-                "queue": "root.default",
-                "am-container-spec": {"commands": {"command": "sleep 100"}},
-                "resource": {"memory": 1024, "vCores": 1},
-            })),
-        );
-        let am = rt
-            .block_on(ApplicationMasterProtocolClient::connect(format!(
-                "http://{}",
-                rm.scheduler
-            )))
-            .unwrap();
-        let mut s = Setup {
-            rt,
-            am,
-            creds: AmCredentials {
-                attempt_id: String::new(),
-                token: String::new(),
-            },
-            tracker,
-            node_id,
-            secret: registered.node_secret,
-            web: rm.web.to_string(),
-            _rm: rm,
-            _dir: dir,
-        };
-        let mut polls = 0; // bounded: at most 200 heartbeats
-        let launch = loop {
-            s.heartbeat();
-            if let Some(l) = nm.started.lock().unwrap().first().cloned() {
-                break l;
-            }
-            polls += 1;
-            assert!(polls < 200, "the AM was never launched");
-            std::thread::sleep(Duration::from_millis(50));
-        };
-        let env = launch.container_launch_context.unwrap().environment;
-        s.creds = AmCredentials {
-            attempt_id: env["APPLICATION_ATTEMPT_ID"].clone(),
-            token: env["WEFT_AM_TOKEN"].clone(),
-        };
-        let register = s
-            .creds
-            .request(RegisterApplicationMasterRequest::default())
-            .unwrap();
-        s.rt.block_on(s.am.register_application_master(register))
-            .unwrap();
-        s
-    }
-
-    /// A node heartbeat once the scheduler's update has seen the latest asks (Fair serves
-    /// demand as of its last update).
-    fn heartbeat(&mut self) {
-        std::thread::sleep(Duration::from_millis(150));
-        let reply = self
-            .rt
-            .block_on(self.tracker.node_heartbeat(NodeHeartbeatRequest {
-                node_id: self.node_id.clone(),
-                node_secret: self.secret.clone(),
-                node_health_status: Some(NodeHealthStatus {
-                    is_node_healthy: true,
-                    ..Default::default()
-                }),
-                ..Default::default()
-            }))
-            .unwrap()
-            .into_inner();
-        assert_ne!(reply.node_action, NodeAction::Resync as i32);
-    }
-
-    /// Sends `asks` (priority, total) of 1 GB / 1 vcore containers anywhere.
-    fn allocate(&mut self, asks: &[(i32, i32)]) -> AllocateResponse {
-        let ask = asks
-            .iter()
-            .map(|&(priority, total)| ResourceRequest {
-                priority,
-                resource_name: "*".into(),
-                capability: Some(Resource::new(1024, 1)),
-                num_containers: total,
-                relax_locality: Some(true),
-                ..Default::default()
-            })
-            .collect();
-        let request = self
-            .creds
-            .request(AllocateRequest {
-                ask,
-                ..Default::default()
-            })
-            .unwrap();
-        self.rt
-            .block_on(self.am.allocate(request))
-            .unwrap()
-            .into_inner()
-    }
-
-    /// Allocate calls without asks until one brings nothing; the size of each answer.
-    fn collect(&mut self, ids: &mut BTreeSet<String>) -> Vec<usize> {
-        let mut sizes = Vec::new();
-        for _ in 0..100 {
-            let reply = self.allocate(&[]);
-            let n = reply.allocated_containers.len();
-            if n == 0 {
-                return sizes;
-            }
-            for c in reply.allocated_containers {
-                assert!(
-                    ids.insert(c.container_id.clone()),
-                    "{} twice",
-                    c.container_id
-                );
-            }
-            sizes.push(n);
-        }
-        panic!("the grant never ran out");
-    }
-}
+/// One node, one running AM.
+type Setup = support::am_setup::AmSetup;
 
 #[test]
 fn a_large_grant_is_spread_over_capped_answers() {
-    let mut s = Setup::start();
+    let mut s = Setup::start(CAP, "");
     assert!(s.allocate(&[(1, 12)]).allocated_containers.is_empty());
     s.heartbeat();
     let mut ids = BTreeSet::new();
@@ -200,7 +32,7 @@ fn a_large_grant_is_spread_over_capped_answers() {
 
 #[test]
 fn asks_are_absolute_totals_per_priority() {
-    let mut s = Setup::start();
+    let mut s = Setup::start(CAP, "");
     let mut ids = BTreeSet::new();
     // A lower total replaces a higher one: 4 outstanding, not 14.
     s.allocate(&[(2, 10)]);
@@ -243,7 +75,7 @@ fn asks_are_absolute_totals_per_priority() {
 /// back tagged with its DemandID; a bad description is refused naming the field.
 #[test]
 fn demands_come_back_tagged_and_a_holding_gang_shows_held() {
-    let mut s = Setup::start();
+    let mut s = Setup::start(CAP, "");
     let send = |s: &mut Setup, demands: Vec<DemandRequest>| {
         let request = s
             .creds
@@ -323,4 +155,83 @@ fn demands_come_back_tagged_and_a_holding_gang_shows_held() {
         "{}",
         err.message()
     );
+}
+
+/// An app's ended containers stay in REST's attempt containers after it finishes: one the
+/// node reported ended with its exit status and diagnostics, the rest ended by the finish,
+/// each with its node and the node's web address and log link.
+#[test]
+fn rest_lists_the_ended_containers_of_a_finished_app() {
+    let mut s = Setup::start(CAP, "");
+    s.allocate(&[(1, 3)]);
+    s.heartbeat();
+    let mut ids = BTreeSet::new();
+    assert_eq!(s.collect(&mut ids).iter().sum::<usize>(), 3);
+    let failed = ids.first().cloned().unwrap();
+    s.report_complete(&failed, 3, "exit code 3: boom");
+    let finish = s
+        .creds
+        .request(FinishApplicationMasterRequest {
+            final_application_status: FinalApplicationStatus::Succeeded as i32,
+            ..Default::default()
+        })
+        .unwrap();
+    s.rt.block_on(s.am.finish_application_master(finish))
+        .unwrap();
+
+    let attempt = &s.creds.attempt_id;
+    let app = attempt
+        .replacen("appattempt", "application", 1)
+        .rsplit_once('_')
+        .map(|(app, _)| app.to_string())
+        .unwrap();
+    let url = format!(
+        "http://{}/ws/v1/cluster/apps/{app}/appattempts/{attempt}/containers",
+        s.web
+    );
+    let list: serde_json::Value = support::agent()
+        .get(&url)
+        .call()
+        .expect("the containers list")
+        .body_mut()
+        .read_json()
+        .expect("JSON");
+    let all = list
+        .pointer("/containers/container")
+        .and_then(serde_json::Value::as_array)
+        .unwrap_or_else(|| panic!("{list}"));
+    let of = |id: &str| {
+        all.iter()
+            .find(|c| c["containerId"] == id)
+            .unwrap_or_else(|| panic!("{id} in {list}"))
+    };
+    for id in &ids {
+        let c = of(id);
+        assert_eq!(c["containerState"], "COMPLETE", "{c}");
+        assert_eq!(c["nodeId"], s.node_id);
+        assert_eq!(c["nodeHttpAddress"], support::am_setup::NM_WEB);
+        assert!(
+            c["logUrl"]
+                .as_str()
+                .is_some_and(|u| u.contains(id.as_str())),
+            "{c}"
+        );
+        assert_eq!(c["allocatedMB"], 1024);
+        assert_eq!(c["priority"], 1);
+        assert!(c["finishedTime"].as_u64() > Some(0), "{c}");
+        if *id == failed {
+            assert_eq!(c["containerExitStatus"], 3);
+            assert_eq!(c["diagnosticsInfo"], "exit code 3: boom");
+        } else {
+            assert_eq!(
+                c["containerExitStatus"], -107,
+                "killed after the app completed"
+            );
+            assert_eq!(
+                c["diagnosticsInfo"],
+                "Container killed on application completion"
+            );
+        }
+    }
+    assert_eq!(all.len(), 4, "the AM and three ended: {list}");
 }

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 use tonic::transport::Channel;
+use weft_proto::allocate_link::AllocateLink;
 use weft_proto::auth::AmCredentials;
 use weft_proto::v1::application_master_protocol_client::ApplicationMasterProtocolClient;
 use weft_proto::v1::{
@@ -47,11 +48,16 @@ pub(crate) struct AmSpec {
     pub(crate) vcores: i64,
     /// Pause between Allocate calls (zero: call again as soon as the answer is in).
     pub(crate) interval: Duration,
+    /// Unary Allocate calls even when the RM offers its stream.
+    pub(crate) unary_allocates: bool,
 }
 
 /// A registered AM.
 pub(crate) struct Am {
     rm: ApplicationMasterProtocolClient<Channel>,
+    channel: Channel,
+    /// Allocate calls, over the RM's stream when its registration answer offered one.
+    link: AllocateLink,
     creds: AmCredentials,
     spec: AmSpec,
     shared: Arc<Shared>,
@@ -68,7 +74,10 @@ impl Am {
         shared: Arc<Shared>,
     ) -> Result<Am, BenchError> {
         let mut am = Am {
-            rm: ApplicationMasterProtocolClient::new(channel).max_decoding_message_size(usize::MAX),
+            rm: ApplicationMasterProtocolClient::new(channel.clone())
+                .max_decoding_message_size(usize::MAX),
+            link: AllocateLink::new(channel.clone(), creds.clone(), false),
+            channel,
             creds,
             spec,
             shared,
@@ -88,10 +97,15 @@ impl Am {
                 tracking_url: String::new(),
             })
             .map_err(|e| BenchError::Args(e.to_string()))?;
-        self.rm
+        let registered = self
+            .rm
             .register_application_master(request)
             .await
-            .map_err(BenchError::rpc("RegisterApplicationMaster"))?;
+            .map_err(BenchError::rpc("RegisterApplicationMaster"))?
+            .into_inner();
+        let stream = registered.allocate_stream && !self.spec.unary_allocates;
+        self.link = AllocateLink::new(self.channel.clone(), self.creds.clone(), stream)
+            .max_decoding_message_size(usize::MAX);
         self.response_id = 0;
         Ok(())
     }
@@ -120,34 +134,23 @@ impl Am {
             } else {
                 Vec::new()
             };
-            let request = match self.creds.request(AllocateRequest {
+            let request = AllocateRequest {
                 ask,
-                release: Vec::new(),
-                blacklist_request: None,
                 response_id: self.response_id,
                 progress: 0.5,
-                gangs: Vec::new(),
-                demands: Vec::new(),
-                kill_demands: Vec::new(),
-                complete_demands: Vec::new(),
-            }) {
-                Ok(r) => r,
-                Err(e) => {
-                    self.shared.error(format!("AM: {e}"));
-                    break;
-                }
+                ..Default::default()
             };
             let sent = crate::clock::now();
             let at_ms = self.shared.now_ms();
             // The run's end abandons a call in flight rather than waiting on an overloaded RM.
             let reply = tokio::select! {
-                r = self.rm.allocate(request) => r,
+                r = self.link.allocate(request) => r,
                 _ = stop.wait_for(|s| *s) => break,
             };
             let micros = u32::try_from(sent.elapsed().as_micros()).unwrap_or(u32::MAX);
             result.allocates.push(Sample { at_ms, micros });
             let reply = match reply {
-                Ok(r) => r.into_inner(),
+                Ok(r) => r,
                 Err(_) if *stop.borrow() => break,
                 Err(s) => {
                     self.shared.error(format!("AM: allocate: {}", describe(&s)));
@@ -200,6 +203,7 @@ impl Am {
                 }
             }
         }
+        self.link.close();
         self.finish().await;
         result
     }

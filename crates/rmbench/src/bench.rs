@@ -244,6 +244,7 @@ async fn drive(
             memory_mb: args.container_memory_mb,
             vcores: args.container_vcores,
             interval: Duration::from_millis(args.am_interval_ms.unwrap_or(0)),
+            unary_allocates: args.unary_allocates,
         },
         Arc::clone(&shared),
     )

@@ -315,6 +315,8 @@ struct AmContext {
     shared: Arc<Shared>,
     channels: Vec<Channel>,
     interval: Duration,
+    /// AMs make unary Allocate calls even when the RM offers its stream.
+    unary_allocates: bool,
     again: mpsc::UnboundedSender<u64>,
     stop: watch::Receiver<bool>,
 }
@@ -340,11 +342,12 @@ fn dispatcher(
             };
             c.fleet.counters.pending.fetch_sub(1, Ordering::Relaxed);
             let group = &plan.stages[0].groups[0];
+            let channel = c.channels[count % c.channels.len()].clone();
             let am = AppMaster {
-                rm: ApplicationMasterProtocolClient::new(
-                    c.channels[count % c.channels.len()].clone(),
-                )
-                .max_decoding_message_size(usize::MAX),
+                rm: ApplicationMasterProtocolClient::new(channel.clone())
+                    .max_decoding_message_size(usize::MAX),
+                channel,
+                unary_allocates: c.unary_allocates,
                 creds: AmCredentials {
                     attempt_id: launch.attempt_id.clone(),
                     token: launch.token.clone(),
@@ -470,6 +473,7 @@ async fn drive(
             shared: Arc::clone(&shared),
             channels: am_channels,
             interval: Duration::from_millis(plan.am_interval_ms),
+            unary_allocates: args.unary_allocates,
             again: numbers.clone(),
             stop: am_stop_rx.clone(),
         },

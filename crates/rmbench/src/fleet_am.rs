@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 use tonic::transport::Channel;
+use weft_proto::allocate_link::AllocateLink;
 use weft_proto::auth::AmCredentials;
 use weft_proto::v1::application_master_protocol_client::ApplicationMasterProtocolClient;
 use weft_proto::v1::{
@@ -68,7 +69,12 @@ pub(crate) struct AppResult {
 
 /// An AM about to register.
 pub(crate) struct AppMaster {
+    /// Registration and unregistration (unary calls).
     pub(crate) rm: ApplicationMasterProtocolClient<Channel>,
+    /// The connection its Allocate calls take (over the RM's stream when it offers one).
+    pub(crate) channel: Channel,
+    /// Unary Allocate calls even when the RM offers its stream.
+    pub(crate) unary_allocates: bool,
     pub(crate) creds: AmCredentials,
     pub(crate) tasks: Tasks,
     pub(crate) interval: Duration,
@@ -97,11 +103,20 @@ impl AppMaster {
                 return result;
             }
         };
-        if let Err(s) = self.rm.register_application_master(register).await {
-            self.error("register", describe(&s));
-            self.counters.failed_apps.fetch_add(1, Ordering::Relaxed);
-            return result;
-        }
+        let registered = match self.rm.register_application_master(register).await {
+            Ok(r) => r.into_inner(),
+            Err(s) => {
+                self.error("register", describe(&s));
+                self.counters.failed_apps.fetch_add(1, Ordering::Relaxed);
+                return result;
+            }
+        };
+        let mut link = AllocateLink::new(
+            self.channel.clone(),
+            self.creds.clone(),
+            registered.allocate_stream && !self.unary_allocates,
+        )
+        .max_decoding_message_size(usize::MAX);
         let total = i64::from(self.tasks.count);
         self.counters.pending.fetch_add(total, Ordering::Relaxed);
         let mut outstanding = total;
@@ -123,33 +138,22 @@ impl AppMaster {
                 _ = stop.wait_for(|s| *s) => break,
             }
             next = (next + self.interval).max(tokio::time::Instant::now());
-            let request = match self.creds.request(AllocateRequest {
+            let request = AllocateRequest {
                 ask: std::mem::take(&mut ask),
-                release: Vec::new(),
-                blacklist_request: None,
                 response_id,
                 progress: completed as f32 / total.max(1) as f32,
-                gangs: Vec::new(),
-                demands: Vec::new(),
-                kill_demands: Vec::new(),
-                complete_demands: Vec::new(),
-            }) {
-                Ok(r) => r,
-                Err(e) => {
-                    self.error("allocate", e);
-                    break;
-                }
+                ..Default::default()
             };
             let sent = crate::clock::now();
             let at_ms = self.shared.now_ms();
             let reply = tokio::select! {
-                r = self.rm.allocate(request) => r,
+                r = link.allocate(request) => r,
                 _ = stop.wait_for(|s| *s) => break,
             };
             let micros = u32::try_from(sent.elapsed().as_micros()).unwrap_or(u32::MAX);
             result.allocates.push(Sample { at_ms, micros });
             let reply = match reply {
-                Ok(r) => r.into_inner(),
+                Ok(r) => r,
                 Err(_) if *stop.borrow() => break,
                 Err(s) => {
                     self.error("allocate", describe(&s));
@@ -189,6 +193,7 @@ impl AppMaster {
             .pending
             .fetch_sub(outstanding.max(0), Ordering::Relaxed);
         result.completed = completed >= total;
+        link.close();
         result.finish = self.finish(result.completed).await;
         result
     }

@@ -130,6 +130,10 @@ pub struct RmBenchArgs {
     /// would load it).
     #[arg(long = "unary-heartbeats")]
     pub unary_heartbeats: bool,
+    /// AMs make one Allocate call per allocate even when the RM offers its Allocate stream
+    /// (to measure what the stream saves, or to bench an RM as unary AMs would load it).
+    #[arg(long = "unary-allocates")]
+    pub unary_allocates: bool,
     /// Put the RM on one CPU and the bench on another (sched_setaffinity on every thread), so
     /// neither's CPU is confused with the other's. Needs two CPUs.
     #[arg(long)]

@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context};
 use tonic::transport::Channel;
+use weft_proto::allocate_link::AllocateLink;
 use weft_proto::auth::{
     with_nm_token, AmCredentials, ENV_AM_TOKEN, ENV_APPLICATION_ATTEMPT_ID, ENV_CONTAINER_ID,
     ENV_RM_SCHEDULER_ADDRESS,
@@ -21,8 +22,8 @@ use weft_proto::auth::{
 use weft_proto::v1::application_master_protocol_client::ApplicationMasterProtocolClient;
 use weft_proto::v1::container_management_client::ContainerManagementClient;
 use weft_proto::v1::{
-    self, AllocateRequest, AmCommand, Container, ContainerLaunchContext, DemandRequest,
-    FinishApplicationMasterRequest, GangRequest, LocalResource, NodeState,
+    self, AllocateRequest, AllocateResponse, AmCommand, Container, ContainerLaunchContext,
+    DemandRequest, FinishApplicationMasterRequest, GangRequest, LocalResource, NodeState,
     RegisterApplicationMasterRequest, ResourceRequest, StartContainerRequest,
     StartContainersRequest,
 };
@@ -186,6 +187,10 @@ struct Am {
     args: DshellAmArgs,
     env: AmEnvironment,
     rm: ApplicationMasterProtocolClient<Channel>,
+    /// The RM connection (for the Allocate link, made anew at each registration).
+    channel: Channel,
+    /// Allocate calls, over the RM's Allocate stream when its registration answer offers one.
+    link: AllocateLink,
     tracker: Tracker,
     response_id: i32,
     capability: v1::Resource,
@@ -216,7 +221,9 @@ impl Am {
         let mut am = Am {
             tracker: Tracker::new(args.num_containers),
             capability: v1::Resource::new(args.container_memory, args.container_vcores),
-            rm: ApplicationMasterProtocolClient::new(channel),
+            rm: ApplicationMasterProtocolClient::new(channel.clone()),
+            link: AllocateLink::new(channel.clone(), env.credentials.clone(), false),
+            channel,
             response_id: 0,
             nm_tokens: BTreeMap::new(),
             gangs_sent: false,
@@ -270,15 +277,26 @@ impl Am {
         loop {
             match call(self.rm.clone(), self.env.credentials.clone()).await {
                 Ok(r) => return Ok(r.into_inner()),
-                Err(s)
-                    if matches!(
-                        s.code(),
-                        tonic::Code::Unavailable | tonic::Code::DeadlineExceeded
-                    ) && start.elapsed() < RM_RETRY_WINDOW =>
-                {
+                Err(s) if worth_retrying(&s, start) => {
                     tokio::time::sleep(Duration::from_secs(1)).await;
                 }
                 Err(s) => return Err(s),
+            }
+        }
+    }
+
+    /// One Allocate over the link, retried as [`Am::with_retry`] retries.
+    async fn allocate_with_retry(
+        &mut self,
+        request: &AllocateRequest,
+    ) -> Result<AllocateResponse, tonic::Status> {
+        let start = tokio::time::Instant::now();
+        loop {
+            match self.link.allocate(request.clone()).await {
+                Err(s) if worth_retrying(&s, start) => {
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+                answer => return answer,
             }
         }
     }
@@ -327,6 +345,12 @@ impl Am {
             );
         }
         self.learn_nm_tokens(&reply.nm_tokens_from_previous_attempts);
+        self.link = AllocateLink::new(
+            self.channel.clone(),
+            self.env.credentials.clone(),
+            reply.allocate_stream,
+        )
+        .timeout(RPC_TIMEOUT);
         Ok(())
     }
 
@@ -387,17 +411,7 @@ impl Am {
             demands,
             ..Default::default()
         };
-        let result = self
-            .with_retry(|mut rm, creds| {
-                let req = request.clone();
-                async move {
-                    let req = creds
-                        .request(req)
-                        .map_err(|e| tonic::Status::invalid_argument(e.to_string()))?;
-                    rm.allocate(req).await
-                }
-            })
-            .await;
+        let result = self.allocate_with_retry(&request).await;
         let reply = match result {
             Ok(reply) => reply,
             // YARN answers an allocate from an attempt that has not registered with this RM
@@ -582,6 +596,7 @@ impl Am {
         status: v1::FinalApplicationStatus,
         diagnostics: &str,
     ) -> anyhow::Result<()> {
+        self.link.close();
         let request = FinishApplicationMasterRequest {
             final_application_status: status as i32,
             diagnostics: diagnostics.to_string(),
@@ -603,6 +618,15 @@ impl Am {
 }
 
 /// An RPC failure as the AM reports it.
+/// Whether a call that failed so is tried again: the RM is unreachable (restarting) and the
+/// retry window that began at `start` is still open.
+fn worth_retrying(status: &tonic::Status, start: tokio::time::Instant) -> bool {
+    matches!(
+        status.code(),
+        tonic::Code::Unavailable | tonic::Code::DeadlineExceeded
+    ) && start.elapsed() < RM_RETRY_WINDOW
+}
+
 fn rpc_error(what: &str, status: &tonic::Status) -> anyhow::Error {
     anyhow!("{what} failed: {} ({:?})", status.message(), status.code())
 }

@@ -2,6 +2,8 @@
 //! started in-process with every address ephemeral, and REST posts.
 #![allow(dead_code)] // each test binary uses its own part
 
+pub(crate) mod am_setup;
+
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -70,6 +72,17 @@ pub(crate) fn runtime() -> Runtime {
 /// An RM on 127.0.0.1 with ephemeral ports and its data in `dir`, assigning as many containers
 /// per heartbeat as fit, answering Allocate with at most `cap` containers.
 pub(crate) fn start_rm(rt: &Runtime, dir: &Path, cap: usize) -> weft_rm::RunningRm {
+    start_rm_with(rt, dir, cap, "")
+}
+
+/// [`start_rm`] with the `properties` lines (`"key" = value`, each ending in a newline) added
+/// to the configuration's [properties] table.
+pub(crate) fn start_rm_with(
+    rt: &Runtime,
+    dir: &Path,
+    cap: usize,
+    properties: &str,
+) -> weft_rm::RunningRm {
     let config = dir.join("rm.toml");
     std::fs::write(
         &config,
@@ -79,7 +92,8 @@ pub(crate) fn start_rm(rt: &Runtime, dir: &Path, cap: usize) -> weft_rm::Running
              \"yarn.scheduler.fair.assignmultiple\" = true\n\
              \"yarn.scheduler.fair.dynamic.max.assign\" = false\n\
              \"yarn.scheduler.fair.max.assign\" = -1\n\
-             \"yarn.scheduler.fair.update-interval-ms\" = 20\n"
+             \"yarn.scheduler.fair.update-interval-ms\" = 20\n\
+             {properties}"
         ),
     )
     .unwrap();
