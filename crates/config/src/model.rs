@@ -565,6 +565,11 @@ pub struct SchedulerProperties {
     /// members) must fit on the nodes' capacities, not only in the aggregate. Off: Hadoop's
     /// aggregate-only answer on both doors.
     pub reservation_packability_check: bool,
+    /// `weft.reservation.accept-early-submission` (Weft only, default false; time-aware-demands
+    /// spec §3.4, §3.7): an app submitted with the id of a reservation that exists but is not
+    /// yet active is held in ACCEPTED until the reservation starts (its AM asked the demand
+    /// lead before) instead of being rejected as Hadoop does.
+    pub reservation_accept_early_submission: bool,
 }
 
 impl SchedulerProperties {
@@ -619,6 +624,7 @@ impl Default for SchedulerProperties {
             scheduler_monitor_policies: vec![PROPORTIONAL_CAPACITY_PREEMPTION_POLICY.to_string()],
             reservation_enforcement: ReservationEnforcement::Hadoop,
             reservation_packability_check: true,
+            reservation_accept_early_submission: false,
         }
     }
 }

@@ -16,6 +16,7 @@ const SCHEDULER_CLASS: &str = "yarn.resourcemanager.scheduler.class";
 const PREEMPTION_STRATEGY: &str = "weft.scheduler.fair.preemption.strategy";
 const RESERVATION_ENFORCE: &str = "weft.reservation.enforce";
 const PACKABILITY_CHECK: &str = "weft.reservation.packability-check";
+const ACCEPT_EARLY_SUBMISSION: &str = "weft.reservation.accept-early-submission";
 const NM_HEARTBEAT_INTERVAL: &str = "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms";
 
 /// Hadoop properties under the warned prefixes that Weft knows but does not model; they are
@@ -227,6 +228,8 @@ fn set(a: &mut Applier, name: &str, value: &str) {
         ReservationEnforcement::parse(value).map(|e| p.reservation_enforcement = e)
     } else if name == PACKABILITY_CHECK {
         boolean(value).map(|v| p.reservation_packability_check = v)
+    } else if name == ACCEPT_EARLY_SUBMISSION {
+        boolean(value).map(|v| p.reservation_accept_early_submission = v)
     } else if name == NM_HEARTBEAT_INTERVAL {
         values::long(value).map(|v| p.node_heartbeat_interval_ms = v)
     } else if name == "yarn.cluster.max-application-priority" {

@@ -339,6 +339,23 @@ fn the_packability_check_is_on_unless_turned_off() {
 }
 
 #[test]
+fn early_submission_is_refused_unless_turned_on() {
+    let (p, _) = ok(&[]);
+    assert!(!p.reservation_accept_early_submission);
+    let (p, w) = ok(&[("weft.reservation.accept-early-submission", " True ")]);
+    assert!(w.is_empty(), "{w:?}");
+    assert!(p.reservation_accept_early_submission);
+    let (p, _) = ok(&[("weft.reservation.accept-early-submission", "false")]);
+    assert!(!p.reservation_accept_early_submission);
+    let e = errors(&[("weft.reservation.accept-early-submission", "yes")]);
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(
+        e[0].contains("weft.reservation.accept-early-submission") && e[0].contains("'yes'"),
+        "{e:?}"
+    );
+}
+
+#[test]
 fn the_cluster_max_application_priority_is_read() {
     let (p, _) = ok(&[]);
     assert_eq!(p.max_application_priority, 0);
