@@ -84,7 +84,7 @@ impl RmCore {
         };
         // An app with a demand has its AM asked at the demand's time (`demands::am_gate`).
         let am_now = sub.demand.is_none().then_some(sub.am_resource);
-        let placement = match &sub.reservation_id {
+        let mut placement = match &sub.reservation_id {
             // Hadoop's `resolveReservationQueueName`: into the reservation's queue, refused
             // while the reservation is not active.
             Some(reservation) => self.sched.submit_with_reservation(
@@ -104,6 +104,31 @@ impl RmCore {
             )?,
         };
         self.drain(now);
+        // `weft.reservation.accept-early-submission`: a reservation that exists but starts
+        // later holds the app in its plan's default leaf instead (`early_submission`).
+        let mut early = None;
+        if let Placement::Rejected {
+            code: RejectCode::ReservationNotActive,
+            ..
+        } = &placement
+        {
+            let waits_for = sub
+                .reservation_id
+                .as_deref()
+                .and_then(|r| self.early_reservation(now, r));
+            if let Some(reservation) = waits_for {
+                // The rejection left nothing behind in the scheduler.
+                placement = self.sched.submit(
+                    now,
+                    AppId(id.seq),
+                    sub.user.clone(),
+                    sub.queue.clone(),
+                    None,
+                )?;
+                self.drain(now);
+                early = Some(reservation);
+            }
+        }
         let queue = match placement {
             Placement::Accepted { queue } => queue,
             Placement::Rejected { reason, code } => {
@@ -139,6 +164,9 @@ impl RmCore {
         ];
         self.apps.insert(id, app);
         self.persist(writes);
+        if let Some(reservation) = early {
+            self.hold_for_reservation(now, id, reservation, false);
+        }
         self.admit_app_demands(now, id)
     }
 

@@ -314,6 +314,8 @@ pub struct RmCore {
     pub(crate) reservations: crate::reservations::ReservationSystem,
     /// Time-aware demands by key.
     pub(crate) demands: crate::demands::Demands,
+    /// Apps held for their reservation's start (`weft.reservation.accept-early-submission`).
+    pub(crate) early: crate::early_submission::EarlySubmissions,
 }
 
 impl RmCore {
@@ -339,6 +341,7 @@ impl RmCore {
             preempted_for: BTreeMap::new(),
             labels: Default::default(),
             demands: Default::default(),
+            early: Default::default(),
             config,
             sched,
             cluster_ts,

@@ -15,6 +15,7 @@ mod apps;
 mod blacklist;
 mod core;
 mod demands;
+mod early_submission;
 mod ended_containers;
 mod error;
 mod limits;

@@ -39,6 +39,7 @@ impl RmCore {
         self.advance_demands(now);
         self.tick_plans(now);
         self.ask_due_ams(now);
+        self.advance_early_submissions(now);
         self.carry_demand_apps(now);
         self.reask_recovered_gangs(now);
         if now >= self.next_update {

@@ -159,7 +159,14 @@ impl RmCore {
             Some(demand) if !am_running => crate::demands::gating_demand_key(id, demand),
             _ => None,
         };
-        let am_resource = (!am_running && gate.is_none()).then_some(app.sub.am_resource);
+        // An app held for its reservation's start is held again (`early_submission`).
+        let early = app
+            .sub
+            .reservation_id
+            .as_deref()
+            .and_then(|r| self.early_reservation(now, r));
+        let am_resource =
+            (!am_running && gate.is_none() && early.is_none()).then_some(app.sub.am_resource);
         if let Some(key) = gate {
             self.demands.am_gates.insert(id, key);
         }
@@ -202,6 +209,9 @@ impl RmCore {
                         Write::PutAttempt(attempt_record(app, app.attempts.len() - 1)),
                     ];
                     self.persist(writes);
+                }
+                if let Some(reservation) = early {
+                    self.hold_for_reservation(now, id, reservation, am_running);
                 }
                 return;
             }

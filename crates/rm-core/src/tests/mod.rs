@@ -5,6 +5,7 @@ mod apps;
 mod capacity;
 mod capacity_labels;
 mod capacity_preemption;
+mod early_submission;
 mod liveness;
 mod node_labels;
 mod nodes;
