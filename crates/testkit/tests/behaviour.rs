@@ -277,6 +277,7 @@ scenarios! {
     demand_c13 => "demand-c13",
     demand_c14 => "demand-c14",
     reserve_events => "reserve-events",
+    reservation_early_submission => "reservation-early-submission",
     demand_c3 => "demand-c3",
     demand_c5 => "demand-c5",
     demand_c6 => "demand-c6",
