@@ -1179,3 +1179,75 @@ fn c8_an_unpackable_rdl_gang_is_refused_over_rest_unless_the_check_is_off() {
         rt.block_on(rm.stop());
     }
 }
+
+/// Spec B3's second half over REST: with `weft.reservation.accept-early-submission=true`, an
+/// app whose `reservation-id` names a reservation that starts in 10 min is ACCEPTED in the
+/// plan's default queue and says what it waits for (its AM is asked one lead before the
+/// start: the core's unit tests and `reservation-early-submission.toml` show that without
+/// waiting); deleting the reservation fails it with a diagnostic that says so.
+#[test]
+fn b3_an_early_submission_waits_for_its_reservation_when_accepted() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let alloc = dir.path().join("fair-scheduler.xml");
+    std::fs::write(
+        &alloc,
+        r#"<allocations><queue name="prod"><weight>3</weight><reservation/></queue></allocations>"#,
+    )
+    .expect("allocation file written");
+    let site = dir.path().join("yarn-site.xml");
+    std::fs::write(
+        &site,
+        hadoop_conf(&[("weft.reservation.accept-early-submission", "true")]),
+    )
+    .expect("yarn-site written");
+    let rt = runtime();
+    let rm = rt
+        .block_on(weft_rm::start(RmArgs {
+            allocations: Some(alloc),
+            yarn_site: Some(site),
+            ..addresses(dir.path())
+        }))
+        .expect("RM starts");
+    register_nodes(&rt, &rm, 4);
+    let http = Http::new(&rm);
+    let agent = support::agent();
+    let reservation = http.new_id();
+    let t0 = now_ms();
+    let def = definition(t0 + 600_000, t0 + 700_000, 1, vec![stage(1, 1, 1, 60)]);
+    let (status, text) = http.post("/submit", Some(&submission("prod", &reservation, &def)));
+    assert_eq!(status, 202, "{text}");
+
+    let early = submit_app(&agent, &rm, &reservation);
+    let (queue, state, diagnostics) = app_info(&agent, &rm, &early);
+    assert_eq!(
+        (queue.as_str(), state.as_str()),
+        ("root.prod.prod-default", "ACCEPTED")
+    );
+    assert!(
+        diagnostics.starts_with(&format!(
+            "waiting for its reservation {reservation} to start at "
+        )),
+        "{diagnostics}"
+    );
+
+    let (status, _) = http.post("/delete", Some(&json!({"reservation-id": reservation})));
+    assert_eq!(status, 200);
+    let mut polls = 0; // bounded: the RM ticks every few hundred ms; at most 40 × 50 ms
+    let (_, state, diagnostics) = loop {
+        let info = app_info(&agent, &rm, &early);
+        if info.1 == "FAILED" {
+            break info;
+        }
+        polls += 1;
+        assert!(polls < 40, "the app never failed: {info:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(state, "FAILED");
+    assert!(
+        diagnostics.contains(&format!(
+            "was waiting for reservation {reservation}, which was deleted before it started"
+        )),
+        "{diagnostics}"
+    );
+    rt.block_on(rm.stop());
+}
