@@ -37,9 +37,17 @@ struct Waiting {
 
 /// Where a held app stands at `now`.
 enum Step {
-    Wait { start: u64, due: u64 },
+    Wait {
+        start: u64,
+        due: u64,
+    },
     AskAm,
-    Enter { leaf: String },
+    Enter {
+        leaf: String,
+    },
+    /// Over before the app got into its leaf: it stays in `<plan>-default`, as an app whose
+    /// reservation ended does.
+    Over,
     Deleted,
 }
 
@@ -139,6 +147,15 @@ impl RmCore {
                     }
                     self.enter_reservation_leaf(now, app, &leaf);
                 }
+                Step::Over => {
+                    self.early.waiting.remove(&app);
+                    if !waiting.am_asked {
+                        self.ask_early_am(now, app);
+                    }
+                    if let Some(a) = self.apps.get_mut(&app) {
+                        a.diagnostics.clear();
+                    }
+                }
                 Step::Deleted => {
                     self.early.waiting.remove(&app);
                     self.finish_app(
@@ -169,7 +186,9 @@ impl RmCore {
             .map_or(0, |p| self.demand_lead(p.step()).0);
         let start = r.start.as_millis();
         let due = start.saturating_sub(lead);
-        if now.as_millis() >= start {
+        if now >= r.end {
+            Step::Over
+        } else if now.as_millis() >= start {
             Step::Enter {
                 leaf: format!("{queue}.{id}"),
             }
