@@ -197,3 +197,46 @@ fn a_restart_keeps_the_app_waiting() {
         Some(format!("root.prod.{id}"))
     );
 }
+
+/// Restarted at 50 s, after its AM was allocated at 43 s: the NM reports the AM again, so the
+/// attempt keeps it (no second AM), and the app still enters the leaf at 60 s.
+#[test]
+fn a_restart_after_the_am_started_keeps_the_am_and_still_enters_the_leaf() {
+    let mut c = cluster(true);
+    let id = reserve(&mut c);
+    let app = submit_into(&mut c, 2_000, id);
+    heartbeat(&mut c, 43_000, "n1:1");
+    let launched = launches(&drain(&mut c));
+    assert_eq!(launched.len(), 1);
+    let am = launched[0].container;
+    drop(c);
+
+    let mut c = RmCore::recover(rm_config(true), stored(), TS, Time(50_000)).expect("recovered");
+    c.node_register(
+        Time(50_000),
+        NodeRegistration {
+            address: String::new(),
+            http_address: String::new(),
+            hadoop_address: String::new(),
+            node_id: "n1:1".into(),
+            capability: Resource::new(8192, 8),
+            rack: String::new(),
+            containers: vec![status(am, NmContainerState::Running, 0)],
+            secret: String::new(),
+        },
+    )
+    .expect("registered");
+    for n in ["n2:1", "n3:1", "n4:1"] {
+        register(&mut c, 50_000, n);
+    }
+    drain(&mut c);
+    assert_eq!(
+        c.app_report(&app).map(|r| r.diagnostics),
+        Some(waiting(id, "was asked"))
+    );
+    heartbeat(&mut c, 60_000, "n1:1");
+    assert!(launches(&drain(&mut c)).is_empty(), "the AM is kept");
+    let report = c.app_report(&app).expect("recovered");
+    assert_eq!(report.queue, format!("root.prod.{id}"));
+    assert_eq!(report.current_attempt.map(|a| a.id.attempt), Some(1));
+}
