@@ -240,3 +240,38 @@ fn a_restart_after_the_am_started_keeps_the_am_and_still_enters_the_leaf() {
     assert_eq!(report.queue, format!("root.prod.{id}"));
     assert_eq!(report.current_attempt.map(|a| a.id.attempt), Some(1));
 }
+
+/// The same under the Capacity Scheduler (`prod` reservable at 75%): the app waits in
+/// `root.prod.prod-default`, its AM comes at 43 s and it is in the leaf at 60 s.
+#[test]
+fn under_capacity_the_app_waits_and_enters_the_leaf_at_the_start() {
+    let mut c = super::reservations::capacity_cluster(&[]);
+    c.config
+        .scheduler
+        .properties_mut()
+        .reservation_accept_early_submission = true;
+    c.config.nm_expiry = Duration::from_secs(100_000);
+    c.config.am_expiry = Duration::from_secs(100_000);
+    let id = reserve(&mut c);
+    let app = submit_into(&mut c, 2_000, id);
+    let report = c.app_report(&app).expect("recorded");
+    assert_eq!(
+        (report.state, report.queue.as_str(), report.diagnostics),
+        (AppState::Accepted, DEFAULT_LEAF, waiting(id, "is asked"))
+    );
+    heartbeat(&mut c, 42_000, "n1:1");
+    assert!(launches(&drain(&mut c)).is_empty(), "no AM before 43 s");
+    heartbeat(&mut c, 43_000, "n1:1");
+    assert_eq!(launches(&drain(&mut c)).len(), 1);
+    c.tick(Time(60_000));
+    drain(&mut c);
+    assert_eq!(
+        c.app_report(&app).map(|r| r.queue),
+        Some(format!("root.prod.{id}"))
+    );
+    assert!(
+        c.scheduler().verify().is_empty(),
+        "{:?}",
+        c.scheduler().verify()
+    );
+}
