@@ -438,6 +438,11 @@ impl RmCore {
         self.sched.snapshot()
     }
 
+    /// [`RmCore::scheduler_snapshot`] without the per-app and per-node lists.
+    pub fn scheduler_queue_snapshot(&mut self) -> weft_sched::Snapshot {
+        self.sched.queue_snapshot()
+    }
+
     /// Sets the AM service address handed to AMs (known to the driver once it has bound).
     pub fn set_scheduler_address(&mut self, address: String) {
         self.config.scheduler_address = address;

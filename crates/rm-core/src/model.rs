@@ -570,6 +570,43 @@ pub struct ContainerReport {
     pub diagnostics: String,
 }
 
+/// Applications and nodes counted by state, and the containers on the nodes
+/// ([`RmCore::state_counts`](crate::RmCore::state_counts)).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StateCounts {
+    /// Applications per state, in the order first seen (states with none are absent).
+    pub apps: Vec<(AppState, u64)>,
+    /// Nodes per state, in the order first seen (states with none are absent).
+    pub nodes: Vec<(NodeState, u64)>,
+    /// Containers the nodes hold (allocated, running or being stopped).
+    pub containers_on_nodes: u64,
+}
+
+impl StateCounts {
+    /// Applications in `state`.
+    pub fn apps_in(&self, state: AppState) -> u64 {
+        count_of(&self.apps, state)
+    }
+
+    /// Nodes in `state`.
+    pub fn nodes_in(&self, state: NodeState) -> u64 {
+        count_of(&self.nodes, state)
+    }
+
+    pub(crate) fn add<S: PartialEq>(list: &mut Vec<(S, u64)>, state: S) {
+        match list.iter_mut().find(|(s, _)| *s == state) {
+            Some((_, n)) => *n += 1,
+            None => list.push((state, 1)),
+        }
+    }
+}
+
+fn count_of<S: PartialEq>(list: &[(S, u64)], state: S) -> u64 {
+    list.iter()
+        .find(|(s, _)| *s == state)
+        .map_or(0, |(_, n)| *n)
+}
+
 /// Cluster-wide figures (REST `/ws/v1/cluster/metrics`, the UI overview, Prometheus).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClusterMetrics {

@@ -80,14 +80,28 @@ impl RmCore {
         m.allocated = used;
         m.available = total.saturating_sub(used);
         m.containers_allocated = self.containers.len() as u64;
-        let snap = self.sched.snapshot();
-        m.pending = snap.cluster_pending;
-        m.containers_pending = snap.apps.iter().map(|a| a.pending_containers).sum();
-        for (_, size) in snap.nodes.iter().filter_map(|n| n.reserved) {
-            m.containers_reserved += 1;
-            m.reserved = m.reserved.saturating_add(size);
-        }
+        // The scheduler's sums, not its snapshot: at 12,000 nodes and 10,000 apps a snapshot
+        // held the driver ~90 ms for each call (a load balancer or dashboard polls this).
+        let pending = self.sched.pending_summary();
+        m.pending = pending.pending;
+        m.containers_pending = pending.pending_containers;
+        m.containers_reserved = pending.reserved_nodes;
+        m.reserved = pending.reserved;
         m
+    }
+
+    /// Applications by state, nodes by state and the containers on the nodes, counted
+    /// without building any report (for metrics).
+    pub fn state_counts(&self) -> StateCounts {
+        let mut counts = StateCounts::default();
+        for app in self.apps.values() {
+            StateCounts::add(&mut counts.apps, app.state);
+        }
+        for node in self.nodes.values() {
+            StateCounts::add(&mut counts.nodes, node.state);
+            counts.containers_on_nodes += node.containers.len() as u64;
+        }
+        counts
     }
 }
 

@@ -1,7 +1,6 @@
 //! `/metrics`: the RM's figures in Prometheus' text exposition format (version 0.0.4).
 //! Every family is documented in `crates/rm/METRICS.md`; the HELP lines say the same briefly.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use weft_sched::SchedulerKind;
@@ -145,30 +144,35 @@ pub(crate) fn render(
         "gauge",
         "Live containers on the nodes.",
     );
-    let running: u64 = v.nodes.iter().map(|n| u64::from(n.containers)).sum();
-    o.sample("weft_cluster_containers_running", &[], running as f64);
+    o.sample(
+        "weft_cluster_containers_running",
+        &[],
+        v.counts.containers_on_nodes as f64,
+    );
     o.family(
         "weft_cluster_containers_pending",
         "gauge",
         "Containers asked for by applications and not yet allocated.",
     );
-    let pending: u64 = snap.apps.iter().map(|a| a.pending_containers).sum();
-    o.sample("weft_cluster_containers_pending", &[], pending as f64);
+    o.sample(
+        "weft_cluster_containers_pending",
+        &[],
+        v.pending.pending_containers as f64,
+    );
     o.family(
         "weft_cluster_reserved_nodes",
         "gauge",
         "Nodes holding a reservation for an application's ask.",
     );
-    let reserved = snap.nodes.iter().filter(|n| n.reserved.is_some()).count();
-    o.sample("weft_cluster_reserved_nodes", &[], reserved as f64);
+    o.sample(
+        "weft_cluster_reserved_nodes",
+        &[],
+        v.pending.reserved_nodes as f64,
+    );
 
     o.family("weft_cluster_nodes", "gauge", "Nodes by state.");
-    let mut nodes: BTreeMap<&str, usize> = BTreeMap::new();
-    for n in &v.nodes {
-        *nodes.entry(n.state.as_str()).or_default() += 1;
-    }
     for st in NODE_STATES {
-        let n = nodes.get(st.as_str()).copied().unwrap_or(0);
+        let n = v.counts.nodes_in(st);
         o.sample("weft_cluster_nodes", &[("state", st.as_str())], n as f64);
     }
 
@@ -177,14 +181,9 @@ pub(crate) fn render(
         "gauge",
         "Applications the ResourceManager knows, by state.",
     );
-    let mut apps: BTreeMap<String, usize> = BTreeMap::new();
-    for a in &v.apps {
-        *apps.entry(state_name(a.state)).or_default() += 1;
-    }
     for st in APP_STATES {
-        let name = state_name(st);
-        let n = apps.get(&name).copied().unwrap_or(0);
-        o.sample("weft_cluster_apps", &[("state", &name)], n as f64);
+        let n = v.counts.apps_in(st);
+        o.sample("weft_cluster_apps", &[("state", &state_name(st))], n as f64);
     }
 
     o.family(
@@ -668,6 +667,7 @@ fn verification(o: &mut Out, stats: &DriverStats) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
 
     #[test]
     fn label_values_and_special_numbers_follow_the_format() {
@@ -743,6 +743,8 @@ mod tests {
             },
             apps: Vec::new(),
             nodes: Vec::new(),
+            counts: Default::default(),
+            pending: Default::default(),
             labels: Vec::new(),
             types: weft_types::ResourceTypes::default(),
             allocations: 0,

@@ -899,6 +899,20 @@ pub struct Snapshot {
     pub nodes: Vec<NodeSnapshot>,
 }
 
+/// What applications ask for and nodes hold reserved, summed over the cluster: the figures of
+/// a [`Snapshot`] that metrics read often, without building one (no strings cloned).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PendingSummary {
+    /// Sum of outstanding asks (ANY level) of all applications.
+    pub pending: Resource,
+    /// Containers asked for and not yet allocated.
+    pub pending_containers: u64,
+    /// Nodes holding a reservation.
+    pub reserved_nodes: u64,
+    /// Resources those reservations hold.
+    pub reserved: Resource,
+}
+
 /// One queue in a [`Snapshot`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct QueueSnapshot {

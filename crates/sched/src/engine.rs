@@ -796,10 +796,8 @@ impl<R: Rules> Engine<R> {
 
     /// A read-only picture of the state (report-only figures are brought up to date first).
     pub(crate) fn snapshot(&mut self) -> Snapshot {
-        R::refresh_reports(self);
-        let mut queues = Vec::with_capacity(self.queues.len());
-        self.snapshot_queue(ROOT, &mut queues);
-        let apps = self
+        let mut snapshot = self.queue_snapshot();
+        snapshot.apps = self
             .apps
             .values()
             .map(|a| AppSnapshot {
@@ -816,7 +814,7 @@ impl<R: Rules> Engine<R> {
                 starvation: R::app_starvation(self, a),
             })
             .collect();
-        let nodes = self
+        snapshot.nodes = self
             .nodes
             .values()
             .map(|n| NodeSnapshot {
@@ -828,18 +826,39 @@ impl<R: Rules> Engine<R> {
                 reserved: n.reservation.as_ref().map(|r| (r.app, r.size)),
             })
             .collect();
-        let pending = self
-            .apps
-            .values()
-            .fold(Resource::ZERO, |acc, a| acc.saturating_add(a.outstanding()));
+        snapshot
+    }
+
+    /// [`Engine::snapshot`] without its per-app and per-node lists (left empty): the queues
+    /// and the cluster's totals.
+    pub(crate) fn queue_snapshot(&mut self) -> Snapshot {
+        R::refresh_reports(self);
+        let mut queues = Vec::with_capacity(self.queues.len());
+        self.snapshot_queue(ROOT, &mut queues);
         Snapshot {
             cluster_capacity: self.cluster,
             cluster_used: self.cluster_used,
-            cluster_pending: pending,
+            cluster_pending: self.pending_summary().pending,
             queues,
-            apps,
-            nodes,
+            apps: Vec::new(),
+            nodes: Vec::new(),
         }
+    }
+
+    /// See [`crate::Scheduler::pending_summary`].
+    pub(crate) fn pending_summary(&self) -> PendingSummary {
+        let mut summary = PendingSummary::default();
+        for a in self.apps.values() {
+            summary.pending = summary.pending.saturating_add(a.outstanding());
+            summary.pending_containers += a.outstanding_containers();
+        }
+        for n in self.nodes.values() {
+            if let Some(r) = &n.reservation {
+                summary.reserved_nodes += 1;
+                summary.reserved = summary.reserved.saturating_add(r.size);
+            }
+        }
+        summary
     }
 
     fn snapshot_queue(&self, id: QueueId, out: &mut Vec<QueueSnapshot>) {

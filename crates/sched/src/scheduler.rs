@@ -239,6 +239,17 @@ impl Scheduler {
         with_engine!(&mut self.kind, e => e.snapshot())
     }
 
+    /// [`Scheduler::snapshot`] with empty `apps` and `nodes`: the queues and the cluster's
+    /// totals, for reports that sample often (metrics) at a fraction of the cost.
+    pub fn queue_snapshot(&mut self) -> Snapshot {
+        with_engine!(&mut self.kind, e => e.queue_snapshot())
+    }
+
+    /// The cluster's outstanding asks and node reservations, summed without a snapshot.
+    pub fn pending_summary(&self) -> PendingSummary {
+        with_engine!(&self.kind, e => e.pending_summary())
+    }
+
     /// Repairs drift: recomputes every figure the scheduler maintains from what it holds
     /// (running containers, requests, app lists) and rebuilds the fast path's order. What it
     /// cannot recompute `verify` keeps reporting.

@@ -222,6 +222,7 @@ fn a_reservation_on_a_node_listed_later_is_dropped_not_served() {
             .any(|d| matches!(d, Decision::Reserved { app: AppId(2), .. })),
         "app 2 reserves the node: {reserved:?}"
     );
+    assert_summary_matches_snapshot(&mut s, 1, 4096);
     blacklist(&mut s, 2, &["n"], &[]);
     for c in containers.drain(..4) {
         handle(
@@ -279,4 +280,26 @@ fn listing_every_place_or_an_unknown_app_is_refused_and_changes_nothing() {
         },
     );
     assert_eq!(unknown, Err(SchedError::UnknownApp(AppId(9))));
+}
+
+/// The cheap figures metrics read (`pending_summary`, `queue_snapshot`) are the full
+/// snapshot's: the pending sums over its apps, the reservations over its nodes, and its
+/// queues and totals.
+fn assert_summary_matches_snapshot(s: &mut Scheduler, reserved_nodes: u64, reserved_mb: i64) {
+    let full = s.snapshot();
+    let summary = s.pending_summary();
+    assert_eq!(summary.pending, full.cluster_pending);
+    assert_eq!(
+        summary.pending_containers,
+        full.apps.iter().map(|a| a.pending_containers).sum::<u64>()
+    );
+    assert!(summary.pending_containers > 0, "app 2's ask is outstanding");
+    assert_eq!(summary.reserved_nodes, reserved_nodes);
+    assert_eq!(summary.reserved.memory_mb(), reserved_mb);
+    let queues_only = s.queue_snapshot();
+    assert!(queues_only.apps.is_empty() && queues_only.nodes.is_empty());
+    assert_eq!(queues_only.queues, full.queues);
+    assert_eq!(queues_only.cluster_pending, full.cluster_pending);
+    assert_eq!(queues_only.cluster_used, full.cluster_used);
+    assert_eq!(queues_only.cluster_capacity, full.cluster_capacity);
 }

@@ -165,6 +165,8 @@ mod tests {
             },
             apps: Vec::new(),
             nodes: Vec::new(),
+            counts: Default::default(),
+            pending: Default::default(),
             labels: Vec::new(),
             types: ResourceTypes::default(),
             allocations: 4,

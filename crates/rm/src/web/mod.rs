@@ -74,6 +74,10 @@ pub(crate) struct View {
     pub(crate) apps: Vec<AppReport>,
     /// Every node.
     pub(crate) nodes: Vec<NodeInfo>,
+    /// Applications and nodes by state, containers on the nodes.
+    pub(crate) counts: weft_rm_core::StateCounts,
+    /// Outstanding asks and reservations, summed.
+    pub(crate) pending: weft_sched::PendingSummary,
     /// The cluster's node labels (resource pools and admin labels).
     pub(crate) labels: Vec<NodeLabelInfo>,
     /// Resource type names.
@@ -117,30 +121,50 @@ fn queue_pools(
 /// Reads a [`View`] from the core.
 pub(crate) async fn view(driver: &Driver) -> Result<View, DriverError> {
     driver
-        .call(|core, now| {
-            let snapshot = core.scheduler_snapshot();
-            let pools = core.scheduler().pool_stats();
-            View {
-                kind: core.scheduler().kind(),
-                queue_pools: queue_pools(core, &snapshot, &pools),
-                pools,
-                snapshot,
-                apps: core.app_reports(),
-                nodes: core.node_infos(),
-                labels: core.node_labels(),
-                types: core.scheduler().resource_types().clone(),
-                allocations: core.scheduler().allocation_count(),
-                demand_counts: core.demand_counts(),
-                demand_outcomes: core.demand_outcomes(),
-                plan_ratios: core.plan_committed_ratios(now),
-                capacity: core.scheduler().capacity_details(),
-                capacity_file: match core.scheduler().config() {
-                    weft_sched::SchedulerConfig::Capacity(c) => Some(c.capacity.clone()),
-                    _ => None,
-                },
-            }
-        })
+        .call(|core, now| view_of(core, now, Detail::Full))
         .await
+}
+
+/// What a [`View`] lists.
+#[derive(Clone, Copy, PartialEq)]
+enum Detail {
+    /// Every app, node and scheduler app: the pages.
+    Full,
+    /// Queues, counts and totals only (`apps`, `nodes` and the snapshot's lists empty): what
+    /// `/metrics` exports. At 12,000 nodes and 10,000 apps the full view held the driver
+    /// 0.3-0.8 s per scrape.
+    Counts,
+}
+
+fn view_of(core: &mut weft_rm_core::RmCore, now: weft_types::Time, detail: Detail) -> View {
+    let full = detail == Detail::Full;
+    let snapshot = if full {
+        core.scheduler_snapshot()
+    } else {
+        core.scheduler_queue_snapshot()
+    };
+    let pools = core.scheduler().pool_stats();
+    View {
+        kind: core.scheduler().kind(),
+        queue_pools: queue_pools(core, &snapshot, &pools),
+        pools,
+        snapshot,
+        apps: if full { core.app_reports() } else { Vec::new() },
+        nodes: if full { core.node_infos() } else { Vec::new() },
+        counts: core.state_counts(),
+        pending: core.scheduler().pending_summary(),
+        labels: core.node_labels(),
+        types: core.scheduler().resource_types().clone(),
+        allocations: core.scheduler().allocation_count(),
+        demand_counts: core.demand_counts(),
+        demand_outcomes: core.demand_outcomes(),
+        plan_ratios: core.plan_committed_ratios(now),
+        capacity: core.scheduler().capacity_details(),
+        capacity_file: match core.scheduler().config() {
+            weft_sched::SchedulerConfig::Capacity(c) => Some(c.capacity.clone()),
+            _ => None,
+        },
+    }
 }
 
 /// YARN's upper-case name of a state enum (`RUNNING`, `FINISHED`, ...).
@@ -372,7 +396,11 @@ async fn asset(Path(file): Path<String>) -> Response {
 }
 
 async fn metrics(State(s): State<Rest>) -> Response {
-    match view(&s.driver).await {
+    let counts = s
+        .driver
+        .call(|core, now| view_of(core, now, Detail::Counts))
+        .await;
+    match counts {
         Ok(v) => {
             let text =
                 crate::metrics::render(&v, &s.driver.stats(), s.started_on, &s.refresher.status());

@@ -31,7 +31,8 @@ use weft_types::{AppId, ContainerId, NodeId, Resource, Time};
 
 use crate::api::{
     CapacityQueueDetails, CapacitySchedulerConfig, Decision, Event, GangHold, GroupMapping,
-    LeafQueueStats, Placement, PoolStats, RejectCode, SchedError, SchedulerConfig, Snapshot,
+    LeafQueueStats, PendingSummary, Placement, PoolStats, RejectCode, SchedError, SchedulerConfig,
+    Snapshot,
 };
 use crate::engine::WalkMode;
 
@@ -789,9 +790,31 @@ impl Partitioned {
     /// DEFAULT's picture with every partition's apps, nodes and usage added (a queue's usage,
     /// demand, AM usage and app counts are its sums over the partitions).
     pub(crate) fn snapshot(&mut self) -> Snapshot {
-        let mut out = self.default.snapshot();
+        self.merged_snapshot(CapacityEngine::snapshot)
+    }
+
+    /// [`Partitioned::snapshot`] without the per-app and per-node lists.
+    pub(crate) fn queue_snapshot(&mut self) -> Snapshot {
+        self.merged_snapshot(CapacityEngine::queue_snapshot)
+    }
+
+    /// Every partition's pending asks and reservations, summed.
+    pub(crate) fn pending_summary(&self) -> PendingSummary {
+        self.engines().map(CapacityEngine::pending_summary).fold(
+            PendingSummary::default(),
+            |acc, s| PendingSummary {
+                pending: acc.pending.saturating_add(s.pending),
+                pending_containers: acc.pending_containers + s.pending_containers,
+                reserved_nodes: acc.reserved_nodes + s.reserved_nodes,
+                reserved: acc.reserved.saturating_add(s.reserved),
+            },
+        )
+    }
+
+    fn merged_snapshot(&mut self, take: fn(&mut CapacityEngine) -> Snapshot) -> Snapshot {
+        let mut out = take(&mut self.default);
         for (_, e) in &mut self.labeled {
-            let s = e.snapshot();
+            let s = take(e);
             out.cluster_capacity = out.cluster_capacity.saturating_add(s.cluster_capacity);
             out.cluster_used = out.cluster_used.saturating_add(s.cluster_used);
             out.cluster_pending = out.cluster_pending.saturating_add(s.cluster_pending);
