@@ -37,8 +37,6 @@ const BATCH: usize = 256;
 const LANE_BUDGET: Duration = Duration::from_millis(10);
 /// Jobs each lane holds before senders wait.
 pub(crate) const LANE_CAPACITY: usize = 4096;
-/// Time allowed for one call to an NM.
-const NM_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Why a job got no answer.
 #[derive(Debug, Error)]
@@ -568,7 +566,9 @@ impl Carrier {
                 Output::LaunchAm(launch) => {
                     let driver = self.driver.clone();
                     let types = self.types.clone();
-                    self.runtime.spawn(launch_am(driver, *launch, types));
+                    let channels = self.nm_channels.clone();
+                    self.runtime
+                        .spawn(launch_am(driver, *launch, types, channels));
                 }
                 Output::StopContainer {
                     node_address,
@@ -598,24 +598,15 @@ fn split(core: &mut RmCore) -> (Vec<Write>, Vec<Output>) {
     (writes, rest)
 }
 
-async fn client(
-    address: &str,
-) -> Result<ContainerManagementClient<tonic::transport::Channel>, String> {
-    let endpoint = tonic::transport::Endpoint::from_shared(format!("http://{address}"))
-        .map_err(|e| format!("bad NM address {address}: {e}"))?
-        .connect_timeout(NM_TIMEOUT)
-        .timeout(NM_TIMEOUT);
-    let channel = endpoint
-        .connect()
-        .await
-        .map_err(|e| format!("cannot reach NM {address}: {e}"))?;
-    Ok(ContainerManagementClient::new(channel))
-}
-
 /// Starts an AM container; a failure fails the attempt (which is retried).
-async fn launch_am(driver: Driver, launch: AmLaunch, types: ResourceTypes) {
+async fn launch_am(
+    driver: Driver,
+    launch: AmLaunch,
+    types: ResourceTypes,
+    channels: crate::nm_stops::NmChannels,
+) {
     let container = launch.container;
-    let result = start(&launch, &types).await;
+    let result = start(&launch, &types, &channels).await;
     match result {
         Ok(()) => tracing::info!(%container, node = %launch.node_id, "AM container started"),
         Err(e) => {
@@ -627,8 +618,12 @@ async fn launch_am(driver: Driver, launch: AmLaunch, types: ResourceTypes) {
     }
 }
 
-async fn start(launch: &AmLaunch, types: &ResourceTypes) -> Result<(), String> {
-    let mut nm = client(&launch.node_address).await?;
+async fn start(
+    launch: &AmLaunch,
+    types: &ResourceTypes,
+    channels: &crate::nm_stops::NmChannels,
+) -> Result<(), String> {
+    let mut nm = ContainerManagementClient::new(channels.channel(&launch.node_address)?);
     let ctx = &launch.launch;
     let request = StartContainerRequest {
         container_id: launch.container.to_string(),

@@ -1,4 +1,4 @@
-//! Stopping containers through their NMs: the stops the core asks for in one batch go out as
+//! Stopping containers through their NMs (and the channels AM launches share): the stops the core asks for in one batch go out as
 //! one `StopContainers` call per node and NM token (an attempt's containers on one node), over
 //! a channel kept per node. The core asks only for AM containers (YARN's AMLauncher cleanup);
 //! every other stop, and these too, travel in the node's next heartbeat reply, so a failed
@@ -59,7 +59,9 @@ pub(crate) fn batches(
 pub(crate) struct NmChannels(Arc<Mutex<HashMap<String, Channel>>>);
 
 impl NmChannels {
-    fn channel(&self, address: &str) -> Result<Channel, String> {
+    /// The channel to the NM at `address` (AM launches use it too: a connection per launch
+    /// overflowed the NMs' accept backlogs at ~100 launches a second).
+    pub(crate) fn channel(&self, address: &str) -> Result<Channel, String> {
         let mut map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(c) = map.get(address) {
             return Ok(c.clone());
