@@ -291,6 +291,10 @@ pub struct RmCore {
     pub(crate) lingering_am: BTreeMap<ContainerId, (String, Time)>,
     pub(crate) outputs: VecDeque<Output>,
     pub(crate) next_update: Time,
+    /// No node can expire before this instant under this NM expiry (`liveness.rs`).
+    pub(crate) node_expiry_check: (Time, weft_types::Duration),
+    /// No AM can expire before this instant under this AM expiry.
+    pub(crate) am_expiry_check: (Time, weft_types::Duration),
     /// The latest time an input brought (ticks, completions): reports count live containers'
     /// aggregate allocation up to here, since report methods take no time.
     pub(crate) latest: Time,
@@ -358,6 +362,8 @@ impl RmCore {
             lingering_am: BTreeMap::new(),
             outputs: VecDeque::new(),
             next_update: now,
+            node_expiry_check: (Time(0), weft_types::Duration::from_millis(0)),
+            am_expiry_check: (Time(0), weft_types::Duration::from_millis(0)),
             latest: now,
             completed: Default::default(),
         }
