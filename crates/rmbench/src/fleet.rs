@@ -31,8 +31,10 @@ use crate::rm_proc::{
     checked_against_child, pin_process, process_cpu_seconds, process_memory, target_rm, RmProcess,
     RmSetup,
 };
+use crate::sampler::{self, Samples};
 use crate::shared::Shared;
 use crate::stats::{percentiles, Sample, Timeline};
+use crate::timeline::{self, Tick};
 use crate::RmBenchArgs;
 
 /// Submissions in flight at once (each is two REST calls the RM persists; the RM writes
@@ -222,6 +224,21 @@ async fn observe(fleet: &Fleet, shared: &Shared, rm_pid: Option<u32>) -> Observa
             .submitted
             .load(Ordering::Relaxed)
             .saturating_sub(fleet.ams_done.load(Ordering::Relaxed)),
+    }
+}
+
+/// The sampler's look each second: the bench's counters and both processes' CPU and memory.
+fn read_tick(fleet: &Fleet, shared: &Shared, rm_pid: Option<u32>) -> Tick {
+    Tick {
+        at_ms: shared.now_ms(),
+        submitted: fleet.submitted.load(Ordering::Relaxed),
+        ams_done: fleet.ams_done.load(Ordering::Relaxed),
+        submitting: fleet.in_flight.load(Ordering::Relaxed),
+        rm_cpu: rm_pid.and_then(|p| process_cpu_seconds(&p.to_string())),
+        bench_cpu: process_cpu_seconds("self"),
+        rm_rss: rm_pid
+            .and_then(|p| process_memory(&p.to_string()))
+            .map(|m| m.0),
     }
 }
 
@@ -480,6 +497,26 @@ async fn drive(
         am_launches,
     );
 
+    let samples = Arc::new(Samples::default());
+    let (samplers_stop, samplers_stop_rx) = watch::channel(false);
+    let tick_reader = {
+        let (fleet, shared) = (Arc::clone(&fleet), Arc::clone(&shared));
+        move || read_tick(&fleet, &shared, rm_pid)
+    };
+    let mut samplers = vec![sampler::ticker(
+        Arc::clone(&samples),
+        tick_reader,
+        samplers_stop_rx.clone(),
+    )];
+    if !args.scrape_every.is_zero() {
+        samplers.push(sampler::scraper(
+            Arc::clone(&samples),
+            Arc::clone(&fleet.rest),
+            Arc::clone(&shared),
+            args.scrape_every,
+            samplers_stop_rx,
+        ));
+    }
     let mut observations = vec![observe(&fleet, &shared, rm_pid).await];
     let started = tokio::time::Instant::now();
     let start_ms = shared.now_ms();
@@ -504,6 +541,14 @@ async fn drive(
     tokio::time::sleep_until(end).await;
     observations.push(observe(&fleet, &shared, rm_pid).await);
     let stop_ms = shared.now_ms();
+    // A last look at the stop, then the samplers end (a scrape still in flight is dropped).
+    if let Ok(mut ticks) = samples.ticks.lock() {
+        ticks.push(read_tick(&fleet, &shared, rm_pid));
+    }
+    samplers_stop.send_replace(true);
+    for s in samplers {
+        s.abort();
+    }
 
     // The AMs unregister (the RM stops their containers); AMs launched from now on register
     // and unregister at once, so every app submitted ends.
@@ -569,8 +614,12 @@ async fn drive(
         .lock()
         .map(|mut r| std::mem::take(&mut *r))
         .unwrap_or_default();
+    let (ticks, scrapes, scrape_failures) = samples.take();
     let report = assemble(&Assembly {
         args,
+        ticks: &ticks,
+        scrapes: &scrapes,
+        scrape_failures,
         plan,
         start_ms,
         stop_ms,
@@ -586,6 +635,9 @@ async fn drive(
 
 struct Assembly<'a> {
     args: &'a RmBenchArgs,
+    ticks: &'a [Tick],
+    scrapes: &'a [timeline::Scrape],
+    scrape_failures: u64,
     plan: &'a Plan,
     start_ms: u64,
     stop_ms: u64,
@@ -654,9 +706,27 @@ fn assemble(a: &Assembly<'_>) -> FleetReport {
         allocated.extend(&r.allocated);
     }
     let mut late = Timeline::default();
+    let mut completed = Timeline::default();
     for n in a.nodes {
         late.extend(&n.late);
+        completed.extend(&n.completed);
     }
+    let usage: Vec<(u64, Option<f64>)> =
+        a.observations.iter().map(|o| (o.at_ms, o.usage)).collect();
+    let timeline = timeline::build(&timeline::Inputs {
+        start_ms: a.start_ms,
+        stop_ms: a.stop_ms,
+        heartbeats: &heartbeats,
+        allocates: &allocates,
+        finishes: &finishes,
+        allocated: &allocated,
+        completed: &completed,
+        late: &late,
+        ticks: a.ticks,
+        usage: &usage,
+        scrapes: a.scrapes,
+        scrape_failures: a.scrape_failures,
+    });
     let run_ms = a.stop_ms.saturating_sub(a.start_ms);
     let mut minutes = Vec::new();
     // A last minute of under a second is timer slack, not a minute of figures.
@@ -755,6 +825,7 @@ fn assemble(a: &Assembly<'_>) -> FleetReport {
         valid_after_first_minute: valid_schedule_minutes.iter().skip(1).all(|v| *v == 1),
         valid_schedule_minutes,
         minutes,
+        timeline,
         allocated: total_allocated,
         rm_cpu_us_per_heartbeat: micros_per(total_cpu.rm_seconds, heartbeat_latency.count as u64),
         rm_cpu_us_per_allocation: micros_per(total_cpu.rm_seconds, total_allocated),

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::stats::Percentiles;
+use crate::timeline::TimelineReport;
 
 /// One minute of a preset run (minute 0 starts at the first submission).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -78,6 +79,8 @@ pub struct FleetReport {
     pub run_s: f64,
     /// Per minute.
     pub minutes: Vec<MinuteRow>,
+    /// Per second (coarser in long runs), with what the RM's driver spent its time on.
+    pub timeline: TimelineReport,
     /// validSchedule per minute (1 valid, 0 not; minutes without observations left out).
     pub valid_schedule_minutes: Vec<u8>,
     /// Whether every minute after the first was valid.
