@@ -67,6 +67,8 @@ fn rm_bench_preset_meituan_smoke_at_scale_0_05() {
             "2s",
             "--duration",
             "10s",
+            "--scrape-every",
+            "2s",
             "--json",
         ])
         .stdout(std::fs::File::create(&out_path).unwrap())
@@ -122,7 +124,7 @@ fn rm_bench_preset_meituan_smoke_at_scale_0_05() {
     assert!(report["rm_peak_rss_mib"].as_f64().is_some(), "{report:#}");
     // The timeline: a row per second of the 12 s run (the warm-up included, so it holds at
     // least the measured window's figures), and driver intervals read off the RM's /metrics
-    // every 5 s.
+    // every 2 s.
     let timeline = &report["timeline"];
     assert_eq!(timeline["row_seconds"], 1, "{timeline:#}");
     let rows = timeline["rows"].as_array().unwrap();

@@ -259,6 +259,8 @@ struct Fleet {
     /// The next app number of the closed loop.
     next_app: AtomicU64,
     submitted: AtomicU64,
+    /// Each submission's two REST calls: start time and round trip.
+    submissions: Mutex<Vec<Sample>>,
     submit_failures: AtomicU64,
     in_flight: AtomicU64,
     ams_done: AtomicU64,
@@ -272,6 +274,7 @@ impl Fleet {
         let am = plan.am.unwrap_or(plan.stages[0].groups[0].resource);
         let queue = plan.queue.clone().unwrap_or_else(|| "default".into());
         let user = plan.user.clone();
+        let (sent, at_ms) = (crate::clock::now(), shared.now_ms());
         let outcome = self.rest.new_application(Some(&user)).and_then(|app_id| {
             // Known before the RM can launch the AM, so the launch always finds its plan.
             if let Ok(mut w) = self.waiting.lock() {
@@ -287,6 +290,10 @@ impl Fleet {
                     }
                 })
         });
+        let micros = u32::try_from(sent.elapsed().as_micros()).unwrap_or(u32::MAX);
+        if let Ok(mut s) = self.submissions.lock() {
+            s.push(Sample { at_ms, micros });
+        }
         match outcome {
             Ok(()) => {
                 self.submitted.fetch_add(1, Ordering::Relaxed);
@@ -468,6 +475,7 @@ async fn drive(
         waiting: Mutex::new(HashMap::new()),
         next_app: AtomicU64::new(concurrent),
         submitted: AtomicU64::new(0),
+        submissions: Mutex::new(Vec::new()),
         submit_failures: AtomicU64::new(0),
         in_flight: AtomicU64::new(0),
         ams_done: AtomicU64::new(0),
@@ -711,6 +719,12 @@ fn assemble(a: &Assembly<'_>) -> FleetReport {
         late.extend(&n.late);
         completed.extend(&n.completed);
     }
+    let submissions = a
+        .fleet
+        .submissions
+        .lock()
+        .map(|s| s.clone())
+        .unwrap_or_default();
     let usage: Vec<(u64, Option<f64>)> =
         a.observations.iter().map(|o| (o.at_ms, o.usage)).collect();
     let timeline = timeline::build(&timeline::Inputs {
@@ -719,6 +733,7 @@ fn assemble(a: &Assembly<'_>) -> FleetReport {
         heartbeats: &heartbeats,
         allocates: &allocates,
         finishes: &finishes,
+        submissions: &submissions,
         allocated: &allocated,
         completed: &completed,
         late: &late,

@@ -125,8 +125,9 @@ pub struct RmBenchArgs {
     #[arg(long = "observe-every", default_value = "5s", value_parser = parse_duration)]
     pub observe_every: Duration,
     /// How often a preset run scrapes the RM's `/metrics` for the timeline's driver figures
-    /// (each scrape builds a view of the whole RM; 0 turns scraping off).
-    #[arg(long = "scrape-every", default_value = "5s", value_parser = parse_duration)]
+    /// (each scrape builds a view of the whole RM in one driver job, 0.1-0.9 s at full scale,
+    /// which stalls every other call; 0 turns scraping off).
+    #[arg(long = "scrape-every", default_value = "15s", value_parser = parse_duration)]
     pub scrape_every: Duration,
     /// Print a preset run's whole timeline (a row per second, the driver's intervals) to
     /// stderr; without it only the slowest seconds are printed there.

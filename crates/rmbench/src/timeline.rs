@@ -188,6 +188,9 @@ pub struct SecondRow {
     pub apps_submitted: Option<u64>,
     /// Submissions in flight at the row's end.
     pub submitting: Option<u64>,
+    /// Submissions (new-application and submit, one after the other) answered in the row and
+    /// their latency.
+    pub submission: Latency,
     /// Cluster usage at the last observation at or before the row's end.
     pub usage: Option<f64>,
     /// RM CPU, cores.
@@ -323,6 +326,7 @@ pub(crate) struct Inputs<'a> {
     pub(crate) heartbeats: &'a [Sample],
     pub(crate) allocates: &'a [Sample],
     pub(crate) finishes: &'a [Sample],
+    pub(crate) submissions: &'a [Sample],
     pub(crate) allocated: &'a Timeline,
     pub(crate) completed: &'a Timeline,
     pub(crate) late: &'a Timeline,
@@ -384,13 +388,18 @@ pub(crate) fn build(x: &Inputs<'_>) -> TimelineReport {
     let (hb_sent, hb_replies) = rows.calls(x.heartbeats);
     let (al_sent, al_replies) = rows.calls(x.allocates);
     let (fin_sent, fin_replies) = rows.calls(x.finishes);
+    let (_, sub_replies) = rows.calls(x.submissions);
     let allocated = rows.events(x.allocated);
     let completed = rows.events(x.completed);
     let late = rows.events(x.late);
     let tick_at = |t: u64| x.ticks.iter().rfind(|k| k.at_ms <= t);
     let mut out = Vec::with_capacity(rows.count);
-    let zipped = hb_replies.into_iter().zip(al_replies).zip(fin_replies);
-    for (i, ((hb, al), fin)) in zipped.enumerate() {
+    let zipped = hb_replies
+        .into_iter()
+        .zip(al_replies)
+        .zip(fin_replies)
+        .zip(sub_replies);
+    for (i, (((hb, al), fin), sub)) in zipped.enumerate() {
         let from = x.start_ms + i as u64 * width_ms;
         let to = (from + width_ms).min(x.stop_ms);
         let (a, b) = (tick_at(from).or(x.ticks.first()), tick_at(to));
@@ -425,6 +434,7 @@ pub(crate) fn build(x: &Inputs<'_>) -> TimelineReport {
                 _ => None,
             },
             submitting: b.map(|t| t.submitting),
+            submission: latency(sub),
             usage: x.usage.iter().rfind(|(at, _)| *at <= to).and_then(|u| u.1),
             rm_cores,
             bench_cores,
@@ -466,7 +476,7 @@ fn opt(v: Option<f64>, digits: usize) -> String {
 
 fn row_line(r: &SecondRow) -> String {
     format!(
-        "{:>5}  {:>6}/{:<6} {:>7.0}/{:<7.0} {:>6}/{:<6} {:>7.0}/{:<7.0} {:>6} {:>6} {:>5}/{:<7.0} {:>6} {:>5} {:>5} {:>5} {:>5}{}",
+        "{:>5}  {:>6}/{:<6} {:>7.0}/{:<7.0} {:>6}/{:<6} {:>7.0}/{:<7.0} {:>6} {:>6} {:>5}/{:<7.0} {:>6} {:>5}/{:<3} {:>6.0} {:>5} {:>5} {:>5}{}",
         r.at_s,
         r.heartbeats_sent,
         r.heartbeat.count,
@@ -482,6 +492,8 @@ fn row_line(r: &SecondRow) -> String {
         r.finish.p99_ms,
         r.apps_live.map_or_else(|| "-".into(), |v| v.to_string()),
         r.apps_submitted.map_or_else(|| "-".into(), |v| v.to_string()),
+        r.submitting.map_or_else(|| "-".into(), |v| v.to_string()),
+        r.submission.p99_ms,
         opt(r.rm_cores, 2),
         opt(r.bench_cores, 2),
         opt(r.usage, 2),
@@ -489,7 +501,7 @@ fn row_line(r: &SecondRow) -> String {
     )
 }
 
-const HEADER: &str = "    s  hb sent/recv   p50/p99 ms   al sent/recv   p50/p99 ms  alloc   done  fin/p99 ms    live  subm  RMcpu bench usage";
+const HEADER: &str = "    s  hb sent/recv   p50/p99 ms   al sent/recv   p50/p99 ms  alloc   done  fin/p99 ms    live subm/inflt p99 ms RMcpu bench usage";
 
 fn driver_line(d: &DriverInterval) -> String {
     let top: Vec<String> = d
@@ -679,6 +691,7 @@ mod tests {
             heartbeats: &heartbeats,
             allocates: &allocates,
             finishes: &finishes,
+            submissions: &[sample(10_000, 300)],
             allocated: &allocated,
             completed: &Timeline::default(),
             late: &late,
@@ -712,6 +725,7 @@ mod tests {
         assert_eq!(r[0].apps_submitted, Some(2));
         assert_eq!(r[0].apps_live, Some(4));
         assert_eq!(r[0].submitting, Some(2));
+        assert_eq!(r[0].submission.p50_ms, 300.0);
         assert_eq!(r[0].usage, Some(0.2));
         assert_eq!(r[3].usage, Some(0.9));
         assert_eq!(r[3].rm_rss_mib, Some(64.0));
@@ -741,6 +755,7 @@ mod tests {
             heartbeats: &[sample(3_600_000, 2)],
             allocates: &[],
             finishes: &[],
+            submissions: &[],
             allocated: &Timeline::default(),
             completed: &Timeline::default(),
             late: &Timeline::default(),
