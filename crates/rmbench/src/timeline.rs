@@ -114,7 +114,8 @@ fn group_of(kind: &str) -> &'static str {
     let k = kind.to_ascii_lowercase();
     if k.contains("heartbeat") {
         "heartbeats"
-    } else if k.contains("allocate") {
+    } else if k.contains("allocate") || k == "state.answer" {
+        // `State.answer` is the Allocate stream's handler (`allocate_stream::State::answer`).
         "allocates"
     } else if k.contains("finish") {
         "finishes"
@@ -607,6 +608,7 @@ mod tests {
         assert_eq!(group_of("tracker.node_heartbeat"), "heartbeats");
         assert_eq!(group_of("heartbeat_stream.serve"), "heartbeats");
         assert_eq!(group_of("am_service.allocate"), "allocates");
+        assert_eq!(group_of("State.answer"), "allocates");
         assert_eq!(group_of("am_service.finish_application_master"), "finishes");
         assert_eq!(group_of("rest.submit"), "submissions");
         assert_eq!(group_of("rest.new_application"), "submissions");
