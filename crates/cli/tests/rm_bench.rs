@@ -122,13 +122,16 @@ fn rm_bench_preset_meituan_smoke_at_scale_0_05() {
         "{report:#}"
     );
     assert!(report["rm_peak_rss_mib"].as_f64().is_some(), "{report:#}");
-    // The timeline: a row per second of the 12 s run (the warm-up included, so it holds at
+    // The timeline: a row per second of the 12 s run and its wind-down (the warm-up included, so it holds at
     // least the measured window's figures), and driver intervals read off the RM's /metrics
     // every 2 s.
     let timeline = &report["timeline"];
     assert_eq!(timeline["row_seconds"], 1, "{timeline:#}");
     let rows = timeline["rows"].as_array().unwrap();
-    assert!((12..=13).contains(&rows.len()), "{timeline:#}");
+    let stop_s = timeline["stop_s"].as_f64().unwrap();
+    assert!((12.0..13.0).contains(&stop_s), "{timeline:#}");
+    // Rows go on through the wind-down (bounded by the bench's 60 s).
+    assert!((12..=13 + 60).contains(&rows.len()), "{timeline:#}");
     let sum = |k: &str| rows.iter().map(|r| r[k].as_u64().unwrap()).sum::<u64>();
     assert!(sum("allocated") >= count("allocated"), "{timeline:#}");
     assert!(sum("heartbeats_sent") >= report["heartbeat_latency"]["count"].as_u64().unwrap());

@@ -553,14 +553,6 @@ async fn drive(
     tokio::time::sleep_until(end).await;
     observations.push(observe(&fleet, &shared, rm_pid).await);
     let stop_ms = shared.now_ms();
-    // A last look at the stop, then the samplers end (a scrape still in flight is dropped).
-    if let Ok(mut ticks) = samples.ticks.lock() {
-        ticks.push(read_tick(&fleet, &shared, rm_pid));
-    }
-    samplers_stop.send_replace(true);
-    for s in samplers {
-        s.abort();
-    }
 
     // The AMs unregister (the RM stops their containers); AMs launched from now on register
     // and unregister at once, so every app submitted ends.
@@ -585,6 +577,16 @@ async fn drive(
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // The timeline goes on through the wind-down (every AM unregistering at once is a storm
+    // of its own); a last look, then the samplers end (a scrape in flight is dropped).
+    if let Ok(mut ticks) = samples.ticks.lock() {
+        ticks.push(read_tick(&fleet, &shared, rm_pid));
+    }
+    let wound_down_ms = shared.now_ms();
+    samplers_stop.send_replace(true);
+    for s in samplers {
+        s.abort();
     }
     let client = Arc::clone(&fleet.rest);
     let unfinished = tokio::task::spawn_blocking(move || {
@@ -635,6 +637,7 @@ async fn drive(
         plan,
         start_ms,
         stop_ms,
+        wound_down_ms,
         observations: &observations,
         nodes: &node_results,
         apps: &results,
@@ -653,6 +656,8 @@ struct Assembly<'a> {
     plan: &'a Plan,
     start_ms: u64,
     stop_ms: u64,
+    /// When every AM had ended after the stop (or the wind-down's bound passed).
+    wound_down_ms: u64,
     observations: &'a [Observation],
     nodes: &'a [NodeResult],
     apps: &'a [AppResult],
@@ -734,6 +739,7 @@ fn assemble(a: &Assembly<'_>) -> FleetReport {
     let timeline = timeline::build(&timeline::Inputs {
         start_ms: a.start_ms,
         stop_ms: a.stop_ms,
+        end_ms: a.wound_down_ms.max(a.stop_ms),
         heartbeats: &heartbeats,
         allocates: &allocates,
         finishes: &finishes,
@@ -851,6 +857,7 @@ fn assemble(a: &Assembly<'_>) -> FleetReport {
         heartbeat_latency,
         allocate_latency: percentiles(&allocates, from, a.stop_ms),
         finish_latency: percentiles(&finishes, 0, u64::MAX),
+        finish_latency_in_run: percentiles(&finishes, 0, a.stop_ms),
         rm_cores: total_cpu.rm_cores,
         rm_peak_rss_mib: mib(a.observations.iter().filter_map(|o| o.rm_peak_rss).max()),
         apps_submitted: f.submitted.load(Ordering::Relaxed),

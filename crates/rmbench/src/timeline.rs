@@ -310,7 +310,10 @@ pub struct ScrapeStats {
 pub struct TimelineReport {
     /// Seconds each row covers (1, or more in a run longer than 1,200 s).
     pub row_seconds: u64,
-    /// From the first submission to the stop.
+    /// When the run stopped, seconds since the first submission: the rows after it are the
+    /// wind-down (every AM unregisters, the RM stops their containers).
+    pub stop_s: f64,
+    /// From the first submission to the end of the wind-down.
     pub rows: Vec<SecondRow>,
     /// Between consecutive `/metrics` scrapes (merged in a long run).
     pub driver: Vec<DriverInterval>,
@@ -324,6 +327,8 @@ pub(crate) struct Inputs<'a> {
     pub(crate) start_ms: u64,
     /// The stop, ms since the origin.
     pub(crate) stop_ms: u64,
+    /// The end of the wind-down after the stop (the timeline's last row), ms since the origin.
+    pub(crate) end_ms: u64,
     pub(crate) heartbeats: &'a [Sample],
     pub(crate) allocates: &'a [Sample],
     pub(crate) finishes: &'a [Sample],
@@ -378,7 +383,7 @@ impl Rows {
 
 /// Builds the timeline.
 pub(crate) fn build(x: &Inputs<'_>) -> TimelineReport {
-    let run_ms = x.stop_ms.saturating_sub(x.start_ms);
+    let run_ms = x.end_ms.max(x.stop_ms).saturating_sub(x.start_ms);
     let row_s = row_seconds(run_ms);
     let width_ms = row_s * 1000;
     let rows = Rows {
@@ -402,7 +407,7 @@ pub(crate) fn build(x: &Inputs<'_>) -> TimelineReport {
         .zip(sub_replies);
     for (i, (((hb, al), fin), sub)) in zipped.enumerate() {
         let from = x.start_ms + i as u64 * width_ms;
-        let to = (from + width_ms).min(x.stop_ms);
+        let to = (from + width_ms).min(x.end_ms.max(x.stop_ms));
         let (a, b) = (tick_at(from).or(x.ticks.first()), tick_at(to));
         let wall = match (a, b) {
             (Some(a), Some(b)) => b.at_ms.saturating_sub(a.at_ms) as f64 / 1000.0,
@@ -459,6 +464,7 @@ pub(crate) fn build(x: &Inputs<'_>) -> TimelineReport {
         .map(|w| driver_interval(w[0], w[1], x.start_ms))
         .collect();
     TimelineReport {
+        stop_s: x.stop_ms.saturating_sub(x.start_ms) as f64 / 1000.0,
         row_seconds: row_s,
         rows: out,
         driver,
@@ -559,7 +565,10 @@ impl TimelineReport {
 
     /// Every row and every driver interval, for people.
     pub fn text(&self) -> String {
-        let mut s = format!("timeline: {} s per row\n{HEADER}\n", self.row_seconds);
+        let mut s = format!(
+            "timeline: {} s per row, the run stopped at {:.0} s (the wind-down follows)\n{HEADER}\n",
+            self.row_seconds, self.stop_s
+        );
         for r in &self.rows {
             s.push_str(&row_line(r));
             s.push('\n');
@@ -689,7 +698,8 @@ mod tests {
         let usage = [(9_000, Some(0.2)), (12_500, Some(0.9))];
         let t = build(&Inputs {
             start_ms: 10_000,
-            stop_ms: 13_500,
+            stop_ms: 13_000,
+            end_ms: 13_500,
             heartbeats: &heartbeats,
             allocates: &allocates,
             finishes: &finishes,
@@ -702,7 +712,7 @@ mod tests {
             scrapes: &[],
             scrape_failures: 0,
         });
-        assert_eq!(t.row_seconds, 1);
+        assert_eq!((t.row_seconds, t.stop_s), (1, 3.0));
         assert_eq!(t.rows.len(), 4);
         let r = &t.rows;
         assert_eq!(r[0].heartbeats_sent, 3);
@@ -754,6 +764,7 @@ mod tests {
         let t = build(&Inputs {
             start_ms: 0,
             stop_ms: 7_200_000,
+            end_ms: 7_199_000,
             heartbeats: &[sample(3_600_000, 2)],
             allocates: &[],
             finishes: &[],
