@@ -4,7 +4,7 @@
 //! its own latency and size are reported so its cost can be read off).
 
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -86,7 +86,7 @@ pub(crate) fn scraper(
             let at_ms = shared.now_ms();
             let client = Arc::clone(&rest);
             let answer = tokio::task::spawn_blocking(move || {
-                let sent = Instant::now();
+                let sent = crate::clock::now();
                 let text = client.get_text("metrics", "/metrics", METRICS_LIMIT);
                 (text, sent.elapsed())
             })
