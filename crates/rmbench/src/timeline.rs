@@ -408,7 +408,13 @@ pub(crate) fn build(x: &Inputs<'_>) -> TimelineReport {
     for (i, (((hb, al), fin), sub)) in zipped.enumerate() {
         let from = x.start_ms + i as u64 * width_ms;
         let to = (from + width_ms).min(x.end_ms.max(x.stop_ms));
-        let (a, b) = (tick_at(from).or(x.ticks.first()), tick_at(to));
+        let (a, mut b) = (tick_at(from).or(x.ticks.first()), tick_at(to));
+        // A starved bench can miss a tick: the row's CPU then comes from the next tick on.
+        if let (Some(ta), Some(tb)) = (a, b) {
+            if tb.at_ms <= ta.at_ms {
+                b = x.ticks.iter().find(|k| k.at_ms > ta.at_ms).or(b);
+            }
+        }
         let wall = match (a, b) {
             (Some(a), Some(b)) => b.at_ms.saturating_sub(a.at_ms) as f64 / 1000.0,
             _ => 0.0,
@@ -689,11 +695,13 @@ mod tests {
             bench_cpu: Some(bench_cpu),
             rm_rss: Some(64 << 20),
         };
+        // The tick due at 13 s came late, at 13.6 s.
         let ticks = [
             tick(10_000, 3, 0.0, 0.0),
             tick(11_000, 5, 1.0, 0.5),
             tick(12_000, 6, 1.5, 1.5),
-            tick(13_000, 6, 2.5, 1.5),
+            tick(12_900, 6, 2.5, 1.5),
+            tick(13_600, 6, 2.8, 1.5),
         ];
         let usage = [(9_000, Some(0.2)), (12_500, Some(0.9))];
         let t = build(&Inputs {
@@ -741,6 +749,8 @@ mod tests {
         assert_eq!(r[0].usage, Some(0.2));
         assert_eq!(r[3].usage, Some(0.9));
         assert_eq!(r[3].rm_rss_mib, Some(64.0));
+        // Row 3 (13-13.5 s) has no tick of its own: 0.3 s of CPU over the 0.7 s to the next.
+        assert!(r[3].rm_cores.is_some_and(|c| (c - 0.3 / 0.7).abs() < 1e-9));
         assert_eq!(t.worst_rows(1)[0].at_s, 2);
         let text = t.summary();
         assert!(text
