@@ -67,6 +67,8 @@ fn rm_bench_preset_meituan_smoke_at_scale_0_05() {
             "2s",
             "--duration",
             "10s",
+            "--scrape-every",
+            "2s",
             "--json",
         ])
         .stdout(std::fs::File::create(&out_path).unwrap())
@@ -120,4 +122,39 @@ fn rm_bench_preset_meituan_smoke_at_scale_0_05() {
         "{report:#}"
     );
     assert!(report["rm_peak_rss_mib"].as_f64().is_some(), "{report:#}");
+    // The timeline: a row per second of the 12 s run and its wind-down (the warm-up included, so it holds at
+    // least the measured window's figures), and driver intervals read off the RM's /metrics
+    // every 2 s.
+    let timeline = &report["timeline"];
+    assert_eq!(timeline["row_seconds"], 1, "{timeline:#}");
+    let rows = timeline["rows"].as_array().unwrap();
+    let stop_s = timeline["stop_s"].as_f64().unwrap();
+    assert!((12.0..13.0).contains(&stop_s), "{timeline:#}");
+    // Rows go on through the wind-down (bounded by the bench's 60 s).
+    assert!((12..=13 + 60).contains(&rows.len()), "{timeline:#}");
+    let sum = |k: &str| rows.iter().map(|r| r[k].as_u64().unwrap()).sum::<u64>();
+    assert!(sum("allocated") >= count("allocated"), "{timeline:#}");
+    assert!(sum("heartbeats_sent") >= report["heartbeat_latency"]["count"].as_u64().unwrap());
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(r["at_s"], i as u64, "{r:#}");
+        assert!(
+            r["heartbeat"]["p50_ms"].as_f64().unwrap()
+                <= r["heartbeat"]["max_ms"].as_f64().unwrap()
+        );
+    }
+    // The last row may end after the last tick; every other row has the RM's CPU.
+    let with_cpu = rows
+        .iter()
+        .filter(|r| r["rm_cores"].as_f64().is_some())
+        .count();
+    assert!(with_cpu + 1 >= rows.len(), "{timeline:#}");
+    let driver = timeline["driver"].as_array().unwrap();
+    assert!(!driver.is_empty(), "{timeline:#}");
+    assert!(
+        driver
+            .iter()
+            .any(|d| d["heartbeats"].as_f64().unwrap() > 0.0),
+        "the driver ran heartbeats: {timeline:#}"
+    );
+    assert_eq!(timeline["scrape"]["failures"], 0, "{timeline:#}");
 }

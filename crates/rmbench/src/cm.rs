@@ -131,17 +131,29 @@ impl ContainerManagement for Service {
     }
 }
 
+/// Connections the kernel holds for the server before it accepts them (the kernel caps it at
+/// `net.core.somaxconn`). When thousands of apps start together the RM opens a connection per
+/// AM launch; with tokio's default of 1,024 the queue overflowed, the kernel dropped the
+/// handshakes' last ACKs (`TcpExtListenOverflows`), and the RM's launches failed with
+/// "StartContainers: transport error".
+const ACCEPT_BACKLOG: u32 = 65_535;
+
+fn listen(address: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = tokio::net::TcpSocket::new_v4()?;
+    socket.set_reuseaddr(true)?;
+    socket.bind(address)?;
+    socket.listen(ACCEPT_BACKLOG)
+}
+
 /// Binds the server on every local address (so each node's loopback IP reaches it) and serves
 /// until `stop`. Returns the port and the stream of AM launches.
 pub(crate) async fn serve(
     shared: Arc<Shared>,
     mut stop: watch::Receiver<bool>,
 ) -> Result<(u16, mpsc::UnboundedReceiver<AmLaunch>), BenchError> {
-    let listener = TcpListener::bind(SocketAddr::from(([0, 0, 0, 0], 0)))
-        .await
-        .map_err(BenchError::io(
-            "cannot bind the container-management server",
-        ))?;
+    let listener = listen(SocketAddr::from(([0, 0, 0, 0], 0))).map_err(BenchError::io(
+        "cannot bind the container-management server",
+    ))?;
     let port = listener
         .local_addr()
         .map_err(BenchError::io("container-management server address"))?

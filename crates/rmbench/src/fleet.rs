@@ -31,13 +31,19 @@ use crate::rm_proc::{
     checked_against_child, pin_process, process_cpu_seconds, process_memory, target_rm, RmProcess,
     RmSetup,
 };
+use crate::sampler::{self, Samples};
 use crate::shared::Shared;
 use crate::stats::{percentiles, Sample, Timeline};
+use crate::timeline::{self, Tick};
 use crate::RmBenchArgs;
 
 /// Submissions in flight at once (each is two REST calls the RM persists; the RM writes
 /// the submissions of one batch in one transaction, so more in flight is cheaper per app).
-pub(crate) const SUBMITTERS: usize = 64;
+/// With 64, a full-scale run submitted about 60 apps a second (each submission took about a
+/// second on a busy RM) and never reached its 10,000 apps: the closed loop's clients are
+/// independent, so the bench must not be what bounds them. Below tokio's 512 blocking
+/// threads, which the observers need too.
+pub(crate) const SUBMITTERS: usize = 384;
 /// Bound on registering the nodes.
 const SETUP_TIMEOUT: Duration = Duration::from_secs(120);
 /// Bound on the apps unregistering and the nodes stopping after the run.
@@ -225,6 +231,21 @@ async fn observe(fleet: &Fleet, shared: &Shared, rm_pid: Option<u32>) -> Observa
     }
 }
 
+/// The sampler's look each second: the bench's counters and both processes' CPU and memory.
+fn read_tick(fleet: &Fleet, shared: &Shared, rm_pid: Option<u32>) -> Tick {
+    Tick {
+        at_ms: shared.now_ms(),
+        submitted: fleet.submitted.load(Ordering::Relaxed),
+        ams_done: fleet.ams_done.load(Ordering::Relaxed),
+        submitting: fleet.in_flight.load(Ordering::Relaxed),
+        rm_cpu: rm_pid.and_then(|p| process_cpu_seconds(&p.to_string())),
+        bench_cpu: process_cpu_seconds("self"),
+        rm_rss: rm_pid
+            .and_then(|p| process_memory(&p.to_string()))
+            .map(|m| m.0),
+    }
+}
+
 /// The application an attempt id (`appattempt_<ts>_<seq>_<n>`) belongs to.
 fn app_of_attempt(attempt: &str) -> Option<String> {
     let rest = attempt.strip_prefix("appattempt_")?;
@@ -242,6 +263,8 @@ struct Fleet {
     /// The next app number of the closed loop.
     next_app: AtomicU64,
     submitted: AtomicU64,
+    /// Each submission's two REST calls: start time and round trip.
+    submissions: Mutex<Vec<Sample>>,
     submit_failures: AtomicU64,
     in_flight: AtomicU64,
     ams_done: AtomicU64,
@@ -255,6 +278,7 @@ impl Fleet {
         let am = plan.am.unwrap_or(plan.stages[0].groups[0].resource);
         let queue = plan.queue.clone().unwrap_or_else(|| "default".into());
         let user = plan.user.clone();
+        let (sent, at_ms) = (crate::clock::now(), shared.now_ms());
         let outcome = self.rest.new_application(Some(&user)).and_then(|app_id| {
             // Known before the RM can launch the AM, so the launch always finds its plan.
             if let Ok(mut w) = self.waiting.lock() {
@@ -270,6 +294,10 @@ impl Fleet {
                     }
                 })
         });
+        let micros = u32::try_from(sent.elapsed().as_micros()).unwrap_or(u32::MAX);
+        if let Ok(mut s) = self.submissions.lock() {
+            s.push(Sample { at_ms, micros });
+        }
         match outcome {
             Ok(()) => {
                 self.submitted.fetch_add(1, Ordering::Relaxed);
@@ -451,6 +479,7 @@ async fn drive(
         waiting: Mutex::new(HashMap::new()),
         next_app: AtomicU64::new(concurrent),
         submitted: AtomicU64::new(0),
+        submissions: Mutex::new(Vec::new()),
         submit_failures: AtomicU64::new(0),
         in_flight: AtomicU64::new(0),
         ams_done: AtomicU64::new(0),
@@ -480,6 +509,26 @@ async fn drive(
         am_launches,
     );
 
+    let samples = Arc::new(Samples::default());
+    let (samplers_stop, samplers_stop_rx) = watch::channel(false);
+    let tick_reader = {
+        let (fleet, shared) = (Arc::clone(&fleet), Arc::clone(&shared));
+        move || read_tick(&fleet, &shared, rm_pid)
+    };
+    let mut samplers = vec![sampler::ticker(
+        Arc::clone(&samples),
+        tick_reader,
+        samplers_stop_rx.clone(),
+    )];
+    if !args.scrape_every.is_zero() {
+        samplers.push(sampler::scraper(
+            Arc::clone(&samples),
+            Arc::clone(&fleet.rest),
+            Arc::clone(&shared),
+            args.scrape_every,
+            samplers_stop_rx,
+        ));
+    }
     let mut observations = vec![observe(&fleet, &shared, rm_pid).await];
     let started = tokio::time::Instant::now();
     let start_ms = shared.now_ms();
@@ -529,6 +578,16 @@ async fn drive(
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    // The timeline goes on through the wind-down (every AM unregistering at once is a storm
+    // of its own); a last look, then the samplers end (a scrape in flight is dropped).
+    if let Ok(mut ticks) = samples.ticks.lock() {
+        ticks.push(read_tick(&fleet, &shared, rm_pid));
+    }
+    let wound_down_ms = shared.now_ms();
+    samplers_stop.send_replace(true);
+    for s in samplers {
+        s.abort();
+    }
     let client = Arc::clone(&fleet.rest);
     let unfinished = tokio::task::spawn_blocking(move || {
         client.get(
@@ -569,11 +628,16 @@ async fn drive(
         .lock()
         .map(|mut r| std::mem::take(&mut *r))
         .unwrap_or_default();
+    let (ticks, scrapes, scrape_failures) = samples.take();
     let report = assemble(&Assembly {
         args,
+        ticks: &ticks,
+        scrapes: &scrapes,
+        scrape_failures,
         plan,
         start_ms,
         stop_ms,
+        wound_down_ms,
         observations: &observations,
         nodes: &node_results,
         apps: &results,
@@ -586,9 +650,14 @@ async fn drive(
 
 struct Assembly<'a> {
     args: &'a RmBenchArgs,
+    ticks: &'a [Tick],
+    scrapes: &'a [timeline::Scrape],
+    scrape_failures: u64,
     plan: &'a Plan,
     start_ms: u64,
     stop_ms: u64,
+    /// When every AM had ended after the stop (or the wind-down's bound passed).
+    wound_down_ms: u64,
     observations: &'a [Observation],
     nodes: &'a [NodeResult],
     apps: &'a [AppResult],
@@ -654,9 +723,35 @@ fn assemble(a: &Assembly<'_>) -> FleetReport {
         allocated.extend(&r.allocated);
     }
     let mut late = Timeline::default();
+    let mut completed = Timeline::default();
     for n in a.nodes {
         late.extend(&n.late);
+        completed.extend(&n.completed);
     }
+    let submissions = a
+        .fleet
+        .submissions
+        .lock()
+        .map(|s| s.clone())
+        .unwrap_or_default();
+    let usage: Vec<(u64, Option<f64>)> =
+        a.observations.iter().map(|o| (o.at_ms, o.usage)).collect();
+    let timeline = timeline::build(&timeline::Inputs {
+        start_ms: a.start_ms,
+        stop_ms: a.stop_ms,
+        end_ms: a.wound_down_ms.max(a.stop_ms),
+        heartbeats: &heartbeats,
+        allocates: &allocates,
+        finishes: &finishes,
+        submissions: &submissions,
+        allocated: &allocated,
+        completed: &completed,
+        late: &late,
+        ticks: a.ticks,
+        usage: &usage,
+        scrapes: a.scrapes,
+        scrape_failures: a.scrape_failures,
+    });
     let run_ms = a.stop_ms.saturating_sub(a.start_ms);
     let mut minutes = Vec::new();
     // A last minute of under a second is timer slack, not a minute of figures.
@@ -755,12 +850,14 @@ fn assemble(a: &Assembly<'_>) -> FleetReport {
         valid_after_first_minute: valid_schedule_minutes.iter().skip(1).all(|v| *v == 1),
         valid_schedule_minutes,
         minutes,
+        timeline,
         allocated: total_allocated,
         rm_cpu_us_per_heartbeat: micros_per(total_cpu.rm_seconds, heartbeat_latency.count as u64),
         rm_cpu_us_per_allocation: micros_per(total_cpu.rm_seconds, total_allocated),
         heartbeat_latency,
         allocate_latency: percentiles(&allocates, from, a.stop_ms),
         finish_latency: percentiles(&finishes, 0, u64::MAX),
+        finish_latency_in_run: percentiles(&finishes, 0, a.stop_ms),
         rm_cores: total_cpu.rm_cores,
         rm_peak_rss_mib: mib(a.observations.iter().filter_map(|o| o.rm_peak_rss).max()),
         apps_submitted: f.submitted.load(Ordering::Relaxed),

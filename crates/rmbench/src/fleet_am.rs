@@ -155,6 +155,12 @@ impl AppMaster {
             let reply = match reply {
                 Ok(r) => r,
                 Err(_) if *stop.borrow() => break,
+                // The attempt is gone (the RM failed it, e.g. after its launch timed out, and
+                // started another): calling again only repeats the error every second.
+                Err(s) if s.code() == tonic::Code::NotFound => {
+                    self.error("allocate", describe(&s));
+                    break;
+                }
                 Err(s) => {
                     self.error("allocate", describe(&s));
                     continue;

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::stats::Percentiles;
+use crate::timeline::TimelineReport;
 
 /// One minute of a preset run (minute 0 starts at the first submission).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -78,6 +79,8 @@ pub struct FleetReport {
     pub run_s: f64,
     /// Per minute.
     pub minutes: Vec<MinuteRow>,
+    /// Per second (coarser in long runs), with what the RM's driver spent its time on.
+    pub timeline: TimelineReport,
     /// validSchedule per minute (1 valid, 0 not; minutes without observations left out).
     pub valid_schedule_minutes: Vec<u8>,
     /// Whether every minute after the first was valid.
@@ -91,6 +94,9 @@ pub struct FleetReport {
     /// Answered AM finish calls, the run's last ones included (when every AM finishes at
     /// once); calls left unanswered for 30 s are counted in `apps_failed` instead.
     pub finish_latency: Percentiles,
+    /// AM finish calls sent before the stop (apps whose tasks all completed): without the
+    /// storm of every AM unregistering at the stop, which dominates `finish_latency`.
+    pub finish_latency_in_run: Percentiles,
     /// RM CPU over the run, cores.
     pub rm_cores: Option<f64>,
     /// RM CPU per heartbeat over the run, µs.
@@ -190,7 +196,7 @@ impl FleetReport {
         }
         let _ = writeln!(
             s,
-            "run {:.0} s: {} containers; heartbeat p50 {:.1} ms p99 {:.1} ms; Allocate p50 {:.1} ms p99 {:.1} ms; AM finish p50 {:.1} ms p99 {:.1} ms ({} answered)",
+            "run {:.0} s: {} containers; heartbeat p50 {:.1} ms p99 {:.1} ms; Allocate p50 {:.1} ms p99 {:.1} ms; AM finish p50 {:.1} ms p99 {:.1} ms ({} answered; before the stop p50 {:.1} ms p99 {:.1} ms, {} answered)",
             self.run_s,
             self.allocated,
             self.heartbeat_latency.p50_ms,
@@ -199,7 +205,10 @@ impl FleetReport {
             self.allocate_latency.p99_ms,
             self.finish_latency.p50_ms,
             self.finish_latency.p99_ms,
-            self.finish_latency.count
+            self.finish_latency.count,
+            self.finish_latency_in_run.p50_ms,
+            self.finish_latency_in_run.p99_ms,
+            self.finish_latency_in_run.count
         );
         let _ = writeln!(
             s,

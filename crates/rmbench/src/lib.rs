@@ -27,8 +27,10 @@ mod nm;
 mod report;
 mod rest;
 mod rm_proc;
+mod sampler;
 mod shared;
 mod stats;
+mod timeline;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -39,6 +41,7 @@ pub use fleet::fleet;
 pub use fleet_report::{FleetReport, MinuteRow};
 pub use report::{Cpu, Report};
 pub use stats::Percentiles;
+pub use timeline::{DriverInterval, KindShare, Latency, SecondRow, TimelineReport};
 
 /// `weft rm-bench` flags.
 #[derive(clap::Args, Debug, Clone)]
@@ -121,6 +124,15 @@ pub struct RmBenchArgs {
     /// How often usage and pending demand are observed for validSchedule, e.g. 5s.
     #[arg(long = "observe-every", default_value = "5s", value_parser = parse_duration)]
     pub observe_every: Duration,
+    /// How often a preset run scrapes the RM's `/metrics` for the timeline's driver figures
+    /// (each scrape builds a view of the whole RM in one driver job, 0.1-0.9 s at full scale,
+    /// which stalls every other call; 0 turns scraping off).
+    #[arg(long = "scrape-every", default_value = "15s", value_parser = parse_duration)]
+    pub scrape_every: Duration,
+    /// Print a preset run's whole timeline (a row per second, the driver's intervals) to
+    /// stderr; without it only the slowest seconds are printed there.
+    #[arg(long = "timeline-text")]
+    pub timeline_text: bool,
     /// Simulated NMs list every running container in every heartbeat, as YARN's NMs do,
     /// instead of Weft's changes and a running count (to measure what the deltas save).
     #[arg(long = "full-statuses")]
@@ -193,6 +205,11 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 pub fn run(args: RmBenchArgs) -> anyhow::Result<()> {
     if args.preset.is_some() {
         let report = fleet(&args)?;
+        if args.timeline_text {
+            eprint!("{}", report.timeline.text());
+        } else {
+            eprint!("{}", report.timeline.summary());
+        }
         if args.json {
             println!("{}", serde_json::to_string_pretty(&report)?);
         } else {

@@ -159,6 +159,33 @@ impl Rest {
         }
         serde_json::from_str(&text).map_err(|e| err(format!("bad JSON ({e}): {text}")))
     }
+
+    /// `GET path` as text of at most `limit` bytes (e.g. the RM's `/metrics`).
+    pub(crate) fn get_text(
+        &self,
+        what: &'static str,
+        path: &str,
+        limit: u64,
+    ) -> Result<String, BenchError> {
+        let err = |message: String| BenchError::Rest { what, message };
+        let url = format!("{}{path}", self.base);
+        let mut response = self
+            .agent
+            .get(&url)
+            .call()
+            .map_err(|e| err(format!("cannot reach {url}: {e}")))?;
+        let status = response.status();
+        let text = response
+            .body_mut()
+            .with_config()
+            .limit(limit)
+            .read_to_string()
+            .map_err(|e| err(format!("reading {url}: {e}")))?;
+        if !status.is_success() {
+            return Err(err(format!("HTTP {}: {text}", status.as_u16())));
+        }
+        Ok(text)
+    }
 }
 
 #[cfg(test)]

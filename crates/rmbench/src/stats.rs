@@ -94,6 +94,21 @@ impl Timeline {
         out
     }
 
+    /// Events in `count` consecutive buckets of `width_ms` from `from_ms`.
+    pub(crate) fn buckets(&self, from_ms: u64, width_ms: u64, count: usize) -> Vec<u64> {
+        let mut out = vec![0; count];
+        for (t, n) in &self.events {
+            let Some(offset) = t.checked_sub(from_ms) else {
+                continue;
+            };
+            let i = usize::try_from(offset / width_ms.max(1)).unwrap_or(usize::MAX);
+            if let Some(slot) = out.get_mut(i) {
+                *slot += n;
+            }
+        }
+        out
+    }
+
     /// The busiest 1-second sliding window within `[from_ms, to_ms)`, scanned at 100 ms steps.
     pub(crate) fn peak_1s(&self, from_ms: u64, to_ms: u64) -> u64 {
         if to_ms < from_ms + 1000 {
@@ -153,6 +168,8 @@ mod tests {
         assert_eq!(t.count(1_000, 3_000), 31);
         assert_eq!(t.per_second(0, 3_000), vec![5, 30, 1]);
         assert_eq!(t.peak_1s(0, 3_000), 30);
+        assert_eq!(t.buckets(1_000, 500, 4), vec![10, 20, 0, 1]);
+        assert_eq!(t.buckets(0, 2_000, 1), vec![35]);
         let mut u = Timeline::default();
         u.extend(&t);
         assert_eq!(u.count(0, u64::MAX), 36);
