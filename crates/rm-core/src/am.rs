@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use weft_sched::{ContainerAsk, Event};
 use weft_store::{AppState, AttemptState, FinalStatus};
-use weft_types::yarn_id::{AttemptId, ContainerId};
+use weft_types::yarn_id::AttemptId;
 use weft_types::{AppId, Resource, Time};
 
 use crate::core::{Attempt, ContainerState, RmCore};
@@ -136,26 +136,20 @@ impl RmCore {
             .get(&attempt.app)
             .and_then(|a| a.current())
             .and_then(|t| t.am_container);
-        let from = ContainerId {
-            app: attempt.app,
-            attempt: attempt.attempt,
-            n: 0,
-        };
         self.containers
-            .range(from..)
-            .take_while(|(c, _)| c.app == attempt.app && c.attempt == attempt.attempt)
-            .filter(|(c, k)| Some(**c) != am && k.state != ContainerState::Allocated)
+            .of_attempt(*attempt)
+            .filter(|(c, k)| Some(*c) != am && k.state != ContainerState::Allocated)
             .map(|(c, k)| AllocatedContainer {
-                id: *c,
+                id: c,
                 node_address: self.address_of(k.node),
                 node_id: self.nodes.id_of(k.node).to_string(),
                 resource: k.resource,
                 priority: k.priority,
                 token: self.container_token(
                     self.latest,
-                    *c,
+                    c,
                     self.nodes.id_of(k.node),
-                    &self.owner_of(c),
+                    &self.owner_of(&c),
                     k.resource,
                 ),
                 demand_id: k.demand,

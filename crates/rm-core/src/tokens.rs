@@ -79,6 +79,29 @@ impl ContainerKeys {
     }
 }
 
+/// [`RmCore::container_token`] from the fields it reads, for callers that hold another part
+/// of the core mutably.
+pub(crate) fn container_token(
+    keys: &ContainerKeys,
+    expiry: Duration,
+    now: Time,
+    container: ContainerId,
+    node: &str,
+    user: &str,
+    resource: Resource,
+) -> String {
+    ContainerTokenIdentifier {
+        container,
+        node_id: node.to_string(),
+        user: user.to_string(),
+        memory_mb: resource.memory_mb(),
+        vcores: resource.vcores(),
+        expiry_ms: (now + expiry).as_millis(),
+        key_id: 0,
+    }
+    .issue_with(keys.signer())
+}
+
 impl RmCore {
     /// A container token for a container of `user` on `node`, valid for the allocation expiry.
     pub(crate) fn container_token(
@@ -89,16 +112,15 @@ impl RmCore {
         user: &str,
         resource: Resource,
     ) -> String {
-        ContainerTokenIdentifier {
+        container_token(
+            &self.keys,
+            self.config.container_token_expiry,
+            now,
             container,
-            node_id: node.to_string(),
-            user: user.to_string(),
-            memory_mb: resource.memory_mb(),
-            vcores: resource.vcores(),
-            expiry_ms: (now + self.config.container_token_expiry).as_millis(),
-            key_id: 0,
-        }
-        .issue_with(self.keys.signer())
+            node,
+            user,
+            resource,
+        )
     }
 
     /// An NM token letting `attempt` (of `user`) manage its containers on `node`.
@@ -207,7 +229,7 @@ impl RmCore {
             .keys
             .roll(now, self.config.master_key_roll_interval, delay)
         {
-            for app in self.apps.values_mut() {
+            for app in self.apps.values_mut_unordered() {
                 if let Some(t) = app.current_mut() {
                     t.nm_tokens_sent.clear();
                 }
