@@ -10,6 +10,7 @@ use weft_types::{AppId, Resource, Time};
 
 use crate::core::{Attempt, ContainerState, RmCore};
 use crate::model::*;
+use crate::node_table::NodeKey;
 use crate::RmError;
 
 /// Refuses a request with two sizes at one priority: an absolute total per priority could not
@@ -103,10 +104,8 @@ impl RmCore {
         self.confirm_am(attempt.app);
         let maximum_capability = self.maximum_allocation();
         let running_containers = self.attempt_containers(&attempt);
-        let nm_tokens = self.new_nm_tokens(
-            attempt,
-            running_containers.iter().map(|c| c.node_id.as_str()),
-        );
+        let nodes = self.node_keys_of(&running_containers);
+        let nm_tokens = self.new_nm_tokens(attempt, nodes.into_iter());
         let Some(app) = self.apps.get_mut(&attempt.app) else {
             return Err(RmError::UnknownAttempt(attempt.to_string()));
         };
@@ -127,6 +126,20 @@ impl RmCore {
             nm_tokens,
             pending_gangs,
         })
+    }
+
+    /// The nodes of `containers`, in their order: from the container table, or by node id
+    /// for one that has ended since it was allocated.
+    fn node_keys_of(&self, containers: &[AllocatedContainer]) -> Vec<NodeKey> {
+        containers
+            .iter()
+            .filter_map(|c| {
+                self.containers
+                    .get(&c.id)
+                    .map(|k| k.node)
+                    .or_else(|| self.nodes.key(&c.node_id))
+            })
+            .collect()
     }
 
     /// The attempt's live containers other than its AM.
@@ -302,7 +315,8 @@ impl RmCore {
                 k.state = ContainerState::Acquired;
             }
         }
-        let nm_tokens = self.new_nm_tokens(attempt, allocated.iter().map(|c| c.node_id.as_str()));
+        let nodes = self.node_keys_of(&allocated);
+        let nm_tokens = self.new_nm_tokens(attempt, nodes.into_iter());
         Ok(AllocateResponse {
             nm_tokens,
             allocated,

@@ -206,7 +206,7 @@ pub(crate) struct Attempt {
     /// Position in the node-change log up to which this AM was told.
     pub(crate) nodes_seen: usize,
     /// Nodes this attempt holds an NM token for (under the current master key).
-    pub(crate) nm_tokens_sent: BTreeSet<String>,
+    pub(crate) nm_tokens_sent: BTreeSet<NodeKey>,
     /// What preemption took from this attempt.
     pub(crate) preempted: crate::preemption::PreemptedTally,
     /// The gangs its AM asked for and has not received, by gang id (persisted: `am_gangs`).
