@@ -8,7 +8,10 @@
 //! and per allocation, apart from the transport.
 //!
 //! `cargo build --release -p weft-rm-core --example heartbeat_load`, then
-//! `target/release/examples/heartbeat_load [NODES APPS SECONDS]` (defaults 300 250 60).
+//! `target/release/examples/heartbeat_load [NODES APPS SECONDS TASKS]` (defaults 300 250 60
+//! 40; TASKS is each app's containers). The full preset runs ~100 containers per node and
+//! ~120 per app: `3000 2500 S 120` reaches that density at a quarter of its node count, which
+//! is what makes rm-core's maps as deep as at full scale.
 
 use std::collections::HashMap;
 
@@ -24,7 +27,6 @@ use weft_types::{Resource, ResourceTypes, Time};
 
 const QUEUES: usize = 50;
 const TASK_MS: u64 = 40_000;
-const TASKS_PER_APP: u32 = 40;
 /// The driver's tick.
 const TICK_MS: u64 = 100;
 
@@ -52,6 +54,8 @@ struct Load {
     node_index: HashMap<String, usize>,
     apps: Vec<SimApp>,
     next_queue: usize,
+    /// Containers each app asks for.
+    tasks_per_app: u32,
     heartbeats: u64,
     allocations: u64,
     finished: u64,
@@ -75,13 +79,14 @@ fn config() -> RmConfig {
 }
 
 impl Load {
-    fn new(nodes: usize, apps: usize) -> Load {
+    fn new(nodes: usize, apps: usize, tasks_per_app: u32) -> Load {
         let mut load = Load {
             core: RmCore::new(config(), 1_700_000_000_000, Time(0)),
             nodes: Vec::new(),
             node_index: HashMap::new(),
             apps: Vec::new(),
             next_queue: 0,
+            tasks_per_app,
             heartbeats: 0,
             allocations: 0,
             finished: 0,
@@ -232,7 +237,7 @@ impl Load {
             req.asks.push(ResourceAsk {
                 priority: 1,
                 resource: Resource::new(4096, 1),
-                count: TASKS_PER_APP,
+                count: self.tasks_per_app,
                 hosts: Vec::new(),
                 racks: Vec::new(),
                 relax_locality: true,
@@ -253,7 +258,7 @@ impl Load {
         }
         let app = &mut self.apps[slot];
         app.completed += u32::try_from(reply.completed.len()).unwrap_or(u32::MAX);
-        if app.completed >= TASKS_PER_APP {
+        if app.completed >= self.tasks_per_app {
             self.core
                 .am_finish(now, attempt, &token, FinalStatus::Succeeded, "", None)
                 .unwrap_or_else(|e| panic!("finish: {e}"));
@@ -323,13 +328,14 @@ fn main() {
     let nodes = arg(1, 300) as usize;
     let apps = arg(2, 250) as usize;
     let seconds = arg(3, 60);
-    let mut load = Load::new(nodes, apps);
+    let tasks = u32::try_from(arg(4, 40)).unwrap_or_else(|e| panic!("TASKS: {e}"));
+    let mut load = Load::new(nodes, apps, tasks);
     for s in 1..=seconds {
         load.second(s);
     }
     let live: usize = load.nodes.iter().map(|n| n.running.len()).sum();
     println!(
-        "nodes {nodes} apps {apps} seconds {seconds}: heartbeats {} allocations {} apps finished {} containers live at the end {live}",
+        "nodes {nodes} apps {apps} seconds {seconds} tasks {tasks}: heartbeats {} allocations {} apps finished {} containers live at the end {live}",
         load.heartbeats, load.allocations, load.finished
     );
 }

@@ -5,11 +5,12 @@ use std::collections::BTreeMap;
 
 use weft_sched::{ContainerAsk, Event};
 use weft_store::{AppState, AttemptState, FinalStatus};
-use weft_types::yarn_id::{AttemptId, ContainerId};
+use weft_types::yarn_id::AttemptId;
 use weft_types::{AppId, Resource, Time};
 
 use crate::core::{Attempt, ContainerState, RmCore};
 use crate::model::*;
+use crate::node_table::NodeKey;
 use crate::RmError;
 
 /// Refuses a request with two sizes at one priority: an absolute total per priority could not
@@ -103,10 +104,8 @@ impl RmCore {
         self.confirm_am(attempt.app);
         let maximum_capability = self.maximum_allocation();
         let running_containers = self.attempt_containers(&attempt);
-        let nm_tokens = self.new_nm_tokens(
-            attempt,
-            running_containers.iter().map(|c| c.node_id.as_str()),
-        );
+        let nodes = self.node_keys_of(&running_containers);
+        let nm_tokens = self.new_nm_tokens(attempt, nodes.into_iter());
         let Some(app) = self.apps.get_mut(&attempt.app) else {
             return Err(RmError::UnknownAttempt(attempt.to_string()));
         };
@@ -129,6 +128,20 @@ impl RmCore {
         })
     }
 
+    /// The nodes of `containers`, in their order: from the container table, or by node id
+    /// for one that has ended since it was allocated.
+    fn node_keys_of(&self, containers: &[AllocatedContainer]) -> Vec<NodeKey> {
+        containers
+            .iter()
+            .filter_map(|c| {
+                self.containers
+                    .get(&c.id)
+                    .map(|k| k.node)
+                    .or_else(|| self.nodes.key(&c.node_id))
+            })
+            .collect()
+    }
+
     /// The attempt's live containers other than its AM.
     fn attempt_containers(&self, attempt: &AttemptId) -> Vec<AllocatedContainer> {
         let am = self
@@ -136,26 +149,20 @@ impl RmCore {
             .get(&attempt.app)
             .and_then(|a| a.current())
             .and_then(|t| t.am_container);
-        let from = ContainerId {
-            app: attempt.app,
-            attempt: attempt.attempt,
-            n: 0,
-        };
         self.containers
-            .range(from..)
-            .take_while(|(c, _)| c.app == attempt.app && c.attempt == attempt.attempt)
-            .filter(|(c, k)| Some(**c) != am && k.state != ContainerState::Allocated)
+            .of_attempt(*attempt)
+            .filter(|(c, k)| Some(*c) != am && k.state != ContainerState::Allocated)
             .map(|(c, k)| AllocatedContainer {
-                id: *c,
+                id: c,
                 node_address: self.address_of(k.node),
                 node_id: self.nodes.id_of(k.node).to_string(),
                 resource: k.resource,
                 priority: k.priority,
                 token: self.container_token(
                     self.latest,
-                    *c,
+                    c,
                     self.nodes.id_of(k.node),
-                    &self.owner_of(c),
+                    &self.owner_of(&c),
                     k.resource,
                 ),
                 demand_id: k.demand,
@@ -308,7 +315,8 @@ impl RmCore {
                 k.state = ContainerState::Acquired;
             }
         }
-        let nm_tokens = self.new_nm_tokens(attempt, allocated.iter().map(|c| c.node_id.as_str()));
+        let nodes = self.node_keys_of(&allocated);
+        let nm_tokens = self.new_nm_tokens(attempt, nodes.into_iter());
         Ok(AllocateResponse {
             nm_tokens,
             allocated,

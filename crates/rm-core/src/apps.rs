@@ -464,16 +464,10 @@ impl RmCore {
         diagnostics: &str,
         lingering: Option<ContainerId>,
     ) {
-        let from = ContainerId {
-            app: id,
-            attempt: 0,
-            n: 0,
-        };
         let ids: Vec<(ContainerId, NodeKey)> = self
             .containers
-            .range(from..)
-            .take_while(|(c, _)| c.app == id)
-            .map(|(c, container)| (*c, container.node))
+            .of_app(id)
+            .map(|(c, container)| (c, container.node))
             .collect();
         if let Some(app) = self.apps.get_mut(&id) {
             app.ended.expect(ids.len());

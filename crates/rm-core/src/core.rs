@@ -10,6 +10,7 @@ use weft_types::{AppId, Duration, NodeId, Resource, Time};
 
 use crate::demands::TagOutcome;
 use crate::ended_containers::{EndedContainer, EndedContainers};
+use crate::id_map::IdMap;
 use crate::model::*;
 use crate::node_table::{NodeKey, NodeTable};
 
@@ -205,7 +206,7 @@ pub(crate) struct Attempt {
     /// Position in the node-change log up to which this AM was told.
     pub(crate) nodes_seen: usize,
     /// Nodes this attempt holds an NM token for (under the current master key).
-    pub(crate) nm_tokens_sent: BTreeSet<String>,
+    pub(crate) nm_tokens_sent: BTreeSet<NodeKey>,
     /// What preemption took from this attempt.
     pub(crate) preempted: crate::preemption::PreemptedTally,
     /// The gangs its AM asked for and has not received, by gang id (persisted: `am_gangs`).
@@ -277,11 +278,11 @@ pub struct RmCore {
     pub(crate) cluster_ts: u64,
     pub(crate) epoch: u64,
     pub(crate) next_seq: u64,
-    pub(crate) apps: BTreeMap<ApplicationId, App>,
-    pub(crate) containers: BTreeMap<ContainerId, Container>,
-    pub(crate) by_sched: BTreeMap<weft_types::ContainerId, ContainerId>,
+    pub(crate) apps: crate::app_table::AppTable,
+    pub(crate) containers: crate::container_table::ContainerTable,
+    pub(crate) by_sched: IdMap<weft_types::ContainerId, ContainerId>,
     pub(crate) nodes: NodeTable,
-    pub(crate) node_by_sched: BTreeMap<NodeId, NodeKey>,
+    pub(crate) node_by_sched: IdMap<NodeId, NodeKey>,
     pub(crate) next_node: u32,
     /// Node state changes in order, for AMs' `updated_nodes`.
     pub(crate) node_changes: Vec<(String, NodeState)>,
@@ -351,11 +352,11 @@ impl RmCore {
             cluster_ts,
             epoch,
             next_seq: 1,
-            apps: BTreeMap::new(),
-            containers: BTreeMap::new(),
-            by_sched: BTreeMap::new(),
+            apps: Default::default(),
+            containers: Default::default(),
+            by_sched: IdMap::default(),
             nodes: NodeTable::default(),
-            node_by_sched: BTreeMap::new(),
+            node_by_sched: IdMap::default(),
             next_node: 0,
             node_changes: Vec::new(),
             usable: (0, 0),
@@ -784,8 +785,6 @@ impl RmCore {
             return;
         };
         n.containers.allocated(id);
-        let node_id = n.id.clone();
-        let node_address = n.address.clone();
         app.nodes_used.insert(node_key);
         self.containers.insert(
             id,
@@ -805,26 +804,41 @@ impl RmCore {
         }
         if am {
             self.am_allocated(now, id, node_key, resource);
-        } else {
-            let user = self.apps.get(&app_key).map_or("", |a| a.sub.user.as_str());
-            let token = self.container_token(now, id, &node_id, user, resource);
-            let container = AllocatedContainer {
-                id,
-                node_address,
-                node_id,
-                resource,
-                priority,
-                token,
-                demand_id: demand,
-            };
-            if let Some(attempt) = self.apps.get_mut(&app_key).and_then(App::current_mut) {
-                if demand.is_none() {
-                    if let Some((_, held)) = attempt.asked.get_mut(&priority) {
-                        *held = held.saturating_sub(1);
-                    }
+            return;
+        }
+        // The app is looked up once more (the demand's bookkeeping above may have changed
+        // it), and the token is made from the fields it needs, beside that borrow.
+        let Some(app) = self.apps.get_mut(&app_key) else {
+            return;
+        };
+        let Some(n) = self.nodes.at(node_key) else {
+            return;
+        };
+        let token = crate::tokens::container_token(
+            &self.keys,
+            self.config.container_token_expiry,
+            now,
+            id,
+            &n.id,
+            &app.sub.user,
+            resource,
+        );
+        let container = AllocatedContainer {
+            id,
+            node_address: n.address.clone(),
+            node_id: n.id.clone(),
+            resource,
+            priority,
+            token,
+            demand_id: demand,
+        };
+        if let Some(attempt) = app.current_mut() {
+            if demand.is_none() {
+                if let Some((_, held)) = attempt.asked.get_mut(&priority) {
+                    *held = held.saturating_sub(1);
                 }
-                attempt.new_containers.push_back(container);
             }
+            attempt.new_containers.push_back(container);
         }
     }
 
@@ -944,19 +958,9 @@ impl RmCore {
 
     /// An app's aggregate allocation: its ended containers plus its live ones up to `latest`.
     fn aggregate_usage(&self, a: &App) -> AggregateUsage {
-        let first = ContainerId {
-            app: a.id,
-            attempt: 0,
-            n: 0,
-        };
-        let last = ContainerId {
-            app: a.id,
-            attempt: u32::MAX,
-            n: u64::MAX,
-        };
         let total = self
             .containers
-            .range(first..=last)
+            .of_app(a.id)
             .fold(a.ended_usage, |sum, (_, c)| {
                 let ms = self.latest.as_millis().saturating_sub(c.since.as_millis());
                 sum.plus(c.resource, ms)

@@ -11,13 +11,16 @@
 mod am;
 mod am_gangs;
 mod am_recovery;
+mod app_table;
 mod apps;
 mod blacklist;
+mod container_table;
 mod core;
 mod demands;
 mod early_submission;
 mod ended_containers;
 mod error;
+mod id_map;
 mod limits;
 mod liveness;
 mod model;

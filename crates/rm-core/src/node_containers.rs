@@ -1,14 +1,16 @@
 //! A node's live containers, each with whether the node has reported it running, and how many
 //! it has reported: Weft's NMs send a RUNNING status once and then only a count, which the RM
 //! checks against this one at every heartbeat, so the count is kept, not recounted.
-
-use std::collections::BTreeMap;
+//! Looked up once per status and changed once per allocation and end, listed only when the
+//! node registers again or leaves (sorted then).
 
 use weft_types::yarn_id::ContainerId;
 
-#[derive(Debug, Clone, Default)]
+use crate::id_map::IdMap;
+
+#[derive(Default)]
 pub(crate) struct NodeContainers {
-    reported: BTreeMap<ContainerId, bool>,
+    reported: IdMap<ContainerId, bool>,
     reported_running: u32,
 }
 
@@ -53,8 +55,11 @@ impl NodeContainers {
         }
     }
 
-    pub(crate) fn ids(&self) -> impl Iterator<Item = ContainerId> + '_ {
-        self.reported.keys().copied()
+    /// Its containers, in id order.
+    pub(crate) fn ids(&self) -> Vec<ContainerId> {
+        let mut ids: Vec<ContainerId> = self.reported.keys_unordered().copied().collect();
+        ids.sort_unstable();
+        ids
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -103,6 +108,9 @@ mod tests {
         // Allocated again under the same id (a recovered id reused): no longer counted.
         c.allocated(id(1));
         assert_eq!((c.reported_running(), c.len()), (0, 1));
-        assert_eq!(c.ids().collect::<Vec<_>>(), vec![id(1)]);
+        assert_eq!(c.ids(), vec![id(1)]);
+        c.allocated(id(7));
+        c.allocated(id(4));
+        assert_eq!(c.ids(), vec![id(1), id(4), id(7)]);
     }
 }

@@ -1,8 +1,9 @@
 //! The RM's nodes, interned: each node id string gets a dense [`NodeKey`] at its first
 //! registration, kept for the life of the RM (a node that leaves keeps its entry, as before).
 //! Hot paths (heartbeats, allocations, container ends) hold and compare keys; the string is
-//! looked up once per call instead of once per step. The id index is an ordered map (no
-//! hash-ordered maps in the core), which also gives reports their order.
+//! looked up once per call instead of once per step. The id index is an ordered map, which
+//! also gives reports their order (node ids come from the network: no hash map keyed by
+//! strings a remote party chooses, see `id_map`).
 
 use std::collections::BTreeMap;
 

@@ -107,7 +107,7 @@ impl RmCore {
         let known: Vec<ContainerId> = self
             .nodes
             .at(key)
-            .map(|n| n.containers.ids().collect())
+            .map(|n| n.containers.ids())
             .unwrap_or_default();
         self.node_changed(&node_id, NodeState::Running);
 
@@ -301,7 +301,7 @@ impl RmCore {
         }
         node.in_sched = false;
         let sched = node.sched;
-        let containers: Vec<ContainerId> = node.containers.ids().collect();
+        let containers: Vec<ContainerId> = node.containers.ids();
         // Its containers end here with the node's cause (the scheduler frees each), so the
         // scheduler's removal finds none left.
         for c in containers {

@@ -34,16 +34,10 @@ impl RmCore {
     /// `None` for an unknown application.
     pub fn container_reports(&self, id: &ApplicationId) -> Option<Vec<ContainerReport>> {
         let app = self.apps.get(id)?;
-        let first = weft_types::yarn_id::ContainerId {
-            app: *id,
-            attempt: 0,
-            n: 0,
-        };
         let mut reports: Vec<ContainerReport> = self
             .containers
-            .range(first..)
-            .take_while(|(cid, _)| cid.app == *id)
-            .map(|(cid, c)| self.container_report(*cid, c))
+            .of_app(*id)
+            .map(|(cid, c)| self.container_report(cid, c))
             .chain(app.ended.reports(*id, &self.nodes))
             .collect();
         reports.sort_by_key(|r| r.id);

@@ -79,6 +79,43 @@ impl ContainerKeys {
     }
 }
 
+/// [`RmCore::container_token`] from the fields it reads, for callers that hold another part
+/// of the core mutably.
+pub(crate) fn container_token(
+    keys: &ContainerKeys,
+    expiry: Duration,
+    now: Time,
+    container: ContainerId,
+    node: &str,
+    user: &str,
+    resource: Resource,
+) -> String {
+    ContainerTokenIdentifier {
+        container,
+        node_id: node.to_string(),
+        user: user.to_string(),
+        memory_mb: resource.memory_mb(),
+        vcores: resource.vcores(),
+        expiry_ms: (now + expiry).as_millis(),
+        key_id: 0,
+    }
+    .issue_with(keys.signer())
+}
+
+/// [`RmCore::nm_token`] from the fields it reads.
+fn nm_token(keys: &ContainerKeys, attempt: AttemptId, node: &str, user: &str) -> NmToken {
+    NmToken {
+        node_id: node.to_string(),
+        token: NmTokenIdentifier {
+            attempt,
+            node_id: node.to_string(),
+            user: user.to_string(),
+            key_id: 0,
+        }
+        .issue_with(keys.signer()),
+    }
+}
+
 impl RmCore {
     /// A container token for a container of `user` on `node`, valid for the allocation expiry.
     pub(crate) fn container_token(
@@ -89,30 +126,20 @@ impl RmCore {
         user: &str,
         resource: Resource,
     ) -> String {
-        ContainerTokenIdentifier {
+        container_token(
+            &self.keys,
+            self.config.container_token_expiry,
+            now,
             container,
-            node_id: node.to_string(),
-            user: user.to_string(),
-            memory_mb: resource.memory_mb(),
-            vcores: resource.vcores(),
-            expiry_ms: (now + self.config.container_token_expiry).as_millis(),
-            key_id: 0,
-        }
-        .issue_with(self.keys.signer())
+            node,
+            user,
+            resource,
+        )
     }
 
     /// An NM token letting `attempt` (of `user`) manage its containers on `node`.
     pub(crate) fn nm_token(&self, attempt: AttemptId, node: &str, user: &str) -> NmToken {
-        NmToken {
-            node_id: node.to_string(),
-            token: NmTokenIdentifier {
-                attempt,
-                node_id: node.to_string(),
-                user: user.to_string(),
-                key_id: 0,
-            }
-            .issue_with(self.keys.signer()),
-        }
+        nm_token(&self.keys, attempt, node, user)
     }
 
     /// The submitter of the app `container` belongs to (empty for an unknown app).
@@ -166,36 +193,23 @@ impl RmCore {
 
     /// NM tokens for the nodes of `containers` that `attempt` has not been given one for yet
     /// (YARN sends each node's token once per attempt and key).
-    pub(crate) fn new_nm_tokens<'a>(
+    pub(crate) fn new_nm_tokens(
         &mut self,
         attempt: AttemptId,
-        nodes: impl Iterator<Item = &'a str>,
+        nodes: impl Iterator<Item = NodeKey>,
     ) -> Vec<NmToken> {
-        // The attempt's set is taken out for the loop (not cloned: it grows with every node
-        // the attempt has run on, and AMs call every second).
         let Some(app) = self.apps.get_mut(&attempt.app) else {
             return Vec::new();
         };
-        let user = app.sub.user.clone();
-        let Some(mut sent) = app
-            .current_mut()
-            .map(|t| std::mem::take(&mut t.nm_tokens_sent))
-        else {
+        let Some(t) = app.attempts.last_mut() else {
             return Vec::new();
         };
         let mut fresh: Vec<NmToken> = Vec::new();
         for node in nodes {
-            if !sent.contains(node) {
-                sent.insert(node.to_string());
-                fresh.push(self.nm_token(attempt, node, &user));
+            if t.nm_tokens_sent.insert(node) {
+                let node = self.nodes.id_of(node);
+                fresh.push(nm_token(&self.keys, attempt, node, &app.sub.user));
             }
-        }
-        if let Some(t) = self
-            .apps
-            .get_mut(&attempt.app)
-            .and_then(|a| a.current_mut())
-        {
-            t.nm_tokens_sent = sent;
         }
         fresh
     }
@@ -207,7 +221,7 @@ impl RmCore {
             .keys
             .roll(now, self.config.master_key_roll_interval, delay)
         {
-            for app in self.apps.values_mut() {
+            for app in self.apps.values_mut_unordered() {
                 if let Some(t) = app.current_mut() {
                     t.nm_tokens_sent.clear();
                 }

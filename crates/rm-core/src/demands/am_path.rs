@@ -664,17 +664,11 @@ impl RmCore {
         key: &str,
         reason: DemandReason,
     ) {
-        let first = ContainerId {
-            app,
-            attempt: 0,
-            n: 0,
-        };
         let mine: Vec<(ContainerId, bool)> = self
             .containers
-            .range(first..)
-            .take_while(|(c, _)| c.app == app)
+            .of_app(app)
             .filter(|(_, c)| c.demand == Some(demand_id))
-            .map(|(id, c)| (*id, c.state == ContainerState::Running))
+            .map(|(id, c)| (id, c.state == ContainerState::Running))
             .collect();
         for (id, running) in mine {
             if running && reason == DemandReason::ClaimExpired {
@@ -879,16 +873,10 @@ impl RmCore {
         if warned.is_empty() {
             return Vec::new();
         }
-        let first = ContainerId {
-            app,
-            attempt: 0,
-            n: 0,
-        };
         self.containers
-            .range(first..)
-            .take_while(|(c, _)| c.app == app)
+            .of_app(app)
             .filter(|(_, c)| c.demand.is_some_and(|id| warned.contains(&id)))
-            .map(|(id, _)| *id)
+            .map(|(id, _)| id)
             .collect()
     }
 

@@ -12,8 +12,19 @@ use super::*;
 
 /// Preempts `id` at `t` for `for_queue` through the scheduler-decision path.
 fn preempt(c: &mut RmCore, t: u64, id: ContainerId, for_queue: &str) {
-    let sched_id = c.containers[&id].sched.expect("the scheduler holds it");
-    let am = c.apps[&id.app].current().and_then(|a| a.am_container) == Some(id);
+    let sched_id = c
+        .containers
+        .get(&id)
+        .expect("live")
+        .sched
+        .expect("the scheduler holds it");
+    let am = c
+        .apps
+        .get(&id.app)
+        .expect("known")
+        .current()
+        .and_then(|a| a.am_container)
+        == Some(id);
     c.sched
         .handle(
             Time(t),
@@ -160,7 +171,7 @@ fn a_preempted_am_fails_the_attempt_without_using_up_the_attempt_limit() {
         (1, 0)
     );
     assert_eq!(r.preemption.memory_mb_seconds, 1024 * 5);
-    let failed = &c.apps[&id].attempts[0];
+    let failed = &c.apps.get(&id).expect("known").attempts[0];
     assert_eq!(failed.state, AttemptState::Failed);
     assert_eq!(failed.am_exit, Some(exit::PREEMPTED));
     assert!(

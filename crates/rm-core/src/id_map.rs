@@ -1,0 +1,198 @@
+//! Lookup maps for the hot paths, keyed by ids (numbers): an application, a container, a
+//! scheduler container or node. At seed 003's scale the RM holds ~1.2M live containers and
+//! 10,000+ apps; an ordered map of that size costs a root-to-leaf walk of cache misses per
+//! lookup and shifts its leaves' values on every insert and remove, once per allocation,
+//! status and completion. These are hash maps with a fixed hasher instead: one probe, and the
+//! same layout from run to run (no per-process seed), so the core stays deterministic.
+//!
+//! The core's rule is that nothing it outputs follows a hash order, so this is the only module
+//! allowed to name a hash map (`tests/tidy.rs`), and an [`IdMap`] hands out its entries in no
+//! order only through methods named `unordered` (for folds and updates whose result does not
+//! depend on the order); what is reported or turned into outputs iterates an ordered index
+//! kept beside the map where it is needed ([`crate::core::AppTable`],
+//! [`crate::core::ContainerTable`]) or sorts at the (rare) site.
+//!
+//! Keys come from the core's own counters, or from a node's registration only for containers
+//! the scheduler accepted back onto that node (bounded by its capacity), so a remote party
+//! cannot fill one bucket; the hasher need not resist collisions chosen by an attacker.
+
+use std::borrow::Borrow;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
+
+/// The multiplicative hash of rustc's `FxHasher`: each word is folded in with a rotate, an
+/// xor and a multiply by an odd constant; `finish` rotates so the multiply's well-mixed high
+/// bits also reach the low bits that pick the bucket.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct IdHasher(u64);
+
+const SEED: u64 = 0xf135_7aea_2e62_a9c5;
+
+impl IdHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(SEED);
+    }
+}
+
+impl Hasher for IdHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(c);
+            self.add(u64::from_le_bytes(word));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut word = [0u8; 8];
+            word[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(word));
+        }
+    }
+
+    #[inline]
+    fn write_u8(&mut self, n: u8) {
+        self.add(u64::from(n));
+    }
+
+    #[inline]
+    fn write_u32(&mut self, n: u32) {
+        self.add(u64::from(n));
+    }
+
+    #[inline]
+    fn write_u64(&mut self, n: u64) {
+        self.add(n);
+    }
+
+    #[inline]
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0.rotate_left(26)
+    }
+}
+
+/// A map for lookups by id (see the module's note on order).
+pub(crate) struct IdMap<K, V> {
+    map: HashMap<K, V, BuildHasherDefault<IdHasher>>,
+}
+
+impl<K, V> Default for IdMap<K, V> {
+    fn default() -> Self {
+        IdMap {
+            map: HashMap::default(),
+        }
+    }
+}
+
+impl<K: Hash + Eq, V> IdMap<K, V> {
+    #[inline]
+    pub(crate) fn get<Q: Hash + Eq + ?Sized>(&self, key: &Q) -> Option<&V>
+    where
+        K: Borrow<Q>,
+    {
+        self.map.get(key)
+    }
+
+    #[inline]
+    pub(crate) fn get_mut<Q: Hash + Eq + ?Sized>(&mut self, key: &Q) -> Option<&mut V>
+    where
+        K: Borrow<Q>,
+    {
+        self.map.get_mut(key)
+    }
+
+    #[inline]
+    pub(crate) fn contains_key<Q: Hash + Eq + ?Sized>(&self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+    {
+        self.map.contains_key(key)
+    }
+
+    #[inline]
+    pub(crate) fn insert(&mut self, key: K, value: V) -> Option<V> {
+        self.map.insert(key, value)
+    }
+
+    #[inline]
+    pub(crate) fn remove<Q: Hash + Eq + ?Sized>(&mut self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+    {
+        self.map.remove(key)
+    }
+
+    /// The value under `key`, inserting `make()` first when there is none.
+    #[inline]
+    pub(crate) fn get_or_insert_with(&mut self, key: K, make: impl FnOnce() -> V) -> &mut V {
+        self.map.entry(key).or_insert_with(make)
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Every value, in no particular order: only for updates whose effect does not depend on
+    /// the order.
+    pub(crate) fn values_mut_unordered(&mut self) -> impl Iterator<Item = &mut V> {
+        self.map.values_mut()
+    }
+
+    /// Every key, in no particular order: callers sort before anything order-dependent.
+    pub(crate) fn keys_unordered(&self) -> impl Iterator<Item = &K> {
+        self.map.keys()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hash_of_a_key_is_the_same_in_every_process() {
+        // No per-process seed: the layout, and so any order the map would show, repeats.
+        let hash = |k: (u64, u32)| {
+            let mut h = IdHasher::default();
+            k.hash(&mut h);
+            h.finish()
+        };
+        assert_eq!(hash((7, 1)), hash((7, 1)));
+        assert_ne!(hash((7, 1)), hash((7, 2)));
+        assert_ne!(hash((7, 1)), hash((8, 1)));
+    }
+
+    #[test]
+    fn sequential_ids_spread_over_the_buckets_picked_by_the_low_bits() {
+        // hashbrown picks the bucket from the low bits: dense ids must not collide there.
+        let buckets: std::collections::BTreeSet<u64> = (0..1024u64)
+            .map(|seq| {
+                let mut h = IdHasher::default();
+                h.write_u64(1_700_000_000_000);
+                h.write_u64(seq);
+                h.finish() & 1023
+            })
+            .collect();
+        assert!(buckets.len() > 600, "{} of 1024 buckets", buckets.len());
+    }
+
+    #[test]
+    fn a_map_finds_what_it_holds() {
+        let mut m: IdMap<u64, &str> = IdMap::default();
+        assert!(m.insert(3, "c").is_none());
+        assert_eq!(m.insert(3, "d"), Some("c"));
+        *m.get_or_insert_with(4, || "e") = "f";
+        assert_eq!((m.get(&3), m.get(&4), m.len()), (Some(&"d"), Some(&"f"), 2));
+        assert_eq!(m.remove(&3), Some("d"));
+        assert!(!m.contains_key(&3) && m.contains_key(&4));
+        let mut keys: Vec<u64> = m.keys_unordered().copied().collect();
+        keys.sort_unstable();
+        assert_eq!(keys, vec![4]);
+    }
+}
