@@ -15,7 +15,8 @@
 //!
 //! Not modelled yet: auto-created leaves, application-priority ACLs.
 
-use weft_types::{AppId, Resource};
+use weft_types::AppId;
+use crate::lanes::Resource;
 
 use crate::api::RejectCode;
 use crate::queues::QueueId;

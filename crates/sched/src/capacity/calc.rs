@@ -10,7 +10,7 @@
 use std::cmp::Ordering;
 
 use weft_config::capacity::ResourceCalculator;
-use weft_types::Resource;
+use crate::lanes::Resource;
 
 /// One of Hadoop's resource calculators over the first `types` resource types.
 #[derive(Clone, Copy, Debug)]

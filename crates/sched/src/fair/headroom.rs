@@ -2,7 +2,8 @@
 //! `getHeadroom`): how much more the app could get now.
 
 use weft_config::PolicyKind;
-use weft_types::{Resource, MEMORY, VCORES};
+use weft_types::{MEMORY, VCORES};
+use crate::lanes::Resource;
 
 use crate::fair::{Fair, FairEngine};
 use crate::rules::AppOf;

@@ -2,7 +2,8 @@
 //! conditions and threshold (§6.4 step 2, §6.6), and its own key check for `verify`.
 
 use weft_config::PolicyKind;
-use weft_types::{AppId, Locality, NodeId, Resource};
+use weft_types::{AppId, Locality, NodeId};
+use crate::lanes::Resource;
 
 use crate::api::RejectCode;
 use crate::fair::placement::{self, QueueLookup};

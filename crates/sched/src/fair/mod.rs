@@ -23,10 +23,12 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use weft_config::PolicyKind;
-use weft_types::{AppId, Locality, NodeId, Resource, Time};
+use weft_types::{AppId, Locality, NodeId, Time};
+use crate::lanes::Resource;
 
+use crate::lanes::ClusterProperties;
 use crate::api::{
-    ClusterProperties, FairConfig, GroupMapping, RejectCode, SchedError, SchedulerConfig,
+    FairConfig, GroupMapping, RejectCode, SchedError, SchedulerConfig,
 };
 use crate::engine::Engine;
 use crate::order::key::SortKey;
@@ -90,9 +92,11 @@ pub(crate) struct Fair {
 /// `incrementAllocation x reservation-threshold.increment-multiple` (spec §6.6).
 fn reservation_threshold_of(config: &FairConfig) -> Resource {
     let props = &config.properties;
-    props
-        .increment_allocation
-        .mul_trunc(f64::from(props.reservation_threshold_increment_multiple))
+    crate::lanes::truncate(
+        props
+            .increment_allocation
+            .mul_trunc(f64::from(props.reservation_threshold_increment_multiple)),
+    )
 }
 
 impl FairEngine {

@@ -12,7 +12,7 @@
 
 use std::cmp::Ordering;
 use weft_config::PolicyKind;
-use weft_types::{Resource, MAX_RESOURCE_TYPES};
+use crate::lanes::{Resource, MAX_RESOURCE_TYPES};
 
 mod calc;
 mod drf;

@@ -7,7 +7,8 @@
 //! are observable through preemption and reservations.
 
 use weft_config::PolicyKind;
-use weft_types::{Resource, MAX_RESOURCE_TYPES, MEMORY};
+use weft_types::MEMORY;
+use crate::lanes::{Resource, MAX_RESOURCE_TYPES};
 
 #[cfg(test)]
 mod tests;

@@ -11,10 +11,12 @@
 use std::cmp::Ordering;
 
 use weft_config::Acl;
-use weft_types::{AppId, Locality, NodeId, Resource, Time, MAX_RESOURCE_TYPES, MEMORY};
+use weft_types::{AppId, Locality, NodeId, Time, MEMORY};
+use crate::lanes::{Resource, MAX_RESOURCE_TYPES};
 
+use crate::lanes::ClusterProperties;
 use crate::api::{
-    ClusterProperties, FifoConfig, GroupMapping, RejectCode, SchedError, SchedulerConfig,
+    FifoConfig, GroupMapping, RejectCode, SchedError, SchedulerConfig,
 };
 use crate::engine::Engine;
 use crate::objects::app::SchedulerKey;

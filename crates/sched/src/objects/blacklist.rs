@@ -7,7 +7,8 @@
 
 use std::collections::BTreeSet;
 
-use weft_types::{AppId, NodeId, Resource};
+use weft_types::{AppId, NodeId};
+use crate::lanes::Resource;
 
 use crate::api::SchedError;
 use crate::engine::Engine;

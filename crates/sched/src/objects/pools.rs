@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use weft_config::pools::{FairShareScope, ResourcePools, UnboundQueues};
-use weft_types::Resource;
+use crate::lanes::Resource;
 
 use crate::order::ordset::OrderedSet;
 

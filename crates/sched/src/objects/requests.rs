@@ -116,7 +116,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use std::collections::BTreeMap;
-    use weft_types::Resource;
+    use crate::lanes::Resource;
 
     fn request(count: u32) -> Request {
         let mut r = Request::new(Resource::new(1024, 1));

@@ -5,7 +5,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use weft_config::Acl;
-use weft_types::{AppId, Resource};
+use weft_types::AppId;
+use crate::lanes::Resource;
 
 use crate::order::ordset::OrderedSet;
 

@@ -6,7 +6,7 @@
 //!
 //! Pure: no engine, so the unit tests below derive every figure by hand.
 
-use weft_types::{Resource, MAX_RESOURCE_TYPES};
+use crate::lanes::{Resource, MAX_RESOURCE_TYPES};
 
 use crate::capacity::Calc;
 

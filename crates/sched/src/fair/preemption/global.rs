@@ -23,7 +23,8 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 use weft_config::PolicyKind;
-use weft_types::{AppId, ContainerId, NodeId, Resource, Time, VCORES};
+use weft_types::{AppId, ContainerId, NodeId, Time, VCORES};
+use crate::lanes::Resource;
 
 use crate::fair::policy::{self, usage_over_fair_share, PolicyContext, SchedView};
 use crate::fair::starvation::PreemptionSettings;

@@ -9,7 +9,8 @@
 
 use weft_config::alloc_file::parse_allocations;
 use weft_config::SchedulerProperties;
-use weft_types::{AppId, ContainerId, NodeId, Resource, ResourceTypes, Time};
+use weft_types::{AppId, ContainerId, NodeId, ResourceTypes, Time};
+use crate::lanes::Resource;
 
 use crate::api::*;
 use crate::Scheduler;

@@ -2,7 +2,7 @@
 //! spec §8.3-§8.4 (derivations beside each test). Memory and vcores are plain units here.
 
 use weft_config::capacity::ResourceCalculator;
-use weft_types::Resource;
+use crate::lanes::Resource;
 
 use super::{compute, Knobs, TempQueue};
 use crate::capacity::Calc;
