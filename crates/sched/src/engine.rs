@@ -4,9 +4,9 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use weft_types::{AppId, ContainerId, NodeId, Time};
-use crate::lanes::{inward, inward_ask, outward};
 use crate::lanes::Resource;
+use crate::lanes::{inward, inward_ask, outward};
+use weft_types::{AppId, ContainerId, NodeId, Time};
 
 use crate::api::*;
 use crate::lanes::ClusterProperties;
@@ -179,8 +179,8 @@ impl<R: Rules> Engine<R> {
                 rack,
                 capability,
             } => {
-                let capability =
-                    inward(capability).map_err(|reason| SchedError::InvalidNode { node, reason })?;
+                let capability = inward(capability)
+                    .map_err(|reason| SchedError::InvalidNode { node, reason })?;
                 self.add_node(node, host, port, rack, capability)?;
                 self.plans_resized(now);
                 Ok(())
@@ -765,7 +765,9 @@ impl<R: Rules> Engine<R> {
                     capacity: outward(pools.capacity.get(i).copied().unwrap_or(Resource::ZERO)),
                     used: outward(pools.used.get(i).copied().unwrap_or(Resource::ZERO)),
                     pending: outward(pending.get(i).copied().unwrap_or(Resource::ZERO)),
-                    foreign_used: outward(pools.foreign_used.get(i).copied().unwrap_or(Resource::ZERO)),
+                    foreign_used: outward(
+                        pools.foreign_used.get(i).copied().unwrap_or(Resource::ZERO),
+                    ),
                 }
             })
             .collect()

@@ -19,9 +19,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use weft_types::{AppId, Time};
-use crate::lanes::{inward, truncate};
 use crate::lanes::Resource;
+use crate::lanes::{inward, truncate};
+use weft_types::{AppId, Time};
 
 use crate::api::{
     ContainerExit, Decision, PlanReservations, PlannedReservation, RejectCode, SchedError,
@@ -325,7 +325,7 @@ fn next_change_of(r: &PlannedReservation, now: Time) -> Option<Time> {
         .min()
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(weft_two_lanes)))]
 mod tests {
     use super::*;
 

@@ -47,7 +47,7 @@ fn structure_sizes<R: Rules>() -> Footprint {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(weft_two_lanes)))]
 mod tests {
     use super::*;
     use crate::capacity::Capacity;

@@ -8,6 +8,10 @@
 //! [`weft_types::Resource`]; the engine converts where it meets it: [`inward`] for what a
 //! driver sends (a custom amount the engine cannot carry is refused, never dropped),
 //! [`truncate`] for configured limits, and `widen` for what goes out.
+//!
+//! The unit tests (`#[cfg(all(test, not(weft_two_lanes)))]`) run in the six-lane build only:
+//! several mix the engine's vectors with the API's, and the two-lane build is the same source;
+//! `weft-sched`'s tests (`tests/differential`, `tests/lanes.rs`) drive it through the facade.
 
 use weft_types::Lanes;
 
@@ -63,12 +67,17 @@ pub(crate) fn truncate(r: weft_types::Resource) -> Resource {
 /// A configured amount resolved against the engine's `cluster`, in the engine's lanes.
 #[inline]
 pub(crate) fn resolve(configured: &weft_config::ConfiguredResource, cluster: Resource) -> Resource {
-    truncate(configured.resolve(outward(cluster)))
+    truncate(configured.resolve(cluster.widen()))
 }
 
-/// An engine vector in the API's lanes (the added ones zero).
+/// An engine vector in the API's lanes: the added ones zero, but `UNBOUNDED` stays
+/// `UNBOUNDED` (an unbounded maximum in a report reads the same from either build: the
+/// six-lane engine's comes from the configuration's `UNBOUNDED`, `i64::MAX` in every lane).
 #[inline]
 pub(crate) fn outward(r: Resource) -> weft_types::Resource {
+    if r == Resource::UNBOUNDED {
+        return weft_types::Resource::UNBOUNDED;
+    }
     r.widen()
 }
 

@@ -8,9 +8,9 @@ use crate::api::*;
 use crate::capacity::partitions::{label_not_in_cluster, uses_labels, Partitioned};
 use crate::capacity::Capacity;
 use crate::engine::Engine;
-use crate::lanes::{inward, inward_ask, outward};
 use crate::fair::Fair;
 use crate::fifo::Fifo;
+use crate::lanes::{inward, inward_ask, outward};
 
 /// A scheduler as a deterministic state machine: Hadoop's Fair Scheduler or its FIFO scheduler
 /// (the kind its [`SchedulerConfig`] names).

@@ -88,6 +88,7 @@ fn gpu_heartbeat(s: &mut Scheduler) -> Vec<Decision> {
         },
     )
     .expect("ask");
+    s.handle(Time(0), Event::Update).expect("update");
     drain(s);
     s.handle(Time(1), Event::NodeHeartbeat { node: NodeId(1) })
         .expect("heartbeat");
@@ -116,7 +117,10 @@ fn a_gpu_cluster_schedules_gpus_in_every_lane() {
         Some(Resource::new(2048, 2).with(GPU, 2))
     );
     assert_eq!(s.cluster_used().get(GPU), 2);
-    assert_eq!(s.app_usage(AppId(1)), Some((Resource::new(2048, 2).with(GPU, 2), 2)));
+    assert_eq!(
+        s.app_usage(AppId(1)),
+        Some((Resource::new(2048, 2).with(GPU, 2), 2))
+    );
     assert!(s.verify().is_empty(), "{:?}", s.verify());
     // The six-lane engine forced on the same registry decides the same (it is the same engine).
     let mut six = Scheduler::with_six_lanes(config(&gpu_types()), Default::default());
@@ -126,7 +130,8 @@ fn a_gpu_cluster_schedules_gpus_in_every_lane() {
 #[test]
 fn a_two_lane_engine_refuses_an_amount_of_an_unregistered_type_and_keeps_its_state() {
     let mut s = Scheduler::new(config(&ResourceTypes::default()), Default::default());
-    s.handle(Time(0), node(1, Resource::new(8192, 8))).expect("node");
+    s.handle(Time(0), node(1, Resource::new(8192, 8)))
+        .expect("node");
     submit(&mut s, 1);
     drain(&mut s);
 
@@ -187,7 +192,8 @@ fn a_reload_adding_a_type_to_a_two_lane_engine_is_refused_and_the_old_configurat
     gpu.handle(Time(0), Event::Reload(Box::new(config(&gpu_types()))))
         .expect("six lanes carry the custom type");
     // And the two-lane engine still schedules.
-    s.handle(Time(0), node(1, Resource::new(4096, 4))).expect("node");
+    s.handle(Time(0), node(1, Resource::new(4096, 4)))
+        .expect("node");
     submit(&mut s, 1);
     s.handle(
         Time(0),
@@ -197,6 +203,7 @@ fn a_reload_adding_a_type_to_a_two_lane_engine_is_refused_and_the_old_configurat
         },
     )
     .expect("ask");
+    s.handle(Time(0), Event::Update).expect("update");
     s.handle(Time(1), Event::NodeHeartbeat { node: NodeId(1) })
         .expect("heartbeat");
     assert_eq!(

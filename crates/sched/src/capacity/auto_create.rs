@@ -92,12 +92,12 @@ impl CapacityEngine {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(weft_two_lanes)))]
 mod tests {
+    use crate::lanes::Resource;
     use weft_config::capacity::parse_capacity;
     use weft_config::SchedulerProperties;
     use weft_types::{AppId, ResourceTypes, Time};
-use crate::lanes::Resource;
 
     use crate::api::{CapacitySchedulerConfig, Event, SchedulerConfig};
     use crate::capacity::CapacityEngine;

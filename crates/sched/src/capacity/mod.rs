@@ -50,10 +50,10 @@ mod user_cache;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use weft_config::capacity::CapacityConfig;
-use weft_types::{AppId, Locality, NodeId, Time, MEMORY};
 use crate::lanes::truncate;
 use crate::lanes::{Resource, MAX_RESOURCE_TYPES};
+use weft_config::capacity::CapacityConfig;
+use weft_types::{AppId, Locality, NodeId, Time, MEMORY};
 
 use crate::api::{RejectCode, SchedError, SchedulerConfig};
 use crate::engine::Engine;

@@ -24,12 +24,12 @@
 use std::collections::BTreeMap;
 use std::ops::{Deref, DerefMut};
 
+use crate::lanes::Resource;
+use crate::lanes::{inward_ask, outward};
 use weft_config::capacity::{
     CapacityConfig, CapacityValue, MaxCapacityValue, NodePartitions, QueueKind,
 };
 use weft_types::{AppId, ContainerId, NodeId, Time};
-use crate::lanes::{inward_ask, outward};
-use crate::lanes::Resource;
 
 use crate::api::{
     CapacityQueueDetails, CapacitySchedulerConfig, Decision, Event, GangHold, GroupMapping,

@@ -8,8 +8,8 @@
 //! capacity and maximum capacity as percentages of the plan queue. A leaf the follower
 //! removed from the tree leaves the file at the follower's next call.
 
-use weft_config::capacity::{CapacityValue, MaxCapacityValue};
 use crate::lanes::Resource;
+use weft_config::capacity::{CapacityValue, MaxCapacityValue};
 
 use crate::queues::QueueId;
 

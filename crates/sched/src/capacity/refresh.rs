@@ -21,8 +21,8 @@ use weft_config::capacity::{
     check_maximum_allocations, check_refresh, CapacityConfig, QueueState, RefreshContext,
 };
 
-use crate::lanes::truncate;
 use crate::api::{CapacitySchedulerConfig, SchedError};
+use crate::lanes::truncate;
 use crate::queues::{QueueId, ROOT};
 use crate::rules::Rules;
 

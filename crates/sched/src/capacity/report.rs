@@ -1,8 +1,8 @@
 //! What the Capacity Scheduler shows: queue rights and each queue's figures as Hadoop's REST
 //! API reports them (capacity spec §9: capacities as percentages, state, users and limits).
 
-use crate::lanes::outward;
 use crate::api::{CapacityQueueDetails, CapacityUserDetails, QueueAccess};
+use crate::lanes::outward;
 use crate::lanes::Resource;
 
 use crate::queues::{QueueId, ROOT};

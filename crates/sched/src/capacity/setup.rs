@@ -1,15 +1,15 @@
 //! The queue tree from a capacity-scheduler.xml (`weft_config::capacity`), and the values
 //! derived from it and the cluster (spec §5.1-§5.5), recomputed whenever the node set changes.
 
+use crate::lanes::truncate;
+use crate::lanes::Resource;
 use weft_config::capacity::{
     CapacityConfig, CapacityValue, MaxCapacityValue, QueueKind, QueueOrdering, QueueState,
 };
-use crate::lanes::truncate;
-use crate::lanes::Resource;
 
-use crate::lanes::ClusterProperties;
 use crate::api::{CapacitySchedulerConfig, GroupMapping};
 use crate::engine::Engine;
+use crate::lanes::ClusterProperties;
 use crate::queues::{QueueId, QueueTree, ROOT};
 
 use super::calc::Calc;
@@ -399,12 +399,12 @@ pub(super) fn cold_settings(file: &CapacityConfig, index: usize) -> CsCold {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(weft_two_lanes)))]
 mod tests {
+    use crate::lanes::Resource;
     use weft_config::capacity::parse_capacity;
     use weft_config::SchedulerProperties;
     use weft_types::{NodeId, ResourceTypes, Time};
-use crate::lanes::Resource;
 
     use crate::api::{CapacitySchedulerConfig, Event};
     use crate::capacity::{Capacity, CapacityEngine};

@@ -11,7 +11,7 @@ pub(crate) mod policy;
 mod pool_reload;
 pub(crate) mod preemption;
 mod queues;
-#[cfg(test)]
+#[cfg(all(test, not(weft_two_lanes)))]
 mod rebuild_tests;
 mod runnable;
 pub(crate) mod shares;
@@ -22,15 +22,13 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::lanes::Resource;
 use weft_config::PolicyKind;
 use weft_types::{AppId, Locality, NodeId, Time};
-use crate::lanes::Resource;
 
-use crate::lanes::ClusterProperties;
-use crate::api::{
-    FairConfig, GroupMapping, RejectCode, SchedError, SchedulerConfig,
-};
+use crate::api::{FairConfig, GroupMapping, RejectCode, SchedError, SchedulerConfig};
 use crate::engine::Engine;
+use crate::lanes::ClusterProperties;
 use crate::order::key::SortKey;
 use crate::queues::QueueId;
 use crate::rules::{AppOf, QueueOf, QueueReport, Rules};

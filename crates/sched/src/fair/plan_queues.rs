@@ -7,8 +7,8 @@
 //! `weft.reservation.enforce=guarantee` the reserved amount as its min share (spec B7): the
 //! two places it parts from Hadoop's Fair follower.
 
-use weft_config::{ConfiguredResource, ReservationEnforcement};
 use crate::lanes::Resource;
+use weft_config::{ConfiguredResource, ReservationEnforcement};
 
 use crate::fair::queues::resolve_max_share;
 use crate::fair::FairEngine;

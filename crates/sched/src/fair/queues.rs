@@ -2,9 +2,9 @@
 //! inheritance into the queues' payloads and shared limits, dynamic creation under the policy
 //! rules, type changes (spec §1, §5.4, §9, §15).
 
-use weft_config::{Acl, AllocationConfig, ConfiguredResource, PolicyKind};
-use crate::lanes::{resolve, truncate};
 use crate::lanes::Resource;
+use crate::lanes::{resolve, truncate};
+use weft_config::{Acl, AllocationConfig, ConfiguredResource, PolicyKind};
 
 use crate::fair::shares::ShareMemo;
 use crate::fair::starvation::{LeafStarvation, PreemptionSettings};

@@ -11,10 +11,10 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use weft_config::{AllocationConfig, QueueConfig};
-use weft_types::{AppId, Time, MEMORY, VCORES};
 use crate::lanes::outward;
 use crate::lanes::Resource;
+use weft_config::{AllocationConfig, QueueConfig};
+use weft_types::{AppId, Time, MEMORY, VCORES};
 
 use crate::api::{AppStarvation, QueueStarvation};
 use crate::fair::policy::{calculator_compare, PolicyContext};

@@ -1,8 +1,8 @@
 //! An application attempt as the scheduler sees it: its asks, usage and locality-delay state.
 
+use crate::lanes::Resource;
 use std::collections::{BTreeMap, BTreeSet};
 use weft_types::{AppId, Locality};
-use crate::lanes::Resource;
 
 use crate::api::AskTag;
 use crate::objects::ask_tags::AskTags;

@@ -3,9 +3,9 @@
 //! app and its queue path in the candidate sets in the same pass up the tree, so no caller has
 //! to remember a refresh.
 
-use weft_types::{AppId, ContainerId, Locality, NodeId};
 use crate::lanes::outward;
 use crate::lanes::Resource;
+use weft_types::{AppId, ContainerId, Locality, NodeId};
 
 use crate::api::{ContainerExit, Decision, ExitStatus};
 use crate::engine::{Engine, WalkMode};

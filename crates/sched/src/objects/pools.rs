@@ -8,8 +8,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use weft_config::pools::{FairShareScope, ResourcePools, UnboundQueues};
 use crate::lanes::Resource;
+use weft_config::pools::{FairShareScope, ResourcePools, UnboundQueues};
 
 use crate::order::ordset::OrderedSet;
 

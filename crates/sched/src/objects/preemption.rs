@@ -11,9 +11,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use weft_types::{AppId, ContainerId, NodeId, Time};
 use crate::lanes::outward;
 use crate::lanes::Resource;
+use weft_types::{AppId, ContainerId, NodeId, Time};
 
 use crate::api::{ContainerExit, Decision};
 use crate::engine::Engine;

@@ -17,9 +17,9 @@
 
 use std::ops::Bound;
 
-use weft_types::{AppId, ContainerId, Locality, NodeId, Time};
 use crate::lanes::{inward, outward, truncate};
 use crate::lanes::{Resource, MAX_RESOURCE_TYPES};
+use weft_types::{AppId, ContainerId, Locality, NodeId, Time};
 
 use crate::api::{
     ContainerAsk, ContainerExit, Decision, GangAsk, GangChange, GangHold, GangStyle, SchedError,
@@ -289,11 +289,11 @@ impl<R: Rules> Engine<R> {
     /// Charges one member per place in `room` to the gang, unseen by the driver; the hold's
     /// clock starts at its first member.
     fn hold(&mut self, key: GangKey, room: &[NodeId], now: Time) {
-        let Some((size, priority)) = self
-            .gangs
-            .as_ref()
-            .and_then(|g| g.order.get(&key).map(|g| (truncate(g.ask.resources), g.ask.priority)))
-        else {
+        let Some((size, priority)) = self.gangs.as_ref().and_then(|g| {
+            g.order
+                .get(&key)
+                .map(|g| (truncate(g.ask.resources), g.ask.priority))
+        }) else {
             return;
         };
         let Some(app_slot) = self.apps.slot_of(&key.app) else {

@@ -309,5 +309,5 @@ fn multiply_normalize_up_by(calc: Calc, r: Resource, by: &[f64; MAX_RESOURCE_TYP
     out
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(weft_two_lanes)))]
 mod tests;

@@ -8,8 +8,8 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use weft_types::{AppId, NodeId};
 use crate::lanes::Resource;
+use weft_types::{AppId, NodeId};
 
 use crate::api::Decision;
 use crate::fair::policy::calculator_compare;
