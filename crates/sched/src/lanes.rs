@@ -7,7 +7,7 @@
 //! The public API (`weft_sched_api`: events, decisions, configurations, reports) stays
 //! [`weft_types::Resource`]; the engine converts where it meets it: [`inward`] for what a
 //! driver sends (a custom amount the engine cannot carry is refused, never dropped),
-//! [`truncate`] for configured limits, and `widen` for what goes out.
+//! [`truncate`] for configured limits, and [`outward`] (`widen`) for what goes out.
 //!
 //! The unit tests (`#[cfg(all(test, not(weft_two_lanes)))]`) run in the six-lane build only:
 //! several mix the engine's vectors with the API's, and the two-lane build is the same source;
