@@ -1208,3 +1208,47 @@ pub enum QueueAccess {
     /// May administer applications: `aclAdministerApps` of the queue or a parent.
     Administer,
 }
+
+/// How the heartbeat walk finds its order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WalkMode {
+    /// Incrementally maintained candidate sets and aggregates (the production path).
+    Fast,
+    /// The textbook walk: sort every level with the comparator, recompute usage by recursion.
+    Reference,
+}
+
+/// Sizes (bytes) of the scheduler's hot structures, as compiled for the scheduler running,
+/// and how often the heartbeat walks reached them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Footprint {
+    /// One application attempt (requests for up to two scheduler keys inline).
+    pub app_bytes: usize,
+    /// Its hot part: the fields before the rarely read ones (`App` is laid out in
+    /// declaration order, hot first; the user comes first of the cold ones).
+    pub app_hot_bytes: usize,
+    /// One queue (with its candidate set's header; the set's entries are apart).
+    pub queue_bytes: usize,
+    /// Its hot part: the fields the walk, the re-keys and the usage upkeep read (`Queue` is
+    /// laid out in declaration order; `runnable_count` starts the cold ones).
+    pub queue_hot_bytes: usize,
+    /// One request with its scheduler key (an app holds two inline, more on the heap).
+    pub request_bytes: usize,
+    /// One node.
+    pub node_bytes: usize,
+    /// One running container.
+    pub container_bytes: usize,
+    /// A candidate set's header (its entries are in separate heap vectors).
+    pub candidate_set_bytes: usize,
+    /// One resource vector.
+    pub resource_bytes: usize,
+    /// The engine itself (the scheduler's shared state and its rules' state).
+    pub engine_bytes: usize,
+    /// Walks from the root so far (one per container assigned, plus the one per heartbeat
+    /// that finds nothing more).
+    pub walks: u64,
+    /// Queues the walks entered (root included).
+    pub queues_visited: u64,
+    /// Apps the walks offered the node to (each a read of the app and its requests).
+    pub apps_visited: u64,
+}

@@ -4,9 +4,12 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use weft_types::{AppId, ContainerId, NodeId, Resource, Time};
+use crate::lanes::Resource;
+use crate::lanes::{inward, inward_ask, outward};
+use weft_types::{AppId, ContainerId, NodeId, Time};
 
 use crate::api::*;
+use crate::lanes::ClusterProperties;
 use crate::objects::app::{App, LocationAsk, Request};
 use crate::objects::containers::Owner;
 use crate::objects::gangs::Gangs;
@@ -17,14 +20,7 @@ use crate::objects::timers::Timers;
 use crate::queues::{QueueId, QueueTree, ROOT};
 use crate::rules::{AppOf, Rules};
 
-/// How the heartbeat walk finds its order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WalkMode {
-    /// Incrementally maintained candidate sets and aggregates (the production path).
-    Fast,
-    /// The textbook walk: sort every level with the comparator, recompute usage by recursion.
-    Reference,
-}
+pub(crate) use crate::api::WalkMode;
 
 /// The shared objects plus one scheduler's rules.
 pub(crate) struct Engine<R: Rules> {
@@ -66,9 +62,9 @@ pub(crate) struct Engine<R: Rules> {
     /// footprint figures (`Scheduler::footprint`).
     pub(crate) apps_visited: u64,
     /// Fast path: distinct outstanding ask sizes of candidate apps -> how many apps have them.
-    pub(crate) pending_sizes: BTreeMap<[i64; weft_types::MAX_RESOURCE_TYPES], u32>,
+    pub(crate) pending_sizes: BTreeMap<[i64; crate::lanes::MAX_RESOURCE_TYPES], u32>,
     /// Reused buffer for re-indexing an app's sizes without allocating.
-    pub(crate) scratch_sizes: Vec<[i64; weft_types::MAX_RESOURCE_TYPES]>,
+    pub(crate) scratch_sizes: Vec<[i64; crate::lanes::MAX_RESOURCE_TYPES]>,
     /// Twice the cluster fits in `Resource::UNBOUNDED`, so usage plus one container (each at
     /// most the cluster) can never exceed an unbounded max share.
     pub(crate) unbounded_never_binds: bool,
@@ -183,6 +179,8 @@ impl<R: Rules> Engine<R> {
                 rack,
                 capability,
             } => {
+                let capability = inward(capability)
+                    .map_err(|reason| SchedError::InvalidNode { node, reason })?;
                 self.add_node(node, host, port, rack, capability)?;
                 self.plans_resized(now);
                 Ok(())
@@ -215,9 +213,11 @@ impl<R: Rules> Engine<R> {
                 user,
                 queue,
                 am_resource,
-            } => self
-                .submit(now, app, user, queue, am_resource, None)
-                .map(|_| ()),
+            } => {
+                let am_resource = inward_ask(app, am_resource)?;
+                self.submit(now, app, user, queue, am_resource, None)
+                    .map(|_| ())
+            }
             Event::AppFinished { app } => {
                 if !self.apps.contains_key(&app) {
                     return Err(SchedError::UnknownApp(app));
@@ -279,8 +279,15 @@ impl<R: Rules> Engine<R> {
                 resources,
                 priority,
                 am,
-            } => self.recover_container(container, app, node, resources, priority, am),
-            Event::AttemptRestarted { app, am_resource } => self.restart_attempt(app, am_resource),
+            } => {
+                let resources =
+                    inward(resources).map_err(|reason| SchedError::InvalidAsk { app, reason })?;
+                self.recover_container(container, app, node, resources, priority, am)
+            }
+            Event::AttemptRestarted { app, am_resource } => {
+                let am_resource = inward_ask(app, am_resource)?;
+                self.restart_attempt(app, am_resource)
+            }
             Event::GangAsk { app, ask } => self.ask_gang(now, app, ask),
             Event::GangCancelled { app, gang } => self.cancel_gang(app, gang),
             Event::GangExpired { app, gang } => self.end_gang_wait(app, gang),
@@ -577,7 +584,7 @@ impl<R: Rules> Engine<R> {
         let min = props.minimum_allocation;
         let step = props.increment_allocation;
         let mut out = ask;
-        for i in 0..weft_types::MAX_RESOURCE_TYPES {
+        for i in 0..crate::lanes::MAX_RESOURCE_TYPES {
             let mut v = ask.get(i).max(min.get(i));
             let s = step.get(i);
             if s > 0 && v % s != 0 {
@@ -639,8 +646,8 @@ impl<R: Rules> Engine<R> {
         let Some(app) = self.apps.get(&id) else {
             return Err(SchedError::UnknownApp(id));
         };
-        let size = self
-            .normalize(app.queue, ask.resources)
+        let size = inward(ask.resources)
+            .and_then(|resources| self.normalize(app.queue, resources))
             .map_err(|reason| SchedError::InvalidAsk { app: id, reason })?;
         let mut racks: Vec<(String, bool)> = ask.racks.iter().map(|r| (r.clone(), true)).collect();
         for host in &ask.hosts {
@@ -724,11 +731,11 @@ impl<R: Rules> Engine<R> {
                 let report = R::queue_report(self, q);
                 visit(LeafQueueStats {
                     name: &q.name,
-                    fair_share: report.fair_share,
-                    app_usage_basis: R::app_usage_basis(&report),
-                    usage: q.usage,
-                    demand: q.demand,
-                    max_resources: q.max_share,
+                    fair_share: outward(report.fair_share),
+                    app_usage_basis: outward(R::app_usage_basis(&report)),
+                    usage: outward(q.usage),
+                    demand: outward(q.demand),
+                    max_resources: outward(q.max_share),
                     running_apps: q.runnable_apps.len(),
                     pool: self.pools.as_ref().map_or("", |p| p.name(q.pool)),
                 });
@@ -755,10 +762,12 @@ impl<R: Rules> Engine<R> {
                 PoolStats {
                     name: pools.name(pool).to_string(),
                     nodes: pools.nodes.get(i).copied().unwrap_or(0),
-                    capacity: pools.capacity.get(i).copied().unwrap_or(Resource::ZERO),
-                    used: pools.used.get(i).copied().unwrap_or(Resource::ZERO),
-                    pending: pending.get(i).copied().unwrap_or(Resource::ZERO),
-                    foreign_used: pools.foreign_used.get(i).copied().unwrap_or(Resource::ZERO),
+                    capacity: outward(pools.capacity.get(i).copied().unwrap_or(Resource::ZERO)),
+                    used: outward(pools.used.get(i).copied().unwrap_or(Resource::ZERO)),
+                    pending: outward(pending.get(i).copied().unwrap_or(Resource::ZERO)),
+                    foreign_used: outward(
+                        pools.foreign_used.get(i).copied().unwrap_or(Resource::ZERO),
+                    ),
                 }
             })
             .collect()
@@ -805,9 +814,9 @@ impl<R: Rules> Engine<R> {
                 queue: self.queues.get(a.queue).name.clone(),
                 user: a.user.clone(),
                 runnable: a.runnable,
-                usage: a.usage,
-                demand: a.demand,
-                fair_share: R::app_fair_share(a),
+                usage: outward(a.usage),
+                demand: outward(a.demand),
+                fair_share: outward(R::app_fair_share(a)),
                 running_containers: a.running.len(),
                 pending_containers: a.outstanding_containers(),
                 am_running: a.am_running,
@@ -821,9 +830,9 @@ impl<R: Rules> Engine<R> {
                 node: n.id,
                 host: n.host.clone(),
                 rack: n.rack.clone(),
-                capacity: n.capability,
-                used: n.allocated,
-                reserved: n.reservation.as_ref().map(|r| (r.app, r.size)),
+                capacity: outward(n.capability),
+                used: outward(n.allocated),
+                reserved: n.reservation.as_ref().map(|r| (r.app, outward(r.size))),
             })
             .collect();
         snapshot
@@ -836,8 +845,8 @@ impl<R: Rules> Engine<R> {
         let mut queues = Vec::with_capacity(self.queues.len());
         self.snapshot_queue(ROOT, &mut queues);
         Snapshot {
-            cluster_capacity: self.cluster,
-            cluster_used: self.cluster_used,
+            cluster_capacity: outward(self.cluster),
+            cluster_used: outward(self.cluster_used),
             cluster_pending: self.pending_summary().pending,
             queues,
             apps: Vec::new(),
@@ -848,16 +857,19 @@ impl<R: Rules> Engine<R> {
     /// See [`crate::Scheduler::pending_summary`].
     pub(crate) fn pending_summary(&self) -> PendingSummary {
         let mut summary = PendingSummary::default();
+        let (mut pending, mut reserved) = (Resource::ZERO, Resource::ZERO);
         for a in self.apps.values() {
-            summary.pending = summary.pending.saturating_add(a.outstanding());
+            pending = pending.saturating_add(a.outstanding());
             summary.pending_containers += a.outstanding_containers();
         }
         for n in self.nodes.values() {
             if let Some(r) = &n.reservation {
                 summary.reserved_nodes += 1;
-                summary.reserved = summary.reserved.saturating_add(r.size);
+                reserved = reserved.saturating_add(r.size);
             }
         }
+        summary.pending = outward(pending);
+        summary.reserved = outward(reserved);
         summary
     }
 
@@ -870,17 +882,17 @@ impl<R: Rules> Engine<R> {
             leaf: q.is_leaf,
             policy: report.policy,
             weight: report.weight,
-            fair_share: report.fair_share,
-            steady_fair_share: report.steady_fair_share,
-            usage: q.usage,
-            demand: q.demand,
-            min_resources: report.min_share,
-            max_resources: q.max_share,
-            am_usage: q.am_usage,
+            fair_share: outward(report.fair_share),
+            steady_fair_share: outward(report.steady_fair_share),
+            usage: outward(q.usage),
+            demand: outward(q.demand),
+            min_resources: outward(report.min_share),
+            max_resources: outward(q.max_share),
+            am_usage: outward(q.am_usage),
             running_apps: running,
             pending_apps: pending,
             configured: q.configured,
-            max_container_allocation: R::max_container_allocation(self, id),
+            max_container_allocation: outward(R::max_container_allocation(self, id)),
             starvation: report.starvation,
             preempted_containers: report.preempted_containers,
         });

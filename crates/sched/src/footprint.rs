@@ -8,48 +8,14 @@
 
 use std::mem::{offset_of, size_of};
 
-use weft_types::Resource;
+use crate::lanes::Resource;
 
+use crate::api::Footprint;
 use crate::engine::Engine;
 use crate::objects::app::{Request, SchedulerKey};
 use crate::objects::node::{Container, Node};
 use crate::order::ordset::OrderedSet;
 use crate::rules::{AppOf, QueueOf, Rules};
-
-/// Sizes (bytes) of the scheduler's hot structures, as compiled for the scheduler running,
-/// and how often the heartbeat walks reached them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Footprint {
-    /// One application attempt (requests for up to two scheduler keys inline).
-    pub app_bytes: usize,
-    /// Its hot part: the fields before the rarely read ones (`App` is laid out in
-    /// declaration order, hot first; the user comes first of the cold ones).
-    pub app_hot_bytes: usize,
-    /// One queue (with its candidate set's header; the set's entries are apart).
-    pub queue_bytes: usize,
-    /// Its hot part: the fields the walk, the re-keys and the usage upkeep read (`Queue` is
-    /// laid out in declaration order; `runnable_count` starts the cold ones).
-    pub queue_hot_bytes: usize,
-    /// One request with its scheduler key (an app holds two inline, more on the heap).
-    pub request_bytes: usize,
-    /// One node.
-    pub node_bytes: usize,
-    /// One running container.
-    pub container_bytes: usize,
-    /// A candidate set's header (its entries are in separate heap vectors).
-    pub candidate_set_bytes: usize,
-    /// One resource vector.
-    pub resource_bytes: usize,
-    /// The engine itself (the scheduler's shared state and its rules' state).
-    pub engine_bytes: usize,
-    /// Walks from the root so far (one per container assigned, plus the one per heartbeat
-    /// that finds nothing more).
-    pub walks: u64,
-    /// Queues the walks entered (root included).
-    pub queues_visited: u64,
-    /// Apps the walks offered the node to (each a read of the app and its requests).
-    pub apps_visited: u64,
-}
 
 impl<R: Rules> Engine<R> {
     pub(crate) fn footprint(&self) -> Footprint {
@@ -81,7 +47,7 @@ fn structure_sizes<R: Rules>() -> Footprint {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(weft_two_lanes)))]
 mod tests {
     use super::*;
     use crate::capacity::Capacity;

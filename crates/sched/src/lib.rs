@@ -7,13 +7,17 @@
 //! This crate must not read a clock, spawn threads, use async, touch files or sockets, or iterate
 //! a hash map in an order that could affect a decision. `tests/tidy.rs` enforces the first four.
 
-mod api;
+/// The public types, shared by both builds of this source and the `weft-sched` facade.
+mod api {
+    pub use weft_sched_api::*;
+}
 mod capacity;
 mod engine;
 mod fair;
 mod fifo;
 mod follower;
 mod footprint;
+mod lanes;
 mod objects;
 mod order;
 mod queries;
@@ -25,6 +29,5 @@ mod walk;
 
 pub use api::*;
 pub use follower::MAX_PLAN_RESERVATIONS;
-pub use footprint::Footprint;
-pub use scheduler::{Scheduler, WalkMode};
+pub use scheduler::Scheduler;
 pub use weft_config::SchedulerKind;

@@ -1,7 +1,8 @@
 //! What a driver asks the scheduler about one application between events: its headroom, the
 //! largest container it may ask for, and the containers it is about to lose.
 
-use weft_types::{AppId, ContainerId, Resource};
+use crate::lanes::Resource;
+use weft_types::{AppId, ContainerId};
 
 use crate::engine::Engine;
 use crate::rules::Rules;

@@ -25,7 +25,8 @@
 
 use std::cmp::Ordering;
 
-use weft_types::{AppId, Locality, NodeId, Resource, Time, MAX_RESOURCE_TYPES};
+use crate::lanes::{Resource, MAX_RESOURCE_TYPES};
+use weft_types::{AppId, Locality, NodeId, Time};
 
 use crate::api::{RejectCode, SchedError, SchedulerConfig};
 use crate::engine::Engine;

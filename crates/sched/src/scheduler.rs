@@ -8,9 +8,9 @@ use crate::api::*;
 use crate::capacity::partitions::{label_not_in_cluster, uses_labels, Partitioned};
 use crate::capacity::Capacity;
 use crate::engine::Engine;
-pub use crate::engine::WalkMode;
 use crate::fair::Fair;
 use crate::fifo::Fifo;
+use crate::lanes::{inward, inward_ask, outward};
 
 /// A scheduler as a deterministic state machine: Hadoop's Fair Scheduler or its FIFO scheduler
 /// (the kind its [`SchedulerConfig`] names).
@@ -159,12 +159,12 @@ impl Scheduler {
 
     /// Sum of node capabilities.
     pub fn cluster_capacity(&self) -> Resource {
-        with_engine!(&self.kind, e => e.cluster_capacity())
+        outward(with_engine!(&self.kind, e => e.cluster_capacity()))
     }
 
     /// Sum of allocated containers.
     pub fn cluster_used(&self) -> Resource {
-        with_engine!(&self.kind, e => e.cluster_used_now())
+        outward(with_engine!(&self.kind, e => e.cluster_used_now()))
     }
 
     /// Queues the heartbeat walks have entered so far (root included, every visit counted):
@@ -187,7 +187,7 @@ impl Scheduler {
 
     /// The sizes of the hot structures of this scheduler's engine and the walk's visit
     /// counters so far: what a heartbeat touches, for benchmarks.
-    pub fn footprint(&self) -> crate::Footprint {
+    pub fn footprint(&self) -> Footprint {
         with_engine!(&self.kind, e => e.footprint())
     }
 
@@ -301,7 +301,7 @@ impl Scheduler {
     /// max share minus usage), with memory (and vcores under drf) capped by the queue's fair
     /// share minus usage; under FIFO, the cluster's free resources. `None` for an unknown app.
     pub fn headroom(&self, app: AppId) -> Option<Resource> {
-        with_engine!(&self.kind, e => e.app_headroom(app))
+        with_engine!(&self.kind, e => e.app_headroom(app)).map(outward)
     }
 
     /// The largest container the application may ask for (Hadoop's
@@ -311,7 +311,7 @@ impl Scheduler {
     /// InvalidResourceRequestException); the scheduler itself caps asks at it (spec §9.4).
     /// `None` for an unknown app.
     pub fn max_container_allocation(&self, app: AppId) -> Option<Resource> {
-        with_engine!(&self.kind, e => e.app_max_container_allocation(app))
+        with_engine!(&self.kind, e => e.app_max_container_allocation(app)).map(outward)
     }
 
     /// The application's containers marked for preemption and not ended yet, in the order
@@ -332,6 +332,10 @@ impl Scheduler {
     /// admitted (or the app is unknown, or the size invalid: [`Event::GangAsk`] says so). A
     /// driver that must answer its caller at once asks this before sending the gang.
     pub fn gang_unpackable(&self, app: AppId, resources: Resource, members: u32) -> Option<String> {
+        let resources = match inward(resources) {
+            Ok(r) => r,
+            Err(why) => return Some(why),
+        };
         with_engine!(&self.kind, e => e.gang_unpackable(app, resources, members))
     }
 
@@ -386,6 +390,7 @@ impl Scheduler {
         label: Option<&str>,
     ) -> Result<Placement, SchedError> {
         let label = label.map(str::trim).filter(|l| !l.is_empty());
+        let am_resource = inward_ask(app, am_resource)?;
         match &mut self.kind {
             Kind::CapacityLabeled(p) => {
                 p.submit_now(now, app, user, queue, am_resource, reservation, label)
@@ -425,11 +430,11 @@ impl Scheduler {
     /// An application's usage and number of running containers (`None`: the scheduler does
     /// not hold it), so a driver keeps no copy of the scheduler's accounting.
     pub fn app_usage(&self, app: AppId) -> Option<(Resource, usize)> {
-        with_engine!(&self.kind, e => e.app_usage(app))
+        with_engine!(&self.kind, e => e.app_usage(app)).map(|(r, n)| (outward(r), n))
     }
 
     /// A node's allocated resources (`None`: not in the scheduler).
     pub fn node_allocated(&self, node: weft_types::NodeId) -> Option<Resource> {
-        with_engine!(&self.kind, e => e.node_allocated(node))
+        with_engine!(&self.kind, e => e.node_allocated(node)).map(outward)
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! Tests run this after every event; a driver may run it periodically and export the result.
 
-use weft_types::Resource;
+use crate::lanes::Resource;
 
 use crate::engine::{Engine, WalkMode};
 use crate::objects::containers::{Owner, RunList};

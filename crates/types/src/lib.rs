@@ -15,7 +15,7 @@ mod yarn_names;
 pub use calendar::CalendarTime;
 pub use ids::{AppId, ContainerId, NodeId};
 pub use resource::{
-    Resource, ResourceTypes, TooManyResourceTypes, MAX_RESOURCE_TYPES, MEMORY, VCORES,
+    Lanes, Resource, ResourceTypes, TooManyResourceTypes, MAX_RESOURCE_TYPES, MEMORY, VCORES,
 };
 pub use time::{Duration, Time};
 pub use yarn_names::{YARN_APP_STATES, YARN_NODE_STATES};

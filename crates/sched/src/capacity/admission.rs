@@ -15,7 +15,8 @@
 //!
 //! Not modelled yet: auto-created leaves, application-priority ACLs.
 
-use weft_types::{AppId, Resource};
+use crate::lanes::Resource;
+use weft_types::AppId;
 
 use crate::api::RejectCode;
 use crate::queues::QueueId;

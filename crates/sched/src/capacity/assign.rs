@@ -18,7 +18,8 @@
 //! served by the shared walk (allocated once it fits, with no limit re-checked, as Hadoop's
 //! commit of a reserved container), and the heartbeat then ends.
 
-use weft_types::{AppId, Locality, NodeId, Resource};
+use crate::lanes::Resource;
+use weft_types::{AppId, Locality, NodeId};
 
 use crate::objects::app::SchedulerKey;
 use crate::walk::Assignment;

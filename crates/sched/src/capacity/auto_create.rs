@@ -87,16 +87,17 @@ impl CapacityEngine {
         file.add_auto_created_leaf(&parent_path, leaf)
             .map_err(refused)?;
         let (maximum, priority) = (self.properties.maximum_allocation, self.rules.max_priority);
-        self.apply_file(file, maximum, priority)
+        self.apply_file(file, crate::lanes::outward(maximum), priority)
             .map_err(|e| refused(e.to_string()))
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(weft_two_lanes)))]
 mod tests {
+    use crate::lanes::Resource;
     use weft_config::capacity::parse_capacity;
     use weft_config::SchedulerProperties;
-    use weft_types::{AppId, Resource, ResourceTypes, Time};
+    use weft_types::{AppId, ResourceTypes, Time};
 
     use crate::api::{CapacitySchedulerConfig, Event, SchedulerConfig};
     use crate::capacity::CapacityEngine;

@@ -9,8 +9,8 @@
 
 use std::cmp::Ordering;
 
+use crate::lanes::Resource;
 use weft_config::capacity::ResourceCalculator;
-use weft_types::Resource;
 
 /// One of Hadoop's resource calculators over the first `types` resource types.
 #[derive(Clone, Copy, Debug)]
@@ -226,7 +226,7 @@ impl Calc {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(weft_two_lanes)))]
 mod tests {
     use super::*;
 

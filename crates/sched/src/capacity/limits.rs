@@ -17,7 +17,7 @@
 
 use std::collections::BTreeMap;
 
-use weft_types::Resource;
+use crate::lanes::Resource;
 
 use crate::queues::{QueueId, ROOT};
 

@@ -183,7 +183,7 @@ impl CapacityEngine {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(weft_two_lanes)))]
 mod tests {
     use super::split_queue;
 

@@ -50,8 +50,10 @@ mod user_cache;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
+use crate::lanes::truncate;
+use crate::lanes::{Resource, MAX_RESOURCE_TYPES};
 use weft_config::capacity::CapacityConfig;
-use weft_types::{AppId, Locality, NodeId, Resource, Time, MAX_RESOURCE_TYPES, MEMORY};
+use weft_types::{AppId, Locality, NodeId, Time, MEMORY};
 
 use crate::api::{RejectCode, SchedError, SchedulerConfig};
 use crate::engine::Engine;
@@ -412,7 +414,7 @@ impl Rules for Capacity {
             .get(index)
             .and_then(|q| q.maximum_allocation)
             .map_or(e.properties.maximum_allocation, |m| {
-                m.cw_min(e.properties.maximum_allocation)
+                truncate(m).cw_min(e.properties.maximum_allocation)
             })
     }
 

@@ -14,7 +14,7 @@
 
 use std::cmp::Ordering;
 
-use weft_types::Resource;
+use crate::lanes::Resource;
 
 use crate::order::key::{ordered_bits, SortKey, KEY_LEVELS};
 use crate::queues::QueueId;

@@ -24,10 +24,12 @@
 use std::collections::BTreeMap;
 use std::ops::{Deref, DerefMut};
 
+use crate::lanes::Resource;
+use crate::lanes::{inward_ask, outward};
 use weft_config::capacity::{
     CapacityConfig, CapacityValue, MaxCapacityValue, NodePartitions, QueueKind,
 };
-use weft_types::{AppId, ContainerId, NodeId, Resource, Time};
+use weft_types::{AppId, ContainerId, NodeId, Time};
 
 use crate::api::{
     CapacityQueueDetails, CapacitySchedulerConfig, Decision, Event, GangHold, GroupMapping,
@@ -301,9 +303,11 @@ impl Partitioned {
                 user,
                 queue,
                 am_resource,
-            } => self
-                .submit_now(now, app, user, queue, am_resource, None, None)
-                .map(|_| ()),
+            } => {
+                let am_resource = inward_ask(app, am_resource)?;
+                self.submit_now(now, app, user, queue, am_resource, None, None)
+                    .map(|_| ())
+            }
             Event::Move { app, queue } => {
                 let p = self.app_engine(app);
                 if p != 0 {
@@ -554,7 +558,7 @@ impl Partitioned {
                         host: n.host.clone(),
                         port: n.port,
                         rack: n.rack.clone(),
-                        capability: n.capability,
+                        capability: outward(n.capability),
                     },
                 ));
             }
@@ -654,7 +658,7 @@ impl Partitioned {
                 host: n.host.clone(),
                 port: n.port,
                 rack: n.rack.clone(),
-                capability: n.capability,
+                capability: outward(n.capability),
             };
             self.engine_mut(from)
                 .handle(now, Event::NodeRemoved { node })?;
@@ -739,10 +743,10 @@ impl Partitioned {
                 PoolStats {
                     name: self.label(p).to_string(),
                     nodes: e.nodes.len() as u32,
-                    capacity: e.cluster,
-                    used: e.cluster_used,
-                    pending,
-                    foreign_used: Resource::ZERO,
+                    capacity: outward(e.cluster),
+                    used: outward(e.cluster_used),
+                    pending: outward(pending),
+                    foreign_used: outward(Resource::ZERO),
                 }
             })
             .collect()

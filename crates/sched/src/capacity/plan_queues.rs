@@ -8,8 +8,8 @@
 //! capacity and maximum capacity as percentages of the plan queue. A leaf the follower
 //! removed from the tree leaves the file at the follower's next call.
 
+use crate::lanes::Resource;
 use weft_config::capacity::{CapacityValue, MaxCapacityValue};
-use weft_types::Resource;
 
 use crate::queues::QueueId;
 
@@ -104,7 +104,7 @@ impl CapacityEngine {
         file: weft_config::capacity::CapacityConfig,
     ) -> Result<(), String> {
         let (maximum, priority) = (self.properties.maximum_allocation, self.rules.max_priority);
-        self.apply_file(file, maximum, priority)
+        self.apply_file(file, crate::lanes::outward(maximum), priority)
             .map_err(|e| e.to_string())
     }
 }

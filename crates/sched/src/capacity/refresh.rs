@@ -22,6 +22,7 @@ use weft_config::capacity::{
 };
 
 use crate::api::{CapacitySchedulerConfig, SchedError};
+use crate::lanes::truncate;
 use crate::queues::{QueueId, ROOT};
 use crate::rules::Rules;
 
@@ -83,7 +84,7 @@ impl CapacityEngine {
         self.rules.file = new;
         self.rules.max_priority = max_priority;
         self.rules.blocked_headroom.clear();
-        self.properties.maximum_allocation = cluster_maximum;
+        self.properties.maximum_allocation = truncate(cluster_maximum);
         self.queues.rank_names();
         self.derive_capacities();
         self.rules.users.limits_moved();

@@ -2,7 +2,8 @@
 //! API reports them (capacity spec §9: capacities as percentages, state, users and limits).
 
 use crate::api::{CapacityQueueDetails, CapacityUserDetails, QueueAccess};
-use weft_types::Resource;
+use crate::lanes::outward;
+use crate::lanes::Resource;
 
 use crate::queues::{QueueId, ROOT};
 
@@ -53,11 +54,11 @@ impl CapacityEngine {
                 .into_iter()
                 .map(|(name, u)| CapacityUserDetails {
                     user: name.to_string(),
-                    usage: u.used,
+                    usage: outward(u.used),
                     running_apps: u.running_apps,
                     pending_apps: u.pending_apps,
-                    user_limit: self.user_limit_of(id, name, limit),
-                    am_used: u.am_used,
+                    user_limit: outward(self.user_limit_of(id, name, limit)),
+                    am_used: outward(u.am_used),
                     active: u.active,
                     weight: c
                         .leaf
@@ -93,16 +94,16 @@ impl CapacityEngine {
             used_capacity: finite(used_capacity) * 100.0,
             absolute_used_capacity: finite(absolute_used_capacity) * 100.0,
             state: c.state.name(),
-            effective_min: self.eff_min_of(q),
-            effective_max: self.eff_max_of(q),
+            effective_min: outward(self.eff_min_of(q)),
+            effective_max: outward(self.eff_max_of(q)),
             users,
-            user_limit,
-            am_limit,
-            user_am_limit,
+            user_limit: user_limit.map(outward),
+            am_limit: am_limit.map(outward),
+            user_am_limit: user_am_limit.map(outward),
             max_applications,
             max_applications_per_user,
-            reserved: q.rules.reserved,
-            am_used: self.subtree_am_used(id),
+            reserved: outward(q.rules.reserved),
+            am_used: outward(self.subtree_am_used(id)),
             active_apps,
             pending_apps,
             preemption_disabled: !self.rules.preempt.monitor
@@ -112,8 +113,8 @@ impl CapacityEngine {
                     .queues
                     .get(c.index)
                     .is_none_or(|f| f.disable_preemption),
-            used,
-            pending: q.demand.saturating_sub(q.usage).clamp_non_negative(),
+            used: outward(used),
+            pending: outward(q.demand.saturating_sub(q.usage).clamp_non_negative()),
             by_partition: Vec::new(),
         });
         let mut children: Vec<QueueId> = q.children.iter().copied().collect();

@@ -1,13 +1,15 @@
 //! The queue tree from a capacity-scheduler.xml (`weft_config::capacity`), and the values
 //! derived from it and the cluster (spec §5.1-§5.5), recomputed whenever the node set changes.
 
+use crate::lanes::truncate;
+use crate::lanes::Resource;
 use weft_config::capacity::{
     CapacityConfig, CapacityValue, MaxCapacityValue, QueueKind, QueueOrdering, QueueState,
 };
-use weft_types::Resource;
 
-use crate::api::{CapacitySchedulerConfig, ClusterProperties, GroupMapping};
+use crate::api::{CapacitySchedulerConfig, GroupMapping};
 use crate::engine::Engine;
+use crate::lanes::ClusterProperties;
 use crate::queues::{QueueId, QueueTree, ROOT};
 
 use super::calc::Calc;
@@ -107,7 +109,7 @@ impl CapacityEngine {
                     (c, None)
                 }
                 CapacityValue::Absolute(min) => {
-                    let scaled = self.scaled_absolute_min(index, *min, &p.eff_min);
+                    let scaled = self.scaled_absolute_min(index, truncate(*min), &p.eff_min);
                     let c = if p.eff_min.is_zero() {
                         0.0
                     } else {
@@ -124,7 +126,7 @@ impl CapacityEngine {
             let (max_capacity, eff_max) = match &q.maximum_capacity {
                 MaxCapacityValue::Percent(m) => (f64::from(*m) / 100.0, None),
                 MaxCapacityValue::Absolute(max) => {
-                    let capped = calc.min(&cluster, *max, parent_eff_max);
+                    let capped = calc.min(&cluster, truncate(*max), parent_eff_max);
                     let m = if parent_eff_max.is_zero() {
                         0.0
                     } else {
@@ -292,7 +294,7 @@ impl CapacityEngine {
         let mut sum = Resource::ZERO;
         for c in file.queues[parent].children() {
             if let CapacityValue::Absolute(m) = file.queues[*c].capacity {
-                sum = sum.saturating_add(m);
+                sum = sum.saturating_add(truncate(m));
             }
         }
         let over = if parent == 0 {
@@ -397,11 +399,12 @@ pub(super) fn cold_settings(file: &CapacityConfig, index: usize) -> CsCold {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(weft_two_lanes)))]
 mod tests {
+    use crate::lanes::Resource;
     use weft_config::capacity::parse_capacity;
     use weft_config::SchedulerProperties;
-    use weft_types::{NodeId, Resource, ResourceTypes, Time};
+    use weft_types::{NodeId, ResourceTypes, Time};
 
     use crate::api::{CapacitySchedulerConfig, Event};
     use crate::capacity::{Capacity, CapacityEngine};

@@ -16,7 +16,7 @@
 //! `verify` compares the kept figures and any valid limit with that recomputation (the
 //! differential tests run it after every step).
 
-use weft_types::Resource;
+use crate::lanes::Resource;
 
 use crate::engine::WalkMode;
 use crate::objects::app::same_resource;
@@ -326,11 +326,12 @@ impl CapacityEngine {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(weft_two_lanes)))]
 mod tests {
+    use crate::lanes::Resource;
     use weft_config::capacity::parse_capacity;
     use weft_config::SchedulerProperties;
-    use weft_types::{AppId, NodeId, Resource, ResourceTypes, Time};
+    use weft_types::{AppId, NodeId, ResourceTypes, Time};
 
     use crate::api::{CapacitySchedulerConfig, ContainerAsk, Event};
     use crate::capacity::CapacityEngine;

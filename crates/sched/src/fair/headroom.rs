@@ -1,8 +1,9 @@
 //! The headroom an AM is told (Hadoop's `FSAppAttempt.getHeadroom` and each policy's
 //! `getHeadroom`): how much more the app could get now.
 
+use crate::lanes::Resource;
 use weft_config::PolicyKind;
-use weft_types::{Resource, MEMORY, VCORES};
+use weft_types::{MEMORY, VCORES};
 
 use crate::fair::{Fair, FairEngine};
 use crate::rules::AppOf;

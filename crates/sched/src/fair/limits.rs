@@ -1,8 +1,9 @@
 //! Fair's gates: placement with ACLs (spec §12.4, §13), the AM share (§8), the reservation
 //! conditions and threshold (§6.4 step 2, §6.6), and its own key check for `verify`.
 
+use crate::lanes::Resource;
 use weft_config::PolicyKind;
-use weft_types::{AppId, Locality, NodeId, Resource};
+use weft_types::{AppId, Locality, NodeId};
 
 use crate::api::RejectCode;
 use crate::fair::placement::{self, QueueLookup};

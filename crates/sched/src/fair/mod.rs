@@ -11,7 +11,7 @@ pub(crate) mod policy;
 mod pool_reload;
 pub(crate) mod preemption;
 mod queues;
-#[cfg(test)]
+#[cfg(all(test, not(weft_two_lanes)))]
 mod rebuild_tests;
 mod runnable;
 pub(crate) mod shares;
@@ -22,13 +22,13 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::lanes::Resource;
 use weft_config::PolicyKind;
-use weft_types::{AppId, Locality, NodeId, Resource, Time};
+use weft_types::{AppId, Locality, NodeId, Time};
 
-use crate::api::{
-    ClusterProperties, FairConfig, GroupMapping, RejectCode, SchedError, SchedulerConfig,
-};
+use crate::api::{FairConfig, GroupMapping, RejectCode, SchedError, SchedulerConfig};
 use crate::engine::Engine;
+use crate::lanes::ClusterProperties;
 use crate::order::key::SortKey;
 use crate::queues::QueueId;
 use crate::rules::{AppOf, QueueOf, QueueReport, Rules};
@@ -90,9 +90,11 @@ pub(crate) struct Fair {
 /// `incrementAllocation x reservation-threshold.increment-multiple` (spec §6.6).
 fn reservation_threshold_of(config: &FairConfig) -> Resource {
     let props = &config.properties;
-    props
-        .increment_allocation
-        .mul_trunc(f64::from(props.reservation_threshold_increment_multiple))
+    crate::lanes::truncate(
+        props
+            .increment_allocation
+            .mul_trunc(f64::from(props.reservation_threshold_increment_multiple)),
+    )
 }
 
 impl FairEngine {

@@ -1,6 +1,7 @@
 //! Moving an application between leaf queues (spec §16).
 
-use weft_types::{AppId, Resource};
+use crate::lanes::Resource;
+use weft_types::AppId;
 
 use crate::api::{QueueAccess, SchedError};
 use crate::fair::FairEngine;

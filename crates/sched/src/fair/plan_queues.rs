@@ -7,8 +7,8 @@
 //! `weft.reservation.enforce=guarantee` the reserved amount as its min share (spec B7): the
 //! two places it parts from Hadoop's Fair follower.
 
+use crate::lanes::Resource;
 use weft_config::{ConfiguredResource, ReservationEnforcement};
-use weft_types::Resource;
 
 use crate::fair::queues::resolve_max_share;
 use crate::fair::FairEngine;
@@ -48,7 +48,7 @@ impl FairEngine {
             i128::from(cluster.memory_mb()),
         );
         let mut out = share;
-        for i in 0..weft_types::MAX_RESOURCE_TYPES {
+        for i in 0..crate::lanes::MAX_RESOURCE_TYPES {
             if share.get(i) == 0 && cluster.get(i) > 0 && whole > 0 {
                 let scaled = i128::from(cluster.get(i)) * part / whole;
                 out.set(i, i64::try_from(scaled).unwrap_or(i64::MAX));
@@ -89,7 +89,7 @@ impl FairEngine {
             .and_then(|p| self.queues.get(p).rules_cold.max_child_cfg);
         let q = self.queues.get_mut(leaf);
         let max_cfg = if max < 1.0 {
-            ConfiguredResource::Absolute(resources.mul_trunc(max))
+            ConfiguredResource::Absolute(crate::lanes::outward(resources.mul_trunc(max)))
         } else {
             parent_child_max.unwrap_or(default_max)
         };

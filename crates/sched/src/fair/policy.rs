@@ -10,14 +10,14 @@
 //! a NaN weight counts as 0, a 0/0 ratio counts as 0, and a demand <= 0 counts as "no demand".
 //! A key depends on the cluster resource under `drf`: keys must be rebuilt when it changes.
 
+use crate::lanes::{Resource, MAX_RESOURCE_TYPES};
 use std::cmp::Ordering;
 use weft_config::PolicyKind;
-use weft_types::{Resource, MAX_RESOURCE_TYPES};
 
 mod calc;
 mod drf;
 mod fair;
-#[cfg(test)]
+#[cfg(all(test, not(weft_two_lanes)))]
 mod tests;
 
 pub(crate) use crate::order::key::SortKey;

@@ -2,8 +2,9 @@
 //! inheritance into the queues' payloads and shared limits, dynamic creation under the policy
 //! rules, type changes (spec §1, §5.4, §9, §15).
 
+use crate::lanes::Resource;
+use crate::lanes::{resolve, truncate};
 use weft_config::{Acl, AllocationConfig, ConfiguredResource, PolicyKind};
-use weft_types::Resource;
 
 use crate::fair::shares::ShareMemo;
 use crate::fair::starvation::{LeafStarvation, PreemptionSettings};
@@ -101,11 +102,7 @@ impl Capacities {
 /// share)` (spec §4.4).
 pub(crate) fn resolve_max_share(q: &mut FairQueueOf, caps: &Capacities) {
     let cluster = caps.of(q);
-    let max = q
-        .rules_cold
-        .max_share_cfg
-        .resolve(cluster)
-        .cw_max(q.rules.min_share);
+    let max = resolve(&q.rules_cold.max_share_cfg, cluster).cw_max(q.rules.min_share);
     q.set_max_share(max);
 }
 
@@ -233,7 +230,7 @@ impl FairTree {
             .scheduling_policy
             .unwrap_or(alloc.default_queue_scheduling_policy);
         q.rules.weight = cfg.weight.map_or(1.0, f64::from);
-        q.rules.min_share = cfg.min_resources.unwrap_or(Resource::ZERO);
+        q.rules.min_share = cfg.min_resources.map_or(Resource::ZERO, truncate);
         q.rules_cold.max_share_cfg = match cfg.max_resources {
             Some(m) => m,
             None if !q.configured => parent_child_max.unwrap_or(alloc.queue_max_resources_default),
@@ -401,7 +398,7 @@ impl FairTree {
         for q in self.path_to_root(id) {
             let own = self.get(q).rules_cold.max_container_cfg;
             if let Some(cfg) = own.filter(|c| *c != ConfiguredResource::UNBOUNDED) {
-                return cfg.resolve(cluster).cw_min(scheduler_max);
+                return resolve(&cfg, cluster).cw_min(scheduler_max);
             }
         }
         scheduler_max

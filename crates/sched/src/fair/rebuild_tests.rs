@@ -1,7 +1,8 @@
 //! `rebuild_derived` (the ledger's repair) on a Fair engine: every drifted figure is reported
 //! by `verify`, then repaired, and decisions go on as without drift.
 
-use weft_types::{AppId, NodeId, Resource, Time};
+use crate::lanes::Resource;
+use weft_types::{AppId, NodeId, Time};
 
 use crate::api::{AskTag, ContainerAsk, Decision, Event};
 use crate::fair::FairEngine as Scheduler;

@@ -6,10 +6,11 @@
 //! final share taken from the binary search's upper bound, saturating sums), because fair shares
 //! are observable through preemption and reservations.
 
+use crate::lanes::{Resource, MAX_RESOURCE_TYPES};
 use weft_config::PolicyKind;
-use weft_types::{Resource, MAX_RESOURCE_TYPES, MEMORY};
+use weft_types::MEMORY;
 
-#[cfg(test)]
+#[cfg(all(test, not(weft_two_lanes)))]
 mod tests;
 
 /// Binary search steps of the weight-to-resource ratio search (Hadoop's constant).

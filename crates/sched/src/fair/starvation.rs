@@ -11,8 +11,10 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
+use crate::lanes::outward;
+use crate::lanes::Resource;
 use weft_config::{AllocationConfig, QueueConfig};
-use weft_types::{AppId, Resource, Time, MEMORY, VCORES};
+use weft_types::{AppId, Time, MEMORY, VCORES};
 
 use crate::api::{AppStarvation, QueueStarvation};
 use crate::fair::policy::{calculator_compare, PolicyContext};
@@ -424,8 +426,8 @@ impl FairEngine {
             } else {
                 None
             },
-            min_share_starvation: state.min_share_starvation.clamp_non_negative(),
-            fair_share_starvation: state.fair_share_starvation,
+            min_share_starvation: outward(state.min_share_starvation.clamp_non_negative()),
+            fair_share_starvation: outward(state.fair_share_starvation),
         }
     }
 
@@ -455,8 +457,8 @@ impl FairEngine {
             true,
         ) == Ordering::Less;
         AppStarvation {
-            fair_share_starvation: state.fair_share_starvation,
-            min_share_starvation: state.min_share_starvation,
+            fair_share_starvation: outward(state.fair_share_starvation),
+            min_share_starvation: outward(state.min_share_starvation),
             starved: below_fair_share || !state.min_share_starvation.is_zero(),
             at_fair_share_since: state.at_fair_share_since,
             identified_at: state.identified_at,

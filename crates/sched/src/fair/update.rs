@@ -1,7 +1,8 @@
 //! The periodic update (spec §2): demand, instantaneous fair shares, root metrics, and the
 //! steady fair shares (spec §4.3) when the cluster or the configuration changed.
 
-use weft_types::{Resource, Time};
+use crate::lanes::Resource;
+use weft_types::Time;
 
 use crate::fair::shares::{policy_shares, ShareItem, ShareMode};
 use crate::fair::FairEngine;

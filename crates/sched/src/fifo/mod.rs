@@ -10,13 +10,13 @@
 
 use std::cmp::Ordering;
 
+use crate::lanes::{Resource, MAX_RESOURCE_TYPES};
 use weft_config::Acl;
-use weft_types::{AppId, Locality, NodeId, Resource, Time, MAX_RESOURCE_TYPES, MEMORY};
+use weft_types::{AppId, Locality, NodeId, Time, MEMORY};
 
-use crate::api::{
-    ClusterProperties, FifoConfig, GroupMapping, RejectCode, SchedError, SchedulerConfig,
-};
+use crate::api::{FifoConfig, GroupMapping, RejectCode, SchedError, SchedulerConfig};
 use crate::engine::Engine;
+use crate::lanes::ClusterProperties;
 use crate::objects::app::SchedulerKey;
 use crate::order::key::SortKey;
 use crate::queues::{QueueId, QueueTree, DEFAULT_NAME, ROOT};

@@ -1,7 +1,8 @@
 //! An application attempt as the scheduler sees it: its asks, usage and locality-delay state.
 
+use crate::lanes::Resource;
 use std::collections::{BTreeMap, BTreeSet};
-use weft_types::{AppId, Locality, Resource};
+use weft_types::{AppId, Locality};
 
 use crate::api::AskTag;
 use crate::objects::ask_tags::AskTags;
@@ -190,7 +191,7 @@ pub(crate) struct App<X> {
     pub(crate) reservations: BTreeSet<weft_types::NodeId>,
     /// Fast path: the distinct sizes of its outstanding asks, as entered in the scheduler's
     /// pending-size index (sorted; empty when the app is not a candidate).
-    pub(crate) indexed_sizes: Vec<[i64; weft_types::MAX_RESOURCE_TYPES]>,
+    pub(crate) indexed_sizes: Vec<[i64; crate::lanes::MAX_RESOURCE_TYPES]>,
     /// Places the walk gives the app nothing on (`None` while both lists are empty).
     pub(crate) blacklists: Option<Box<Blacklists>>,
     /// The attempt's AM container, once allocated or recovered (preemption takes AM

@@ -87,7 +87,7 @@ impl AskTags {
     }
 
     /// The tags in order, one entry per container (tests).
-    #[cfg(test)]
+    #[cfg(all(test, not(weft_two_lanes)))]
     pub(crate) fn expanded(&self, outstanding: u32) -> Vec<AskTag> {
         match &self.0 {
             None => vec![AskTag::NONE; outstanding as usize],
@@ -99,7 +99,7 @@ impl AskTags {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(weft_two_lanes)))]
 mod tests {
     use super::*;
     use proptest::prelude::*;

@@ -7,7 +7,8 @@
 
 use std::collections::BTreeSet;
 
-use weft_types::{AppId, NodeId, Resource};
+use crate::lanes::Resource;
+use weft_types::{AppId, NodeId};
 
 use crate::api::SchedError;
 use crate::engine::Engine;
@@ -115,7 +116,7 @@ impl<R: Rules> Engine<R> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(weft_two_lanes)))]
 mod tests {
     use super::*;
 

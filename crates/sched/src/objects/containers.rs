@@ -4,7 +4,8 @@
 //! The rare walks over a list (removing an app or a node, verification) sort what they collect,
 //! so they see containers in id order as before.
 
-use weft_types::{ContainerId, Resource};
+use crate::lanes::Resource;
+use weft_types::ContainerId;
 
 use crate::engine::Engine;
 use crate::objects::node::Container;

@@ -3,7 +3,9 @@
 //! app and its queue path in the candidate sets in the same pass up the tree, so no caller has
 //! to remember a refresh.
 
-use weft_types::{AppId, ContainerId, Locality, NodeId, Resource};
+use crate::lanes::outward;
+use crate::lanes::Resource;
+use weft_types::{AppId, ContainerId, Locality, NodeId};
 
 use crate::api::{ContainerExit, Decision, ExitStatus};
 use crate::engine::{Engine, WalkMode};
@@ -89,7 +91,7 @@ impl<R: Rules> Engine<R> {
             app: app_id,
             container: id,
             node: node_id,
-            resources: size,
+            resources: outward(size),
             locality,
             am,
             priority: key.0,
@@ -289,7 +291,7 @@ impl<R: Rules> Engine<R> {
             self.decisions.push_back(Decision::Reserved {
                 app,
                 node,
-                resources: size,
+                resources: outward(size),
             });
             R::reservation_changed(self, app, size, true);
         }

@@ -2,7 +2,8 @@
 //! their nodes after a restart, and new attempts of an application. Each checks everything before it changes anything, so a
 //! refusal leaves the state as it was; the usage itself is written by the ledger.
 
-use weft_types::{AppId, ContainerId, NodeId, Resource};
+use crate::lanes::Resource;
+use weft_types::{AppId, ContainerId, NodeId};
 
 use crate::api::{ContainerExit, SchedError};
 use crate::engine::Engine;
@@ -111,9 +112,10 @@ impl<R: Rules> Engine<R> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(weft_two_lanes)))]
 mod tests {
-    use weft_types::{AppId, ContainerId, NodeId, Resource, Time};
+    use crate::lanes::Resource;
+    use weft_types::{AppId, ContainerId, NodeId, Time};
 
     use crate::api::*;
     use crate::Scheduler;

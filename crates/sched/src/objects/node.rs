@@ -1,6 +1,7 @@
 //! A node as the scheduler sees it: capacity, allocation, running containers, reservation.
 
-use weft_types::{AppId, ContainerId, NodeId, Resource};
+use crate::lanes::Resource;
+use weft_types::{AppId, ContainerId, NodeId};
 
 use crate::objects::app::SchedulerKey;
 use crate::objects::containers::{Link, RunList};

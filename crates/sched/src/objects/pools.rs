@@ -8,8 +8,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::lanes::Resource;
 use weft_config::pools::{FairShareScope, ResourcePools, UnboundQueues};
-use weft_types::Resource;
 
 use crate::order::ordset::OrderedSet;
 

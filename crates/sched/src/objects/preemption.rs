@@ -11,7 +11,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use weft_types::{AppId, ContainerId, NodeId, Resource, Time};
+use crate::lanes::outward;
+use crate::lanes::Resource;
+use weft_types::{AppId, ContainerId, NodeId, Time};
 
 use crate::api::{ContainerExit, Decision};
 use crate::engine::Engine;
@@ -157,7 +159,7 @@ impl<R: Rules + HoldsMarks> Engine<R> {
             app: c.app,
             container: id,
             node: c.node,
-            resources: c.size,
+            resources: outward(c.size),
             am: c.am,
             for_queue: for_queue.to_string(),
         });

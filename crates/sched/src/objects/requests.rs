@@ -111,12 +111,12 @@ impl Requests {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(weft_two_lanes)))]
 mod tests {
     use super::*;
+    use crate::lanes::Resource;
     use proptest::prelude::*;
     use std::collections::BTreeMap;
-    use weft_types::Resource;
 
     fn request(count: u32) -> Request {
         let mut r = Request::new(Resource::new(1024, 1));

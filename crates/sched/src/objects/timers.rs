@@ -32,7 +32,7 @@ impl<T> Default for Timers<T> {
 
 // No rules set timers yet (preemption's kill and timed asks will); until then only the
 // tests below call `set`, `cancel` and `len`.
-#[cfg_attr(not(test), allow(dead_code))]
+#[cfg_attr(not(all(test, not(weft_two_lanes))), allow(dead_code))]
 impl<T> Timers<T> {
     /// Sets a timer for `at`.
     pub(crate) fn set(&mut self, at: Time, what: T) -> TimerId {
@@ -73,7 +73,7 @@ impl<T> Timers<T> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(weft_two_lanes)))]
 mod tests {
     use super::*;
 

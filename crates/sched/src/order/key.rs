@@ -4,8 +4,8 @@
 //! most significant first), so one ordered set serves every scheduler; the common `fair` shape
 //! folds into one 128-bit word (`SortKey::packed`).
 
+use crate::lanes::MAX_RESOURCE_TYPES;
 use std::cmp::Ordering;
-use weft_types::MAX_RESOURCE_TYPES;
 
 /// Words of policy-specific ordering levels in a [`SortKey`]: drf needs one for neediness plus
 /// one per resource type, and `fair`'s shape and Capacity's use words up to 6 whatever the

@@ -20,7 +20,8 @@
 pub(crate) mod key;
 pub(crate) mod ordset;
 
-use weft_types::{AppId, Resource, MAX_RESOURCE_TYPES};
+use crate::lanes::{Resource, MAX_RESOURCE_TYPES};
+use weft_types::AppId;
 
 use crate::engine::{Engine, WalkMode};
 use crate::order::key::SortKey;

@@ -3,9 +3,10 @@
 //! ranks and the ACL walk. What a queue's configuration means belongs to the rules (for Fair,
 //! `fair/queues.rs` resolves it into the payloads and the shared limits).
 
+use crate::lanes::Resource;
 use std::collections::{BTreeMap, BTreeSet};
 use weft_config::Acl;
-use weft_types::{AppId, Resource};
+use weft_types::AppId;
 
 use crate::order::ordset::OrderedSet;
 

@@ -17,7 +17,9 @@
 
 use std::ops::Bound;
 
-use weft_types::{AppId, ContainerId, Locality, NodeId, Resource, Time, MAX_RESOURCE_TYPES};
+use crate::lanes::{inward, outward, truncate};
+use crate::lanes::{Resource, MAX_RESOURCE_TYPES};
+use weft_types::{AppId, ContainerId, Locality, NodeId, Time};
 
 use crate::api::{
     ContainerAsk, ContainerExit, Decision, GangAsk, GangChange, GangHold, GangStyle, SchedError,
@@ -68,8 +70,8 @@ impl<R: Rules> Engine<R> {
         {
             return Err(SchedError::Duplicate(format!("gang {} of {app}", ask.gang)));
         }
-        let size = self
-            .normalize(a.queue, ask.resources)
+        let size = inward(ask.resources)
+            .and_then(|resources| self.normalize(a.queue, resources))
             .map_err(|reason| SchedError::InvalidAsk { app, reason })?;
         if !size.any_positive() {
             return Err(SchedError::InvalidAsk {
@@ -96,7 +98,7 @@ impl<R: Rules> Engine<R> {
             key,
             Gang {
                 ask: GangAsk {
-                    resources: size,
+                    resources: outward(size),
                     ..ask
                 },
                 held: Vec::new(),
@@ -211,7 +213,7 @@ impl<R: Rules> Engine<R> {
                 }
                 tries += 1;
             }
-            let (size, missing) = (gang.ask.resources, gang.missing());
+            let (size, missing) = (truncate(gang.ask.resources), gang.missing());
             let need = size.saturating_mul(i64::from(missing));
             if !may_hold && !need.fits_in(&self.cluster.saturating_sub(self.cluster_used)) {
                 continue;
@@ -287,11 +289,11 @@ impl<R: Rules> Engine<R> {
     /// Charges one member per place in `room` to the gang, unseen by the driver; the hold's
     /// clock starts at its first member.
     fn hold(&mut self, key: GangKey, room: &[NodeId], now: Time) {
-        let Some((size, priority)) = self
-            .gangs
-            .as_ref()
-            .and_then(|g| g.order.get(&key).map(|g| (g.ask.resources, g.ask.priority)))
-        else {
+        let Some((size, priority)) = self.gangs.as_ref().and_then(|g| {
+            g.order
+                .get(&key)
+                .map(|g| (truncate(g.ask.resources), g.ask.priority))
+        }) else {
             return;
         };
         let Some(app_slot) = self.apps.slot_of(&key.app) else {

@@ -7,7 +7,8 @@
 
 pub(crate) mod gang;
 
-use weft_types::{AppId, Locality, NodeId, Resource};
+use crate::lanes::Resource;
+use weft_types::{AppId, Locality, NodeId};
 
 use crate::engine::{Engine, WalkMode};
 use crate::objects::app::{Request, SchedulerKey};

@@ -43,9 +43,28 @@ fn compare(
     other: &SchedulerConfig,
     mode: WalkMode,
 ) -> Result<(), TestCaseError> {
-    let mut fast = Scheduler::new(config.clone(), Default::default());
+    let fast = Scheduler::new(config.clone(), Default::default());
     let mut reference = Scheduler::new(other.clone(), Default::default());
     reference.set_walk_mode(mode);
+    compare_schedulers(ops, fast, reference)
+}
+
+/// Runs `ops` against a scheduler built from `config` (two lanes: the presets' registry) and
+/// one with the six-lane engine, both on the fast path: the width changes no decision.
+fn two_lanes_like_six(ops: &[Op], config: &SchedulerConfig) -> Result<(), TestCaseError> {
+    let two = Scheduler::new(config.clone(), Default::default());
+    let six = Scheduler::with_six_lanes(config.clone(), Default::default());
+    prop_assert_eq!((two.resource_lanes(), six.resource_lanes()), (2, 6));
+    compare_schedulers(ops, two, six)
+}
+
+/// Runs `ops` against `fast` and `reference`, comparing every answer and decision and
+/// verifying both after every step.
+fn compare_schedulers(
+    ops: &[Op],
+    mut fast: Scheduler,
+    mut reference: Scheduler,
+) -> Result<(), TestCaseError> {
     for n in 0..NODES {
         fast.handle(Time(0), node_event(n)).expect("node");
         reference.handle(Time(0), node_event(n)).expect("node");
@@ -156,5 +175,32 @@ proptest! {
     #[test]
     fn fifo_fast_path_decides_like_the_reference(ops in prop::collection::vec(ops::op(), 1..120), coarse in any::<bool>()) {
         run(&ops, &fifo::config(coarse))?;
+    }
+
+    #[test]
+    fn fair_two_lanes_decide_like_six(ops in prop::collection::vec(ops::op(), 1..120), multiple in any::<bool>(), locality in any::<bool>(), preemption in any::<bool>()) {
+        two_lanes_like_six(&ops, &fair::config(multiple, locality, preemption))?;
+        two_lanes_like_six(&ops, &fair::two_pools(multiple, locality))?;
+    }
+
+    #[test]
+    fn capacity_two_lanes_decide_like_six(
+        ops in prop::collection::vec(ops::op(), 1..120),
+        knobs in (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()),
+    ) {
+        let (fair_leaves, priority_utilization, locality, continue_looking, several_offswitch, dominant) = knobs;
+        two_lanes_like_six(&ops, &capacity::config(capacity::Knobs {
+            fair_leaves,
+            priority_utilization,
+            locality,
+            continue_looking,
+            several_offswitch,
+            dominant,
+        }))?;
+    }
+
+    #[test]
+    fn fifo_two_lanes_decide_like_six(ops in prop::collection::vec(ops::op(), 1..120), coarse in any::<bool>()) {
+        two_lanes_like_six(&ops, &fifo::config(coarse))?;
     }
 }

@@ -6,7 +6,7 @@
 //!
 //! Pure: no engine, so the unit tests below derive every figure by hand.
 
-use weft_types::{Resource, MAX_RESOURCE_TYPES};
+use crate::lanes::{Resource, MAX_RESOURCE_TYPES};
 
 use crate::capacity::Calc;
 
@@ -309,5 +309,5 @@ fn multiply_normalize_up_by(calc: Calc, r: Resource, by: &[f64; MAX_RESOURCE_TYP
     out
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(weft_two_lanes)))]
 mod tests;

@@ -39,7 +39,8 @@ mod snapshot;
 
 use std::collections::BTreeMap;
 
-use weft_types::{ContainerId, Duration, Resource, Time};
+use crate::lanes::Resource;
+use weft_types::{ContainerId, Duration, Time};
 
 use crate::objects::preemption::{HoldsMarks, Marks};
 

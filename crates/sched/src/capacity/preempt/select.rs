@@ -4,7 +4,8 @@
 //! request priority (numerically largest) and newest first, AM containers set aside; then the
 //! set-aside AMs, only while they hold more than the leaf's AM share of its guarantee.
 
-use weft_types::{ContainerId, NodeId, Resource};
+use crate::lanes::Resource;
+use weft_types::{ContainerId, NodeId};
 
 use super::snapshot::Snapshot;
 use crate::capacity::CapacityEngine;

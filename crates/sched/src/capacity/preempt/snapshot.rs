@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use weft_types::Resource;
+use crate::lanes::Resource;
 
 use super::ideal::TempQueue;
 use crate::capacity::{Calc, CapacityEngine};

@@ -7,7 +7,7 @@
 
 mod names;
 mod rules;
-#[cfg(test)]
+#[cfg(all(test, not(weft_two_lanes)))]
 mod tests;
 
 pub(crate) use names::{normalize_queue_name, NameProblem};

@@ -3,9 +3,10 @@
 //! dominant shares for `drf` (DominantResourceCalculator).
 
 use super::{signum, PolicyContext};
+use crate::lanes::{Resource, MAX_RESOURCE_TYPES};
 use std::cmp::Ordering;
 use weft_config::PolicyKind;
-use weft_types::{Resource, MAX_RESOURCE_TYPES, MEMORY};
+use weft_types::MEMORY;
 
 /// Hadoop's `checkIfUsageOverFairShare` (spec §5.1, §5.2): `fair` asks whether memory usage is
 /// above the fair share's memory, `drf` whether usage does not fit in the fair share in some

@@ -8,8 +8,9 @@
 //! NaN) makes every weighted share +inf, and any 0/0 ratio is 0.
 
 use super::{ordered_bits, signum, weight_of, PolicyContext, SchedView, KEY_LEVELS};
+use crate::lanes::MAX_RESOURCE_TYPES;
 use std::cmp::Ordering;
-use weft_types::{MAX_RESOURCE_TYPES, MEMORY};
+use weft_types::MEMORY;
 
 /// Levels 1-3 of spec §5.2 (start time and tie-break are applied by the caller).
 pub(super) fn compare(a: &SchedView, b: &SchedView, ctx: &PolicyContext) -> Ordering {

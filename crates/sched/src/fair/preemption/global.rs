@@ -22,8 +22,9 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
+use crate::lanes::Resource;
 use weft_config::PolicyKind;
-use weft_types::{AppId, ContainerId, NodeId, Resource, Time, VCORES};
+use weft_types::{AppId, ContainerId, NodeId, Time, VCORES};
 
 use crate::fair::policy::{self, usage_over_fair_share, PolicyContext, SchedView};
 use crate::fair::starvation::PreemptionSettings;
@@ -80,7 +81,7 @@ pub(crate) fn preemption_round(e: &mut FairEngine, now: Time) {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(weft_two_lanes)))]
 mod tests;
 
 /// A leaf's 2.7 starvation clocks (Hadoop 2.7's `FSLeafQueue.lastTimeAtMinShare` and

@@ -8,7 +8,8 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use weft_types::{AppId, NodeId, Resource};
+use crate::lanes::Resource;
+use weft_types::{AppId, NodeId};
 
 use crate::api::Decision;
 use crate::fair::policy::calculator_compare;
@@ -223,7 +224,7 @@ impl FairEngine {
                     node: n,
                     resources,
                     ..
-                } if *n == node => Some((*app, *resources)),
+                } if *n == node => Some((*app, crate::lanes::truncate(*resources))),
                 _ => None,
             })
             .collect();

@@ -116,5 +116,5 @@ impl FairEngine {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(weft_two_lanes)))]
 mod tests;

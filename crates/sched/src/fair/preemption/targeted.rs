@@ -9,7 +9,8 @@
 
 use std::cmp::Ordering;
 
-use weft_types::{AppId, ContainerId, NodeId, Resource, Time};
+use crate::lanes::Resource;
+use weft_types::{AppId, ContainerId, NodeId, Time};
 
 use crate::engine::WalkMode;
 use crate::fair::policy::calculator_compare;

@@ -7,9 +7,10 @@
 //! 4 and 3 for the first, 2 and 1 for the second (the greedy app keeps 8 - 4 = 4 GB, exactly
 //! its fair share, so the guard allows all four).
 
+use crate::lanes::Resource;
 use weft_config::alloc_file::parse_allocations;
 use weft_config::SchedulerProperties;
-use weft_types::{AppId, ContainerId, NodeId, Resource, ResourceTypes, Time};
+use weft_types::{AppId, ContainerId, NodeId, ResourceTypes, Time};
 
 use crate::api::*;
 use crate::Scheduler;

@@ -1,8 +1,8 @@
 //! The ideal-allocation arithmetic on small trees, every figure derived by hand from capacity
 //! spec §8.3-§8.4 (derivations beside each test). Memory and vcores are plain units here.
 
+use crate::lanes::Resource;
 use weft_config::capacity::ResourceCalculator;
-use weft_types::Resource;
 
 use super::{compute, Knobs, TempQueue};
 use crate::capacity::Calc;
