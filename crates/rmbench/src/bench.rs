@@ -197,6 +197,7 @@ async fn drive(
             cm_port,
             heartbeat: args.heartbeat_ms.map(Duration::from_millis),
             container_run: Duration::from_millis(args.container_ms.unwrap_or(0)),
+            container_jitter: args.container_jitter,
             full_statuses: args.full_statuses,
             unary_heartbeats: args.unary_heartbeats,
         };

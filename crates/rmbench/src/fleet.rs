@@ -446,6 +446,7 @@ async fn drive(
             cm_port,
             heartbeat: args.heartbeat_ms.map(Duration::from_millis),
             container_run: Duration::from_millis(plan.container_ms),
+            container_jitter: args.container_jitter,
             full_statuses: args.full_statuses,
             unary_heartbeats: args.unary_heartbeats,
         };
@@ -839,6 +840,7 @@ fn assemble(a: &Assembly<'_>) -> FleetReport {
         apps: a.plan.apps.concurrent,
         queues: a.plan.apps.queues.len(),
         container_ms: a.plan.container_ms,
+        container_jitter: a.args.container_jitter,
         heartbeat_ms: a
             .nodes
             .first()

@@ -64,8 +64,10 @@ pub struct FleetReport {
     pub apps: u32,
     /// Leaf queues of the allocation file.
     pub queues: usize,
-    /// Task run time, ms.
+    /// Task run time, ms (the mean with `container_jitter`).
     pub container_ms: u64,
+    /// Task run times spread over `container_ms` x [1 - J, 1 + J) (`--container-jitter`).
+    pub container_jitter: f64,
     /// Heartbeat interval the NMs used, ms.
     pub heartbeat_ms: u64,
     /// Pause between an AM's Allocate calls, ms.
@@ -137,7 +139,7 @@ impl FleetReport {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "preset {} at scale {}: {} NMs ({} MB, {} vcores), {} apps in {} queues, tasks {} ms, heartbeat {} ms, AM Allocate every {} ms{}",
+            "preset {} at scale {}: {} NMs ({} MB, {} vcores), {} apps in {} queues, tasks {} ms{}, heartbeat {} ms, AM Allocate every {} ms{}",
             self.preset,
             self.scale,
             self.nodes,
@@ -146,6 +148,11 @@ impl FleetReport {
             self.apps,
             self.queues,
             self.container_ms,
+            if self.container_jitter > 0.0 {
+                format!(" +-{:.0}%", self.container_jitter * 100.0)
+            } else {
+                String::new()
+            },
             self.heartbeat_ms,
             self.am_interval_ms,
             match self.pinned {

@@ -80,6 +80,13 @@ pub struct RmBenchArgs {
     /// Default 0, or the preset's task duration with --preset.
     #[arg(long = "container-ms")]
     pub container_ms: Option<u64>,
+    /// Spreads container run times over `container-ms` x [1 - J, 1 + J) (J in [0, 1), 0:
+    /// every container runs exactly `container-ms`), each container's share fixed by a hash
+    /// of its id, so the mean stays `container-ms`. With one length the preset's containers
+    /// start and end in waves (all ~1.2M together every 40 s); a spread shows the steady
+    /// state a real cluster's varied tasks reach.
+    #[arg(long = "container-jitter", default_value_t = 0.0, value_parser = parse_jitter)]
+    pub container_jitter: f64,
     /// The measured window (after the warm-up), e.g. 20s, 500ms, 1m.
     #[arg(long, default_value = "20s", value_parser = parse_duration)]
     pub duration: Duration,
@@ -125,8 +132,9 @@ pub struct RmBenchArgs {
     #[arg(long = "observe-every", default_value = "5s", value_parser = parse_duration)]
     pub observe_every: Duration,
     /// How often a preset run scrapes the RM's `/metrics` for the timeline's driver figures
-    /// (each scrape builds a view of the whole RM in one driver job, 0.1-0.9 s at full scale,
-    /// which stalls every other call; 0 turns scraping off).
+    /// (each scrape is one driver job that every other call waits behind: ~7 ms at full
+    /// scale since the RM's `/metrics` counts without per-app lists, 0.1-5 s before; 0 turns
+    /// scraping off).
     #[arg(long = "scrape-every", default_value = "15s", value_parser = parse_duration)]
     pub scrape_every: Duration,
     /// Print a preset run's whole timeline (a row per second, the driver's intervals) to
@@ -180,6 +188,18 @@ pub fn parse_range(s: &str) -> Result<(u32, u32), String> {
         return Err(format!("'{s}': need 1 <= MIN <= MAX"));
     }
     Ok((lo, hi))
+}
+
+/// A `--container-jitter` value: a fraction in [0, 1).
+fn parse_jitter(text: &str) -> Result<f64, String> {
+    let j: f64 = text
+        .parse()
+        .map_err(|_| format!("'{text}' is not a number"))?;
+    if (0.0..1.0).contains(&j) {
+        Ok(j)
+    } else {
+        Err(format!("{j} is outside [0, 1)"))
+    }
 }
 
 /// Reads `20s`, `500ms`, `2m` or a bare number of seconds.

@@ -44,8 +44,10 @@ pub(crate) struct NodeSpec {
     pub(crate) cm_port: u16,
     /// Heartbeat interval forced by the bench; `None` follows the RM.
     pub(crate) heartbeat: Option<Duration>,
-    /// How long a container runs.
+    /// How long a container runs (the mean, with `container_jitter`).
     pub(crate) container_run: Duration,
+    /// Each container runs `container_run` x [1 - J, 1 + J), by a hash of its id.
+    pub(crate) container_jitter: f64,
     /// Every running container in every heartbeat (YARN's NMs), not the changes and a count.
     pub(crate) full_statuses: bool,
     /// One NodeHeartbeat call per heartbeat even when the RM offers its heartbeat stream.
@@ -177,7 +179,8 @@ impl Node {
     /// running) and how many completions are new.
     fn statuses(&mut self, now: Instant) -> (Vec<ContainerStatus>, usize) {
         for c in self.shared.take_launched(self.spec.index) {
-            let ends = (!c.forever).then(|| c.at + self.spec.container_run);
+            let run = run_time(self.spec.container_run, self.spec.container_jitter, &c.id);
+            let ends = (!c.forever).then(|| c.at + run);
             self.running.push(Running {
                 id: c.id,
                 ends,
@@ -308,6 +311,19 @@ pub(crate) struct Start {
     pub(crate) stop: watch::Receiver<bool>,
 }
 
+/// `mean` x [1 - jitter, 1 + jitter), the point fixed by an FNV-1a hash of the container id
+/// (so a run's lengths do not depend on timing).
+fn run_time(mean: Duration, jitter: f64, id: &str) -> Duration {
+    if jitter <= 0.0 {
+        return mean;
+    }
+    let hash = id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    let unit = (hash >> 11) as f64 / (1u64 << 53) as f64;
+    mean.mul_f64(1.0 - jitter + 2.0 * jitter * unit)
+}
+
 /// Runs one simulated node until the run stops.
 pub(crate) async fn run(
     spec: NodeSpec,
@@ -405,6 +421,7 @@ mod tests {
                 cm_port: 1,
                 heartbeat: None,
                 container_run: Duration::from_millis(run_ms),
+                container_jitter: 0.0,
                 full_statuses: false,
                 unary_heartbeats: false,
             },
@@ -500,5 +517,24 @@ mod tests {
         let (s, _) = n.statuses(crate::clock::now());
         let ids: Vec<&str> = s.iter().map(|s| s.container_id.as_str()).collect();
         assert_eq!(ids, ["c2"]);
+    }
+
+    /// Jittered run times stay within the spread, average about the mean, depend only on
+    /// the id, and without jitter every container runs the mean.
+    #[test]
+    fn jittered_run_times_spread_around_the_mean() {
+        let mean = Duration::from_millis(40_000);
+        let runs: Vec<Duration> = (0..2_000)
+            .map(|i| run_time(mean, 0.5, &format!("container_1_0001_01_{i:06}")))
+            .collect();
+        assert!(runs
+            .iter()
+            .all(|r| *r >= mean.mul_f64(0.5) && *r < mean.mul_f64(1.5)));
+        let avg = runs.iter().map(Duration::as_secs_f64).sum::<f64>() / runs.len() as f64;
+        assert!((avg - 40.0).abs() < 1.0, "mean {avg}");
+        assert!(runs.iter().any(|r| *r < mean.mul_f64(0.7)));
+        assert!(runs.iter().any(|r| *r > mean.mul_f64(1.3)));
+        assert_eq!(run_time(mean, 0.5, "c1"), run_time(mean, 0.5, "c1"));
+        assert_eq!(run_time(mean, 0.0, "c1"), mean);
     }
 }

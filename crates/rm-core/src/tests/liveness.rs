@@ -277,3 +277,43 @@ fn the_scheduler_update_runs_at_its_interval() {
         "shares were recomputed"
     );
 }
+
+/// The expiry walk runs only once some node can have expired, yet no node expires late: one
+/// registered after a walk, and one that fell silent between walks, are each lost at the
+/// first tick past their own expiry.
+#[test]
+fn nodes_are_lost_on_time_though_the_expiry_walk_is_skipped_until_due() {
+    let mut c = core();
+    register(&mut c, 0, "h1:1");
+    c.tick(Time(10)); // a walk: no node can expire before 0 + expiry
+    register(&mut c, 20, "h2:1");
+    heartbeat(&mut c, 30, "h1:1");
+    let state = |c: &RmCore, node: &str| {
+        c.node_infos()
+            .iter()
+            .find(|n| n.node_id == node)
+            .map(|n| n.state)
+    };
+    c.tick(Time(30 + NM_EXPIRY));
+    assert_eq!(state(&c, "h1:1"), Some(NodeState::Running));
+    c.tick(Time(30 + NM_EXPIRY + 1));
+    assert_eq!(
+        state(&c, "h1:1"),
+        Some(NodeState::Lost),
+        "silent since t=30"
+    );
+    assert_eq!(
+        state(&c, "h2:1"),
+        Some(NodeState::Lost),
+        "silent since t=20"
+    );
+    register(&mut c, 40 + NM_EXPIRY, "h3:1");
+    c.tick(Time(40 + 2 * NM_EXPIRY));
+    assert_eq!(state(&c, "h3:1"), Some(NodeState::Running));
+    c.tick(Time(40 + 2 * NM_EXPIRY + 1));
+    assert_eq!(
+        state(&c, "h3:1"),
+        Some(NodeState::Lost),
+        "registered after the last walk, lost at its own expiry"
+    );
+}
