@@ -59,6 +59,9 @@ pub(crate) struct Rest {
     base: String,
 }
 
+/// Bytes a JSON answer may have (ureq's own default for a body read whole).
+const JSON_LIMIT: u64 = 10 * 1024 * 1024;
+
 impl Rest {
     /// A client for the RM at `web` (host:port or URL).
     pub(crate) fn new(web: &str) -> Rest {
@@ -145,19 +148,11 @@ impl Rest {
 
     /// `GET path` (e.g. `/ws/v1/cluster/metrics`) as JSON.
     pub(crate) fn get(&self, what: &'static str, path: &str) -> Result<Value, BenchError> {
-        let err = |message: String| BenchError::Rest { what, message };
-        let url = format!("{}{path}", self.base);
-        let mut response = self
-            .agent
-            .get(&url)
-            .call()
-            .map_err(|e| err(format!("cannot reach {url}: {e}")))?;
-        let status = response.status();
-        let text = response.body_mut().read_to_string().unwrap_or_default();
-        if !status.is_success() {
-            return Err(err(format!("HTTP {}: {text}", status.as_u16())));
-        }
-        serde_json::from_str(&text).map_err(|e| err(format!("bad JSON ({e}): {text}")))
+        let text = self.get_text(what, path, JSON_LIMIT)?;
+        serde_json::from_str(&text).map_err(|e| BenchError::Rest {
+            what,
+            message: format!("bad JSON ({e}): {text}"),
+        })
     }
 
     /// `GET path` as text of at most `limit` bytes (e.g. the RM's `/metrics`).
