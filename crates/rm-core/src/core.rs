@@ -253,6 +253,8 @@ pub(crate) struct Node {
     pub(crate) state: NodeState,
     /// Whether the scheduler holds the node (not when unhealthy, lost, ...).
     pub(crate) in_sched: bool,
+    /// Whether the node is in `RmCore::due_updates` (a deferred heartbeat's pass waits).
+    pub(crate) update_due: bool,
     pub(crate) last_heartbeat: Time,
     pub(crate) health_report: String,
     /// Its live containers, each with whether the node has reported it running: a RUNNING
@@ -291,7 +293,12 @@ pub struct RmCore {
     /// AM containers of finished apps, left to exit on their own: container -> (node, deadline).
     pub(crate) lingering_am: BTreeMap<ContainerId, (String, Time)>,
     pub(crate) outputs: VecDeque<Output>,
+    /// `Persist` outputs produced so far (`RmCore::writes_made`).
+    pub(crate) writes_made: u64,
     pub(crate) next_update: Time,
+    /// Nodes whose deferred heartbeat waits for its scheduling pass, oldest first, each
+    /// once (`Node::update_due`; `RmCore::node_heartbeat_deferred`).
+    pub(crate) due_updates: VecDeque<NodeKey>,
     /// No node can expire before this instant under this NM expiry (`liveness.rs`).
     pub(crate) node_expiry_check: (Time, weft_types::Duration),
     /// No AM can expire before this instant under this AM expiry.
@@ -362,7 +369,9 @@ impl RmCore {
             usable: (0, 0),
             lingering_am: BTreeMap::new(),
             outputs: VecDeque::new(),
+            writes_made: 0,
             next_update: now,
+            due_updates: VecDeque::new(),
             node_expiry_check: (Time(0), weft_types::Duration::from_millis(0)),
             am_expiry_check: (Time(0), weft_types::Duration::from_millis(0)),
             latest: now,
@@ -474,8 +483,15 @@ impl RmCore {
 
     pub(crate) fn persist(&mut self, writes: Vec<Write>) {
         if !writes.is_empty() {
+            self.writes_made += 1;
             self.outputs.push_back(Output::Persist(writes));
         }
+    }
+
+    /// How many `Persist` outputs the core has produced since it was made: a driver compares
+    /// the count before and after an input to learn whether that input wrote anything.
+    pub fn writes_made(&self) -> u64 {
+        self.writes_made
     }
 
     pub(crate) fn meta(&self) -> ClusterMeta {

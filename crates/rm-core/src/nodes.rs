@@ -269,6 +269,7 @@ impl RmCore {
             capability,
             state: NodeState::Running,
             in_sched: true,
+            update_due: false,
             last_heartbeat: now,
             health_report: String::new(),
             containers: Default::default(),
@@ -321,6 +322,76 @@ impl RmCore {
         node_id: &str,
         status: NodeStatus,
     ) -> Result<HeartbeatReply, RmError> {
+        self.heartbeat(now, node_id, status, UpdatePass::Now)
+    }
+
+    /// [`RmCore::node_heartbeat`] with the node's scheduling pass left for
+    /// [`RmCore::run_node_updates`]: the statuses and health are taken in and the heartbeat
+    /// answered at once; the node joins the queue of nodes due a pass, once however many
+    /// heartbeats it sends before its pass runs.
+    ///
+    /// Why: the answer does not depend on the pass (its containers go to AMs; a kill it
+    /// decides reaches the NM in the next answer), but under a burst the passes are most of
+    /// the RM's work. A driver that runs them between batches of calls answers heartbeats in
+    /// the time their statuses take, and a node that heartbeats twice while waiting gets one
+    /// pass that sees both (YARN's asynchronous scheduling decouples the two the same way).
+    /// With the queue run after every call, the order of events is `node_heartbeat`'s.
+    pub fn node_heartbeat_deferred(
+        &mut self,
+        now: Time,
+        node_id: &str,
+        status: NodeStatus,
+    ) -> Result<HeartbeatReply, RmError> {
+        self.heartbeat(now, node_id, status, UpdatePass::Deferred)
+    }
+
+    /// Nodes waiting for their deferred scheduling pass.
+    pub fn node_updates_due(&self) -> usize {
+        self.due_updates.len()
+    }
+
+    /// Runs the scheduling passes of up to `max` nodes in the order they became due (a node
+    /// that left the scheduler meanwhile is skipped); returns how many were taken off the
+    /// queue.
+    pub fn run_node_updates(&mut self, now: Time, max: usize) -> usize {
+        let mut taken = 0;
+        while taken < max {
+            let Some(key) = self.due_updates.pop_front() else {
+                break;
+            };
+            taken += 1;
+            let Some(node) = self.nodes.at_mut(key) else {
+                continue;
+            };
+            node.update_due = false;
+            if node.in_sched {
+                let sched = node.sched;
+                // The scheduler knows every node rm-core holds `in_sched`; should it not, the
+                // pass is skipped as it would be for a node that left.
+                let _ = self.node_update(now, sched);
+            }
+        }
+        taken
+    }
+
+    /// The scheduler's pass over one node, with the demand opportunities it gave or missed.
+    fn node_update(&mut self, now: Time, sched: NodeId) -> Result<(), RmError> {
+        let asking = self.asking_demands();
+        self.sched
+            .handle(now, Event::NodeHeartbeat { node: sched })?;
+        self.drain(now);
+        self.count_missed_opportunities(now, asking);
+        self.drain(now);
+        Ok(())
+    }
+
+    fn heartbeat(
+        &mut self,
+        now: Time,
+        node_id: &str,
+        status: NodeStatus,
+        pass: UpdatePass,
+    ) -> Result<HeartbeatReply, RmError> {
         let resync = HeartbeatReply {
             action: Some(NodeAction::Resync),
             ..HeartbeatReply::default()
@@ -364,14 +435,23 @@ impl RmCore {
         for c in status.containers {
             self.container_status(now, key, c);
         }
-        if let Some(sched) = self.nodes.at(key).filter(|n| n.in_sched).map(|n| n.sched) {
-            let asking = self.asking_demands();
-            self.sched
-                .handle(now, Event::NodeHeartbeat { node: sched })?;
-            self.drain(now);
-            self.count_missed_opportunities(now, asking);
+        match pass {
+            UpdatePass::Now => {
+                if let Some(sched) = self.nodes.at(key).filter(|n| n.in_sched).map(|n| n.sched) {
+                    self.node_update(now, sched)?;
+                }
+                self.drain(now);
+            }
+            UpdatePass::Deferred => {
+                self.drain(now);
+                if let Some(node) = self.nodes.at_mut(key) {
+                    if node.in_sched && !node.update_due {
+                        node.update_due = true;
+                        self.due_updates.push_back(key);
+                    }
+                }
+            }
         }
-        self.drain(now);
         let Some(node) = self.nodes.at_mut(key) else {
             return Ok(resync);
         };
@@ -470,4 +550,13 @@ impl RmCore {
         self.remove_from_sched(now, node_id, diag);
         Ok(())
     }
+}
+
+/// When a heartbeat's scheduling pass runs.
+#[derive(Clone, Copy)]
+enum UpdatePass {
+    /// Within the heartbeat, before it is answered.
+    Now,
+    /// Later, from the queue [`RmCore::run_node_updates`] works through.
+    Deferred,
 }

@@ -25,8 +25,14 @@ use crate::verification::{Verifier, VerifyStats};
 
 /// What a job hands back: run after the job's writes are durable.
 pub(crate) type Reply = Box<dyn FnOnce() + Send>;
+/// A job's reply, and whether it may be given before the writes of earlier rounds are
+/// durable (when the job itself wrote nothing: see [`Driver::call_periodic_unordered`]).
+struct Answer {
+    reply: Reply,
+    unordered: bool,
+}
 /// A unit of work on the core.
-type Job = Box<dyn FnOnce(&mut RmCore, Time) -> Reply + Send>;
+type Job = Box<dyn FnOnce(&mut RmCore, Time) -> Answer + Send>;
 /// A job and the type name of the closure it runs (its call site, for the timing metrics).
 type Sent = (&'static str, Job);
 
@@ -71,7 +77,7 @@ impl Driver {
     where
         F: FnOnce(&mut RmCore, Time) -> T + Send + 'static,
     {
-        Self::send(&self.control, f).await
+        Self::send(&self.control, f, None).await
     }
 
     /// [`Driver::call`] for the calls NMs and AMs repeat every interval (node heartbeats,
@@ -80,7 +86,28 @@ impl Driver {
     where
         F: FnOnce(&mut RmCore, Time) -> T + Send + 'static,
     {
-        Self::send(&self.periodic, f).await
+        Self::send(&self.periodic, f, None).await
+    }
+
+    /// [`Driver::call_periodic`] for a call whose answer may skip the queue of writes: when
+    /// the call itself wrote nothing and `reveals_nothing` holds for its result, the result is
+    /// answered as soon as the round ends, even while earlier rounds' writes are still being
+    /// made durable. Only for results that show nothing a write decided (a heartbeat answer
+    /// without container stops, app clean-ups or a new key): everything else waits, so no
+    /// caller ever acts on a change the store could still lose.
+    ///
+    /// Why: at scale, app finishes and submissions keep the store writer busy, and every
+    /// answer queued behind its fsyncs; a heartbeat waited for writes it has nothing to do
+    /// with.
+    pub(crate) async fn call_periodic_unordered<T: Send + 'static, F>(
+        &self,
+        f: F,
+        reveals_nothing: fn(&T) -> bool,
+    ) -> Result<T, DriverError>
+    where
+        F: FnOnce(&mut RmCore, Time) -> T + Send + 'static,
+    {
+        Self::send(&self.periodic, f, Some(reveals_nothing)).await
     }
 
     /// Jobs waiting in the periodic lane (for tests).
@@ -95,16 +122,24 @@ impl Driver {
         LANE_CAPACITY - self.control.capacity()
     }
 
-    async fn send<T: Send + 'static, F>(lane: &mpsc::Sender<Sent>, f: F) -> Result<T, DriverError>
+    async fn send<T: Send + 'static, F>(
+        lane: &mpsc::Sender<Sent>,
+        f: F,
+        reveals_nothing: Option<fn(&T) -> bool>,
+    ) -> Result<T, DriverError>
     where
         F: FnOnce(&mut RmCore, Time) -> T + Send + 'static,
     {
         let (tx, rx) = oneshot::channel();
         let job: Job = Box::new(move |core, now| {
             let value = f(core, now);
-            Box::new(move || {
-                let _ = tx.send(value);
-            })
+            let unordered = reveals_nothing.is_some_and(|reveals| reveals(&value));
+            Answer {
+                reply: Box::new(move || {
+                    let _ = tx.send(value);
+                }),
+                unordered,
+            }
         });
         let site = std::any::type_name::<F>();
         lane.send((site, job))
@@ -191,6 +226,11 @@ struct Counters {
 
 impl Counters {
     fn record(&mut self, site: &'static str, took: Duration) {
+        self.record_many(site, 1, took);
+    }
+
+    /// Records `calls` jobs of one kind that took `took` together.
+    fn record_many(&mut self, site: &'static str, calls: usize, took: Duration) {
         let i = match self.index.get(site) {
             Some(i) => *i,
             None => {
@@ -204,7 +244,7 @@ impl Counters {
             }
         };
         let k = &mut self.stats.kinds[i];
-        k.calls += 1;
+        k.calls += calls as u64;
         k.seconds += took.as_secs_f64();
     }
 
@@ -401,6 +441,7 @@ impl Loop {
         let mut ticker = tokio::time::interval(self.tick);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
+            let mut passes_ran = false;
             tokio::select! {
                 job = self.control.recv() => {
                     let Some(job) = job else { break };
@@ -415,6 +456,17 @@ impl Loop {
                     if !self.flush(&writer, &carrier, replies) {
                         break;
                     }
+                }
+                // Deferred heartbeats' scheduling passes (`RmCore::node_heartbeat_deferred`):
+                // a slice of them whenever any wait, taking turns with the lanes (select!
+                // picks among ready branches at random), so a burst of passes delays a
+                // heartbeat's answer by one slice, not by the whole burst.
+                _ = std::future::ready(()), if self.core.node_updates_due() > 0 => {
+                    self.run_node_updates();
+                    if !self.flush(&writer, &carrier, Vec::new()) {
+                        break;
+                    }
+                    passes_ran = true;
                 }
                 _ = sleep_until_due(self.core.poll_timeout()) => {
                     let start = stopwatch();
@@ -434,6 +486,12 @@ impl Loop {
                 }
                 _ = failed.wait_for(Option::is_some) => break,
                 _ = stop.wait_for(|s| *s) => break,
+            }
+            if passes_ran {
+                // The passes' branch is always ready while passes wait and spends no
+                // cooperative budget: without a yield the loop would keep the worker thread
+                // from the connection tasks that read the next calls and write the answers.
+                tokio::task::yield_now().await;
             }
         }
         // What is queued is still written and answered (unless the store failed).
@@ -475,14 +533,14 @@ impl Loop {
     /// heartbeats get about half of the driver (counts alone gave either lane all of it).
     fn round(&mut self, first: Sent) -> Vec<Reply> {
         let mut replies = Vec::with_capacity(16);
-        replies.push(self.run_job(first));
+        self.run_job(first, &mut replies);
         let start = stopwatch();
         for taken in 0..BATCH {
             if taken > 0 && start.elapsed() >= LANE_BUDGET {
                 break;
             }
             match self.control.try_recv() {
-                Ok(job) => replies.push(self.run_job(job)),
+                Ok(job) => self.run_job(job, &mut replies),
                 Err(_) => break,
             }
         }
@@ -492,18 +550,42 @@ impl Loop {
                 break;
             }
             match self.periodic.try_recv() {
-                Ok(job) => replies.push(self.run_job(job)),
+                Ok(job) => self.run_job(job, &mut replies),
                 Err(_) => break,
             }
         }
         replies
     }
 
-    fn run_job(&mut self, (site, job): Sent) -> Reply {
+    /// Runs waiting node passes for up to [`LANE_BUDGET`] of core time (at least one batch).
+    fn run_node_updates(&mut self) {
+        /// Passes run between two looks at the budget's clock.
+        const STEP: usize = 8;
         let start = stopwatch();
-        let reply = job(&mut self.core, clock::now());
+        let mut ran = 0;
+        loop {
+            let taken = self.core.run_node_updates(clock::now(), STEP);
+            ran += taken;
+            if taken < STEP || start.elapsed() >= LANE_BUDGET {
+                break;
+            }
+        }
+        self.counters
+            .record_many("node_update", ran, start.elapsed());
+    }
+
+    /// Runs one job: its reply is given at once when it may skip the writes' queue (it wrote
+    /// nothing and its result shows nothing a write decided), else added to `replies`.
+    fn run_job(&mut self, (site, job): Sent, replies: &mut Vec<Reply>) {
+        let start = stopwatch();
+        let writes_before = self.core.writes_made();
+        let answer = job(&mut self.core, clock::now());
         self.counters.record(site, start.elapsed());
-        reply
+        if answer.unordered && self.core.writes_made() == writes_before {
+            (answer.reply)();
+        } else {
+            replies.push(answer.reply);
+        }
     }
 
     fn run_tick(&mut self) {
@@ -730,3 +812,6 @@ mod store_failure;
 #[cfg(test)]
 #[path = "driver_lanes.rs"]
 mod lanes;
+#[cfg(test)]
+#[path = "driver_unordered.rs"]
+mod unordered;

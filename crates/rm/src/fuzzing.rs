@@ -95,6 +95,7 @@ impl Harness {
                 types: types.clone(),
                 heartbeat_interval_ms: 1000,
                 rm_identifier: 1,
+                deferred_node_updates: true,
             },
             hadoop_client: crate::hadoop::ClientProtocol {
                 driver: driver.clone(),

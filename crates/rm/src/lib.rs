@@ -361,6 +361,7 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
         types: types.clone(),
         heartbeat_interval_ms: i64::try_from(settings.heartbeat_interval_ms).unwrap_or(1000),
         rm_identifier,
+        deferred_node_updates: settings.deferred_node_updates,
     };
     let rt = Arc::new(rt);
     let streams = heartbeat_stream::HeartbeatStreams {

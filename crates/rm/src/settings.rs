@@ -118,6 +118,12 @@ pub struct Settings {
     /// serves Weft's Allocate stream (`AllocateStreams.Allocates`) and offers it to AMs at
     /// registration; off, Weft's AMs make one Allocate call each.
     pub allocate_stream: bool,
+    /// `weft.resourcemanager.scheduler.deferred-node-updates.enabled` (Weft's own, true):
+    /// whether a node's heartbeat is answered once its statuses are taken in, the
+    /// scheduler's pass over the node following between calls
+    /// (`RmCore::node_heartbeat_deferred`); off, each heartbeat runs its pass before it is
+    /// answered.
+    pub deferred_node_updates: bool,
     /// How often the scheduler's state is verified and repaired
     /// (`weft.scheduler.verify-interval-ms`, 60000; 0 = never).
     pub verify_interval_ms: u64,
@@ -342,6 +348,10 @@ impl Settings {
         let node_labels_enabled = flag_or("yarn.node-labels.enabled", false)?;
         let reservation_acls_enabled = flag_or("yarn.acl.reservation-enable", false)?;
         let allocate_stream = flag_or("weft.resourcemanager.am.allocate-stream.enabled", true)?;
+        let deferred_node_updates = flag_or(
+            "weft.resourcemanager.scheduler.deferred-node-updates.enabled",
+            true,
+        )?;
         let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
         let max_completed_apps = num("yarn.resourcemanager.max-completed-applications")?
             .map_or(weft_rm_core::DEFAULT_MAX_COMPLETED_APPS, count);
@@ -366,6 +376,7 @@ impl Settings {
             demands,
             allocate_max_containers,
             allocate_stream,
+            deferred_node_updates,
             admin_acl,
             node_labels_enabled,
             reservation_acls_enabled,

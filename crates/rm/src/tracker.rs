@@ -24,6 +24,9 @@ pub(crate) struct Tracker {
     pub(crate) types: ResourceTypes,
     pub(crate) heartbeat_interval_ms: i64,
     pub(crate) rm_identifier: i64,
+    /// Heartbeats answered before the node's scheduling pass
+    /// (`Settings::deferred_node_updates`).
+    pub(crate) deferred_node_updates: bool,
 }
 
 fn container_id(s: &str) -> Result<ContainerId, Status> {
@@ -179,6 +182,16 @@ impl ResourceTracker for Tracker {
     }
 }
 
+/// Whether a heartbeat's answer shows the NM nothing a write could have decided: carry on as
+/// before, nothing to stop or clean up, no new key. Such an answer need not wait for the
+/// store (`Driver::call_periodic_unordered`).
+fn reveals_nothing(reply: &Result<weft_rm_core::HeartbeatReply, weft_rm_core::RmError>) -> bool {
+    matches!(reply, Ok(r) if r.action == Some(weft_rm_core::NodeAction::Normal)
+        && r.containers_to_stop.is_empty()
+        && r.apps_to_cleanup.is_empty()
+        && r.master_key.is_none())
+}
+
 /// One heartbeat as NodeHeartbeat and the heartbeat stream (`heartbeat_stream`) answer it.
 /// (A free function: the driver's timing label, `tracker.node_heartbeat`, comes from its
 /// path.)
@@ -206,9 +219,19 @@ pub(crate) async fn node_heartbeat(
         running_containers: req.running_containers,
     };
     let node = req.node_id;
+    let deferred = tracker.deferred_node_updates;
     let reply = tracker
         .driver
-        .call_periodic(move |core, now| core.node_heartbeat(now, &node, status))
+        .call_periodic_unordered(
+            move |core, now| {
+                if deferred {
+                    core.node_heartbeat_deferred(now, &node, status)
+                } else {
+                    core.node_heartbeat(now, &node, status)
+                }
+            },
+            reveals_nothing,
+        )
         .await
         .map_err(driver_status)?
         .map_err(|e| rm_status(&e))?;

@@ -61,13 +61,14 @@ fn validate(args: &RmBenchArgs) -> Result<i64, BenchError> {
 /// Runs the benchmark described by `args` and returns its figures.
 pub fn bench(args: &RmBenchArgs) -> Result<Report, BenchError> {
     let slots = validate(args)?;
+    let properties = args.rm_properties(Vec::new())?;
     let (addresses, rm_pid, mut child) = target_rm(args, |binary| RmSetup {
         binary,
         heartbeat_ms: args.heartbeat_ms.unwrap_or(1000),
         assign_multiple: !args.no_assign_multiple,
         max_assign: Some(args.max_assign),
         allocations_xml: None,
-        properties: Vec::new(),
+        properties: properties.clone(),
         worker_threads: args.rm_worker_threads(),
         cpu: None,
     })?;

@@ -119,13 +119,14 @@ fn plan(args: &RmBenchArgs) -> Result<Plan, BenchError> {
 /// Runs a preset and returns its figures.
 pub fn fleet(args: &RmBenchArgs) -> Result<FleetReport, BenchError> {
     let plan = plan(args)?;
+    let properties = args.rm_properties(plan.workload.properties.clone())?;
     let (addresses, rm_pid, mut child) = target_rm(args, |binary| RmSetup {
         binary,
         heartbeat_ms: plan.heartbeat_ms,
         assign_multiple: !args.no_assign_multiple,
         max_assign: Some(args.max_assign),
         allocations_xml: plan.workload.allocations_xml.clone(),
-        properties: plan.workload.properties.clone(),
+        properties: properties.clone(),
         worker_threads: args.rm_worker_threads(),
         cpu: args.pin.then_some(RM_CPU),
     })?;

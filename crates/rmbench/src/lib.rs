@@ -115,6 +115,11 @@ pub struct RmBenchArgs {
     /// Child RM: `yarn.scheduler.fair.max.assign` (-1: no limit; turns dynamic max-assign off).
     #[arg(long = "max-assign", default_value_t = -1, allow_hyphen_values = true)]
     pub max_assign: i32,
+    /// Child RM: set a yarn-site property, over the preset's own (repeatable), e.g.
+    /// `--rm-property weft.resourcemanager.scheduler.deferred-node-updates.enabled=false` to
+    /// compare two settings with one binary.
+    #[arg(long = "rm-property", value_name = "NAME=VALUE")]
+    pub rm_properties: Vec<String>,
     /// Play a preset's cluster (`meituan`: seed 003's) instead of one greedy AM: its nodes,
     /// allocation file and closed loop of apps, each with its own AM.
     #[arg(long)]
@@ -168,6 +173,30 @@ pub struct RmBenchArgs {
 }
 
 impl RmBenchArgs {
+    /// The child RM's yarn-site properties: `base` (a preset's) with each `--rm-property`
+    /// replacing a value of the same name or added after them.
+    pub(crate) fn rm_properties(
+        &self,
+        mut base: Vec<(String, String)>,
+    ) -> Result<Vec<(String, String)>, BenchError> {
+        for given in &self.rm_properties {
+            let Some((name, value)) = given.split_once('=') else {
+                return Err(BenchError::Args(format!(
+                    "--rm-property {given}: expected NAME=VALUE"
+                )));
+            };
+            let name = name.trim();
+            if name.is_empty() {
+                return Err(BenchError::Args(format!(
+                    "--rm-property {given}: the property name is empty"
+                )));
+            }
+            base.retain(|(k, _)| k != name);
+            base.push((name.to_string(), value.trim().to_string()));
+        }
+        Ok(base)
+    }
+
     /// The worker threads asked of a child RM (`None`: the RM sizes its runtime from the CPUs
     /// it may use, one when `--pin` starts it bound to its CPU).
     pub(crate) fn rm_worker_threads(&self) -> Option<usize> {
@@ -255,6 +284,24 @@ mod tests {
     struct Cli {
         #[command(flatten)]
         bench: RmBenchArgs,
+    }
+
+    #[test]
+    fn rm_properties_replace_the_presets_values_or_add_to_them() {
+        let cli = Cli::try_parse_from(["x", "--rm-property", "a=2", "--rm-property", " c = 3 "])
+            .expect("parses");
+        let base = vec![
+            ("a".to_string(), "1".to_string()),
+            ("b".to_string(), "1".to_string()),
+        ];
+        let got = cli.bench.rm_properties(base).expect("valid");
+        let pairs: Vec<(&str, &str)> = got.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        assert_eq!(pairs, [("b", "1"), ("a", "2"), ("c", "3")]);
+        for bad in ["novalue", "=3"] {
+            let cli = Cli::try_parse_from(["x", "--rm-property", bad]).expect("parses");
+            let err = cli.bench.rm_properties(Vec::new()).unwrap_err().to_string();
+            assert!(err.contains(bad), "{err}");
+        }
     }
 
     #[test]

@@ -503,3 +503,101 @@ fn delta_reports_are_checked_by_the_running_count() {
     let reply = report(&mut c, 10, "h1:1", Vec::new());
     assert!(!reply.send_all_statuses);
 }
+
+/// A heartbeat as `node_heartbeat_deferred` takes it (after a tick, like `heartbeat`).
+fn deferred_heartbeat(c: &mut RmCore, t: u64, node: &str, healthy: bool) -> HeartbeatReply {
+    c.tick(Time(t));
+    let secret = c.node_secret(node).unwrap_or_default();
+    c.node_heartbeat_deferred(
+        Time(t),
+        node,
+        NodeStatus {
+            healthy,
+            secret,
+            ..NodeStatus::default()
+        },
+    )
+    .expect("heartbeat")
+}
+
+#[test]
+fn a_deferred_heartbeat_is_answered_first_and_its_node_passed_over_once_later() {
+    let mut c = core();
+    register(&mut c, 0, "h:1");
+    register(&mut c, 0, "h:2");
+    let (_, attempt, token, _) = running_app(&mut c, 1, "h:1");
+    c.am_allocate(Time(2), attempt, &token, ask(2)).unwrap();
+    let reply = deferred_heartbeat(&mut c, 3, "h:2", true);
+    assert_eq!(reply.action(), NodeAction::Normal);
+    let none_yet = c
+        .am_allocate(Time(3), attempt, &token, AllocateRequest::default())
+        .unwrap();
+    assert!(none_yet.allocated.is_empty(), "the pass has not run yet");
+    // A second heartbeat before the pass adds no second pass.
+    deferred_heartbeat(&mut c, 4, "h:2", true);
+    assert_eq!(c.node_updates_due(), 1);
+    assert_eq!(c.run_node_updates(Time(4), 10), 1);
+    assert_eq!(c.node_updates_due(), 0);
+    let got = c
+        .am_allocate(Time(5), attempt, &token, AllocateRequest::default())
+        .unwrap();
+    // One pass for the two heartbeats: one container (assignmultiple is off here), where
+    // two heartbeats with their passes inside would have placed both.
+    assert_eq!(got.allocated.len(), 1);
+    assert_eq!(got.allocated[0].node_id, "h:2");
+    // Once run, the next heartbeat queues the node again.
+    deferred_heartbeat(&mut c, 6, "h:2", true);
+    assert_eq!(c.node_updates_due(), 1);
+}
+
+#[test]
+fn a_deferred_pass_skips_a_node_that_left_the_scheduler_meanwhile() {
+    let mut c = core();
+    register(&mut c, 0, "h:1");
+    register(&mut c, 0, "h:2");
+    let (_, attempt, token, _) = running_app(&mut c, 1, "h:1");
+    c.am_allocate(Time(2), attempt, &token, ask(1)).unwrap();
+    deferred_heartbeat(&mut c, 3, "h:2", true);
+    // Unhealthy: out of the scheduler, and not queued a second time.
+    deferred_heartbeat(&mut c, 4, "h:2", false);
+    assert_eq!(c.node_updates_due(), 1);
+    assert_eq!(c.run_node_updates(Time(4), 10), 1);
+    let got = c
+        .am_allocate(Time(5), attempt, &token, AllocateRequest::default())
+        .unwrap();
+    assert!(got.allocated.is_empty(), "{:?}", got.allocated);
+}
+
+#[test]
+fn deferred_heartbeats_with_their_passes_run_at_once_decide_as_immediate_ones() {
+    // The same calls on two cores, one heartbeating with the pass inside, the other deferred
+    // and running the queue right after each heartbeat: the same containers on the same nodes.
+    let run = |deferred: bool| {
+        let mut c = core();
+        for n in 1..=3 {
+            register(&mut c, 0, &format!("h:{n}"));
+        }
+        let (_, attempt, token, _) = running_app(&mut c, 1, "h:1");
+        c.am_allocate(Time(2), attempt, &token, ask(9)).unwrap();
+        let mut placed = Vec::new();
+        for t in 3..9 {
+            for n in 1..=3 {
+                let node = format!("h:{n}");
+                if deferred {
+                    deferred_heartbeat(&mut c, t, &node, true);
+                    c.run_node_updates(Time(t), usize::MAX);
+                } else {
+                    heartbeat(&mut c, t, &node);
+                }
+            }
+            let got = c
+                .am_allocate(Time(t), attempt, &token, AllocateRequest::default())
+                .unwrap();
+            placed.extend(got.allocated.into_iter().map(|a| (t, a.id, a.node_id)));
+        }
+        placed
+    };
+    let immediate = run(false);
+    assert_eq!(immediate.len(), 9, "{immediate:?}");
+    assert_eq!(run(true), immediate);
+}
