@@ -86,7 +86,10 @@ impl State {
         let reply = self
             .am
             .driver
-            .call_periodic(move |core, now| core.am_allocate_authenticated(now, attempt, req))
+            .call_periodic_unordered(
+                move |core, now| core.am_allocate_authenticated(now, attempt, req),
+                crate::am_service::allocate_reveals_nothing,
+            )
             .await
             .map_err(driver_status)?
             .map_err(|e| rm_status(&e))?;

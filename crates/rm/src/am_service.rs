@@ -441,7 +441,10 @@ impl ApplicationMasterProtocol for AmService {
         let (req, response_id) = self.allocate_request(&attempt, request.into_inner())?;
         let reply = self
             .driver
-            .call_periodic(move |core, now| core.am_allocate(now, attempt, &token, req))
+            .call_periodic_unordered(
+                move |core, now| core.am_allocate(now, attempt, &token, req),
+                allocate_reveals_nothing,
+            )
             .await
             .map_err(driver_status)?
             .map_err(|e| rm_status(&e))?;
@@ -474,4 +477,14 @@ impl ApplicationMasterProtocol for AmService {
             is_unregistered: true,
         }))
     }
+}
+
+/// Whether an Allocate answer shows the AM nothing a write could have decided, so it need not
+/// wait for the store (`Driver::call_periodic_unordered`): containers allocated and completed
+/// are not stored (an RM restart learns them from the NMs' reports, as YARN's does), but a
+/// demand's new state is, and a refusal may tell of a finish or kill still being written.
+pub(crate) fn allocate_reveals_nothing(
+    reply: &Result<weft_rm_core::AllocateResponse, weft_rm_core::RmError>,
+) -> bool {
+    matches!(reply, Ok(r) if r.demand_updates.is_empty())
 }
