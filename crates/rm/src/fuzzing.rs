@@ -95,6 +95,7 @@ impl Harness {
                 types: types.clone(),
                 heartbeat_interval_ms: 1000,
                 rm_identifier: 1,
+                framed_transport: true,
             },
             hadoop_client: crate::hadoop::ClientProtocol {
                 driver: driver.clone(),
@@ -105,6 +106,7 @@ impl Harness {
                 types,
                 rm_identifier: 1,
                 allocate_stream: true,
+                framed_transport: true,
             },
             stop,
         })

@@ -118,6 +118,12 @@ pub struct Settings {
     /// serves Weft's Allocate stream (`AllocateStreams.Allocates`) and offers it to AMs at
     /// registration; off, Weft's AMs make one Allocate call each.
     pub allocate_stream: bool,
+    /// `weft.resourcemanager.framed-transport.enabled` (Weft's own, true): whether the RM
+    /// serves Weft's framed transport (heartbeats on the resource tracker port, Allocates on
+    /// the AM port: the streams' messages without HTTP/2) and offers it at registration; off,
+    /// framed connections are refused as UNIMPLEMENTED and Weft's NMs and AMs use the gRPC
+    /// streams.
+    pub framed_transport: bool,
     /// How often the scheduler's state is verified and repaired
     /// (`weft.scheduler.verify-interval-ms`, 60000; 0 = never).
     pub verify_interval_ms: u64,
@@ -342,6 +348,7 @@ impl Settings {
         let node_labels_enabled = flag_or("yarn.node-labels.enabled", false)?;
         let reservation_acls_enabled = flag_or("yarn.acl.reservation-enable", false)?;
         let allocate_stream = flag_or("weft.resourcemanager.am.allocate-stream.enabled", true)?;
+        let framed_transport = flag_or("weft.resourcemanager.framed-transport.enabled", true)?;
         let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
         let max_completed_apps = num("yarn.resourcemanager.max-completed-applications")?
             .map_or(weft_rm_core::DEFAULT_MAX_COMPLETED_APPS, count);
@@ -366,6 +373,7 @@ impl Settings {
             demands,
             allocate_max_containers,
             allocate_stream,
+            framed_transport,
             admin_acl,
             node_labels_enabled,
             reservation_acls_enabled,

@@ -24,6 +24,8 @@ pub(crate) struct Tracker {
     pub(crate) types: ResourceTypes,
     pub(crate) heartbeat_interval_ms: i64,
     pub(crate) rm_identifier: i64,
+    /// Whether the RM serves the framed transport (`framed_transport`), told at registration.
+    pub(crate) framed_transport: bool,
 }
 
 fn container_id(s: &str) -> Result<ContainerId, Status> {
@@ -139,6 +141,7 @@ impl ResourceTracker for Tracker {
                     container_token_master_key: Some(WireKey::from_key(&key)),
                     node_secret,
                     heartbeat_stream: true,
+                    framed_transport: self.framed_transport,
                     ..Default::default()
                 }))
             }

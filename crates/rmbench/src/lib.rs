@@ -146,7 +146,7 @@ pub struct RmBenchArgs {
     #[arg(long = "full-statuses")]
     pub full_statuses: bool,
     /// Simulated NMs make one NodeHeartbeat call per heartbeat even when the RM offers its
-    /// heartbeat stream (to measure what the stream saves, or to bench an RM as Hadoop's NMs
+    /// framed transport or heartbeat stream (to measure what the stream saves, or to bench an RM as Hadoop's NMs
     /// would load it).
     #[arg(long = "unary-heartbeats")]
     pub unary_heartbeats: bool,
@@ -154,6 +154,10 @@ pub struct RmBenchArgs {
     /// (to measure what the stream saves, or to bench an RM as unary AMs would load it).
     #[arg(long = "unary-allocates")]
     pub unary_allocates: bool,
+    /// Simulated NMs and AMs use the RM's gRPC streams even when it offers its framed
+    /// transport (to measure what the framed transport saves with one RM binary).
+    #[arg(long = "grpc-streams")]
+    pub grpc_streams: bool,
     /// Put the RM on one CPU and the bench on another (sched_setaffinity on every thread), so
     /// neither's CPU is confused with the other's. Needs two CPUs.
     #[arg(long)]
