@@ -20,7 +20,7 @@ use weft_sim::scale::metrics::{schedule_minute, valid_schedule};
 use weft_sim::workload::{AppPlan, AppSource, ClosedLoop, Workload};
 use weft_types::Time;
 
-use crate::bench::{connect, wait_registered, NMS_PER_CONNECTION, REGISTERING, WORKERS};
+use crate::bench::{connect, wait_registered, REGISTERING, WORKERS};
 use crate::cm::{self, AmLaunch};
 use crate::error::BenchError;
 use crate::fleet_am::{AppMaster, AppResult, FleetCounters, Tasks};
@@ -471,7 +471,10 @@ async fn drive(
         }
     }
     let mut channels = Vec::new();
-    for _ in 0..nodes.len().div_ceil(NMS_PER_CONNECTION) {
+    for _ in 0..nodes
+        .len()
+        .div_ceil(usize::try_from(args.per_connection).unwrap_or(usize::MAX))
+    {
         channels.push(connect(&rm.tracker).await?);
     }
     let (registered_tx, registered_rx) = mpsc::channel(nodes.len().max(1));
@@ -529,7 +532,9 @@ async fn drive(
         results: Mutex::new(Vec::new()),
     });
     let mut am_channels = Vec::new();
-    for _ in 0..(plan.apps.concurrent as usize).div_ceil(NMS_PER_CONNECTION) {
+    for _ in 0..(plan.apps.concurrent as usize)
+        .div_ceil(usize::try_from(args.per_connection).unwrap_or(usize::MAX))
+    {
         am_channels.push(connect(&rm.scheduler).await?);
     }
     let (numbers, numbers_rx) = mpsc::unbounded_channel();
@@ -931,6 +936,38 @@ mod tests {
             Some("application_1700000000000_0042")
         );
         assert_eq!(app_of_attempt("container_1_2_3"), None);
+    }
+
+    #[test]
+    fn framed_clients_fit_the_open_file_limit_nodes_first() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            bench: RmBenchArgs,
+        }
+        let args = |extra: &[&str]| {
+            Cli::parse_from(std::iter::once("b").chain(extra.iter().copied())).bench
+        };
+        let plain = args(&[]);
+        assert_eq!(
+            framed_clients(&plain, 1_200, 1_000, Some(20_000)),
+            (true, true)
+        );
+        assert_eq!(
+            framed_clients(&plain, 12_000, 10_000, Some(20_000)),
+            (true, false)
+        );
+        assert_eq!(
+            framed_clients(&plain, 19_000, 0, Some(20_000)),
+            (false, false)
+        );
+        assert_eq!(framed_clients(&plain, 12_000, 10_000, None), (true, true));
+        let grpc = args(&["--grpc-streams"]);
+        assert_eq!(framed_clients(&grpc, 10, 10, None), (false, false));
+        let unary = args(&["--unary-allocates"]);
+        assert_eq!(framed_clients(&unary, 10, 10, None), (true, false));
+        assert!(open_file_limit().is_some_and(|n| n > 0));
     }
 
     #[test]
