@@ -10,6 +10,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "weft/v1/resource_tracker.proto",
             "weft/v1/application_master.proto",
             "weft/v1/container_management.proto",
+            "weft/v1/framed.proto",
             "hadoop/yarn_service_protos.proto",
             "hadoop/yarn_security_token.proto",
         ],

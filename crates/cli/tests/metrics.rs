@@ -290,9 +290,10 @@ fn metrics_are_valid_prometheus_text_with_the_documented_names_and_sane_values()
     };
     let calls = kinds("weft_scheduler_calls_total");
     let seconds = kinds("weft_scheduler_call_seconds_total");
-    // The AM's Allocates come over its stream when the RM offers one (dshell's AM takes it),
-    // else as unary calls: either kind counts as the AM's.
-    let am_allocate = ["allocate_stream.allocates", "am_service.allocate"]
+    // The AM's Allocates come over the framed transport or the stream when the RM offers them
+    // (dshell's AM takes them; both answer through `allocate_stream::answer`), else as unary
+    // calls: either kind counts as the AM's.
+    let am_allocate = ["allocate_stream.answer", "am_service.allocate"]
         .into_iter()
         .find(|kind| calls.contains_key(*kind))
         .unwrap_or("am_service.allocate");

@@ -246,11 +246,13 @@ impl Tracker {
             node_id = %reg.node_id,
             rm_identifier = reply.rm_identifier,
             heartbeat_stream = reply.heartbeat_stream,
+            framed_transport = reply.framed_transport,
             "registered with the RM at {}",
             self.rm
         );
         Ok(Some((
-            HeartbeatLink::new(channel, reply.heartbeat_stream),
+            HeartbeatLink::new(channel, reply.heartbeat_stream)
+                .framed(&self.rm, reply.framed_transport),
             interval,
         )))
     }

@@ -1,7 +1,11 @@
-//! How an AM's Allocate calls reach the RM: over the RM's Allocate stream
-//! (`AllocateStreams.Allocates`, one long-lived call per attempt) when the RM offered it at
-//! registration (`allocate_stream`), else one `Allocate` call each (Hadoop's RM speaks
-//! another protocol; a Weft RM without the stream).
+//! How an AM's Allocate calls reach the RM: over Weft's framed transport ([`crate::frames`],
+//! one plain TCP connection per attempt to the same port, its opening frame carrying the
+//! credentials) when the RM offered it at registration (`framed_transport`), else over the
+//! RM's Allocate stream (`AllocateStreams.Allocates`, one long-lived call per attempt) when it
+//! offered that (`allocate_stream`), else one `Allocate` call each (Hadoop's RM speaks
+//! another protocol; a Weft RM without either). The framed connection behaves as the stream
+//! below does (refusals end it, a request it did not take up goes as a unary call); an RM that
+//! refuses it as UNIMPLEMENTED gets the stream or unary calls from then on.
 //!
 //! The stream opens with the attempt's credentials as metadata (the RM checks them then, once)
 //! and carries one request at a time: [`AllocateLink::allocate`] sends a request and waits for
@@ -19,6 +23,7 @@ use tonic::{Code, Status};
 
 use crate::auth::AmCredentials;
 use crate::call_stream::{self, OpenCall};
+use crate::frames::{FramedCall, FramedOpen, Kind, MAX_MESSAGE};
 use crate::v1::allocate_streams_client::AllocateStreamsClient;
 use crate::v1::application_master_protocol_client::ApplicationMasterProtocolClient;
 use crate::v1::{AllocateRequest, AllocateResponse};
@@ -33,6 +38,11 @@ pub struct AllocateLink {
     open: Option<Open>,
     /// The longest one call may take, when bounded.
     limit: Option<Duration>,
+    /// The RM's address while it offers the framed transport.
+    framed_address: Option<String>,
+    framed: Option<FramedCall>,
+    /// The largest answer decoded.
+    max_answer: usize,
 }
 
 impl AllocateLink {
@@ -45,7 +55,22 @@ impl AllocateLink {
             credentials,
             open: None,
             limit: None,
+            framed_address: None,
+            framed: None,
+            max_answer: MAX_MESSAGE,
         }
+    }
+
+    /// Allocates over the framed transport to `rm_address` (the port the channel dials) when
+    /// `offered` (the register answer's `framed_transport`), before the stream or unary calls.
+    pub fn framed(mut self, rm_address: &str, offered: bool) -> Self {
+        self.framed_address = offered.then(|| rm_address.to_string());
+        self
+    }
+
+    /// Whether calls go over the framed transport (until the RM refuses it as unimplemented).
+    pub fn framing(&self) -> bool {
+        self.framed_address.is_some()
     }
 
     /// Bounds each call (opening a stream included) to `limit`: DEADLINE_EXCEEDED after it, as
@@ -59,6 +84,7 @@ impl AllocateLink {
     /// is bigger).
     pub fn max_decoding_message_size(mut self, limit: usize) -> Self {
         self.unary = self.unary.max_decoding_message_size(limit);
+        self.max_answer = limit;
         self.streams = self
             .streams
             .map(|client| client.max_decoding_message_size(limit));
@@ -84,6 +110,27 @@ impl AllocateLink {
     }
 
     async fn call(&mut self, request: AllocateRequest) -> Result<AllocateResponse, Status> {
+        if self.framed.as_ref().is_some_and(|call| !call.in_step()) {
+            self.framed = None;
+        }
+        if self.framed_address.is_some() && self.framed.is_none() {
+            self.framed = self.open_framed().await?;
+        }
+        if let Some(call) = &mut self.framed {
+            // As on the stream: a request the RM did not take up (it closed the connection
+            // between requests) goes as a unary call, the next one opens a new connection.
+            return match call.exchange(&request).await {
+                Ok(Some(reply)) => Ok(reply),
+                Ok(None) => {
+                    self.framed = None;
+                    self.unary(request).await
+                }
+                Err(status) => {
+                    self.framed = None;
+                    Err(status)
+                }
+            };
+        }
         if self.open.as_ref().is_some_and(|open| !open.in_step()) {
             self.open = None;
         }
@@ -124,6 +171,27 @@ impl AllocateLink {
     /// ends with it); a later call opens a new one.
     pub fn close(&mut self) {
         self.open = None;
+        self.framed = None;
+    }
+
+    /// Opens a framed connection with the attempt's credentials; `None` (and the stream or
+    /// unary calls from now on) when the RM does not serve it.
+    async fn open_framed(&mut self) -> Result<Option<FramedCall>, Status> {
+        let Some(address) = &self.framed_address else {
+            return Ok(None);
+        };
+        let open = FramedOpen {
+            attempt_id: self.credentials.attempt_id.clone(),
+            am_token: self.credentials.token.clone(),
+        };
+        match FramedCall::open(address, Kind::Allocates, &open, self.max_answer).await {
+            Ok(call) => Ok(Some(call)),
+            Err(status) if status.code() == Code::Unimplemented => {
+                self.framed_address = None;
+                Ok(None)
+            }
+            Err(status) => Err(status),
+        }
     }
 
     /// Opens a stream; `None` (and unary calls from now on) when the RM does not serve it.

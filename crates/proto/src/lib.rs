@@ -9,6 +9,9 @@
 //!   `ApplicationMasterProtocol`). Calls are authenticated with [`auth`] metadata.
 //!   [`v1::allocate_streams_server`]: Weft's Allocate stream, one call per AM attempt
 //!   ([`allocate_link`] is the AM's side).
+//! * [`frames`]: Weft's framed transport, the heartbeat and Allocate streams' messages over a
+//!   plain TCP connection on the same ports (no HTTP/2), which both links prefer when the RM
+//!   offers it.
 //! * [`v1::container_management_server`] / [`v1::container_management_client`]: AMs and the
 //!   RM start, stop and query containers on an NM (YARN's `ContainerManagementProtocol`).
 //!
@@ -23,6 +26,7 @@ pub mod allocate_link;
 pub mod auth;
 mod call_stream;
 pub mod exit_status;
+pub mod frames;
 pub mod hadoop;
 pub mod hadoop_tokens;
 pub mod heartbeat_link;

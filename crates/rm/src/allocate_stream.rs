@@ -81,20 +81,42 @@ impl State {
     }
 
     async fn answer(&self, wire: WireAllocate) -> Result<WireAllocateResponse, Status> {
-        let attempt = self.attempt;
-        let (req, response_id) = self.am.allocate_request(&attempt, wire)?;
-        let reply = self
-            .am
-            .driver
-            .call_periodic_unordered(
-                move |core, now| core.am_allocate_authenticated(now, attempt, req),
-                crate::am_service::allocate_reveals_nothing,
-            )
-            .await
-            .map_err(driver_status)?
-            .map_err(|e| rm_status(&e))?;
-        Ok(self.am.allocate_answer(reply, response_id))
+        answer(&self.am, self.attempt, wire).await
     }
+}
+
+/// One Allocate on an authenticated stream (this one or the framed transport's), answered as
+/// the unary call answers it.
+pub(crate) async fn answer(
+    am: &AmService,
+    attempt: AttemptId,
+    wire: WireAllocate,
+) -> Result<WireAllocateResponse, Status> {
+    let (req, response_id) = am.allocate_request(&attempt, wire)?;
+    let reply = am
+        .driver
+        .call_periodic_unordered(
+            move |core, now| core.am_allocate_authenticated(now, attempt, req),
+            crate::am_service::allocate_reveals_nothing,
+        )
+        .await
+        .map_err(driver_status)?
+        .map_err(|e| rm_status(&e))?;
+    Ok(am.allocate_answer(reply, response_id))
+}
+
+/// The credentials check when a stream opens (this one or the framed transport's): the attempt
+/// and its token, as the unary calls check them.
+pub(crate) async fn authenticate(
+    am: &AmService,
+    attempt: AttemptId,
+    token: String,
+) -> Result<(), Status> {
+    am.driver
+        .call(move |core, _| core.am_authenticate(&attempt, &token))
+        .await
+        .map_err(driver_status)?
+        .map_err(|e| rm_status(&e))
 }
 
 #[tonic::async_trait]
@@ -106,12 +128,7 @@ impl AllocateStreams for AllocateStreamService {
         request: Request<Streaming<WireAllocate>>,
     ) -> Result<Response<Self::AllocatesStream>, Status> {
         let (attempt, token) = credentials(&request)?;
-        self.am
-            .driver
-            .call(move |core, _| core.am_authenticate(&attempt, &token))
-            .await
-            .map_err(driver_status)?
-            .map_err(|e| rm_status(&e))?;
+        authenticate(&self.am, attempt, token).await?;
         let state = State {
             am: Arc::clone(&self.am),
             requests: request.into_inner(),

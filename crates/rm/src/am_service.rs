@@ -30,6 +30,8 @@ pub(crate) struct AmService {
     pub(crate) rm_identifier: i64,
     /// Whether the RM serves the Allocate stream (`allocate_stream`), told at registration.
     pub(crate) allocate_stream: bool,
+    /// Whether the RM serves the framed transport (`framed_transport`), told at registration.
+    pub(crate) framed_transport: bool,
 }
 
 /// The most gangs one Allocate call may carry (each is kept until it is delivered).
@@ -430,6 +432,7 @@ impl ApplicationMasterProtocol for AmService {
                 })
                 .collect(),
             allocate_stream: self.allocate_stream,
+            framed_transport: self.framed_transport,
         }))
     }
 

@@ -96,6 +96,7 @@ impl Harness {
                 heartbeat_interval_ms: 1000,
                 rm_identifier: 1,
                 deferred_node_updates: true,
+                framed_transport: true,
             },
             hadoop_client: crate::hadoop::ClientProtocol {
                 driver: driver.clone(),
@@ -106,6 +107,7 @@ impl Harness {
                 types,
                 rm_identifier: 1,
                 allocate_stream: true,
+                framed_transport: true,
             },
             stop,
         })

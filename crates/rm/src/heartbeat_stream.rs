@@ -21,7 +21,7 @@ use crate::tracker::{node_heartbeat, Tracker};
 
 /// A stream with no message for this long is closed (YARN's default NM expiry: the node is
 /// lost by then anyway; the NM opens a new stream when it comes back).
-const IDLE: Duration = Duration::from_secs(600);
+pub(crate) const IDLE: Duration = Duration::from_secs(600);
 
 /// The service, sharing the resource tracker's state.
 pub(crate) struct HeartbeatStreams {
@@ -65,7 +65,7 @@ impl State {
 
 /// Pins a stream to the node of its first request: a later request naming another node is
 /// refused (each node has its own stream and secret; the secret is checked per message too).
-fn same_node(pinned: &mut Option<String>, node: &str) -> Result<(), Status> {
+pub(crate) fn same_node(pinned: &mut Option<String>, node: &str) -> Result<(), Status> {
     match pinned {
         Some(first) if first != node => Err(Status::permission_denied(format!(
             "this heartbeat stream belongs to node {first}, not {node}"

@@ -12,6 +12,7 @@ mod am_service;
 mod clock;
 mod demand_settings;
 mod driver;
+mod framed;
 #[doc(hidden)]
 pub mod fuzzing;
 mod groups;
@@ -22,6 +23,7 @@ mod nm_stops;
 mod reload;
 mod rest;
 mod settings;
+mod shared_port;
 mod status;
 mod store_writer;
 mod tracker;
@@ -37,7 +39,6 @@ use anyhow::Context;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
-use tonic::transport::server::TcpIncoming;
 use tonic::transport::Server;
 use weft_proto::v1::allocate_streams_server::AllocateStreamsServer;
 use weft_proto::v1::application_master_protocol_server::ApplicationMasterProtocolServer;
@@ -317,6 +318,7 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
         types: types.clone(),
         rm_identifier,
         allocate_stream: settings.allocate_stream,
+        framed_transport: settings.framed_transport,
     });
     let allocate_streams = settings.allocate_stream.then(|| {
         AllocateStreamsServer::new(allocate_stream::AllocateStreamService {
@@ -324,8 +326,14 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
             idle: Duration::from_millis(settings.am_expiry_ms),
         })
     });
-    // The AM port serves Weft's gRPC AM service and Hadoop's ApplicationMasterProtocol
-    // (hadoop::shared_port says why one port).
+    // The AM port serves Weft's gRPC AM service, its framed transport and Hadoop's
+    // ApplicationMasterProtocol (shared_port says why one port).
+    let framed_am = Arc::new(framed::FramedPort::allocates(
+        settings.framed_transport,
+        Arc::clone(&am),
+        Duration::from_millis(settings.am_expiry_ms),
+        stop_rx.clone(),
+    ));
     let (grpc_am_tx, grpc_am_rx) = tokio::sync::mpsc::channel(64);
     let hadoop_am = weft_hadoop_ipc::Connections::new(
         weft_hadoop_ipc::Dispatcher::new()
@@ -333,10 +341,14 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
         weft_hadoop_ipc::Limits::default(),
         stop_rx.clone(),
     );
-    tasks.push(tokio::spawn(hadoop::shared_port::serve(
+    tasks.push(tokio::spawn(shared_port::serve(
         scheduler_listener,
-        hadoop_am,
-        grpc_am_tx,
+        shared_port::Routes {
+            name: "AM port",
+            hadoop: Some(hadoop_am),
+            framed: framed_am,
+            grpc: grpc_am_tx,
+        },
         stop_rx.clone(),
     )));
     let mut s = stop_rx.clone();
@@ -362,11 +374,29 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
         heartbeat_interval_ms: i64::try_from(settings.heartbeat_interval_ms).unwrap_or(1000),
         rm_identifier,
         deferred_node_updates: settings.deferred_node_updates,
+        framed_transport: settings.framed_transport,
     };
     let rt = Arc::new(rt);
     let streams = heartbeat_stream::HeartbeatStreams {
         tracker: Arc::clone(&rt),
     };
+    // The resource tracker port serves the gRPC resource tracker and heartbeat stream, and the
+    // framed transport's heartbeats.
+    let (grpc_tracker_tx, grpc_tracker_rx) = tokio::sync::mpsc::channel(64);
+    tasks.push(tokio::spawn(shared_port::serve(
+        tracker_listener,
+        shared_port::Routes {
+            name: "resource tracker port",
+            hadoop: None,
+            framed: Arc::new(framed::FramedPort::heartbeats(
+                settings.framed_transport,
+                Arc::clone(&rt),
+                stop_rx.clone(),
+            )),
+            grpc: grpc_tracker_tx,
+        },
+        stop_rx.clone(),
+    )));
     let mut s = stop_rx.clone();
     tasks.push(tokio::spawn(async move {
         let result = Server::builder()
@@ -374,7 +404,7 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
             .add_service(ResourceTrackerServer::from_arc(rt))
             .add_service(NodeHeartbeatsServer::new(streams))
             .serve_with_incoming_shutdown(
-                TcpIncoming::from(tracker_listener).with_nodelay(Some(true)),
+                tokio_stream::wrappers::ReceiverStream::new(grpc_tracker_rx),
                 async move {
                     let _ = s.wait_for(|v| *v).await;
                 },

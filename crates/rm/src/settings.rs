@@ -124,6 +124,12 @@ pub struct Settings {
     /// (`RmCore::node_heartbeat_deferred`); off, each heartbeat runs its pass before it is
     /// answered.
     pub deferred_node_updates: bool,
+    /// `weft.resourcemanager.framed-transport.enabled` (Weft's own, true): whether the RM
+    /// serves Weft's framed transport (heartbeats on the resource tracker port, Allocates on
+    /// the AM port: the streams' messages without HTTP/2) and offers it at registration; off,
+    /// framed connections are refused as UNIMPLEMENTED and Weft's NMs and AMs use the gRPC
+    /// streams.
+    pub framed_transport: bool,
     /// How often the scheduler's state is verified and repaired
     /// (`weft.scheduler.verify-interval-ms`, 60000; 0 = never).
     pub verify_interval_ms: u64,
@@ -352,6 +358,7 @@ impl Settings {
             "weft.resourcemanager.scheduler.deferred-node-updates.enabled",
             true,
         )?;
+        let framed_transport = flag_or("weft.resourcemanager.framed-transport.enabled", true)?;
         let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
         let max_completed_apps = num("yarn.resourcemanager.max-completed-applications")?
             .map_or(weft_rm_core::DEFAULT_MAX_COMPLETED_APPS, count);
@@ -377,6 +384,7 @@ impl Settings {
             allocate_max_containers,
             allocate_stream,
             deferred_node_updates,
+            framed_transport,
             admin_acl,
             node_labels_enabled,
             reservation_acls_enabled,

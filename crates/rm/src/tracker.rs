@@ -27,6 +27,8 @@ pub(crate) struct Tracker {
     /// Heartbeats answered before the node's scheduling pass
     /// (`Settings::deferred_node_updates`).
     pub(crate) deferred_node_updates: bool,
+    /// Whether the RM serves the framed transport (`framed_transport`), told at registration.
+    pub(crate) framed_transport: bool,
 }
 
 fn container_id(s: &str) -> Result<ContainerId, Status> {
@@ -142,6 +144,7 @@ impl ResourceTracker for Tracker {
                     container_token_master_key: Some(WireKey::from_key(&key)),
                     node_secret,
                     heartbeat_stream: true,
+                    framed_transport: self.framed_transport,
                     ..Default::default()
                 }))
             }

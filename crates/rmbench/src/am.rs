@@ -48,8 +48,11 @@ pub(crate) struct AmSpec {
     pub(crate) vcores: i64,
     /// Pause between Allocate calls (zero: call again as soon as the answer is in).
     pub(crate) interval: Duration,
-    /// Unary Allocate calls even when the RM offers its stream.
+    /// Unary Allocate calls even when the RM offers its stream (or framed transport).
     pub(crate) unary_allocates: bool,
+    /// The RM's AM service address (`host:port`) when the AM takes the framed transport the
+    /// RM offers; `None` with `--grpc-streams` or `--unary-allocates`.
+    pub(crate) framed_to: Option<String>,
 }
 
 /// A registered AM.
@@ -105,6 +108,10 @@ impl Am {
             .into_inner();
         let stream = registered.allocate_stream && !self.spec.unary_allocates;
         self.link = AllocateLink::new(self.channel.clone(), self.creds.clone(), stream)
+            .framed(
+                self.spec.framed_to.as_deref().unwrap_or_default(),
+                registered.framed_transport && self.spec.framed_to.is_some(),
+            )
             .max_decoding_message_size(usize::MAX);
         self.response_id = 0;
         Ok(())

@@ -201,6 +201,7 @@ async fn drive(
             container_jitter: args.container_jitter,
             full_statuses: args.full_statuses,
             unary_heartbeats: args.unary_heartbeats,
+            framed_to: (!args.grpc_streams && !args.unary_heartbeats).then(|| rm.tracker.clone()),
         };
         let client = channels[index % channels.len()].clone();
         let start = nm::Start {
@@ -247,6 +248,7 @@ async fn drive(
             vcores: args.container_vcores,
             interval: Duration::from_millis(args.am_interval_ms.unwrap_or(0)),
             unary_allocates: args.unary_allocates,
+            framed_to: (!args.grpc_streams && !args.unary_allocates).then(|| scheduler.clone()),
         },
         Arc::clone(&shared),
     )

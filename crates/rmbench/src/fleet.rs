@@ -20,7 +20,7 @@ use weft_sim::scale::metrics::{schedule_minute, valid_schedule};
 use weft_sim::workload::{AppPlan, AppSource, ClosedLoop, Workload};
 use weft_types::Time;
 
-use crate::bench::{connect, wait_registered, NMS_PER_CONNECTION, REGISTERING, WORKERS};
+use crate::bench::{connect, wait_registered, REGISTERING, WORKERS};
 use crate::cm::{self, AmLaunch};
 use crate::error::BenchError;
 use crate::fleet_am::{AppMaster, AppResult, FleetCounters, Tasks};
@@ -346,6 +346,9 @@ struct AmContext {
     interval: Duration,
     /// AMs make unary Allocate calls even when the RM offers its stream.
     unary_allocates: bool,
+    /// The RM's AM service address (`host:port`) when AMs take the framed transport the RM
+    /// offers; `None` with `--grpc-streams` or `--unary-allocates`.
+    framed_to: Option<String>,
     again: mpsc::UnboundedSender<u64>,
     stop: watch::Receiver<bool>,
 }
@@ -377,6 +380,7 @@ fn dispatcher(
                     .max_decoding_message_size(usize::MAX),
                 channel,
                 unary_allocates: c.unary_allocates,
+                framed_to: c.framed_to.clone(),
                 creds: AmCredentials {
                     attempt_id: launch.attempt_id.clone(),
                     token: launch.token.clone(),
@@ -408,6 +412,31 @@ fn dispatcher(
     })
 }
 
+/// Files kept free beside the framed connections (gRPC channels, the store, logs, `/proc`).
+const SPARE_FILES: usize = 2_000;
+
+/// Open files this process may hold (its soft limit; the child RM inherits it), when known.
+fn open_file_limit() -> Option<usize> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
+    line.split_whitespace().nth(3)?.parse().ok()
+}
+
+/// Which simulated clients take the RM's framed transport: a connection each (where gRPC
+/// shares one among many), so only while nodes' and AMs' connections fit the open-file limit
+/// of this process and the RM (both hold one end of each); AMs give way first.
+fn framed_clients(
+    args: &RmBenchArgs,
+    nodes: usize,
+    ams: usize,
+    limit: Option<usize>,
+) -> (bool, bool) {
+    let fits = |connections: usize| limit.is_none_or(|l| connections + SPARE_FILES <= l);
+    let nodes_framed = !args.grpc_streams && !args.unary_heartbeats && fits(nodes);
+    let ams_framed = !args.grpc_streams && !args.unary_allocates && fits(nodes + ams);
+    (nodes_framed, ams_framed)
+}
+
 async fn drive(
     args: &RmBenchArgs,
     plan: &Plan,
@@ -430,8 +459,23 @@ async fn drive(
     let stop = StopOnDrop(am_stop, stop);
     let (cm_port, am_launches) = cm::serve(Arc::clone(&shared), stop_rx.clone()).await?;
 
+    let limit = open_file_limit();
+    let (nodes_framed, ams_framed) =
+        framed_clients(args, nodes.len(), plan.apps.concurrent as usize, limit);
+    if !args.grpc_streams {
+        let limit = limit.unwrap_or(usize::MAX);
+        if !nodes_framed && !args.unary_heartbeats {
+            eprintln!("rm-bench: {} nodes' framed connections would pass the open-file limit ({limit}): nodes use the gRPC stream", nodes.len());
+        }
+        if !ams_framed && !args.unary_allocates {
+            eprintln!("rm-bench: {} AMs' framed connections beside the nodes' would pass the open-file limit ({limit}): AMs use the gRPC stream", plan.apps.concurrent);
+        }
+    }
     let mut channels = Vec::new();
-    for _ in 0..nodes.len().div_ceil(NMS_PER_CONNECTION) {
+    for _ in 0..nodes
+        .len()
+        .div_ceil(usize::try_from(args.per_connection).unwrap_or(usize::MAX))
+    {
         channels.push(connect(&rm.tracker).await?);
     }
     let (registered_tx, registered_rx) = mpsc::channel(nodes.len().max(1));
@@ -450,6 +494,7 @@ async fn drive(
             container_jitter: args.container_jitter,
             full_statuses: args.full_statuses,
             unary_heartbeats: args.unary_heartbeats,
+            framed_to: nodes_framed.then(|| rm.tracker.clone()),
         };
         let client = channels[index % channels.len()].clone();
         let start = nm::Start {
@@ -488,7 +533,9 @@ async fn drive(
         results: Mutex::new(Vec::new()),
     });
     let mut am_channels = Vec::new();
-    for _ in 0..(plan.apps.concurrent as usize).div_ceil(NMS_PER_CONNECTION) {
+    for _ in 0..(plan.apps.concurrent as usize)
+        .div_ceil(usize::try_from(args.per_connection).unwrap_or(usize::MAX))
+    {
         am_channels.push(connect(&rm.scheduler).await?);
     }
     let (numbers, numbers_rx) = mpsc::unbounded_channel();
@@ -505,6 +552,7 @@ async fn drive(
             channels: am_channels,
             interval: Duration::from_millis(plan.am_interval_ms),
             unary_allocates: args.unary_allocates,
+            framed_to: ams_framed.then(|| rm.scheduler.clone()),
             again: numbers.clone(),
             stop: am_stop_rx.clone(),
         },
@@ -889,6 +937,38 @@ mod tests {
             Some("application_1700000000000_0042")
         );
         assert_eq!(app_of_attempt("container_1_2_3"), None);
+    }
+
+    #[test]
+    fn framed_clients_fit_the_open_file_limit_nodes_first() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            bench: RmBenchArgs,
+        }
+        let args = |extra: &[&str]| {
+            Cli::parse_from(std::iter::once("b").chain(extra.iter().copied())).bench
+        };
+        let plain = args(&[]);
+        assert_eq!(
+            framed_clients(&plain, 1_200, 1_000, Some(20_000)),
+            (true, true)
+        );
+        assert_eq!(
+            framed_clients(&plain, 12_000, 10_000, Some(20_000)),
+            (true, false)
+        );
+        assert_eq!(
+            framed_clients(&plain, 19_000, 0, Some(20_000)),
+            (false, false)
+        );
+        assert_eq!(framed_clients(&plain, 12_000, 10_000, None), (true, true));
+        let grpc = args(&["--grpc-streams"]);
+        assert_eq!(framed_clients(&grpc, 10, 10, None), (false, false));
+        let unary = args(&["--unary-allocates"]);
+        assert_eq!(framed_clients(&unary, 10, 10, None), (true, false));
+        assert!(open_file_limit().is_some_and(|n| n > 0));
     }
 
     #[test]

@@ -73,8 +73,12 @@ pub(crate) struct AppMaster {
     pub(crate) rm: ApplicationMasterProtocolClient<Channel>,
     /// The connection its Allocate calls take (over the RM's stream when it offers one).
     pub(crate) channel: Channel,
-    /// Unary Allocate calls even when the RM offers its stream.
+    /// Unary Allocate calls even when the RM offers its stream (or framed transport).
     pub(crate) unary_allocates: bool,
+    /// The RM's AM service address (`host:port`) when the AM takes the framed transport the
+    /// RM offers (one connection per AM, where gRPC shares a connection among many); `None`
+    /// with `--grpc-streams` or `--unary-allocates`.
+    pub(crate) framed_to: Option<String>,
     pub(crate) creds: AmCredentials,
     pub(crate) tasks: Tasks,
     pub(crate) interval: Duration,
@@ -115,6 +119,10 @@ impl AppMaster {
             self.channel.clone(),
             self.creds.clone(),
             registered.allocate_stream && !self.unary_allocates,
+        )
+        .framed(
+            self.framed_to.as_deref().unwrap_or_default(),
+            registered.framed_transport && self.framed_to.is_some(),
         )
         .max_decoding_message_size(usize::MAX);
         let total = i64::from(self.tasks.count);

@@ -106,6 +106,10 @@ pub struct RmBenchArgs {
     /// flood protection in the RM's server, which then closes the connection).
     #[arg(long, default_value_t = 0)]
     pub connections: usize,
+    /// With --preset: simulated NMs, and AMs, sharing one HTTP/2 connection (default 100;
+    /// 1 gives each its own, as real NMs and AMs have, the framed transport's shape).
+    #[arg(long = "per-connection", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
+    pub per_connection: u64,
     /// The queue to submit the app to.
     #[arg(long, default_value = "default")]
     pub queue: String,
@@ -151,7 +155,7 @@ pub struct RmBenchArgs {
     #[arg(long = "full-statuses")]
     pub full_statuses: bool,
     /// Simulated NMs make one NodeHeartbeat call per heartbeat even when the RM offers its
-    /// heartbeat stream (to measure what the stream saves, or to bench an RM as Hadoop's NMs
+    /// framed transport or heartbeat stream (to measure what the stream saves, or to bench an RM as Hadoop's NMs
     /// would load it).
     #[arg(long = "unary-heartbeats")]
     pub unary_heartbeats: bool,
@@ -159,6 +163,10 @@ pub struct RmBenchArgs {
     /// (to measure what the stream saves, or to bench an RM as unary AMs would load it).
     #[arg(long = "unary-allocates")]
     pub unary_allocates: bool,
+    /// Simulated NMs and AMs use the RM's gRPC streams even when it offers its framed
+    /// transport (to measure what the framed transport saves with one RM binary).
+    #[arg(long = "grpc-streams")]
+    pub grpc_streams: bool,
     /// Put the RM on one CPU and the bench on another (sched_setaffinity on every thread), so
     /// neither's CPU is confused with the other's. Needs two CPUs.
     #[arg(long)]

@@ -50,8 +50,13 @@ pub(crate) struct NodeSpec {
     pub(crate) container_jitter: f64,
     /// Every running container in every heartbeat (YARN's NMs), not the changes and a count.
     pub(crate) full_statuses: bool,
-    /// One NodeHeartbeat call per heartbeat even when the RM offers its heartbeat stream.
+    /// One NodeHeartbeat call per heartbeat even when the RM offers its heartbeat stream (or
+    /// framed transport).
     pub(crate) unary_heartbeats: bool,
+    /// The RM's resource tracker address (`host:port`) when the node takes the framed
+    /// transport the RM offers (one connection per node, where gRPC shares a connection among
+    /// many); `None` with `--grpc-streams` or `--unary-heartbeats`.
+    pub(crate) framed_to: Option<String>,
 }
 
 /// What a node measured.
@@ -161,7 +166,10 @@ impl Node {
                     self.master_key_id = r.container_token_master_key.map(|k| k.key_id);
                     self.secret = r.node_secret;
                     let stream = r.heartbeat_stream && !self.spec.unary_heartbeats;
-                    self.link = HeartbeatLink::new(self.channel.clone(), stream);
+                    self.link = HeartbeatLink::new(self.channel.clone(), stream).framed(
+                        self.spec.framed_to.as_deref().unwrap_or_default(),
+                        r.framed_transport && self.spec.framed_to.is_some(),
+                    );
                     return true;
                 }
                 // Once the run is over, connections torn down by its end are not errors.
@@ -424,6 +432,7 @@ mod tests {
                 container_jitter: 0.0,
                 full_statuses: false,
                 unary_heartbeats: false,
+                framed_to: None,
             },
             id: node_id(0),
             rm: ResourceTrackerClient::new(channel.clone()),

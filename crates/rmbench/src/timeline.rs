@@ -115,7 +115,8 @@ fn group_of(kind: &str) -> &'static str {
     if k.contains("heartbeat") {
         "heartbeats"
     } else if k.contains("allocate") || k == "state.answer" {
-        // `State.answer` is the Allocate stream's handler (`allocate_stream::State::answer`).
+        // `State.answer` was the Allocate stream's handler before stop 33 (an older RM's
+        // `allocate_stream::State::answer`; now `allocate_stream.answer`).
         "allocates"
     } else if k.contains("finish") {
         "finishes"

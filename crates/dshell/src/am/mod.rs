@@ -350,6 +350,7 @@ impl Am {
             self.env.credentials.clone(),
             reply.allocate_stream,
         )
+        .framed(&self.env.scheduler_address, reply.framed_transport)
         .timeout(RPC_TIMEOUT);
         Ok(())
     }

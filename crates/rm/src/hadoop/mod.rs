@@ -2,7 +2,8 @@
 //! ApplicationClientProtocol on `yarn.resourcemanager.address` (:8032), so Hadoop's Java
 //! `YarnClient` (and spark-submit) can create, submit, watch, move and kill applications
 //! and read the cluster's nodes, queues and metrics; ApplicationMasterProtocol on
-//! `yarn.resourcemanager.scheduler.address` (:8030, shared with Weft's gRPC AM service), so
+//! `yarn.resourcemanager.scheduler.address` (:8030, shared with Weft's gRPC AM service and
+//! framed transport: `crate::shared_port`), so
 //! Hadoop's `AMRMClient` can register, allocate and finish. Every call goes through the
 //! driver, as the REST handlers do; this module only converts (and keeps the AM protocol's
 //! per-attempt wire state).
@@ -11,7 +12,6 @@
 //! * `am_protocol` — the AM methods, the attempt's identity, response ids.
 //! * `am_records` — containers, NM and container tokens, statuses as the AM protocol's records.
 //! * `ask_table` — AMRMClient's absolute asks per (priority, place, size) as rm-core's asks.
-//! * `shared_port` — one AM port for gRPC and Hadoop IPC, told apart by the first byte.
 //! * `records` — Weft's reports as YARN's records (`ApplicationReportProto`, nodes, queues).
 //! * `submission` — `ApplicationSubmissionContextProto` onto rm-core's `Submission`.
 
@@ -20,7 +20,6 @@ mod am_records;
 mod ask_table;
 mod client_protocol;
 mod records;
-pub(crate) mod shared_port;
 mod submission;
 
 pub(crate) use am_protocol::AmProtocol;

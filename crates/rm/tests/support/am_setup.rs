@@ -30,6 +30,8 @@ pub(crate) struct AmSetup {
     pub(crate) secret: String,
     /// The RM's web address.
     pub(crate) web: String,
+    /// The RM's AM port (`host:port`).
+    pub(crate) scheduler: String,
     pub(crate) _rm: weft_rm::RunningRm,
     pub(crate) _dir: tempfile::TempDir,
 }
@@ -98,6 +100,7 @@ impl AmSetup {
             node_id,
             secret: registered.node_secret,
             web: rm.web.to_string(),
+            scheduler: rm.scheduler.to_string(),
             _rm: rm,
             _dir: dir,
         };

@@ -1,0 +1,483 @@
+//! Weft's framed transport against a real RM in-process (127.0.0.1, ephemeral ports): the
+//! registration answers offer it, heartbeats and Allocates on it are answered as the gRPC
+//! stream answers them, it refuses what the gRPC path refuses with the same codes (a wrong
+//! node secret, a second node on one connection, bad AM credentials, a request naming
+//! another attempt), it bounds frames, and the links fall back to the gRPC stream when the RM
+//! turns it off.
+
+mod support;
+
+use prost::Message;
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
+use tonic::{Code, Status};
+use weft_proto::allocate_link::AllocateLink;
+use weft_proto::auth::AmCredentials;
+use weft_proto::frames::{
+    error_status, preamble, put_frame, FrameReader, FrameType, FramedOpen, Kind, MAX_MESSAGE,
+};
+use weft_proto::heartbeat_link::HeartbeatLink;
+use weft_proto::v1::resource_tracker_client::ResourceTrackerClient;
+use weft_proto::v1::*;
+
+type Setup = support::am_setup::AmSetup;
+
+fn beat(node_id: &str, secret: &str, response_id: i32) -> NodeHeartbeatRequest {
+    NodeHeartbeatRequest {
+        node_id: node_id.to_string(),
+        response_id,
+        node_secret: secret.to_string(),
+        running_containers: Some(0),
+        ..Default::default()
+    }
+}
+
+/// A framed connection spoken by hand, to send what the links never send.
+struct Raw {
+    stream: TcpStream,
+    reader: FrameReader,
+}
+
+impl Raw {
+    /// Connects, sends the preamble and `open`; the RM's acceptance or refusal.
+    async fn open(address: &str, kind: Kind, open: &FramedOpen) -> Result<Raw, Status> {
+        let mut stream = TcpStream::connect(address).await.unwrap();
+        let mut out = preamble(kind).to_vec();
+        put_frame(&mut out, FrameType::Open, open).unwrap();
+        stream.write_all(&out).await.unwrap();
+        let mut raw = Raw {
+            stream,
+            reader: FrameReader::new(),
+        };
+        match raw.frame().await {
+            Some((FrameType::Accepted, _)) => Ok(raw),
+            Some((FrameType::Error, payload)) => Err(error_status(&payload)),
+            other => panic!("the RM answered an opening with {other:?}"),
+        }
+    }
+
+    /// The next frame, `None` when the RM closed the connection.
+    async fn frame(&mut self) -> Option<(FrameType, Vec<u8>)> {
+        self.reader
+            .next(&mut self.stream, MAX_MESSAGE)
+            .await
+            .ok()
+            .flatten()
+            .map(|(frame_type, payload)| (frame_type, payload.to_vec()))
+    }
+
+    /// Sends `bytes` as they are and reads the answer.
+    async fn send_bytes<Resp: Message + Default>(&mut self, bytes: &[u8]) -> Result<Resp, Status> {
+        self.stream.write_all(bytes).await.unwrap();
+        match self.frame().await {
+            Some((FrameType::Message, payload)) => Ok(Resp::decode(payload.as_slice()).unwrap()),
+            Some((FrameType::Error, payload)) => Err(error_status(&payload)),
+            other => panic!("the RM answered a request with {other:?}"),
+        }
+    }
+
+    async fn exchange<Req: Message, Resp: Message + Default>(
+        &mut self,
+        request: &Req,
+    ) -> Result<Resp, Status> {
+        let mut out = Vec::new();
+        put_frame(&mut out, FrameType::Message, request).unwrap();
+        self.send_bytes(&out).await
+    }
+
+    /// Whether the RM closed the connection (after a refusal).
+    async fn closed(&mut self) -> bool {
+        self.frame().await.is_none()
+    }
+}
+
+#[test]
+fn heartbeats_over_the_framed_transport_are_answered_and_refused_as_over_grpc() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = support::runtime();
+    let rm = support::start_rm(&rt, dir.path(), 100);
+    let address = rm.tracker.to_string();
+    let channel = rt
+        .block_on(
+            tonic::transport::Endpoint::from_shared(format!("http://{address}"))
+                .unwrap()
+                .connect(),
+        )
+        .unwrap();
+    let mut tracker = ResourceTrackerClient::new(channel.clone());
+    let mut register = |node_id: &str| {
+        rt.block_on(tracker.register_node_manager(RegisterNodeManagerRequest {
+            node_id: node_id.to_string(),
+            address: "127.0.0.1:1".to_string(),
+            total_capability: Some(Resource::new(8 * 1024, 8)),
+            ..Default::default()
+        }))
+        .unwrap()
+        .into_inner()
+    };
+    let a = register("a-host:1");
+    let b = register("b-host:1");
+    assert!(a.framed_transport, "Weft's RM offers the framed transport");
+
+    // The NM's side: every beat on one connection, answered in order, and as the gRPC stream
+    // answers the same beat.
+    let mut link = HeartbeatLink::new(channel.clone(), a.heartbeat_stream)
+        .framed(&address, a.framed_transport);
+    let mut framed_replies = Vec::new();
+    for response_id in 0..3 {
+        let reply = rt
+            .block_on(link.beat(beat("a-host:1", &a.node_secret, response_id)))
+            .unwrap();
+        assert_eq!(reply.response_id, response_id + 1);
+        assert_eq!(reply.node_action, NodeAction::Normal as i32);
+        assert!(link.framing());
+        framed_replies.push(reply);
+    }
+    let mut grpc = HeartbeatLink::new(channel.clone(), true);
+    let over_grpc = rt
+        .block_on(grpc.beat(beat("a-host:1", &a.node_secret, 3)))
+        .unwrap();
+    let last = framed_replies.last().unwrap();
+    assert_eq!(
+        NodeHeartbeatResponse {
+            response_id: last.response_id + 1,
+            ..last.clone()
+        },
+        over_grpc,
+        "the same answer over either transport"
+    );
+
+    // A wrong secret is refused as the unary call refuses it, and ends the connection.
+    let refused = rt
+        .block_on(link.beat(beat("a-host:1", "not-the-secret", 4)))
+        .unwrap_err();
+    let unary = rt
+        .block_on(tracker.node_heartbeat(beat("a-host:1", "not-the-secret", 4)))
+        .unwrap_err();
+    assert_eq!(refused.code(), Code::PermissionDenied, "{refused:?}");
+    assert_eq!(refused.code(), unary.code());
+    assert_eq!(refused.message(), unary.message());
+    // The next beat opens a new connection.
+    let reply = rt
+        .block_on(link.beat(beat("a-host:1", &a.node_secret, 4)))
+        .unwrap();
+    assert_eq!(reply.response_id, 5);
+    assert!(link.framing());
+
+    rt.block_on(async {
+        // One connection speaks for one node, even with the other node's own secret.
+        let mut raw = Raw::open(&address, Kind::Heartbeats, &FramedOpen::default())
+            .await
+            .unwrap();
+        let first: NodeHeartbeatResponse = raw
+            .exchange(&beat("a-host:1", &a.node_secret, 10))
+            .await
+            .unwrap();
+        assert_eq!(first.response_id, 11);
+        let other = raw
+            .exchange::<_, NodeHeartbeatResponse>(&beat("b-host:1", &b.node_secret, 0))
+            .await
+            .unwrap_err();
+        assert_eq!(other.code(), Code::PermissionDenied, "{other:?}");
+        assert!(other.message().contains("a-host:1"), "{other:?}");
+        assert!(raw.closed().await, "a refusal ends the connection");
+
+        // A frame above the limit is refused from its header, with tonic's code.
+        let mut raw = Raw::open(&address, Kind::Heartbeats, &FramedOpen::default())
+            .await
+            .unwrap();
+        let mut header = vec![FrameType::Message as u8];
+        header.extend(u32::MAX.to_be_bytes());
+        let too_large = raw
+            .send_bytes::<NodeHeartbeatResponse>(&header)
+            .await
+            .unwrap_err();
+        assert_eq!(too_large.code(), Code::OutOfRange, "{too_large:?}");
+
+        // Garbage is refused as tonic refuses an undecodable message.
+        let mut raw = Raw::open(&address, Kind::Heartbeats, &FramedOpen::default())
+            .await
+            .unwrap();
+        let garbage = raw
+            .send_bytes::<NodeHeartbeatResponse>(&[
+                FrameType::Message as u8,
+                0,
+                0,
+                0,
+                2,
+                0xff,
+                0xff,
+            ])
+            .await
+            .unwrap_err();
+        assert_eq!(garbage.code(), Code::Internal, "{garbage:?}");
+
+        // This port serves heartbeats only.
+        let allocates = Raw::open(&address, Kind::Allocates, &FramedOpen::default())
+            .await
+            .err()
+            .unwrap();
+        assert_eq!(allocates.code(), Code::Unimplemented, "{allocates:?}");
+
+        // Not Weft's preamble after the first byte: closed without an answer.
+        let mut stream = TcpStream::connect(&address).await.unwrap();
+        stream.write_all(b"WXYZ\x01\x01").await.unwrap();
+        let mut reader = FrameReader::new();
+        assert!(reader
+            .next(&mut stream, MAX_MESSAGE)
+            .await
+            .ok()
+            .flatten()
+            .is_none());
+    });
+
+    // gRPC still works on the same port.
+    let unary = rt
+        .block_on(tracker.node_heartbeat(beat("b-host:1", &b.node_secret, 0)))
+        .unwrap()
+        .into_inner();
+    assert_eq!(unary.response_id, 1);
+    drop(rm);
+}
+
+#[test]
+fn a_heartbeat_link_falls_back_to_the_grpc_stream_when_the_rm_turns_framing_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = support::runtime();
+    let rm = support::start_rm_with(
+        &rt,
+        dir.path(),
+        100,
+        "\"weft.resourcemanager.framed-transport.enabled\" = false\n",
+    );
+    let address = rm.tracker.to_string();
+    let channel = rt
+        .block_on(
+            tonic::transport::Endpoint::from_shared(format!("http://{address}"))
+                .unwrap()
+                .connect(),
+        )
+        .unwrap();
+    let mut tracker = ResourceTrackerClient::new(channel.clone());
+    let a = rt
+        .block_on(tracker.register_node_manager(RegisterNodeManagerRequest {
+            node_id: "a-host:1".to_string(),
+            address: "127.0.0.1:1".to_string(),
+            total_capability: Some(Resource::new(8 * 1024, 8)),
+            ..Default::default()
+        }))
+        .unwrap()
+        .into_inner();
+    assert!(!a.framed_transport, "not offered");
+    assert!(a.heartbeat_stream);
+    // A link told the transport is there (an offer from before a restart) finds it refused as
+    // unimplemented and carries on over the gRPC stream.
+    let mut link = HeartbeatLink::new(channel, a.heartbeat_stream).framed(&address, true);
+    assert!(link.framing());
+    for response_id in 0..2 {
+        let reply = rt
+            .block_on(link.beat(beat("a-host:1", &a.node_secret, response_id)))
+            .unwrap();
+        assert_eq!(reply.response_id, response_id + 1);
+        assert!(!link.framing(), "the gRPC stream from now on");
+        assert!(link.streaming());
+    }
+    let refused = rt
+        .block_on(Raw::open(
+            &address,
+            Kind::Heartbeats,
+            &FramedOpen::default(),
+        ))
+        .err()
+        .unwrap();
+    assert_eq!(refused.code(), Code::Unimplemented, "{refused:?}");
+    drop(rm);
+}
+
+fn ask(priority: i32, total: i32) -> ResourceRequest {
+    ResourceRequest {
+        priority,
+        resource_name: "*".into(),
+        capability: Some(Resource::new(1024, 1)),
+        num_containers: total,
+        relax_locality: Some(true),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn allocates_over_the_framed_transport_are_answered_and_refused_as_over_grpc() {
+    let mut s = Setup::start(5, "");
+    assert!(
+        s.registered.framed_transport,
+        "Weft's RM offers the framed transport"
+    );
+    let mut link = AllocateLink::new(
+        s.channel.clone(),
+        s.creds.clone(),
+        s.registered.allocate_stream,
+    )
+    .framed(&s.scheduler, s.registered.framed_transport);
+    let first =
+        s.rt.block_on(link.allocate(AllocateRequest {
+            ask: vec![ask(1, 7)],
+            response_id: 7,
+            ..Default::default()
+        }))
+        .unwrap();
+    assert!(link.framing());
+    assert_eq!(first.response_id, 8, "the request's id plus one");
+    assert_eq!(first.num_cluster_nodes, 1);
+    s.heartbeat();
+    // The grant comes capped per answer, as over gRPC.
+    let mut sizes = Vec::new();
+    for response_id in 8..11 {
+        let reply =
+            s.rt.block_on(link.allocate(AllocateRequest {
+                response_id,
+                ..Default::default()
+            }))
+            .unwrap();
+        assert_eq!(reply.response_id, response_id + 1);
+        sizes.push(reply.allocated_containers.len());
+    }
+    assert_eq!(sizes, vec![5, 2, 0]);
+    assert!(link.framing());
+
+    // A refusal has the unary call's code and message and ends the connection; the next call
+    // opens another.
+    let unknown = AllocateRequest {
+        release: vec!["container_1_0001_01_000099".into()],
+        ..Default::default()
+    };
+    let unary =
+        s.rt.block_on(s.am.allocate(s.creds.request(unknown.clone()).unwrap()))
+            .unwrap_err();
+    let framed = s.rt.block_on(link.allocate(unknown)).unwrap_err();
+    assert_eq!(framed.code(), unary.code(), "{framed:?} / {unary:?}");
+    assert_eq!(framed.message(), unary.message());
+    let reply =
+        s.rt.block_on(link.allocate(AllocateRequest {
+            response_id: 41,
+            ..Default::default()
+        }))
+        .unwrap();
+    assert_eq!(reply.response_id, 42);
+    assert!(link.framing());
+
+    let scheduler = s.scheduler.clone();
+    let creds = s.creds.clone();
+    s.rt.block_on(async {
+        let open = |creds: &AmCredentials| FramedOpen {
+            attempt_id: creds.attempt_id.clone(),
+            am_token: creds.token.clone(),
+        };
+        // The credentials are checked when the connection opens, with the gRPC path's codes.
+        let forged = AmCredentials {
+            token: "not-the-token".into(),
+            ..creds.clone()
+        };
+        let refused = Raw::open(&scheduler, Kind::Allocates, &open(&forged))
+            .await
+            .err()
+            .unwrap();
+        assert_eq!(refused.code(), Code::PermissionDenied, "{refused:?}");
+        let other_app = AmCredentials {
+            attempt_id: "appattempt_1_9999_000001".into(),
+            ..creds.clone()
+        };
+        let refused = Raw::open(&scheduler, Kind::Allocates, &open(&other_app))
+            .await
+            .err()
+            .unwrap();
+        assert_eq!(refused.code(), Code::NotFound, "{refused:?}");
+        let bare = Raw::open(&scheduler, Kind::Allocates, &FramedOpen::default())
+            .await
+            .err()
+            .unwrap();
+        assert_eq!(bare.code(), Code::PermissionDenied, "{bare:?}");
+        let unparsable = Raw::open(
+            &scheduler,
+            Kind::Allocates,
+            &FramedOpen {
+                attempt_id: "not-an-attempt".into(),
+                am_token: "t".into(),
+            },
+        )
+        .await
+        .err()
+        .unwrap();
+        assert_eq!(unparsable.code(), Code::InvalidArgument, "{unparsable:?}");
+        // This port serves Allocates only.
+        let heartbeats = Raw::open(&scheduler, Kind::Heartbeats, &FramedOpen::default())
+            .await
+            .err()
+            .unwrap();
+        assert_eq!(heartbeats.code(), Code::Unimplemented, "{heartbeats:?}");
+
+        // A connection speaks for its attempt only.
+        let mut raw = Raw::open(&scheduler, Kind::Allocates, &open(&creds))
+            .await
+            .unwrap();
+        let own: AllocateResponse = raw
+            .exchange(&AllocateRequest {
+                attempt_id: creds.attempt_id.clone(),
+                response_id: 1,
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        assert_eq!(own.response_id, 2);
+        let other = raw
+            .exchange::<_, AllocateResponse>(&AllocateRequest {
+                attempt_id: "appattempt_1_0001_000002".into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(other.code(), Code::PermissionDenied, "{other:?}");
+        assert!(raw.closed().await);
+    });
+
+    // Once the attempt has ended, its Allocates are refused as unary ones are.
+    let finish = s
+        .creds
+        .request(FinishApplicationMasterRequest {
+            final_application_status: FinalApplicationStatus::Succeeded as i32,
+            ..Default::default()
+        })
+        .unwrap();
+    s.rt.block_on(s.am.finish_application_master(finish))
+        .unwrap();
+    let after =
+        s.rt.block_on(link.allocate(AllocateRequest::default()))
+            .unwrap_err();
+    let unary =
+        s.rt.block_on(s.am.allocate(s.creds.request(AllocateRequest::default()).unwrap()))
+            .unwrap_err();
+    assert_eq!(after.code(), Code::NotFound, "{after:?}");
+    assert_eq!(after.code(), unary.code());
+}
+
+#[test]
+fn an_allocate_link_falls_back_to_the_grpc_stream_when_the_rm_turns_framing_off() {
+    let s = Setup::start(
+        5,
+        "\"weft.resourcemanager.framed-transport.enabled\" = false\n",
+    );
+    assert!(!s.registered.framed_transport, "not offered");
+    assert!(s.registered.allocate_stream);
+    let mut link =
+        AllocateLink::new(s.channel.clone(), s.creds.clone(), true).framed(&s.scheduler, true);
+    assert!(link.framing());
+    let reply =
+        s.rt.block_on(link.allocate(AllocateRequest {
+            ask: vec![ask(1, 3)],
+            response_id: 3,
+            ..Default::default()
+        }))
+        .unwrap();
+    assert_eq!(reply.response_id, 4);
+    assert!(!link.framing(), "the gRPC stream from now on");
+    assert!(link.streaming());
+}
