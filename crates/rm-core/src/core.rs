@@ -335,6 +335,10 @@ impl RmCore {
     pub(crate) fn empty(config: RmConfig, cluster_ts: u64, epoch: u64, now: Time) -> RmCore {
         let sched = Scheduler::new(config.scheduler.clone(), config.groups.clone());
         let keys = crate::tokens::ContainerKeys::new(config.token_secret, now);
+        let nodes = NodeTable::new(weft_tokens::derive_key(
+            config.token_secret,
+            "weft node id hash",
+        ));
         let reservations =
             crate::reservations::ReservationSystem::for_config(cluster_ts, &config.scheduler);
         RmCore {
@@ -355,7 +359,7 @@ impl RmCore {
             apps: Default::default(),
             containers: Default::default(),
             by_sched: IdMap::default(),
-            nodes: NodeTable::default(),
+            nodes,
             node_by_sched: IdMap::default(),
             next_node: 0,
             node_changes: Vec::new(),

@@ -190,6 +190,12 @@ pub fn derive_secret(seed: u128, purpose: &str, serial: u64) -> String {
     ))
 }
 
+/// 32 bytes only the holder of `seed` can compute, for `purpose`: keys the RM needs beside its
+/// tokens (the node-id index's hash key) without an RNG.
+pub fn derive_key(seed: u128, purpose: &str) -> [u8; 32] {
+    hmac(&seed.to_be_bytes(), &[purpose.as_bytes()])
+}
+
 /// Whether two secrets are equal, in time that does not depend on where they differ.
 pub fn same_secret(a: &str, b: &str) -> bool {
     a.len() == b.len()
