@@ -321,6 +321,9 @@ pub struct RmCore {
     pub(crate) demands: crate::demands::Demands,
     /// Apps held for their reservation's start (`weft.reservation.accept-early-submission`).
     pub(crate) early: crate::early_submission::EarlySubmissions,
+    /// How many nodes the scheduler holds under each scheduler host name (`Node::sched_host`):
+    /// a second NM on a host goes by its node id.
+    pub(crate) sched_hosts: BTreeMap<String, u32>,
 }
 
 impl RmCore {
@@ -365,6 +368,7 @@ impl RmCore {
             node_changes: Vec::new(),
             usable: (0, 0),
             lingering_am: BTreeMap::new(),
+            sched_hosts: BTreeMap::new(),
             outputs: VecDeque::new(),
             next_update: now,
             node_expiry_check: (Time(0), weft_types::Duration::from_millis(0)),
