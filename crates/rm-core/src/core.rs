@@ -328,6 +328,9 @@ pub struct RmCore {
     pub(crate) demands: crate::demands::Demands,
     /// Apps held for their reservation's start (`weft.reservation.accept-early-submission`).
     pub(crate) early: crate::early_submission::EarlySubmissions,
+    /// How many nodes the scheduler holds under each scheduler host name (`Node::sched_host`):
+    /// a second NM on a host goes by its node id.
+    pub(crate) sched_hosts: BTreeMap<String, u32>,
 }
 
 impl RmCore {
@@ -342,6 +345,10 @@ impl RmCore {
     pub(crate) fn empty(config: RmConfig, cluster_ts: u64, epoch: u64, now: Time) -> RmCore {
         let sched = Scheduler::new(config.scheduler.clone(), config.groups.clone());
         let keys = crate::tokens::ContainerKeys::new(config.token_secret, now);
+        let nodes = NodeTable::new(weft_tokens::derive_key(
+            config.token_secret,
+            "weft node id hash",
+        ));
         let reservations =
             crate::reservations::ReservationSystem::for_config(cluster_ts, &config.scheduler);
         RmCore {
@@ -362,12 +369,13 @@ impl RmCore {
             apps: Default::default(),
             containers: Default::default(),
             by_sched: IdMap::default(),
-            nodes: NodeTable::default(),
+            nodes,
             node_by_sched: IdMap::default(),
             next_node: 0,
             node_changes: Vec::new(),
             usable: (0, 0),
             lingering_am: BTreeMap::new(),
+            sched_hosts: BTreeMap::new(),
             outputs: VecDeque::new(),
             writes_made: 0,
             next_update: now,

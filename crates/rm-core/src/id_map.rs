@@ -15,10 +15,18 @@
 //! Keys come from the core's own counters, or from a node's registration only for containers
 //! the scheduler accepted back onto that node (bounded by its capacity), so a remote party
 //! cannot fill one bucket; the hasher need not resist collisions chosen by an attacker.
+//!
+//! One map is keyed by names a remote party chooses: [`NameMap`], the node ids NMs register
+//! with and name in every heartbeat. It hashes with SipHash-1-3 under a key derived from the
+//! RM's secret (the driver's entropy, as its tokens), so ids chosen to collide cannot be
+//! found without that secret. Its order is never shown (no iteration at all): the node
+//! table keeps an ordered index beside it for reports.
 
 use std::borrow::Borrow;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher};
+
+use siphasher::sip::SipHasher13;
 
 /// The multiplicative hash of rustc's `FxHasher`: each word is folded in with a rotate, an
 /// xor and a multiply by an odd constant; `finish` rotates so the multiply's well-mixed high
@@ -151,9 +159,78 @@ impl<K: Hash + Eq, V> IdMap<K, V> {
     }
 }
 
+/// SipHash-1-3 under a secret key: for keys a remote party chooses.
+#[derive(Clone, Copy)]
+struct KeyedSip {
+    k0: u64,
+    k1: u64,
+}
+
+impl BuildHasher for KeyedSip {
+    type Hasher = SipHasher13;
+
+    #[inline]
+    fn build_hasher(&self) -> SipHasher13 {
+        SipHasher13::new_with_keys(self.k0, self.k1)
+    }
+}
+
+/// A map from names a remote party chooses (node ids) to values, found in one probe: an
+/// ordered map of strings costs a walk of string comparisons, each reading another heap
+/// block, on every heartbeat. Keyed (see the module's note); never iterated.
+pub(crate) struct NameMap<V> {
+    map: HashMap<Box<str>, V, KeyedSip>,
+}
+
+impl<V> NameMap<V> {
+    /// A map hashing under `key` (derive it from a secret: `weft_tokens::derive_key`).
+    pub(crate) fn new(key: [u8; 32]) -> NameMap<V> {
+        let word = |i: usize| {
+            let mut bytes = [0u8; 8];
+            bytes.copy_from_slice(&key[i * 8..i * 8 + 8]);
+            u64::from_le_bytes(bytes)
+        };
+        NameMap {
+            map: HashMap::with_hasher(KeyedSip {
+                k0: word(0),
+                k1: word(1),
+            }),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn get(&self, name: &str) -> Option<&V> {
+        self.map.get(name)
+    }
+
+    pub(crate) fn insert(&mut self, name: &str, value: V) -> Option<V> {
+        self.map.insert(name.into(), value)
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.map.len()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_map_finds_what_it_holds_and_its_hash_depends_on_the_key() {
+        let mut m: NameMap<u32> = NameMap::new([7; 32]);
+        assert!(m.insert("n1:45454", 1).is_none());
+        assert_eq!(m.insert("n1:45454", 2), Some(1));
+        m.insert("n2:45454", 3);
+        assert_eq!(
+            (m.get("n1:45454"), m.get("n2:45454"), m.get("n3:1")),
+            (Some(&2), Some(&3), None)
+        );
+        assert_eq!(m.len(), 2);
+        let hash = |key: [u8; 32]| NameMap::<u32>::new(key).map.hasher().hash_one("n1:45454");
+        assert_eq!(hash([7; 32]), hash([7; 32]));
+        assert_ne!(hash([7; 32]), hash([8; 32]));
+    }
 
     #[test]
     fn the_hash_of_a_key_is_the_same_in_every_process() {

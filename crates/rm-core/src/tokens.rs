@@ -7,7 +7,7 @@
 //! key becomes current. NMs keep their previous key, so tokens signed just before the switch
 //! stay valid.
 
-use weft_tokens::{ContainerTokenIdentifier, MasterKey, NmTokenIdentifier, Signer};
+use weft_tokens::{ContainerTokenFields, MasterKey, NmTokenFields, Signer};
 use weft_types::yarn_id::{AttemptId, ContainerId};
 use weft_types::{Duration, Resource, Time};
 
@@ -90,14 +90,13 @@ pub(crate) fn container_token(
     user: &str,
     resource: Resource,
 ) -> String {
-    ContainerTokenIdentifier {
+    ContainerTokenFields {
         container,
-        node_id: node.to_string(),
-        user: user.to_string(),
+        node_id: node,
+        user,
         memory_mb: resource.memory_mb(),
         vcores: resource.vcores(),
         expiry_ms: (now + expiry).as_millis(),
-        key_id: 0,
     }
     .issue_with(keys.signer())
 }
@@ -106,11 +105,10 @@ pub(crate) fn container_token(
 fn nm_token(keys: &ContainerKeys, attempt: AttemptId, node: &str, user: &str) -> NmToken {
     NmToken {
         node_id: node.to_string(),
-        token: NmTokenIdentifier {
+        token: NmTokenFields {
             attempt,
-            node_id: node.to_string(),
-            user: user.to_string(),
-            key_id: 0,
+            node_id: node,
+            user,
         }
         .issue_with(keys.signer()),
     }

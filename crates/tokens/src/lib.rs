@@ -190,6 +190,12 @@ pub fn derive_secret(seed: u128, purpose: &str, serial: u64) -> String {
     ))
 }
 
+/// 32 bytes only the holder of `seed` can compute, for `purpose`: keys the RM needs beside its
+/// tokens (the node-id index's hash key) without an RNG.
+pub fn derive_key(seed: u128, purpose: &str) -> [u8; 32] {
+    hmac(&seed.to_be_bytes(), &[purpose.as_bytes()])
+}
+
 /// Whether two secrets are equal, in time that does not depend on where they differ.
 pub fn same_secret(a: &str, b: &str) -> bool {
     a.len() == b.len()
@@ -218,17 +224,58 @@ pub struct ContainerTokenIdentifier {
     pub key_id: u32,
 }
 
-impl ContainerTokenIdentifier {
-    fn encode(&self) -> Vec<u8> {
+/// A container token's fields, borrowed: how the RM mints one per allocation without copying
+/// the node's and the user's names into an owned [`ContainerTokenIdentifier`] first. The
+/// token is the one the identifier with these fields issues.
+#[derive(Clone, Copy, Debug)]
+pub struct ContainerTokenFields<'a> {
+    /// The container.
+    pub container: ContainerId,
+    /// The node it was allocated on (`host:port`).
+    pub node_id: &'a str,
+    /// The application's submitter.
+    pub user: &'a str,
+    /// Memory in MB.
+    pub memory_mb: i64,
+    /// Virtual cores.
+    pub vcores: i64,
+    /// The container may not start after this (epoch ms).
+    pub expiry_ms: u64,
+}
+
+impl ContainerTokenFields<'_> {
+    fn encode(&self, key_id: u32) -> Vec<u8> {
         let mut w = Writer::new(CONTAINER_TAG);
-        w.u32(self.key_id);
-        w.str(&self.container.to_string());
-        w.str(&self.node_id);
-        w.str(&self.user);
+        w.u32(key_id);
+        w.text(&self.container);
+        w.str(self.node_id);
+        w.str(self.user);
         w.i64(self.memory_mb);
         w.i64(self.vcores);
         w.u64(self.expiry_ms);
         w.finish()
+    }
+
+    /// The token, signed with the signer's key.
+    pub fn issue_with(&self, signer: &Signer) -> String {
+        signer.sign(&self.encode(signer.key_id))
+    }
+}
+
+impl ContainerTokenIdentifier {
+    fn fields(&self) -> ContainerTokenFields<'_> {
+        ContainerTokenFields {
+            container: self.container,
+            node_id: &self.node_id,
+            user: &self.user,
+            memory_mb: self.memory_mb,
+            vcores: self.vcores,
+            expiry_ms: self.expiry_ms,
+        }
+    }
+
+    fn encode(&self) -> Vec<u8> {
+        self.fields().encode(self.key_id)
     }
 
     fn decode(bytes: &[u8]) -> Result<ContainerTokenIdentifier, String> {
@@ -274,14 +321,41 @@ pub struct NmTokenIdentifier {
     pub key_id: u32,
 }
 
+/// An NM token's fields, borrowed (as [`ContainerTokenFields`] for container tokens).
+#[derive(Clone, Copy, Debug)]
+pub struct NmTokenFields<'a> {
+    /// The application attempt.
+    pub attempt: AttemptId,
+    /// The node (`host:port`).
+    pub node_id: &'a str,
+    /// The application's submitter.
+    pub user: &'a str,
+}
+
+impl NmTokenFields<'_> {
+    fn encode(&self, key_id: u32) -> Vec<u8> {
+        let mut w = Writer::new(NM_TAG);
+        w.u32(key_id);
+        w.text(&self.attempt);
+        w.str(self.node_id);
+        w.str(self.user);
+        w.finish()
+    }
+
+    /// The token, signed with the signer's key.
+    pub fn issue_with(&self, signer: &Signer) -> String {
+        signer.sign(&self.encode(signer.key_id))
+    }
+}
+
 impl NmTokenIdentifier {
     fn encode(&self) -> Vec<u8> {
-        let mut w = Writer::new(NM_TAG);
-        w.u32(self.key_id);
-        w.str(&self.attempt.to_string());
-        w.str(&self.node_id);
-        w.str(&self.user);
-        w.finish()
+        NmTokenFields {
+            attempt: self.attempt,
+            node_id: &self.node_id,
+            user: &self.user,
+        }
+        .encode(self.key_id)
     }
 
     fn decode(bytes: &[u8]) -> Result<NmTokenIdentifier, String> {

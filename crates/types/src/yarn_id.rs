@@ -135,6 +135,18 @@ fn parts<'a>(
     Ok(parts)
 }
 
+/// `00`, `01`, ... `99`: a number's digits two at a time.
+const DIGIT_PAIRS: [u8; 200] = {
+    let mut pairs = [0u8; 200];
+    let mut i = 0;
+    while i < 100 {
+        pairs[2 * i] = b'0' + (i / 10) as u8;
+        pairs[2 * i + 1] = b'0' + (i % 10) as u8;
+        i += 1;
+    }
+    pairs
+};
+
 /// An id's text built on the stack: the RM prints a container id per allocation, stop and
 /// token, and `write!` with padded numbers cost several times more than the digits.
 struct IdText {
@@ -144,8 +156,9 @@ struct IdText {
 
 impl IdText {
     fn new(prefix: &str) -> IdText {
+        // Zeros: a number's padding is what its digits leave unwritten.
         let mut text = IdText {
-            bytes: [0; 96],
+            bytes: [b'0'; 96],
             len: 0,
         };
         text.push(prefix.as_bytes());
@@ -161,21 +174,29 @@ impl IdText {
     /// `value` in decimal, zero-padded to `width` digits (wider when it needs more), after
     /// an underscore unless it is the first part.
     fn number(&mut self, mut value: u64, width: usize) {
-        if !self.bytes[..self.len].ends_with(b"_") {
-            self.push(b"_");
+        if self.len == 0 || self.bytes[self.len - 1] != b'_' {
+            self.bytes[self.len] = b'_';
+            self.len += 1;
         }
-        let mut digits = [b'0'; 20];
-        let mut start = digits.len();
-        loop {
-            start -= 1;
-            digits[start] = b'0' + (value % 10) as u8;
-            value /= 10;
-            if value == 0 {
-                break;
-            }
+        // Written in place from the last digit, two at a time; the padding is the zeros the
+        // buffer starts with (ids are formatted per container on the RM's hot paths: tokens,
+        // replies).
+        let digits = value.checked_ilog10().map_or(1, |log| log as usize + 1);
+        let end = self.len + digits.max(width);
+        let mut at = end;
+        while value >= 100 {
+            let pair = (value % 100) as usize * 2;
+            value /= 100;
+            at -= 2;
+            self.bytes[at..at + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
         }
-        let start = start.min(digits.len().saturating_sub(width));
-        self.push(&digits[start..]);
+        if value >= 10 {
+            let pair = value as usize * 2;
+            self.bytes[at - 2..at].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+        } else {
+            self.bytes[at - 1] = b'0' + value as u8;
+        }
+        self.len = end;
     }
 
     fn as_str(&self) -> &str {
