@@ -37,7 +37,8 @@ impl StateStore for FillingStore {
     }
 }
 
-fn submission() -> Submission {
+/// A small submission (shared with the other driver tests).
+pub(super) fn submission() -> Submission {
     Submission {
         name: "t".into(),
         user: "alice".into(),

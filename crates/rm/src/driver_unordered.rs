@@ -6,10 +6,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use weft_rm_core::{RmConfig, RmCore, Submission};
+use weft_rm_core::{RmConfig, RmCore};
+
+use super::store_failure::submission;
 use weft_sched::SchedulerConfig;
-use weft_store::{LaunchContext, MemoryStore, RecoveredState, StateStore, StoreError, Write};
-use weft_types::{Resource, ResourceTypes, Time};
+use weft_store::{MemoryStore, RecoveredState, StateStore, StoreError, Write};
+use weft_types::{ResourceTypes, Time};
 
 use crate::driver;
 
@@ -43,20 +45,6 @@ impl StateStore for GatedStore {
         }
         drop(closed);
         self.inner.apply(writes)
-    }
-}
-
-fn submission() -> Submission {
-    Submission {
-        name: "t".into(),
-        user: "alice".into(),
-        application_type: "YARN".into(),
-        am_resource: Resource::new(1024, 1),
-        launch: LaunchContext {
-            commands: vec!["sleep 1".into()],
-            ..LaunchContext::default()
-        },
-        ..Submission::default()
     }
 }
 
