@@ -91,7 +91,7 @@ impl Driver {
 
     /// [`Driver::call_periodic`] for a call whose answer may skip the queue of writes: when
     /// the call itself wrote nothing and `reveals_nothing` holds for its result, the result is
-    /// answered as soon as the round ends, even while earlier rounds' writes are still being
+    /// answered as soon as its job has run, even while earlier jobs' writes are still being
     /// made durable. Only for results that show nothing a write decided (a heartbeat answer
     /// without container stops, app clean-ups or a new key): everything else waits, so no
     /// caller ever acts on a change the store could still lose.
