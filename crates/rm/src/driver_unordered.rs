@@ -136,8 +136,9 @@ async fn a_call_that_reveals_nothing_is_answered_while_an_earlier_write_waits() 
     let timeout = Duration::from_secs(5);
     let first = tokio::time::timeout(timeout, submitted).await;
     assert!(matches!(first, Ok(Ok(Ok(Ok(_))))), "{first:?}");
+    // One app, or two when the writing call's job ran first (the two tasks race).
     let held = tokio::time::timeout(timeout, held).await;
-    assert!(matches!(held, Ok(Ok(Ok(1)))), "{held:?}");
+    assert!(matches!(held, Ok(Ok(Ok(1 | 2)))), "{held:?}");
     let writing = tokio::time::timeout(timeout, writing).await;
     assert!(matches!(writing, Ok(Ok(Ok(true)))), "{writing:?}");
 }
