@@ -48,6 +48,8 @@ pub(crate) const SUBMITTERS: usize = 384;
 const SETUP_TIMEOUT: Duration = Duration::from_secs(120);
 /// Bound on the apps unregistering and the nodes stopping after the run.
 const WIND_DOWN: Duration = Duration::from_secs(60);
+/// Bound on waiting, after the window, for the answers to requests sent inside it.
+const SETTLE: Duration = Duration::from_secs(60);
 /// Bound on the simulated nodes ending once told to stop.
 const NODES_STOP: Duration = Duration::from_secs(15);
 /// Default pause between an AM's Allocate calls (YARN's AM heartbeat).
@@ -602,7 +604,21 @@ async fn drive(
     }
     tokio::time::sleep_until(end).await;
     observations.push(observe(&fleet, &shared, rm_pid).await);
-    let stop_ms = shared.now_ms();
+    let stop_ms = shared.close_window();
+    // The load goes on until every heartbeat and Allocate sent inside the window has its
+    // answer: the teardown below (every AM unregistering at once) is a storm of its own, and
+    // requests still waiting when it begins would be measured in it.
+    let settle = tokio::time::Instant::now() + SETTLE;
+    while shared.window_requests_open() > 0 {
+        if tokio::time::Instant::now() >= settle {
+            shared.error(format!(
+                "{} requests sent inside the window were unanswered {SETTLE:?} after it",
+                shared.window_requests_open()
+            ));
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 
     // The AMs unregister (the RM stops their containers); AMs launched from now on register
     // and unregister at once, so every app submitted ends.

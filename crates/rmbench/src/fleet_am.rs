@@ -153,11 +153,13 @@ impl AppMaster {
                 ..Default::default()
             };
             let sent = crate::clock::now();
-            let at_ms = self.shared.now_ms();
+            // Counted until this call is answered: the run's teardown waits for it.
+            let (at_ms, in_window) = self.shared.sending();
             let reply = tokio::select! {
                 r = link.allocate(request) => r,
                 _ = stop.wait_for(|s| *s) => break,
             };
+            drop(in_window);
             let micros = u32::try_from(sent.elapsed().as_micros()).unwrap_or(u32::MAX);
             result.allocates.push(Sample { at_ms, micros });
             let reply = match reply {

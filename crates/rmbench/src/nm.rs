@@ -266,11 +266,13 @@ impl Node {
             running_containers: (!self.spec.full_statuses)
                 .then(|| u32::try_from(self.running.len()).unwrap_or(u32::MAX)),
         };
-        let at_ms = self.shared.now_ms();
+        // Counted until this heartbeat is answered: the run's teardown waits for it.
+        let (at_ms, in_window) = self.shared.sending();
         let result = tokio::select! {
             r = self.link.beat(request) => r,
             _ = stop.wait_for(|s| *s) => return Ok(false),
         };
+        drop(in_window);
         let micros = u32::try_from(now.elapsed().as_micros()).unwrap_or(u32::MAX);
         self.result.heartbeats.push(Sample { at_ms, micros });
         let reply = match result {

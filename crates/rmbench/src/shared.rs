@@ -2,7 +2,7 @@
 //! inbox of launched containers, the run's time origin, and the error log.
 
 use std::net::{Ipv4Addr, SocketAddr};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -27,6 +27,25 @@ pub(crate) struct Shared {
     inboxes: Vec<Mutex<Vec<Launched>>>,
     errors: AtomicU64,
     kept: Mutex<Vec<String>>,
+    /// Whether the measurement window has closed (see [`Shared::close_window`]).
+    window_closed: AtomicBool,
+    /// Requests sent while the window was open and not yet answered or abandoned.
+    window_requests: AtomicU64,
+}
+
+/// A request sent while the measurement window was open, counted until dropped (answered or
+/// abandoned): the run's teardown waits for these, so no sample the window measures is
+/// answered during the storm the teardown itself makes.
+pub(crate) struct WindowRequest<'a> {
+    counted: Option<&'a AtomicU64>,
+}
+
+impl Drop for WindowRequest<'_> {
+    fn drop(&mut self) {
+        if let Some(open) = self.counted {
+            open.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
 }
 
 impl Shared {
@@ -37,12 +56,41 @@ impl Shared {
             inboxes: (0..nodes).map(|_| Mutex::new(Vec::new())).collect(),
             errors: AtomicU64::new(0),
             kept: Mutex::new(Vec::new()),
+            window_closed: AtomicBool::new(false),
+            window_requests: AtomicU64::new(0),
         }
     }
 
     /// Milliseconds since the origin.
     pub(crate) fn now_ms(&self) -> u64 {
         u64::try_from(self.origin.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// A request about to be sent: its send time (ms since the origin) and its place among
+    /// the window's open requests. The time is read after the request is counted, so a
+    /// request not counted (the window had closed) has a time at or after the window's end.
+    pub(crate) fn sending(&self) -> (u64, WindowRequest<'_>) {
+        self.window_requests.fetch_add(1, Ordering::SeqCst);
+        let counted = if self.window_closed.load(Ordering::SeqCst) {
+            self.window_requests.fetch_sub(1, Ordering::SeqCst);
+            None
+        } else {
+            Some(&self.window_requests)
+        };
+        (self.now_ms(), WindowRequest { counted })
+    }
+
+    /// Ends the measurement window: returns its end (ms since the origin); requests sent
+    /// from now on are not counted by [`Shared::window_requests_open`].
+    pub(crate) fn close_window(&self) -> u64 {
+        let end = self.now_ms();
+        self.window_closed.store(true, Ordering::SeqCst);
+        end
+    }
+
+    /// Requests sent inside the window still waiting for their answer.
+    pub(crate) fn window_requests_open(&self) -> u64 {
+        self.window_requests.load(Ordering::SeqCst)
     }
 
     /// Hands containers to node `index`; its next heartbeat picks them up.
@@ -166,5 +214,30 @@ mod tests {
         let (n, kept) = shared.errors();
         assert_eq!(n, 30);
         assert_eq!(kept.len(), KEPT_ERRORS);
+    }
+
+    #[test]
+    fn the_window_counts_requests_sent_before_it_closed_until_they_end() {
+        let shared = Shared::new(1);
+        let (_, first) = shared.sending();
+        let (_, second) = shared.sending();
+        assert_eq!(shared.window_requests_open(), 2);
+        drop(first);
+        assert_eq!(shared.window_requests_open(), 1);
+        let end = shared.close_window();
+        let (at, late) = shared.sending();
+        assert!(
+            at >= end,
+            "a request not counted is sent after the window's end"
+        );
+        assert_eq!(
+            shared.window_requests_open(),
+            1,
+            "sent after the close: not counted"
+        );
+        drop(second);
+        assert_eq!(shared.window_requests_open(), 0);
+        drop(late);
+        assert_eq!(shared.window_requests_open(), 0);
     }
 }
