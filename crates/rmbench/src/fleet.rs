@@ -29,7 +29,7 @@ use crate::nm::{self, NodeResult, NodeSpec};
 use crate::rest::{Rest, APPLICATION_TYPE};
 use crate::rm_proc::{
     checked_against_child, pin_process, process_cpu_seconds, process_memory, target_rm, RmProcess,
-    RmSetup,
+    RmSetup, DYNAMIC_MAX_ASSIGN, MAX_ASSIGN,
 };
 use crate::sampler::{self, Samples};
 use crate::shared::Shared;
@@ -126,7 +126,9 @@ pub fn fleet(args: &RmBenchArgs) -> Result<FleetReport, BenchError> {
         binary,
         heartbeat_ms: plan.heartbeat_ms,
         assign_multiple: !args.no_assign_multiple,
-        max_assign: Some(args.max_assign),
+        // An `--rm-property` naming either max-assign property is the user's say over both.
+        max_assign: (!args.sets_rm_property(&[MAX_ASSIGN, DYNAMIC_MAX_ASSIGN]))
+            .then_some(args.max_assign),
         allocations_xml: plan.workload.allocations_xml.clone(),
         properties: properties.clone(),
         worker_threads: args.rm_worker_threads(),

@@ -117,6 +117,9 @@ pub struct RmBenchArgs {
     #[arg(long = "no-assign-multiple")]
     pub no_assign_multiple: bool,
     /// Child RM: `yarn.scheduler.fair.max.assign` (-1: no limit; turns dynamic max-assign off).
+    /// An `--rm-property` naming `yarn.scheduler.fair.max.assign` or
+    /// `yarn.scheduler.fair.dynamic.max.assign` replaces this flag (e.g. Hadoop's default
+    /// `--rm-property yarn.scheduler.fair.dynamic.max.assign=true`).
     #[arg(long = "max-assign", default_value_t = -1, allow_hyphen_values = true)]
     pub max_assign: i32,
     /// Child RM: set a yarn-site property, over the preset's own (repeatable), e.g.
@@ -203,6 +206,15 @@ impl RmBenchArgs {
             base.push((name.to_string(), value.trim().to_string()));
         }
         Ok(base)
+    }
+
+    /// Whether an `--rm-property` names one of `names`.
+    pub(crate) fn sets_rm_property(&self, names: &[&str]) -> bool {
+        self.rm_properties.iter().any(|given| {
+            given
+                .split_once('=')
+                .is_some_and(|(name, _)| names.contains(&name.trim()))
+        })
     }
 
     /// The worker threads asked of a child RM (`None`: the RM sizes its runtime from the CPUs
@@ -310,6 +322,20 @@ mod tests {
             let err = cli.bench.rm_properties(Vec::new()).unwrap_err().to_string();
             assert!(err.contains(bad), "{err}");
         }
+    }
+
+    #[test]
+    fn an_rm_property_naming_max_assign_is_seen() {
+        let cli = Cli::try_parse_from([
+            "x",
+            "--rm-property",
+            " yarn.scheduler.fair.dynamic.max.assign = true",
+        ])
+        .expect("parses");
+        let names = ["yarn.scheduler.fair.max.assign", "yarn.scheduler.fair.dynamic.max.assign"];
+        assert!(cli.bench.sets_rm_property(&names));
+        let cli = Cli::try_parse_from(["x", "--rm-property", "a=1"]).expect("parses");
+        assert!(!cli.bench.sets_rm_property(&names));
     }
 
     #[test]

@@ -122,6 +122,11 @@ fn toml_string(text: &str) -> String {
     out
 }
 
+/// `yarn.scheduler.fair.max.assign`.
+pub(crate) const MAX_ASSIGN: &str = "yarn.scheduler.fair.max.assign";
+/// `yarn.scheduler.fair.dynamic.max.assign`.
+pub(crate) const DYNAMIC_MAX_ASSIGN: &str = "yarn.scheduler.fair.dynamic.max.assign";
+
 /// The configuration file the child RM is started with.
 pub(crate) fn config_toml(setup: &RmSetup, allocations: Option<&Path>) -> String {
     let mut s = String::new();
@@ -142,15 +147,13 @@ pub(crate) fn config_toml(setup: &RmSetup, allocations: Option<&Path>) -> String
     ));
     if let Some(max) = setup.max_assign {
         s.push_str(&format!(
-            "\"yarn.scheduler.fair.dynamic.max.assign\" = false\n\
-             \"yarn.scheduler.fair.max.assign\" = {max}\n"
+            "\"{DYNAMIC_MAX_ASSIGN}\" = false\n\
+             \"{MAX_ASSIGN}\" = {max}\n"
         ));
     }
     for (name, value) in &setup.properties {
         let set_above = name == "yarn.scheduler.fair.assignmultiple"
-            || (setup.max_assign.is_some()
-                && (name == "yarn.scheduler.fair.max.assign"
-                    || name == "yarn.scheduler.fair.dynamic.max.assign"));
+            || (setup.max_assign.is_some() && (name == MAX_ASSIGN || name == DYNAMIC_MAX_ASSIGN));
         if !set_above {
             s.push_str(&format!("{} = {}\n", toml_string(name), toml_string(value)));
         }
