@@ -230,10 +230,42 @@ fn reachable(addr: SocketAddr) -> SocketAddr {
     }
 }
 
+/// Connections the kernel may hold for a port before the RM accepts them. Tokio's default
+/// (1024) overflowed when a whole cluster's NMs (12,000 in rm-bench's preset) opened their
+/// heartbeat connections in the same second: the kernel dropped the SYNs past it, and the
+/// NMs' retransmissions (1 s, 3 s, 7 s, 15 s later) ran past their 20 s connect bound. Linux
+/// caps it at `net.core.somaxconn` (4096 on current kernels).
+const LISTEN_BACKLOG: u32 = 16_384;
+
 async fn bind(what: &str, address: &str) -> anyhow::Result<TcpListener> {
-    TcpListener::bind(address)
+    let context = || format!("cannot listen on {address} for the {what}");
+    let mut last = None;
+    for addr in tokio::net::lookup_host(address)
         .await
-        .with_context(|| format!("cannot listen on {address} for the {what}"))
+        .with_context(context)?
+    {
+        match listen(addr) {
+            Ok(listener) => return Ok(listener),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.map_or_else(
+        || anyhow::anyhow!("{address} names no address"),
+        anyhow::Error::from,
+    ))
+    .with_context(context)
+}
+
+/// A listener on `addr` with [`LISTEN_BACKLOG`] (and `SO_REUSEADDR`, as tokio's own bind).
+fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(LISTEN_BACKLOG)
 }
 
 /// Calls a client may open and then cancel before the RM took them up, per HTTP/2 connection,

@@ -29,8 +29,12 @@ use weft_hadoop_ipc::Connections;
 
 use crate::framed::FramedPort;
 
-/// Connections whose first byte has not arrived yet, at once; more wait in the backlog.
-const MAX_UNSORTED: usize = 256;
+/// Connections whose first byte has not arrived yet, at once; more wait in the backlog. Each
+/// holds a task and a small read buffer; a whole cluster's NMs connect in the same second
+/// when the RM starts (12,000 in rm-bench's preset), and with 256 places the sorting lagged
+/// the connections behind the NMs' 20 s connect bound while the first allocations kept the
+/// RM's core busy.
+const MAX_UNSORTED: usize = 4096;
 /// Time a new connection has to send its first byte (a framed one: its preamble and opening
 /// frame).
 const FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(10);

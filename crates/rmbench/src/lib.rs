@@ -332,7 +332,10 @@ mod tests {
             " yarn.scheduler.fair.dynamic.max.assign = true",
         ])
         .expect("parses");
-        let names = ["yarn.scheduler.fair.max.assign", "yarn.scheduler.fair.dynamic.max.assign"];
+        let names = [
+            "yarn.scheduler.fair.max.assign",
+            "yarn.scheduler.fair.dynamic.max.assign",
+        ];
         assert!(cli.bench.sets_rm_property(&names));
         let cli = Cli::try_parse_from(["x", "--rm-property", "a=1"]).expect("parses");
         assert!(!cli.bench.sets_rm_property(&names));
