@@ -4,7 +4,7 @@
 //! every other stop, and these too, travel in the node's next heartbeat reply, so a failed
 //! call loses nothing.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -18,8 +18,12 @@ use weft_types::yarn_id::ContainerId;
 const STOP_TIMEOUT: Duration = Duration::from_secs(10);
 /// Containers in one call at most (keeps each request small).
 pub(crate) const STOP_BATCH: usize = 1_000;
-/// Channels kept at most; past this the cache starts over (nodes that left are forgotten).
-const CHANNELS_KEPT: usize = 100_000;
+/// Channels kept at most; past this the oldest is dropped (closing its connection). Each
+/// kept channel holds a connection, a file at both ends: unbounded (one per node), at 12,000
+/// nodes they and the NMs' own heartbeat connections passed a 20,000-file limit after four
+/// minutes of rm-bench's preset, and AM launches failed ("tcp open error"). 4,096 keeps an
+/// AM's node for its launch and its stop at the preset's ~100 launches a second.
+const CHANNELS_KEPT: usize = 4_096;
 
 /// Containers to stop on one node under one NM token.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -54,9 +58,34 @@ pub(crate) fn batches(
     out
 }
 
-/// One lazily connected channel per NM address, shared by every stop call.
+/// One lazily connected channel per NM address, shared by every stop call; at most
+/// [`CHANNELS_KEPT`], the oldest dropped first.
 #[derive(Clone, Default)]
-pub(crate) struct NmChannels(Arc<Mutex<HashMap<String, Channel>>>);
+pub(crate) struct NmChannels(Arc<Mutex<Kept>>);
+
+/// The kept channels and the order they were made in.
+#[derive(Default)]
+struct Kept {
+    by_address: HashMap<String, Channel>,
+    oldest_first: VecDeque<String>,
+}
+
+impl Kept {
+    fn get(&self, address: &str) -> Option<&Channel> {
+        self.by_address.get(address)
+    }
+
+    fn keep(&mut self, address: &str, channel: Channel, bound: usize) {
+        while self.by_address.len() >= bound.max(1) {
+            let Some(oldest) = self.oldest_first.pop_front() else {
+                break;
+            };
+            self.by_address.remove(&oldest);
+        }
+        self.by_address.insert(address.to_string(), channel);
+        self.oldest_first.push_back(address.to_string());
+    }
+}
 
 impl NmChannels {
     /// The channel to the NM at `address` (AM launches use it too: a connection per launch
@@ -72,10 +101,7 @@ impl NmChannels {
             .timeout(STOP_TIMEOUT)
             .tcp_nodelay(true)
             .connect_lazy();
-        if map.len() >= CHANNELS_KEPT {
-            map.clear();
-        }
-        map.insert(address.to_string(), channel.clone());
+        map.keep(address, channel.clone(), CHANNELS_KEPT);
         Ok(channel)
     }
 
@@ -112,6 +138,25 @@ mod tests {
 
     fn id(n: u64) -> ContainerId {
         format!("container_1_0001_01_{n:06}").parse().unwrap()
+    }
+
+    #[tokio::test]
+    async fn channels_kept_are_bounded_and_the_oldest_goes_first() {
+        let lazy = |port: u16| {
+            Endpoint::from_shared(format!("http://127.0.0.1:{port}"))
+                .unwrap()
+                .connect_lazy()
+        };
+        let mut kept = Kept::default();
+        for port in 1..=5 {
+            kept.keep(&format!("n{port}:1"), lazy(port), 3);
+        }
+        assert_eq!(kept.by_address.len(), 3);
+        assert_eq!(kept.oldest_first.len(), 3);
+        assert!(kept.get("n1:1").is_none() && kept.get("n2:1").is_none());
+        assert!(["n3:1", "n4:1", "n5:1"]
+            .iter()
+            .all(|a| kept.get(a).is_some()));
     }
 
     #[test]
