@@ -1,6 +1,7 @@
 //! The `weft` command. Subcommands live in their own modules or crates; this file only
 //! dispatches (and accepts YARN's single-dash long flags, see [`yarn_style_args`]).
 
+mod allocator;
 mod clock;
 mod pools;
 mod scale;
@@ -122,7 +123,10 @@ fn report(result: anyhow::Result<()>) -> ExitCode {
 fn main() -> ExitCode {
     let cli = Cli::parse_from(yarn_style_args(std::env::args_os()));
     match cli.command {
-        Command::Rm(args) => report(weft_rm::run(args)),
+        Command::Rm(args) => {
+            allocator::settle_for_rm();
+            report(weft_rm::run(args))
+        }
         Command::Nm(args) => report(weft_nm::run(args)),
         Command::Dshell(args) => report(weft_dshell::run(args)),
         Command::DshellAm(args) => report(weft_dshell::run_am(args)),
