@@ -57,6 +57,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             report.slices as f64 / rounds,
             report.slice_max_seconds * 1e3
         );
+        let by_phase: Vec<String> = report
+            .slice_max_seconds_by_phase
+            .iter()
+            .map(|s| format!("{:.2}", s * 1e3))
+            .collect();
+        println!(
+            "longest slice by phase (ms; the engine's phases: whole, orders, rules, foreign, nodes, apps): {}",
+            by_phase.join(" ")
+        );
     }
     Ok(())
 }

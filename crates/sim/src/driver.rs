@@ -252,12 +252,16 @@ impl<'c> Sim<'c> {
         let mut round = weft_sched::VerifyRound::default();
         let mut timing = SliceTiming::default();
         loop {
+            let phase = round.cursor.phase as usize;
             let t0 = self.clock.now_nanos();
             let done = self.sched.verify_slice(&mut round, budget);
             let took = self.clock.now_nanos().saturating_sub(t0);
             timing.slices += 1;
             timing.total_nanos += took;
             timing.max_nanos = timing.max_nanos.max(took);
+            if let Some(m) = timing.phase_max_nanos.get_mut(phase) {
+                *m = (*m).max(took);
+            }
             if done {
                 return (round.drift, timing);
             }
@@ -507,4 +511,7 @@ pub(crate) struct SliceTiming {
     pub(crate) slices: u64,
     pub(crate) total_nanos: u64,
     pub(crate) max_nanos: u64,
+    /// The longest slice that started in each phase (`VerifyCursor::phase`, the engine's
+    /// numbering: the checks of the whole come first).
+    pub(crate) phase_max_nanos: [u64; 8],
 }

@@ -190,6 +190,9 @@ pub struct ScaleReport {
     pub slice_seconds: f64,
     /// The longest slice's seconds.
     pub slice_max_seconds: f64,
+    /// The longest slice's seconds by the phase it started in (`VerifyCursor::phase`, the
+    /// engine's numbering).
+    pub slice_max_seconds_by_phase: Vec<f64>,
     /// The samples.
     #[serde(skip)]
     pub samples: Vec<Sample>,
@@ -238,6 +241,7 @@ pub(crate) struct Recorder {
     slices: u64,
     slice_nanos: u64,
     slice_max_nanos: u64,
+    slice_phase_max_nanos: [u64; 8],
     preempt_warnings: u64,
     preempted: u64,
     preempted_am: u64,
@@ -281,6 +285,7 @@ impl Recorder {
             slices: 0,
             slice_nanos: 0,
             slice_max_nanos: 0,
+            slice_phase_max_nanos: [0; 8],
             preempt_warnings: 0,
             preempted: 0,
             preempted_am: 0,
@@ -490,6 +495,13 @@ impl Recorder {
         self.slices += timing.slices;
         self.slice_nanos += timing.total_nanos;
         self.slice_max_nanos = self.slice_max_nanos.max(timing.max_nanos);
+        for (kept, new) in self
+            .slice_phase_max_nanos
+            .iter_mut()
+            .zip(timing.phase_max_nanos)
+        {
+            *kept = (*kept).max(new);
+        }
         self.drift += problems.len() as u64;
         for p in problems {
             if self.drift_examples.len() < 5 {
@@ -603,6 +615,11 @@ impl Recorder {
             slices: self.slices,
             slice_seconds: self.slice_nanos as f64 / 1e9,
             slice_max_seconds: self.slice_max_nanos as f64 / 1e9,
+            slice_max_seconds_by_phase: self
+                .slice_phase_max_nanos
+                .iter()
+                .map(|n| *n as f64 / 1e9)
+                .collect(),
             samples: self.samples,
             queue_series: self.queues,
             waits_ms: waits,
