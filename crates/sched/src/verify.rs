@@ -90,6 +90,8 @@ impl<R: Rules> Engine<R> {
         budget: usize,
         drift: &mut Vec<String>,
     ) -> bool {
+        // A budget of 0 would never get past the first entity.
+        let budget = budget.max(1);
         let mut spent = 0;
         loop {
             match cursor.phase {

@@ -156,7 +156,7 @@ fn app_container_slots(s: &Scheduler) -> Vec<u32> {
 fn a_sliced_round_over_a_consistent_scheduler_finds_nothing() {
     let s = busier_scheduler();
     assert!(app_container_slots(&s).len() >= 3, "containers run");
-    for budget in [1, 3, 1000] {
+    for budget in [0, 1, 3, 1000] {
         let (drift, slices) = sliced(&s, budget);
         assert_eq!(drift, Vec::<String>::new(), "budget {budget}");
         // The checks of the whole, then at least one slice of entities.
