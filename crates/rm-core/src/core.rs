@@ -457,6 +457,22 @@ impl RmCore {
         drift
     }
 
+    /// [`RmCore::verify_scheduler`] in slices, for a driver that must not stall for all of
+    /// it: the next slice of `round` (`Scheduler::verify_slice`, walking about `budget`
+    /// containers); when the round ends having found drift, rebuilds the scheduler's derived
+    /// state. True when the round is done (what it found is `round.drift`).
+    pub fn verify_scheduler_slice(
+        &mut self,
+        round: &mut weft_sched::VerifyRound,
+        budget: usize,
+    ) -> bool {
+        let done = self.sched.verify_slice(round, budget);
+        if done && !round.drift.is_empty() {
+            self.sched.rebuild_derived();
+        }
+        done
+    }
+
     /// A scheduler snapshot (queues, shares, usage) for REST and metrics.
     pub fn scheduler_snapshot(&mut self) -> weft_sched::Snapshot {
         self.sched.snapshot()

@@ -441,7 +441,7 @@ impl Loop {
         let mut ticker = tokio::time::interval(self.tick);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
-            let mut passes_ran = false;
+            let mut slice_ran = false;
             tokio::select! {
                 job = self.control.recv() => {
                     let Some(job) = job else { break };
@@ -466,7 +466,20 @@ impl Loop {
                     if !self.flush(&writer, &carrier, Vec::new()) {
                         break;
                     }
-                    passes_ran = true;
+                    slice_ran = true;
+                }
+                // A verification round's slices (`Verifier`), taking turns with the lanes
+                // the same way: a slice holds the driver for a few milliseconds, not the
+                // whole round.
+                _ = std::future::ready(()), if self.verifier.in_round() => {
+                    let took = self
+                        .verifier
+                        .run_slice(&mut self.core, &mut self.counters.stats.verify);
+                    self.counters.record("verify", took);
+                    if !self.flush(&writer, &carrier, Vec::new()) {
+                        break;
+                    }
+                    slice_ran = true;
                 }
                 _ = sleep_until_due(self.core.poll_timeout()) => {
                     let start = stopwatch();
@@ -487,10 +500,11 @@ impl Loop {
                 _ = failed.wait_for(Option::is_some) => break,
                 _ = stop.wait_for(|s| *s) => break,
             }
-            if passes_ran {
-                // The passes' branch is always ready while passes wait and spends no
-                // cooperative budget: without a yield the loop would keep the worker thread
-                // from the connection tasks that read the next calls and write the answers.
+            if slice_ran {
+                // The passes' and the verification's branches are always ready while they
+                // have work and spend no cooperative budget: without a yield the loop would
+                // keep the worker thread from the connection tasks that read the next calls
+                // and write the answers.
                 tokio::task::yield_now().await;
             }
         }
@@ -601,8 +615,7 @@ impl Loop {
         } else {
             self.counters.record("tick", took);
         }
-        self.verifier
-            .tick(&mut self.core, now, &mut self.counters.stats.verify);
+        self.verifier.tick(now);
     }
 
     /// Hands the round's writes, answers and NM calls to the store writer, or answers and

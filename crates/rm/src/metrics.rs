@@ -655,13 +655,29 @@ fn verification(o: &mut Out, stats: &DriverStats) {
     o.family(
         "weft_scheduler_verify_duration_seconds",
         "gauge",
-        "How long the last verification took.",
+        "How long the last verification took, all its slices together.",
     );
     o.sample(
         "weft_scheduler_verify_duration_seconds",
         &[],
         v.last_seconds,
     );
+    o.family(
+        "weft_scheduler_verify_slice_max_seconds",
+        "gauge",
+        "How long the last verification's longest slice took (the longest it held the driver up).",
+    );
+    o.sample(
+        "weft_scheduler_verify_slice_max_seconds",
+        &[],
+        v.last_longest_slice_seconds,
+    );
+    o.family(
+        "weft_scheduler_verify_slices",
+        "gauge",
+        "How many slices the last verification ran in.",
+    );
+    o.sample("weft_scheduler_verify_slices", &[], v.last_slices as f64);
 }
 
 #[cfg(test)]

@@ -261,6 +261,17 @@ impl Scheduler {
         with_engine!(&self.engine, s => s.verify())
     }
 
+    /// [`Scheduler::verify`] in slices, for a driver that must not stall for all of it: the
+    /// next checks of `round`, walking about `budget` containers (a count, not a time; the
+    /// checks of the whole, which walk none, take a slice of their own), the drift found added
+    /// to `round.drift`. True when the round is done. Events may come between two slices;
+    /// each slice checks whole entities as they are then, so a round over a consistent
+    /// scheduler finds nothing, and drift that lasts through a round is found as
+    /// [`Scheduler::verify`] finds it.
+    pub fn verify_slice(&self, round: &mut VerifyRound, budget: usize) -> bool {
+        with_engine!(&self.engine, s => s.verify_slice(round, budget))
+    }
+
     // Per-application answers for the RM's Allocate reply.
 
     /// The application's headroom, as Hadoop's scheduler of this kind tells an AM: under Fair,

@@ -1252,3 +1252,27 @@ pub struct Footprint {
     /// Apps the walks offered the node to (each a read of the app and its requests).
     pub apps_visited: u64,
 }
+
+/// A verification round done in slices (`Scheduler::verify_slice`): what it found so far and
+/// where it stands. A driver starts one with `VerifyRound::default()` and hands it to every
+/// slice until the round is done; events may come between two slices (each slice checks whole
+/// entities as they are then).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct VerifyRound {
+    /// The differences found so far, in words (empty: consistent so far).
+    pub drift: Vec<String>,
+    /// Where the round stands: the scheduler's business, a driver leaves it alone.
+    pub cursor: VerifyCursor,
+}
+
+/// Where a [`VerifyRound`] stands: which engine (node partition), which of its phases, and the
+/// next table slot to check in that phase.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VerifyCursor {
+    /// The engine: 0 is the only one, or the default partition; then each labeled one.
+    pub part: u32,
+    /// The engine's phase (the engine's own numbering).
+    pub phase: u32,
+    /// The next slot of the phase's table.
+    pub slot: u32,
+}

@@ -294,6 +294,19 @@ impl Scheduler {
         with_engine!(&self.kind, e => e.verify())
     }
 
+    /// [`Scheduler::verify`] in slices, for a driver that must not stall for all of it: the
+    /// next checks of `round`, walking about `budget` containers (a count, not a time; the
+    /// checks of the whole, which walk none, take a slice of their own), the drift found added
+    /// to `round.drift`. True when the round is done. Events may come between two slices;
+    /// each slice checks whole entities as they are then, so a round over a consistent
+    /// scheduler finds nothing, and drift that lasts through a round is found as
+    /// [`Scheduler::verify`] finds it. An entity added behind the round's cursor waits for the
+    /// next round.
+    pub fn verify_slice(&self, round: &mut VerifyRound, budget: usize) -> bool {
+        let VerifyRound { drift, cursor } = round;
+        with_engine!(&self.kind, e => e.verify_slice(cursor, budget, drift))
+    }
+
     // Per-application answers for the RM's Allocate reply.
 
     /// The application's headroom, as Hadoop's scheduler of this kind tells an AM: under Fair,

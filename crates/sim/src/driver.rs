@@ -246,6 +246,28 @@ impl<'c> Sim<'c> {
         (drift, self.clock.now_nanos().saturating_sub(t0))
     }
 
+    /// A whole sliced verification round (`Scheduler::verify_slice` with `budget`, its
+    /// slices back to back) and the CPU time of its slices.
+    pub(crate) fn verify_sliced_timed(&mut self, budget: usize) -> (Vec<String>, SliceTiming) {
+        let mut round = weft_sched::VerifyRound::default();
+        let mut timing = SliceTiming::default();
+        loop {
+            let phase = round.cursor.phase as usize;
+            let t0 = self.clock.now_nanos();
+            let done = self.sched.verify_slice(&mut round, budget);
+            let took = self.clock.now_nanos().saturating_sub(t0);
+            timing.slices += 1;
+            timing.total_nanos += took;
+            timing.max_nanos = timing.max_nanos.max(took);
+            if let Some(m) = timing.phase_max_nanos.get_mut(phase) {
+                *m = (*m).max(took);
+            }
+            if done {
+                return (round.drift, timing);
+            }
+        }
+    }
+
     /// Handles every decision kept so far, and those the script's reactions cause, in order.
     pub(crate) fn process<S: Script>(&mut self, script: &mut S) -> Result<(), S::Error> {
         while !self.decisions.is_empty() {
@@ -481,4 +503,15 @@ mod tests {
         assert_eq!(duration_tag(None), AskTag::NONE);
         assert_eq!(tagged_duration(AskTag::NONE), None);
     }
+}
+
+/// The slices of one sliced verification round ([`Sim::verify_sliced_timed`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct SliceTiming {
+    pub(crate) slices: u64,
+    pub(crate) total_nanos: u64,
+    pub(crate) max_nanos: u64,
+    /// The longest slice that started in each phase (`VerifyCursor::phase`, the engine's
+    /// numbering: the checks of the whole come first).
+    pub(crate) phase_max_nanos: [u64; 8],
 }

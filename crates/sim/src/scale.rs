@@ -56,6 +56,9 @@ pub struct ScaleOptions {
     /// At the end time, stop submitting (a closed loop stops replacing apps) and run on until
     /// every submitted app has finished, instead of stopping there.
     pub drain: bool,
+    /// With each verification, also run a sliced round (`Scheduler::verify_slice`, its slices
+    /// back to back) with this budget of containers per slice, timing each slice.
+    pub verify_slice_budget: Option<usize>,
 }
 
 impl Default for ScaleOptions {
@@ -66,6 +69,7 @@ impl Default for ScaleOptions {
             sample_interval: Duration::from_secs(1),
             end_override: None,
             drain: false,
+            verify_slice_budget: None,
         }
     }
 }
@@ -155,6 +159,10 @@ pub fn run_scale(
                     if at >= v {
                         let (drift, nanos) = sim.verify_timed();
                         run.recorder.drift(drift, nanos);
+                        if let Some(budget) = options.verify_slice_budget {
+                            let (drift, timing) = sim.verify_sliced_timed(budget);
+                            run.recorder.sliced_drift(drift, timing);
+                        }
                         next_verify = options.verify_every.map(|d| at + d);
                     }
                 }
@@ -180,6 +188,10 @@ pub fn run_scale(
     }
     let (drift, nanos) = sim.verify_timed();
     run.recorder.drift(drift, nanos);
+    if let Some(budget) = options.verify_slice_budget {
+        let (drift, timing) = sim.verify_sliced_timed(budget);
+        run.recorder.sliced_drift(drift, timing);
+    }
     let walks = (sim.sched.queues_visited(), sim.sched.top_level_reachable());
     let walk_bound = run
         .walk_bound

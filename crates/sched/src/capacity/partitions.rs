@@ -875,6 +875,43 @@ impl Partitioned {
                     .map(|d| format!("partition {label}: {d}")),
             );
         }
+        self.verify_routing(&mut drift);
+        drift
+    }
+
+    /// [`Partitions::verify`] in slices: each partition's engine's round in turn (part 0 the
+    /// default partition, then each labeled one), then the apps' routing in a slice of its
+    /// own. True when the round is done.
+    pub(crate) fn verify_slice(
+        &self,
+        cursor: &mut crate::api::VerifyCursor,
+        budget: usize,
+        drift: &mut Vec<String>,
+    ) -> bool {
+        let part = cursor.part as usize;
+        if part > self.labeled.len() {
+            self.verify_routing(drift);
+            return true;
+        }
+        let from = drift.len();
+        let engine_done = self.engine(part).verify_slice(cursor, budget, drift);
+        if part > 0 {
+            for d in &mut drift[from..] {
+                *d = format!("partition {}: {d}", self.label(part));
+            }
+        }
+        if engine_done {
+            *cursor = crate::api::VerifyCursor {
+                part: cursor.part + 1,
+                phase: 0,
+                slot: 0,
+            };
+        }
+        false
+    }
+
+    /// Every app routed to a partition is held by that partition's engine.
+    fn verify_routing(&self, drift: &mut Vec<String>) {
         for (app, p) in &self.app_partition {
             if !self.engine(*p).apps.contains_key(app) {
                 drift.push(format!(
@@ -883,7 +920,6 @@ impl Partitioned {
                 ));
             }
         }
-        drift
     }
 
     pub(crate) fn app_headroom(&self, app: AppId) -> Option<Resource> {

@@ -455,5 +455,14 @@ mod tests {
             .users
             .change(leaf, "alice", Resource::new(1024, 1), true, 0);
         assert_eq!(drift(&e).len(), 1, "a drifted kept figure is reported");
+        // The sliced form (the RM driver's) reports what the one-shot form reports.
+        let mut once = e.verify();
+        let mut cursor = crate::api::VerifyCursor::default();
+        let mut sliced = Vec::new();
+        while !e.verify_slice(&mut cursor, 1, &mut sliced) {}
+        once.sort();
+        sliced.sort();
+        assert!(!sliced.is_empty());
+        assert_eq!(sliced, once);
     }
 }

@@ -117,3 +117,152 @@ fn a_rebuild_of_a_consistent_scheduler_changes_no_decision() {
     assert!(!got.is_empty(), "the asks left are served");
     assert_eq!(got, allocations(&mut a, 8));
 }
+
+/// A whole sliced round (`verify_slice` with `budget`, its slices back to back), and how many
+/// slices it took.
+fn sliced(s: &Scheduler, budget: usize) -> (Vec<String>, usize) {
+    let mut cursor = crate::api::VerifyCursor::default();
+    let mut drift = Vec::new();
+    let mut slices = 1;
+    while !s.verify_slice(&mut cursor, budget, &mut drift) {
+        slices += 1;
+        assert!(slices < 10_000, "the round ends");
+    }
+    (drift, slices)
+}
+
+/// [`busy_scheduler`] with more containers running: both apps hold several.
+fn busier_scheduler() -> Scheduler {
+    let mut s = busy_scheduler();
+    allocations(&mut s, 8);
+    s
+}
+
+fn sorted(mut v: Vec<String>) -> Vec<String> {
+    v.sort();
+    v
+}
+
+/// App 1's running containers' table slots, in id order.
+fn app_container_slots(s: &Scheduler) -> Vec<u32> {
+    let a = s.apps.get(&AppId(1)).expect("app 1");
+    s.container_ids(a.running, crate::objects::containers::Owner::App)
+        .iter()
+        .filter_map(|id| s.containers.slot_of(id))
+        .collect()
+}
+
+#[test]
+fn a_sliced_round_over_a_consistent_scheduler_finds_nothing() {
+    let s = busier_scheduler();
+    assert!(app_container_slots(&s).len() >= 3, "containers run");
+    for budget in [0, 1, 3, 1000] {
+        let (drift, slices) = sliced(&s, budget);
+        assert_eq!(drift, Vec::<String>::new(), "budget {budget}");
+        // The checks of the whole, then at least one slice of entities.
+        assert!(slices >= 2, "budget {budget}: {slices} slices");
+    }
+    // A small budget spreads the containers over many slices.
+    assert!(sliced(&s, 1).1 > sliced(&s, 1000).1);
+    // Events between slices: each slice still sees a consistent state.
+    let mut s = s;
+    let mut cursor = crate::api::VerifyCursor::default();
+    let mut drift = Vec::new();
+    let mut heartbeats = 0;
+    while !s.verify_slice(&mut cursor, 2, &mut drift) {
+        let node = NodeId(1 + heartbeats % 2);
+        heartbeats += 1;
+        s.handle(Time(2), Event::NodeHeartbeat { node })
+            .expect("heartbeat");
+        while s.decisions.pop_front().is_some() {}
+    }
+    assert!(heartbeats > 2);
+    assert_eq!(drift, Vec::<String>::new());
+}
+
+#[test]
+fn the_sliced_round_finds_the_drift_the_one_shot_verification_finds() {
+    type Corruption = fn(&mut Scheduler);
+    // Drifted figures: both forms report them in the same words.
+    let figures: Vec<(&str, Corruption)> = vec![
+        ("cluster used", |s| s.cluster_used = Resource::new(512, 3)),
+        ("root usage", |s| {
+            s.queues.get_mut(ROOT).usage = Resource::new(512, 3)
+        }),
+        ("root runnable", |s| {
+            s.queues.get_mut(ROOT).runnable_count = 7
+        }),
+        ("app usage", |s| {
+            if let Some(a) = s.apps.get_mut(&AppId(1)) {
+                a.usage = Resource::new(512, 3);
+            }
+        }),
+        ("outstanding asks", |s| {
+            if let Some(a) = s.apps.get_mut(&AppId(2)) {
+                a.outstanding_asks = Resource::new(512, 3);
+            }
+        }),
+        ("node allocated", |s| {
+            if let Some(n) = s.nodes.get_mut(&NodeId(2)) {
+                n.allocated = Resource::new(512, 3);
+            }
+        }),
+        ("container size", |s| {
+            let slot = app_container_slots(s)[0];
+            if let Some(c) = s.containers.at_mut(slot) {
+                c.size = Resource::new(512, 3);
+            }
+        }),
+    ];
+    for (what, corrupt) in figures {
+        let mut s = busier_scheduler();
+        corrupt(&mut s);
+        let once = sorted(s.verify());
+        assert!(!once.is_empty(), "{what}: the one-shot form finds it");
+        for budget in [1, 1000] {
+            assert_eq!(
+                sorted(sliced(&s, budget).0),
+                once,
+                "{what}, budget {budget}"
+            );
+        }
+    }
+    // Damaged lists: the two forms look at them differently (a table count and the
+    // neighbours' links, or a walk) and word it differently, but both find it.
+    let lists: Vec<(&str, Corruption)> = vec![
+        ("app list miscounted", |s| {
+            if let Some(a) = s.apps.get_mut(&AppId(1)) {
+                a.running.miscount(1);
+            }
+        }),
+        ("node list miscounted", |s| {
+            if let Some(n) = s.nodes.get_mut(&NodeId(1)) {
+                n.running.miscount(1);
+            }
+        }),
+        ("container names another app", |s| {
+            let slot = app_container_slots(s)[1];
+            let other = s.apps.slot_of(&AppId(2)).expect("app 2");
+            if let Some(c) = s.containers.at_mut(slot) {
+                c.app_slot = other;
+            }
+        }),
+        ("broken link", |s| {
+            // The oldest container is the list's last: cut it off from the one before it.
+            let slot = app_container_slots(s)[0];
+            if let Some(c) = s.containers.at_mut(slot) {
+                c.by_app = Default::default();
+            }
+        }),
+    ];
+    for (what, corrupt) in lists {
+        let mut s = busier_scheduler();
+        corrupt(&mut s);
+        let once = s.verify();
+        assert!(!once.is_empty(), "{what}: the one-shot form finds it");
+        for budget in [1, 1000] {
+            let (found, _) = sliced(&s, budget);
+            assert!(!found.is_empty(), "{what}, budget {budget}: {once:?}");
+        }
+    }
+}

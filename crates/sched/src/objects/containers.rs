@@ -148,34 +148,107 @@ impl<R: Rules> Engine<R> {
         ids.sort_unstable();
         ids
     }
+}
 
-    /// What the list of the app (or node) in `slot` holds, walked once: the sum of its sizes,
-    /// how many containers it has, and how many of them name another app (or node) as theirs.
-    pub(crate) fn list_summary(&self, list: RunList, owner: Owner, slot: u32) -> ListSummary {
-        let containers = self.list_containers(list, owner);
-        let misowned = containers
-            .iter()
-            .filter(|c| {
-                let theirs = match owner {
-                    Owner::App => c.app_slot,
-                    Owner::Node => c.node_slot,
-                };
-                theirs != slot
-            })
-            .count();
-        ListSummary {
-            total: containers
-                .iter()
-                .fold(Resource::ZERO, |acc, c| acc.saturating_add(c.size)),
-            walked: containers.len(),
-            misowned,
+/// What one walk of an app's or node's list found, for verification ([`Engine::walk_list`]).
+pub(crate) struct ListWalk {
+    /// The sum of their sizes.
+    pub(crate) total: Resource,
+    /// How many containers the walk found (at most one more than the list counts: a longer
+    /// walk, e.g. round a cycle, stops there).
+    pub(crate) walked: usize,
+    /// How many of them name another app (or node) as theirs.
+    pub(crate) misowned: usize,
+    /// Links that do not hold: a container whose back link does not name the one before it
+    /// (the head's names none), or a forward link to a free slot.
+    pub(crate) broken_links: usize,
+}
+
+impl<R: Rules> Engine<R> {
+    /// Walks the list of the app (or node) in `slot` once, allocating nothing, and calls
+    /// `each` with every container on it (verification: the walk checks the links too).
+    pub(crate) fn walk_list(
+        &self,
+        list: RunList,
+        owner: Owner,
+        slot: u32,
+        mut each: impl FnMut(&Container),
+    ) -> ListWalk {
+        let mut out = ListWalk {
+            total: Resource::ZERO,
+            walked: 0,
+            misowned: 0,
+            broken_links: 0,
+        };
+        let (mut before, mut cur) = (NIL, list.head);
+        while out.walked <= list.len() {
+            let Some(c) = self.containers.at(cur) else {
+                if cur != NIL {
+                    out.broken_links += 1;
+                }
+                break;
+            };
+            let here = link(c, owner);
+            out.broken_links += usize::from(here.prev != before);
+            out.misowned += usize::from(owner_slot(c, owner) != slot);
+            out.total = out.total.saturating_add(c.size);
+            out.walked += 1;
+            each(c);
+            (before, cur) = (cur, here.next);
+        }
+        out
+    }
+
+    /// Whether the container in table slot `slot` is properly linked on its `owner`'s list,
+    /// looking at its neighbours only: each is a live container of the same owner linking
+    /// back to it, and with none before it, it is its owner's head. With every container
+    /// linked so and every owner's head and count right ([`Engine::head_holds`], a count of
+    /// the table), each list is its owner's containers but for a detached cycle, which only a
+    /// walk finds ([`Engine::walk_list`]).
+    pub(crate) fn links_hold(&self, slot: u32, c: &Container, owner: Owner) -> bool {
+        let Link { prev, next } = link(c, owner);
+        let mine = owner_slot(c, owner);
+        let next_holds = next == NIL
+            || self
+                .containers
+                .at(next)
+                .is_some_and(|n| link(n, owner).prev == slot && owner_slot(n, owner) == mine);
+        let prev_holds = if prev == NIL {
+            let head = match owner {
+                Owner::App => self.apps.at(mine).map(|a| a.running.head),
+                Owner::Node => self.nodes.at(mine).map(|n| n.running.head),
+            };
+            head == Some(slot)
+        } else {
+            self.containers
+                .at(prev)
+                .is_some_and(|p| link(p, owner).next == slot && owner_slot(p, owner) == mine)
+        };
+        next_holds && prev_holds
+    }
+
+    /// Whether the list of the app (or node) in `slot` starts right: empty with no head, or
+    /// headed by a live container of its own with nothing before it.
+    pub(crate) fn head_holds(&self, list: RunList, owner: Owner, slot: u32) -> bool {
+        match self.containers.at(list.head) {
+            None => list.head == NIL && list.len == 0,
+            Some(c) => list.len > 0 && owner_slot(c, owner) == slot && link(c, owner).prev == NIL,
         }
     }
 }
 
-/// See [`Engine::list_summary`].
-pub(crate) struct ListSummary {
-    pub(crate) total: Resource,
-    pub(crate) walked: usize,
-    pub(crate) misowned: usize,
+/// The table slot of the app (or node) a container names as its own.
+pub(crate) fn owner_slot(c: &Container, owner: Owner) -> u32 {
+    match owner {
+        Owner::App => c.app_slot,
+        Owner::Node => c.node_slot,
+    }
+}
+
+#[cfg(all(test, not(weft_two_lanes)))]
+impl RunList {
+    /// Makes the list count `by` more containers than it holds (tests corrupt it).
+    pub(crate) fn miscount(&mut self, by: u32) {
+        self.len += by;
+    }
 }

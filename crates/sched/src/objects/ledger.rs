@@ -326,7 +326,7 @@ impl<R: Rules> Engine<R> {
             let Some(list) = self.apps.at(slot).map(|a| a.running) else {
                 continue;
             };
-            let usage = self.list_summary(list, Owner::App, slot).total;
+            let usage = self.walk_list(list, Owner::App, slot, |_| {}).total;
             if let Some(a) = self.apps.at_mut(slot) {
                 a.usage = usage;
                 a.refresh_outstanding();
@@ -345,7 +345,7 @@ impl<R: Rules> Engine<R> {
             let Some(list) = self.nodes.at(slot).map(|n| n.running) else {
                 continue;
             };
-            let allocated = self.list_summary(list, Owner::Node, slot).total;
+            let allocated = self.walk_list(list, Owner::Node, slot, |_| {}).total;
             if let Some(n) = self.nodes.at_mut(slot) {
                 n.allocated = allocated;
                 if let Some(pools) = &mut self.pools {

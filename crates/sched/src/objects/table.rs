@@ -200,6 +200,12 @@ impl<K: Id, V> IdMap<K, V> {
         self.slots.get(slot as usize).and_then(Option::as_ref)
     }
 
+    /// One more than the largest slot in use: slots are `0..slot_bound()` (some free), for a
+    /// pass in storage order (sequential memory, no look-ups by id).
+    pub(crate) fn slot_bound(&self) -> u32 {
+        self.slots.len() as u32
+    }
+
     pub(crate) fn at_mut(&mut self, slot: u32) -> Option<&mut V> {
         self.slots.get_mut(slot as usize).and_then(Option::as_mut)
     }

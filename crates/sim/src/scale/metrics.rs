@@ -182,6 +182,17 @@ pub struct ScaleReport {
     pub verify_seconds: f64,
     /// Seconds the longest one took.
     pub verify_max_seconds: f64,
+    /// Sliced verification rounds run (`ScaleOptions::verify_slice_budget`).
+    pub sliced_rounds: u64,
+    /// Their slices.
+    pub slices: u64,
+    /// Seconds all their slices took.
+    pub slice_seconds: f64,
+    /// The longest slice's seconds.
+    pub slice_max_seconds: f64,
+    /// The longest slice's seconds by the phase it started in (`VerifyCursor::phase`, the
+    /// engine's numbering).
+    pub slice_max_seconds_by_phase: Vec<f64>,
     /// The samples.
     #[serde(skip)]
     pub samples: Vec<Sample>,
@@ -226,6 +237,11 @@ pub(crate) struct Recorder {
     verifications: u64,
     verify_nanos: u64,
     verify_max_nanos: u64,
+    sliced_rounds: u64,
+    slices: u64,
+    slice_nanos: u64,
+    slice_max_nanos: u64,
+    slice_phase_max_nanos: [u64; 8],
     preempt_warnings: u64,
     preempted: u64,
     preempted_am: u64,
@@ -265,6 +281,11 @@ impl Recorder {
             verifications: 0,
             verify_nanos: 0,
             verify_max_nanos: 0,
+            sliced_rounds: 0,
+            slices: 0,
+            slice_nanos: 0,
+            slice_max_nanos: 0,
+            slice_phase_max_nanos: [0; 8],
             preempt_warnings: 0,
             preempted: 0,
             preempted_am: 0,
@@ -464,6 +485,31 @@ impl Recorder {
         }
     }
 
+    /// One sliced verification round's findings and its slices' CPU time.
+    pub(crate) fn sliced_drift(
+        &mut self,
+        problems: Vec<String>,
+        timing: crate::driver::SliceTiming,
+    ) {
+        self.sliced_rounds += 1;
+        self.slices += timing.slices;
+        self.slice_nanos += timing.total_nanos;
+        self.slice_max_nanos = self.slice_max_nanos.max(timing.max_nanos);
+        for (kept, new) in self
+            .slice_phase_max_nanos
+            .iter_mut()
+            .zip(timing.phase_max_nanos)
+        {
+            *kept = (*kept).max(new);
+        }
+        self.drift += problems.len() as u64;
+        for p in problems {
+            if self.drift_examples.len() < 5 {
+                self.drift_examples.push(format!("sliced: {p}"));
+            }
+        }
+    }
+
     /// The report; `walks` is the scheduler's walk counters at the end (queues visited,
     /// top-level queues reachable).
     pub(crate) fn finish(self, now: Time, walks: (u64, u64)) -> ScaleReport {
@@ -565,6 +611,15 @@ impl Recorder {
             verifications: self.verifications,
             verify_seconds: self.verify_nanos as f64 / 1e9,
             verify_max_seconds: self.verify_max_nanos as f64 / 1e9,
+            sliced_rounds: self.sliced_rounds,
+            slices: self.slices,
+            slice_seconds: self.slice_nanos as f64 / 1e9,
+            slice_max_seconds: self.slice_max_nanos as f64 / 1e9,
+            slice_max_seconds_by_phase: self
+                .slice_phase_max_nanos
+                .iter()
+                .map(|n| *n as f64 / 1e9)
+                .collect(),
             samples: self.samples,
             queue_series: self.queues,
             waits_ms: waits,

@@ -273,12 +273,20 @@ fn scenario_31_no_walk_leaves_its_nodes_pool() {
     let w = params.workload(1);
     let (config, warnings) = workload_config(&w, "the preset").expect("valid config");
     assert!(warnings.is_empty(), "{warnings:?}");
+    // Each verification also as a sliced round (the RM's form), in slices of 50 containers.
     let options = ScaleOptions {
         verify_every: Some(Duration::from_secs(10)),
+        verify_slice_budget: Some(50),
         ..ScaleOptions::default()
     };
     let r = run_scale(&w, config, &mut ZeroClock, &options, &mut |_, _| {}).expect("runs");
     assert_eq!(r.drift, 0, "{:?}", r.drift_examples);
+    assert!(
+        r.sliced_rounds >= 3 && r.slices > r.sliced_rounds * 10,
+        "{} sliced rounds in {} slices",
+        r.sliced_rounds,
+        r.slices
+    );
     assert!(r.samples.iter().all(|s| s.usage <= 1.0));
     assert!(r.allocations > 1000, "the cluster fills: {}", r.allocations);
     let b = &r.walk_bound;
