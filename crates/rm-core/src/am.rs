@@ -447,6 +447,10 @@ impl RmCore {
         attempt: AttemptId,
         req: &AllocateRequest,
     ) -> Result<(), RmError> {
+        // Most Allocates ask nothing new: the queue's maximum is not needed then.
+        if req.asks.is_empty() {
+            return Ok(());
+        }
         let app = AppId(attempt.app.seq);
         let Some(max) = self.sched.max_container_allocation(app) else {
             return Ok(());
