@@ -7,6 +7,10 @@
 //! `valgrind --tool=callgrind` to count what the RM's own state machines cost per heartbeat
 //! and per allocation, apart from the transport.
 //!
+//! It allocates through mimalloc, the RM's allocator (`crates/cli`): glibc's malloc costs
+//! several times as many instructions per call, which would overstate what the core's
+//! allocations cost the RM (loads measured before stop 34 ran on glibc's).
+//!
 //! `cargo build --release -p weft-rm-core --example heartbeat_load`, then
 //! `target/release/examples/heartbeat_load [NODES APPS SECONDS TASKS]` (defaults 300 250 60
 //! 40; TASKS is each app's containers). The full preset runs ~100 containers per node and
@@ -24,6 +28,10 @@ use weft_sched::SchedulerConfig;
 use weft_store::LaunchContext;
 use weft_types::yarn_id::{AttemptId, ContainerId};
 use weft_types::{Resource, ResourceTypes, Time};
+
+/// The RM's allocator.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const QUEUES: usize = 50;
 const TASK_MS: u64 = 40_000;

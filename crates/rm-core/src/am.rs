@@ -310,12 +310,17 @@ impl RmCore {
         for (n, s) in &self.node_changes[seen.min(changes_len)..] {
             updated.insert(n.clone(), *s);
         }
+        // Each container is marked acquired and its node read in one lookup (as
+        // `node_keys_of` reads it: by node id for one that has ended since).
+        let mut nodes = Vec::with_capacity(allocated.len());
         for c in &allocated {
             if let Some(k) = self.containers.get_mut(&c.id) {
                 k.state = ContainerState::Acquired;
+                nodes.push(k.node);
+            } else if let Some(key) = self.nodes.key(&c.node_id) {
+                nodes.push(key);
             }
         }
-        let nodes = self.node_keys_of(&allocated);
         let nm_tokens = self.new_nm_tokens(attempt, nodes.into_iter());
         Ok(AllocateResponse {
             nm_tokens,
@@ -442,6 +447,10 @@ impl RmCore {
         attempt: AttemptId,
         req: &AllocateRequest,
     ) -> Result<(), RmError> {
+        // Most Allocates ask nothing new: the queue's maximum is not needed then.
+        if req.asks.is_empty() {
+            return Ok(());
+        }
         let app = AppId(attempt.app.seq);
         let Some(max) = self.sched.max_container_allocation(app) else {
             return Ok(());

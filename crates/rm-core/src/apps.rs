@@ -151,7 +151,7 @@ impl RmCore {
             attempts: Vec::new(),
             progress: 0.0,
             in_sched: true,
-            nodes_used: BTreeSet::new(),
+            nodes_used: Default::default(),
             ended_usage: Default::default(),
             ended: Default::default(),
         };
@@ -199,7 +199,7 @@ impl RmCore {
             attempts: Vec::new(),
             progress: 0.0,
             in_sched: false,
-            nodes_used: BTreeSet::new(),
+            nodes_used: Default::default(),
             ended_usage: Default::default(),
             ended: Default::default(),
         };
@@ -254,7 +254,7 @@ impl RmCore {
             asked: Default::default(),
             blacklist: BTreeSet::new(),
             nodes_seen: self.node_changes.len(),
-            nm_tokens_sent: BTreeSet::new(),
+            nm_tokens_sent: Default::default(),
             gangs: Default::default(),
             preempted: Default::default(),
         }
@@ -688,7 +688,7 @@ impl RmCore {
                 }
             }
         }
-        let nodes: Vec<NodeKey> = app.nodes_used.iter().copied().collect();
+        let nodes: Vec<NodeKey> = app.nodes_used.iter().collect();
         let mut writes = vec![Write::PutApp(app_record(app))];
         if !app.attempts.is_empty() {
             writes.push(Write::PutAttempt(attempt_record(

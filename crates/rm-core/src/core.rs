@@ -130,7 +130,7 @@ pub(crate) struct App {
     /// Whether the scheduler holds the app.
     pub(crate) in_sched: bool,
     /// Nodes that ran one of its containers: they get an app cleanup when it ends.
-    pub(crate) nodes_used: BTreeSet<NodeKey>,
+    pub(crate) nodes_used: crate::node_table::NodeSet,
     /// Aggregate allocation of its ended containers (MB x ms, vcores x ms).
     pub(crate) ended_usage: UsageMs,
     /// Its latest ended containers, oldest first, at most [`ENDED_CONTAINERS_KEPT`]: the
@@ -206,7 +206,7 @@ pub(crate) struct Attempt {
     /// Position in the node-change log up to which this AM was told.
     pub(crate) nodes_seen: usize,
     /// Nodes this attempt holds an NM token for (under the current master key).
-    pub(crate) nm_tokens_sent: BTreeSet<NodeKey>,
+    pub(crate) nm_tokens_sent: crate::node_table::NodeSet,
     /// What preemption took from this attempt.
     pub(crate) preempted: crate::preemption::PreemptedTally,
     /// The gangs its AM asked for and has not received, by gang id (persisted: `am_gangs`).

@@ -39,14 +39,16 @@ impl NodeContainers {
         self.reported.get(id).copied()
     }
 
-    /// The node reported the container running (it must be one of the node's).
-    pub(crate) fn mark_running(&mut self, id: &ContainerId) {
-        if let Some(reported) = self.reported.get_mut(id) {
-            if !*reported {
-                *reported = true;
-                self.reported_running += 1;
-            }
+    /// The node reported the container running: whether it had reported it before (`None`
+    /// when it is not the node's, which changes nothing). One lookup per RUNNING status.
+    pub(crate) fn mark_running(&mut self, id: &ContainerId) -> Option<bool> {
+        let reported = self.reported.get_mut(id)?;
+        let before = *reported;
+        if !before {
+            *reported = true;
+            self.reported_running += 1;
         }
+        Some(before)
     }
 
     pub(crate) fn remove(&mut self, id: &ContainerId) {
@@ -94,9 +96,9 @@ mod tests {
         c.allocated(id(2));
         c.recovered_running(id(3));
         assert_eq!(c.reported_running(), 1);
-        c.mark_running(&id(1));
-        c.mark_running(&id(1));
-        c.mark_running(&id(9));
+        assert_eq!(c.mark_running(&id(1)), Some(false));
+        assert_eq!(c.mark_running(&id(1)), Some(true));
+        assert_eq!(c.mark_running(&id(9)), None);
         assert_eq!(c.reported_running(), 2);
         assert_eq!(c.reported(&id(1)), Some(true));
         assert_eq!(c.reported(&id(2)), Some(false));

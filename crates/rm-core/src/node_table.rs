@@ -100,3 +100,64 @@ impl NodeTable {
         self.index.values().filter_map(|k| self.at(*k))
     }
 }
+
+/// A set of nodes, a bit per key (keys are dense, from 0): an application's nodes used and an
+/// attempt's NM-token nodes grow by one node on most allocations, where an ordered tree cost a
+/// walk, a node split now and then and its allocation. Listed in key order, as the tree was.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct NodeSet {
+    words: Vec<u64>,
+}
+
+impl NodeSet {
+    /// Adds `key`; false when it was in already.
+    pub(crate) fn insert(&mut self, key: NodeKey) -> bool {
+        let (word, bit) = (key.0 as usize / 64, 1u64 << (key.0 % 64));
+        if word >= self.words.len() {
+            self.words.resize(word + 1, 0);
+        }
+        let fresh = self.words[word] & bit == 0;
+        self.words[word] |= bit;
+        fresh
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.words.clear();
+    }
+
+    /// Its nodes, in key order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = NodeKey> + '_ {
+        self.words.iter().enumerate().flat_map(|(w, &word)| {
+            let mut rest = word;
+            std::iter::from_fn(move || {
+                if rest == 0 {
+                    return None;
+                }
+                let bit = rest.trailing_zeros();
+                rest &= rest - 1;
+                Some(NodeKey(w as u32 * 64 + bit))
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_set_lists_its_keys_in_order_once() {
+        let mut s = NodeSet::default();
+        assert_eq!(s.iter().count(), 0);
+        for k in [130, 0, 63, 64, 5, 130, 1000, 63] {
+            s.insert(NodeKey(k));
+        }
+        assert!(!s.insert(NodeKey(5)));
+        assert!(s.insert(NodeKey(6)));
+        let keys: Vec<u32> = s.iter().map(|k| k.0).collect();
+        assert_eq!(keys, vec![0, 5, 6, 63, 64, 130, 1000]);
+        s.clear();
+        assert_eq!(s.iter().count(), 0);
+        assert!(s.insert(NodeKey(64)));
+    }
+}

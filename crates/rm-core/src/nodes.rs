@@ -506,10 +506,14 @@ impl RmCore {
         let Some(node) = self.nodes.at_mut(key) else {
             return;
         };
-        match (s.state, node.containers.reported(&s.container)) {
+        // A RUNNING status is taken in by the lookup that marks it (one probe).
+        let reported = match s.state {
+            NmContainerState::Running => node.containers.mark_running(&s.container),
+            NmContainerState::Complete => node.containers.reported(&s.container),
+        };
+        match (s.state, reported) {
             (NmContainerState::Running, Some(true)) => {}
             (NmContainerState::Running, Some(false)) => {
-                node.containers.mark_running(&s.container);
                 if let Some(c) = self.containers.get_mut(&s.container) {
                     c.state = ContainerState::Running;
                 }

@@ -81,7 +81,7 @@ impl RmCore {
                     0.0
                 },
                 in_sched: false,
-                nodes_used: BTreeSet::new(),
+                nodes_used: Default::default(),
                 ended_usage: UsageMs {
                     memory_mb_ms: r.memory_mb_ms,
                     vcore_ms: r.vcore_ms,
@@ -272,7 +272,7 @@ fn attempt_from(
         asked: Default::default(),
         blacklist: BTreeSet::new(),
         nodes_seen: 0,
-        nm_tokens_sent: BTreeSet::new(),
+        nm_tokens_sent: Default::default(),
         preempted: crate::preemption::PreemptedTally::from_record(r),
         gangs: r
             .gangs

@@ -1,14 +1,13 @@
 //! The identifiers' byte layout: a 4-byte tag, then fixed-width big-endian integers and
 //! strings prefixed with their u16 length; and the hex text form.
 
-use std::fmt;
-
 pub(crate) struct Writer(Vec<u8>);
 
 impl Writer {
-    pub(crate) fn new(tag: &[u8; 4]) -> Writer {
-        // Room for a container token's identifier without growing.
-        let mut bytes = Vec::with_capacity(128);
+    /// A writer for an identifier of about `len` bytes, with room for the token's whole text
+    /// (`hex(identifier).hex(mac)`, made in this buffer: [`hex_in_place`]).
+    pub(crate) fn new(tag: &[u8; 4], len: usize) -> Writer {
+        let mut bytes = Vec::with_capacity(token_len(len));
         bytes.extend_from_slice(tag);
         Writer(bytes)
     }
@@ -23,32 +22,29 @@ impl Writer {
     }
     /// Strings longer than u16::MAX bytes are cut (ids, node names and user names never are).
     pub(crate) fn str(&mut self, s: &str) {
-        let bytes = &s.as_bytes()[..s.len().min(u16::MAX as usize)];
+        self.text(s.as_bytes());
+    }
+    /// Text given as its bytes (an id's `IdText`, made without a formatter or a `String`:
+    /// the RM writes one per token, one or two tokens per allocation), as [`Writer::str`].
+    pub(crate) fn text(&mut self, text: &[u8]) {
+        let bytes = &text[..text.len().min(u16::MAX as usize)];
         self.0
             .extend_from_slice(&(bytes.len() as u16).to_be_bytes());
         self.0.extend_from_slice(bytes);
-    }
-    /// A value's text (an id), written as [`Writer::str`] writes it, without a `String` in
-    /// between (the RM writes one per token, one or two tokens per allocation).
-    pub(crate) fn text(&mut self, value: &impl fmt::Display) {
-        let at = self.0.len();
-        self.0.extend_from_slice(&[0, 0]);
-        // Writing into a Vec cannot fail.
-        let _ = fmt::Write::write_fmt(self, format_args!("{value}"));
-        let len = (self.0.len() - at - 2).min(u16::MAX as usize);
-        self.0.truncate(at + 2 + len);
-        self.0[at..at + 2].copy_from_slice(&(len as u16).to_be_bytes());
     }
     pub(crate) fn finish(self) -> Vec<u8> {
         self.0
     }
 }
 
-impl fmt::Write for Writer {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        self.0.extend_from_slice(s.as_bytes());
-        Ok(())
-    }
+/// The length of a token's text whose identifier has `identifier` bytes.
+pub(crate) fn token_len(identifier: usize) -> usize {
+    identifier * 2 + 1 + 64
+}
+
+/// The length of a field [`Writer::str`] writes for `text`.
+pub(crate) fn field_len(text: &[u8]) -> usize {
+    2 + text.len().min(u16::MAX as usize)
 }
 
 pub(crate) struct Reader<'a> {
@@ -127,6 +123,31 @@ pub(crate) fn push_hex(s: &mut Vec<u8>, bytes: &[u8]) {
     s.resize(start + bytes.len() * 2, 0);
     for (pair, b) in s[start..].chunks_exact_mut(2).zip(bytes) {
         pair.copy_from_slice(&HEX_PAIRS[usize::from(*b)]);
+    }
+}
+
+/// Replaces `buf`'s bytes by their hex digits, in place: a token's identifier becomes the
+/// first half of its text in the identifier's own buffer, without a second allocation.
+/// Worked from the back a block at a time (each block copied out first): the digits of the
+/// bytes at `start..end` land at `2 * start..2 * end`, never before `start`, so they only
+/// overwrite bytes already turned into digits.
+pub(crate) fn hex_in_place(buf: &mut Vec<u8>) {
+    const BLOCK: usize = 64;
+    let len = buf.len();
+    buf.resize(len * 2, 0);
+    let mut end = len;
+    while end > 0 {
+        let start = end.saturating_sub(BLOCK);
+        let mut block = [0u8; BLOCK];
+        let block = &mut block[..end - start];
+        block.copy_from_slice(&buf[start..end]);
+        for (pair, b) in buf[2 * start..2 * end]
+            .chunks_exact_mut(2)
+            .zip(block.iter())
+        {
+            pair.copy_from_slice(&HEX_PAIRS[usize::from(*b)]);
+        }
+        end = start;
     }
 }
 

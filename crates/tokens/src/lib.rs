@@ -117,7 +117,7 @@ impl MasterKey {
         }
     }
 
-    fn sign(&self, identifier: &[u8]) -> String {
+    fn sign(&self, identifier: Vec<u8>) -> String {
         Signer::new(self).sign(identifier)
     }
 
@@ -160,13 +160,15 @@ impl Signer {
         self.key_id
     }
 
-    /// `hex(identifier).hex(mac)`.
-    fn sign(&self, identifier: &[u8]) -> String {
+    /// `hex(identifier).hex(mac)`, made in the identifier's buffer (one allocation per
+    /// token; the writers size it for the whole text).
+    fn sign(&self, identifier: Vec<u8>) -> String {
         let mut mac = self.keyed.clone();
-        mac.update(identifier);
+        mac.update(&identifier);
         let mac: [u8; 32] = mac.finalize().into_bytes().into();
-        let mut token = Vec::with_capacity((identifier.len() + mac.len()) * 2 + 1);
-        codec::push_hex(&mut token, identifier);
+        let mut token = identifier;
+        token.reserve_exact(codec::token_len(token.len()).saturating_sub(token.len()));
+        codec::hex_in_place(&mut token);
         token.push(b'.');
         codec::push_hex(&mut token, &mac);
         codec::ascii(token)
@@ -245,9 +247,16 @@ pub struct ContainerTokenFields<'a> {
 
 impl ContainerTokenFields<'_> {
     fn encode(&self, key_id: u32) -> Vec<u8> {
-        let mut w = Writer::new(CONTAINER_TAG);
+        let container = self.container.text();
+        let len = 4
+            + 4
+            + codec::field_len(container.as_bytes())
+            + codec::field_len(self.node_id.as_bytes())
+            + codec::field_len(self.user.as_bytes())
+            + 3 * 8;
+        let mut w = Writer::new(CONTAINER_TAG, len);
         w.u32(key_id);
-        w.text(&self.container);
+        w.text(container.as_bytes());
         w.str(self.node_id);
         w.str(self.user);
         w.i64(self.memory_mb);
@@ -258,7 +267,7 @@ impl ContainerTokenFields<'_> {
 
     /// The token, signed with the signer's key.
     pub fn issue_with(&self, signer: &Signer) -> String {
-        signer.sign(&self.encode(signer.key_id))
+        signer.sign(self.encode(signer.key_id))
     }
 }
 
@@ -298,13 +307,13 @@ impl ContainerTokenIdentifier {
     /// Signs this identifier with `key` (its `key_id` becomes the key's id).
     pub fn issue(mut self, key: &MasterKey) -> String {
         self.key_id = key.id;
-        key.sign(&self.encode())
+        key.sign(self.encode())
     }
 
     /// [`Self::issue`] with a key's [`Signer`] (for many tokens under one key).
     pub fn issue_with(mut self, signer: &Signer) -> String {
         self.key_id = signer.key_id;
-        signer.sign(&self.encode())
+        signer.sign(self.encode())
     }
 }
 
@@ -334,9 +343,15 @@ pub struct NmTokenFields<'a> {
 
 impl NmTokenFields<'_> {
     fn encode(&self, key_id: u32) -> Vec<u8> {
-        let mut w = Writer::new(NM_TAG);
+        let attempt = self.attempt.text();
+        let len = 4
+            + 4
+            + codec::field_len(attempt.as_bytes())
+            + codec::field_len(self.node_id.as_bytes())
+            + codec::field_len(self.user.as_bytes());
+        let mut w = Writer::new(NM_TAG, len);
         w.u32(key_id);
-        w.text(&self.attempt);
+        w.text(attempt.as_bytes());
         w.str(self.node_id);
         w.str(self.user);
         w.finish()
@@ -344,7 +359,7 @@ impl NmTokenFields<'_> {
 
     /// The token, signed with the signer's key.
     pub fn issue_with(&self, signer: &Signer) -> String {
-        signer.sign(&self.encode(signer.key_id))
+        signer.sign(self.encode(signer.key_id))
     }
 }
 
@@ -375,13 +390,13 @@ impl NmTokenIdentifier {
     /// Signs this identifier with `key` (its `key_id` becomes the key's id).
     pub fn issue(mut self, key: &MasterKey) -> String {
         self.key_id = key.id;
-        key.sign(&self.encode())
+        key.sign(self.encode())
     }
 
     /// [`Self::issue`] with a key's [`Signer`] (for many tokens under one key).
     pub fn issue_with(mut self, signer: &Signer) -> String {
         self.key_id = signer.key_id;
-        signer.sign(&self.encode())
+        signer.sign(self.encode())
     }
 }
 

@@ -224,3 +224,35 @@ fn the_token_text_is_stable_and_the_borrowed_fields_issue_it() {
     assert_eq!(fields.issue_with(&signer), NM);
     assert_eq!(codec::hex(&[0x00, 0x0f, 0xa5, 0xff]), "000fa5ff");
 }
+
+#[test]
+fn hex_in_place_gives_the_hex_of_every_length() {
+    // Every byte value, against the digits written one at a time.
+    let all: Vec<u8> = (0..=255).collect();
+    let by_hand: String = all.iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(codec::hex(&all), by_hand);
+    let mut buf = all.clone();
+    codec::hex_in_place(&mut buf);
+    assert_eq!(codec::ascii(buf), by_hand);
+    // Blocks of 64 are worked from the back: lengths around and across the block edges.
+    for len in [0, 1, 2, 63, 64, 65, 127, 128, 129, 300] {
+        let bytes: Vec<u8> = (0..len).map(|i| (i * 37 + 11) as u8).collect();
+        let by_hand: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(codec::hex(&bytes), by_hand, "length {len}");
+        let mut buf = bytes.clone();
+        codec::hex_in_place(&mut buf);
+        assert_eq!(codec::ascii(buf), by_hand, "length {len}");
+    }
+    // A token's buffer is sized once: hex, the dot and the signature fit without growing.
+    let c = container();
+    let fields = ContainerTokenFields {
+        container: c.container,
+        node_id: &c.node_id,
+        user: &c.user,
+        memory_mb: c.memory_mb,
+        vcores: c.vcores,
+        expiry_ms: c.expiry_ms,
+    };
+    let identifier = fields.encode(7);
+    assert_eq!(identifier.capacity(), codec::token_len(identifier.len()));
+}

@@ -147,9 +147,11 @@ const DIGIT_PAIRS: [u8; 200] = {
     pairs
 };
 
-/// An id's text built on the stack: the RM prints a container id per allocation, stop and
-/// token, and `write!` with padded numbers cost several times more than the digits.
-struct IdText {
+/// An id's text built on the stack (`ContainerId::text` and the others): the RM prints a
+/// container id per allocation, stop and token, and `write!` with padded numbers cost several
+/// times more than the digits; callers that want the bytes (a token's identifier) or a
+/// `String` take them from here without a formatter in between.
+pub struct IdText {
     bytes: [u8; 96],
     len: usize,
 }
@@ -199,18 +201,31 @@ impl IdText {
         self.len = end;
     }
 
-    fn as_str(&self) -> &str {
+    /// The text (what `Display` writes).
+    pub fn as_str(&self) -> &str {
         // Only ASCII prefixes and digits were pushed.
-        std::str::from_utf8(&self.bytes[..self.len]).unwrap_or_default()
+        std::str::from_utf8(self.as_bytes()).unwrap_or_default()
+    }
+
+    /// The text's bytes (ASCII).
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+}
+
+impl ApplicationId {
+    /// The id's text (`application_<ts>_<seq>`), on the stack.
+    pub fn text(&self) -> IdText {
+        let mut text = IdText::new("application_");
+        text.number(self.cluster_ts, 0);
+        text.number(self.seq, 4);
+        text
     }
 }
 
 impl fmt::Display for ApplicationId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut text = IdText::new("application_");
-        text.number(self.cluster_ts, 0);
-        text.number(self.seq, 4);
-        f.write_str(text.as_str())
+        f.write_str(self.text().as_str())
     }
 }
 
@@ -226,13 +241,20 @@ impl FromStr for ApplicationId {
     }
 }
 
-impl fmt::Display for AttemptId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl AttemptId {
+    /// The id's text (`appattempt_<ts>_<seq>_<attempt>`), on the stack.
+    pub fn text(&self) -> IdText {
         let mut text = IdText::new("appattempt_");
         text.number(self.app.cluster_ts, 0);
         text.number(self.app.seq, 4);
         text.number(u64::from(self.attempt), 6);
-        f.write_str(text.as_str())
+        text
+    }
+}
+
+impl fmt::Display for AttemptId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.text().as_str())
     }
 }
 
@@ -251,14 +273,21 @@ impl FromStr for AttemptId {
     }
 }
 
-impl fmt::Display for ContainerId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl ContainerId {
+    /// The id's text (`container_<ts>_<seq>_<attempt>_<n>`), on the stack.
+    pub fn text(&self) -> IdText {
         let mut text = IdText::new("container_");
         text.number(self.app.cluster_ts, 0);
         text.number(self.app.seq, 4);
         text.number(u64::from(self.attempt), 2);
         text.number(self.n, 6);
-        f.write_str(text.as_str())
+        text
+    }
+}
+
+impl fmt::Display for ContainerId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.text().as_str())
     }
 }
 

@@ -233,6 +233,9 @@ impl RmCore {
         attempt: AttemptId,
         demands: Vec<AmDemand>,
     ) -> Result<(), RmError> {
+        if demands.is_empty() {
+            return Ok(());
+        }
         let app = attempt.app;
         let unsent: Vec<AmDemand> = demands
             .into_iter()
@@ -591,6 +594,10 @@ impl RmCore {
         attempt: AttemptId,
         req: &AllocateRequest,
     ) {
+        // Most Allocates carry no verdict: no copy of the user for them.
+        if req.kill_demands.is_empty() && req.complete_demands.is_empty() {
+            return;
+        }
         let user = self
             .apps
             .get(&attempt.app)
