@@ -124,7 +124,8 @@ impl Verifier {
         self.slice_granted && self.round.is_some()
     }
 
-    /// Whether a round is under way: the driver runs its slices between its other jobs.
+    /// Whether a round is under way (the driver asks `slice_due`, which paces the slices).
+    #[cfg(test)]
     pub(crate) fn in_round(&self) -> bool {
         self.round.is_some()
     }
