@@ -468,10 +468,10 @@ impl Loop {
                     }
                     slice_ran = true;
                 }
-                // A verification round's slices (`Verifier`), taking turns with the lanes
-                // the same way: a slice holds the driver for a few milliseconds, not the
-                // whole round.
-                _ = std::future::ready(()), if self.verifier.in_round() => {
+                // A verification round's slices (`Verifier`), one per tick, taking turns with
+                // the lanes the same way: a slice holds the driver for a few milliseconds, and
+                // the round is spread over seconds.
+                _ = std::future::ready(()), if self.verifier.slice_due() => {
                     let took = self
                         .verifier
                         .run_slice(&mut self.core, &mut self.counters.stats.verify);
