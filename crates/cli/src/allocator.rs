@@ -7,7 +7,8 @@
 //! the purge held for a minute, none (docs/TODO.md, stop 34). mimalloc reads its options from
 //! the environment when the process starts, and the workspace forbids the unsafe call that
 //! would set one later, so `weft rm` re-executes itself once with the setting in its
-//! environment; a setting the environment already has is the operator's, and is kept.
+//! environment; a setting the environment already has is the operator's, and is kept (set it
+//! yourself to skip the re-execution, e.g. under valgrind, which would not follow it).
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
