@@ -700,11 +700,16 @@ impl RmCore {
         // the AM expiry.
         let mut am_node = None;
         if let Some(am) = lingering {
-            if let Some(c) = self.containers.get(&am) {
-                am_node = Some(c.node);
-                let node = self.nodes.id_of(c.node).to_string();
+            if let Some(key) = self.containers.get(&am).map(|c| c.node) {
+                am_node = Some(key);
+                let counted = self.nodes.at_mut(key).is_some_and(|n| {
+                    let running = n.containers.reported(&am) == Some(true);
+                    n.lingering_running += u32::from(running);
+                    running
+                });
+                let node = self.nodes.id_of(key).to_string();
                 self.lingering_am
-                    .insert(am, (node, now + self.config.am_expiry));
+                    .insert(am, (node, now + self.config.am_expiry, counted));
             }
         }
         // What the scheduler already ended (a kill) is reported as it ended; the rest ends
@@ -741,8 +746,11 @@ impl RmCore {
     /// The pending AM cleanup of a finished app happens now (its AM container ended or
     /// outstayed its welcome).
     pub(crate) fn end_lingering_am(&mut self, container: ContainerId, stop: bool) {
-        if let Some((node, _)) = self.lingering_am.remove(&container) {
+        if let Some((node, _, counted)) = self.lingering_am.remove(&container) {
             if let Some(n) = self.nodes.get_mut(&node) {
+                if counted {
+                    n.lingering_running = n.lingering_running.saturating_sub(1);
+                }
                 n.to_cleanup.insert(container.app);
                 if stop {
                     n.to_stop.insert(container);

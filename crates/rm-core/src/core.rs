@@ -262,6 +262,11 @@ pub(crate) struct Node {
     pub(crate) containers: crate::node_containers::NodeContainers,
     pub(crate) to_stop: BTreeSet<ContainerId>,
     pub(crate) to_cleanup: BTreeSet<ApplicationId>,
+    /// Finished apps' AM containers lingering here (`RmCore::lingering_am`) that the node had
+    /// reported running: no longer among `containers`, yet in the NM's running count until
+    /// they exit, so the delta check expects them (without it every heartbeat of the node
+    /// asked for a full report until the AM exited, up to the AM expiry).
+    pub(crate) lingering_running: u32,
     /// The secret its current registration was given (`node_identity`).
     pub(crate) secret: String,
 }
@@ -290,8 +295,9 @@ pub struct RmCore {
     pub(crate) node_changes: Vec<(String, NodeState)>,
     /// Running nodes, as counted when `node_changes` had the given length.
     pub(crate) usable: (usize, u32),
-    /// AM containers of finished apps, left to exit on their own: container -> (node, deadline).
-    pub(crate) lingering_am: BTreeMap<ContainerId, (String, Time)>,
+    /// AM containers of finished apps, left to exit on their own: container -> (node,
+    /// deadline, whether the node had reported it running: see `Node::lingering_running`).
+    pub(crate) lingering_am: BTreeMap<ContainerId, (String, Time, bool)>,
     pub(crate) outputs: VecDeque<Output>,
     /// `Persist` outputs produced so far (`RmCore::writes_made`).
     pub(crate) writes_made: u64,

@@ -52,7 +52,7 @@ impl RmCore {
         let due: Vec<ContainerId> = self
             .lingering_am
             .iter()
-            .filter(|(_, (_, deadline))| *deadline <= now)
+            .filter(|(_, (_, deadline, _))| *deadline <= now)
             .map(|(c, _)| *c)
             .collect();
         for c in due {

@@ -286,6 +286,7 @@ impl RmCore {
             containers: Default::default(),
             to_stop: BTreeSet::new(),
             to_cleanup: BTreeSet::new(),
+            lingering_running: 0,
             secret: String::new(),
         });
         self.node_by_sched.insert(sched, key);
@@ -338,7 +339,10 @@ impl RmCore {
         let _ = self.sched.handle(now, Event::NodeRemoved { node: sched });
         self.node_by_sched.remove(&sched);
         self.drain(now);
-        self.lingering_am.retain(|_, (n, _)| n != node_id);
+        self.lingering_am.retain(|_, (n, _, _)| n != node_id);
+        if let Some(node) = self.nodes.get_mut(node_id) {
+            node.lingering_running = 0;
+        }
     }
 
     /// A heartbeat: container statuses, health, then the scheduler assigns containers on the
@@ -489,7 +493,7 @@ impl RmCore {
         // never knew) has the NM list everything once more, as YARN's NMs always do.
         let send_all_statuses = status
             .running_containers
-            .is_some_and(|n| n != node.containers.reported_running());
+            .is_some_and(|n| n != node.containers.reported_running() + node.lingering_running);
         Ok(HeartbeatReply {
             action: Some(NodeAction::Normal),
             containers_to_stop,

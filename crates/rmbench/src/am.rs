@@ -197,6 +197,7 @@ impl Am {
                     id: c.container_id,
                     at: launched_at,
                     forever: false,
+                    size: c.resource.as_ref().map(|r| (r.memory_mb, r.vcores)),
                 };
                 by_node.entry(index).or_default().push(l);
             }

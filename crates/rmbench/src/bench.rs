@@ -199,6 +199,8 @@ async fn drive(
             heartbeat: args.heartbeat_ms.map(Duration::from_millis),
             container_run: Duration::from_millis(args.container_ms.unwrap_or(0)),
             container_jitter: args.container_jitter,
+            stagger_first_fill: false,
+            am_size: (0, 0),
             full_statuses: args.full_statuses,
             unary_heartbeats: args.unary_heartbeats,
             framed_to: (!args.grpc_streams && !args.unary_heartbeats).then(|| rm.tracker.clone()),

@@ -101,6 +101,7 @@ impl ContainerManagement for Service {
                     id: r.container_id.clone(),
                     at: crate::clock::now(),
                     forever: am.is_some(),
+                    size: None,
                 }],
             );
             if let Some(am) = am {

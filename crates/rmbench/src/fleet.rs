@@ -24,7 +24,7 @@ use crate::bench::{connect, wait_registered, REGISTERING, WORKERS};
 use crate::cm::{self, AmLaunch};
 use crate::error::BenchError;
 use crate::fleet_am::{AppMaster, AppResult, FleetCounters, Tasks};
-use crate::fleet_report::{FleetReport, MinuteRow};
+use crate::fleet_report::{CoreShare, FleetReport, MinuteRow};
 use crate::nm::{self, NodeResult, NodeSpec};
 use crate::rest::{Rest, APPLICATION_TYPE};
 use crate::rm_proc::{
@@ -389,6 +389,7 @@ fn dispatcher(
                     attempt_id: launch.attempt_id.clone(),
                     token: launch.token.clone(),
                 },
+                container: launch.node.map(|n| (n, launch.container_id.clone())),
                 tasks: Tasks {
                     count: group.count,
                     priority: group.priority,
@@ -496,6 +497,8 @@ async fn drive(
             heartbeat: args.heartbeat_ms.map(Duration::from_millis),
             container_run: Duration::from_millis(plan.container_ms),
             container_jitter: args.container_jitter,
+            stagger_first_fill: args.start == crate::Start::Steady,
+            am_size: plan.apps.am.map_or((0, 0), |r| (r.memory_mb(), r.vcores())),
             full_statuses: args.full_statuses,
             unary_heartbeats: args.unary_heartbeats,
             framed_to: nodes_framed.then(|| rm.tracker.clone()),
@@ -734,6 +737,51 @@ struct Assembly<'a> {
     shared: &'a Shared,
 }
 
+/// The core's time and the RM's CPU per heartbeat between the first and the last scrape
+/// inside the measured window (from `from_ms` to the stop).
+fn core_share(a: &Assembly<'_>, heartbeats: &[Sample], from_ms: u64) -> Option<CoreShare> {
+    let mut inside = a
+        .scrapes
+        .iter()
+        .filter(|s| s.at_ms >= from_ms && s.at_ms <= a.stop_ms);
+    let first = inside.next()?;
+    let last = inside.next_back()?;
+    let answered = percentiles(heartbeats, first.at_ms, last.at_ms).count as u64;
+    let rm_seconds = cpu_between(a.observations, first.at_ms, last.at_ms).rm_seconds?;
+    share_between(first, last, answered, rm_seconds, a.start_ms)
+}
+
+/// [`CoreShare`] from two scrapes, the heartbeats answered between them and the RM's CPU
+/// seconds over the same time (`start_ms`: the first submission, for the report's times).
+fn share_between(
+    first: &timeline::Scrape,
+    last: &timeline::Scrape,
+    answered: u64,
+    rm_seconds: f64,
+    start_ms: u64,
+) -> Option<CoreShare> {
+    let core_seconds: f64 = last
+        .driver
+        .kinds
+        .iter()
+        .map(|(kind, (_, seconds))| {
+            let before = first.driver.kinds.get(kind).map_or(0.0, |(_, s)| *s);
+            (seconds - before).max(0.0)
+        })
+        .sum();
+    let rm_us = micros_per(Some(rm_seconds), answered)?;
+    let core_us = micros_per(Some(core_seconds), answered)?;
+    let since_start = |t: u64| t.saturating_sub(start_ms) as f64 / 1000.0;
+    Some(CoreShare {
+        from_s: since_start(first.at_ms),
+        to_s: since_start(last.at_ms),
+        heartbeats: answered,
+        core_us_per_heartbeat: core_us,
+        rm_cpu_us_per_heartbeat: rm_us,
+        rm_over_core: if core_us > 0.0 { rm_us / core_us } else { 0.0 },
+    })
+}
+
 /// Per-second CPU and per-event CPU between the observations at or before `from` and `to`.
 struct CpuBetween {
     rm_cores: Option<f64>,
@@ -908,6 +956,7 @@ fn assemble(a: &Assembly<'_>) -> FleetReport {
         queues: a.plan.apps.queues.len(),
         container_ms: a.plan.container_ms,
         container_jitter: a.args.container_jitter,
+        start: a.args.start,
         heartbeat_ms: a
             .nodes
             .first()
@@ -923,6 +972,7 @@ fn assemble(a: &Assembly<'_>) -> FleetReport {
         allocated: total_allocated,
         rm_cpu_us_per_heartbeat: micros_per(total_cpu.rm_seconds, heartbeat_latency.count as u64),
         rm_cpu_us_per_allocation: micros_per(total_cpu.rm_seconds, total_allocated),
+        core_share: core_share(a, &heartbeats, from),
         heartbeat_latency,
         allocate_latency: percentiles(&allocates, from, a.stop_ms),
         finish_latency: percentiles(&finishes, 0, u64::MAX),
@@ -996,6 +1046,42 @@ mod tests {
         assert_eq!(cluster_usage(&m), Some(0.9));
         let empty = json!({"clusterMetrics": {"allocatedMB": 0, "totalMB": 0}});
         assert_eq!(cluster_usage(&empty), None);
+    }
+
+    /// The core's seconds are summed over every kind (one seen only in the last scrape
+    /// counts from zero), and both figures are per heartbeat answered between the scrapes.
+    #[test]
+    fn core_share_sums_every_kind_between_two_scrapes() {
+        let scrape = |at_ms, kinds: &[(&str, f64)]| timeline::Scrape {
+            at_ms,
+            driver: timeline::DriverCounters {
+                kinds: kinds
+                    .iter()
+                    .map(|(k, s)| ((*k).to_string(), (0.0, *s)))
+                    .collect(),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let first = scrape(
+            20_000,
+            &[("node_update", 1.0), ("tracker.node_heartbeat", 2.0)],
+        );
+        let last = scrape(
+            50_000,
+            &[
+                ("node_update", 2.5),
+                ("tracker.node_heartbeat", 3.0),
+                ("verify", 0.5),
+            ],
+        );
+        let share = share_between(&first, &last, 300_000, 15.0, 5_000).expect("heartbeats");
+        assert_eq!((share.from_s, share.to_s), (15.0, 45.0));
+        assert_eq!(share.heartbeats, 300_000);
+        assert!((share.core_us_per_heartbeat - 10.0).abs() < 1e-9);
+        assert!((share.rm_cpu_us_per_heartbeat - 50.0).abs() < 1e-9);
+        assert!((share.rm_over_core - 5.0).abs() < 1e-9);
+        assert_eq!(share_between(&first, &last, 0, 15.0, 0), None);
     }
 
     #[test]

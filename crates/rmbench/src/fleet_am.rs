@@ -80,6 +80,8 @@ pub(crate) struct AppMaster {
     /// with `--grpc-streams` or `--unary-allocates`.
     pub(crate) framed_to: Option<String>,
     pub(crate) creds: AmCredentials,
+    /// Its own container and node, which it leaves when it has unregistered.
+    pub(crate) container: Option<(usize, String)>,
     pub(crate) tasks: Tasks,
     pub(crate) interval: Duration,
     pub(crate) shared: Arc<Shared>,
@@ -196,6 +198,7 @@ impl AppMaster {
                         id: c.container_id,
                         at,
                         forever: false,
+                        size: c.resource.as_ref().map(|r| (r.memory_mb, r.vcores)),
                     }),
                     None => result.unroutable += 1,
                 }
@@ -211,6 +214,11 @@ impl AppMaster {
         result.completed = completed >= total;
         link.close();
         result.finish = self.finish(result.completed).await;
+        // The AM process ends after unregistering, so its container completes: left
+        // running, the RM would keep it as a finished app's lingering AM until the AM expiry.
+        if let Some((node, id)) = self.container.take() {
+            self.shared.exited(node, id);
+        }
         result
     }
 

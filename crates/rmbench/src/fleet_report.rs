@@ -68,6 +68,8 @@ pub struct FleetReport {
     pub container_ms: u64,
     /// Task run times spread over `container_ms` x [1 - J, 1 + J) (`--container-jitter`).
     pub container_jitter: f64,
+    /// How the run's first containers ended (`--start`).
+    pub start: crate::Start,
     /// Heartbeat interval the NMs used, ms.
     pub heartbeat_ms: u64,
     /// Pause between an AM's Allocate calls, ms.
@@ -105,6 +107,9 @@ pub struct FleetReport {
     pub rm_cpu_us_per_heartbeat: Option<f64>,
     /// RM CPU per allocation over the run, µs.
     pub rm_cpu_us_per_allocation: Option<f64>,
+    /// The RM's core (rm-core and the scheduler) against the whole RM, per heartbeat, over
+    /// the window's scrapes (`None` without two scrapes in the window).
+    pub core_share: Option<CoreShare>,
     /// The RM's peak resident memory (VmHWM), MiB.
     pub rm_peak_rss_mib: Option<f64>,
     /// Apps submitted.
@@ -129,6 +134,26 @@ pub struct FleetReport {
     pub rm_warnings: Vec<String>,
 }
 
+/// The sans-IO core's own time per heartbeat beside the whole RM's CPU per heartbeat, both
+/// between the same two `/metrics` scrapes, so their ratio is what the process around the
+/// core (transport, runtime, kernel, store) multiplies the core's cost by.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CoreShare {
+    /// The first scrape, seconds since the first submission.
+    pub from_s: f64,
+    /// The last scrape, seconds since the first submission.
+    pub to_s: f64,
+    /// Heartbeats answered between them.
+    pub heartbeats: u64,
+    /// The driver's time in the core for every kind of call (the RM's
+    /// `weft_scheduler_call_seconds_total`) per heartbeat, µs.
+    pub core_us_per_heartbeat: f64,
+    /// The RM process's CPU per heartbeat over the same interval, µs.
+    pub rm_cpu_us_per_heartbeat: f64,
+    /// `rm_cpu_us_per_heartbeat / core_us_per_heartbeat`.
+    pub rm_over_core: f64,
+}
+
 fn opt(v: Option<f64>, digits: usize) -> String {
     v.map_or_else(|| "-".to_string(), |x| format!("{x:.digits$}"))
 }
@@ -139,7 +164,7 @@ impl FleetReport {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "preset {} at scale {}: {} NMs ({} MB, {} vcores), {} apps in {} queues, tasks {} ms{}, heartbeat {} ms, AM Allocate every {} ms{}",
+            "preset {} at scale {}: {} NMs ({} MB, {} vcores), {} apps in {} queues, tasks {} ms{} ({} start), heartbeat {} ms, AM Allocate every {} ms{}",
             self.preset,
             self.scale,
             self.nodes,
@@ -152,6 +177,10 @@ impl FleetReport {
                 format!(" +-{:.0}%", self.container_jitter * 100.0)
             } else {
                 String::new()
+            },
+            match self.start {
+                crate::Start::Steady => "steady",
+                crate::Start::Cold => "cold",
             },
             self.heartbeat_ms,
             self.am_interval_ms,
@@ -227,6 +256,13 @@ impl FleetReport {
             self.valid_schedule_minutes,
             self.valid_after_first_minute
         );
+        if let Some(c) = &self.core_share {
+            let _ = writeln!(
+                s,
+                "RM core (rm-core and the scheduler) {:.1} us per heartbeat against the whole RM's {:.1} us ({:.1}x), {:.0}-{:.0} s",
+                c.core_us_per_heartbeat, c.rm_cpu_us_per_heartbeat, c.rm_over_core, c.from_s, c.to_s
+            );
+        }
         let _ = writeln!(
             s,
             "apps: {} submitted, {} completed, {} ended by the stop, {} failed, {} unfinished; resyncs {}; errors {}",

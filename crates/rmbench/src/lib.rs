@@ -38,12 +38,23 @@ use std::time::Duration;
 pub use bench::bench;
 pub use error::BenchError;
 pub use fleet::fleet;
-pub use fleet_report::{FleetReport, MinuteRow};
+pub use fleet_report::{CoreShare, FleetReport, MinuteRow};
 pub use report::{Cpu, Report};
 pub use stats::Percentiles;
 pub use timeline::{DriverInterval, KindShare, Latency, SecondRow, TimelineReport};
 
 /// `weft rm-bench` flags.
+/// How a preset run's first containers end (`--start`).
+#[derive(clap::ValueEnum, serde::Serialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Start {
+    /// The first fill ends spread over one container length (a running cluster's state).
+    #[default]
+    Steady,
+    /// The first fill runs whole lengths and ends together (waves).
+    Cold,
+}
+
 #[derive(clap::Args, Debug, Clone)]
 pub struct RmBenchArgs {
     /// The `weft` binary to start the RM with (`<binary> rm ...`); default: this executable.
@@ -87,6 +98,15 @@ pub struct RmBenchArgs {
     /// state a real cluster's varied tasks reach.
     #[arg(long = "container-jitter", default_value_t = 0.0, value_parser = parse_jitter)]
     pub container_jitter: f64,
+    /// With --preset, how the run starts. `steady` (the default) plays a cluster that has
+    /// been running for a while: the containers that first fill each node (until it is
+    /// full) end at times spread evenly over one container length, each after a share of
+    /// it fixed by a hash of its id, and every later container runs its whole length.
+    /// `cold`: every container runs whole from an empty cluster, so the cluster, filled in
+    /// one second, turns over in waves (~1.2M containers ending together every 40 s at full
+    /// scale), a thundering herd no single-core RM answers within 250 ms.
+    #[arg(long, value_enum, default_value_t = Start::Steady)]
+    pub start: Start,
     /// The measured window (after the warm-up), e.g. 20s, 500ms, 1m.
     #[arg(long, default_value = "20s", value_parser = parse_duration)]
     pub duration: Duration,

@@ -48,6 +48,11 @@ pub(crate) struct NodeSpec {
     pub(crate) container_run: Duration,
     /// Each container runs `container_run` x [1 - J, 1 + J), by a hash of its id.
     pub(crate) container_jitter: f64,
+    /// The containers that first fill the node run a share of their length (`--start
+    /// steady`): see [`first_fill_share`].
+    pub(crate) stagger_first_fill: bool,
+    /// An AM container's memory (MB) and vcores (its launch does not say).
+    pub(crate) am_size: (i64, i64),
     /// Every running container in every heartbeat (YARN's NMs), not the changes and a count.
     pub(crate) full_statuses: bool,
     /// One NodeHeartbeat call per heartbeat even when the RM offers its heartbeat stream (or
@@ -77,6 +82,8 @@ pub(crate) struct NodeResult {
 
 struct Running {
     id: String,
+    /// Memory (MB) and vcores.
+    size: (i64, i64),
     ends: Option<Instant>,
     /// A heartbeat carried its RUNNING status (any failed heartbeat makes the node register
     /// again, which clears this, so "sent" is "delivered").
@@ -106,6 +113,14 @@ struct Node {
     secret: String,
     /// The RM asked for every running container in the next heartbeat.
     send_all: bool,
+    /// The node's first fill is over (it was full once, or one container length has passed
+    /// since its first launch): later containers run their whole length even with
+    /// `stagger_first_fill`.
+    first_fill_over: bool,
+    /// When the first container was launched here.
+    first_launch: Option<Instant>,
+    /// Memory (MB) and vcores of the running containers.
+    used: (i64, i64),
 }
 
 impl Node {
@@ -187,17 +202,44 @@ impl Node {
     /// running) and how many completions are new.
     fn statuses(&mut self, now: Instant) -> (Vec<ContainerStatus>, usize) {
         for c in self.shared.take_launched(self.spec.index) {
-            let run = run_time(self.spec.container_run, self.spec.container_jitter, &c.id);
+            let size = c.size.unwrap_or(self.spec.am_size);
+            let first = *self.first_launch.get_or_insert(c.at);
+            self.first_fill_over |= c.at >= first + self.spec.container_run;
+            let mut run = run_time(self.spec.container_run, self.spec.container_jitter, &c.id);
+            if self.spec.stagger_first_fill && !self.first_fill_over && !c.forever {
+                run = run.mul_f64(first_fill_share(&c.id));
+            }
+            self.used = (self.used.0 + size.0, self.used.1 + size.1);
+            // Full once no other container of this size fits.
+            self.first_fill_over |= !c.forever
+                && (self.used.0 + size.0 > self.spec.memory_mb
+                    || self.used.1 + size.1 > self.spec.vcores);
             let ends = (!c.forever).then(|| c.at + run);
             self.running.push(Running {
                 id: c.id,
+                size,
                 ends,
                 delivered: false,
             });
         }
+        let exited = self.shared.take_exited(self.spec.index);
+        if !exited.is_empty() {
+            for c in &mut self.running {
+                if exited.contains(&c.id) {
+                    c.ends = Some(now);
+                }
+            }
+        }
         let before = self.unacked.len();
         for id in self.stopped.drain(..) {
-            self.running.retain(|c| c.id != id);
+            let used = &mut self.used;
+            self.running.retain(|c| {
+                let ended = c.id == id;
+                if ended {
+                    *used = (used.0 - c.size.0, used.1 - c.size.1);
+                }
+                !ended
+            });
             self.unacked.push(ContainerStatus {
                 container_id: id,
                 state: ContainerState::Complete as i32,
@@ -208,6 +250,7 @@ impl Node {
         }
         let mut running = Vec::with_capacity(self.running.len());
         let unacked = &mut self.unacked;
+        let used = &mut self.used;
         let only_new = !self.spec.full_statuses && !std::mem::take(&mut self.send_all);
         self.running.retain_mut(|c| {
             let done = c.ends.is_some_and(|e| e <= now);
@@ -227,6 +270,7 @@ impl Node {
                 capability: None,
             };
             if done {
+                *used = (used.0 - c.size.0, used.1 - c.size.1);
                 unacked.push(status);
             } else {
                 running.push(status);
@@ -321,17 +365,38 @@ pub(crate) struct Start {
     pub(crate) stop: watch::Receiver<bool>,
 }
 
-/// `mean` x [1 - jitter, 1 + jitter), the point fixed by an FNV-1a hash of the container id
-/// (so a run's lengths do not depend on timing).
+/// `mean` x [1 - jitter, 1 + jitter), the point fixed by a hash of the container id (so a
+/// run's lengths do not depend on timing).
 fn run_time(mean: Duration, jitter: f64, id: &str) -> Duration {
     if jitter <= 0.0 {
         return mean;
     }
-    let hash = id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    });
-    let unit = (hash >> 11) as f64 / (1u64 << 53) as f64;
-    mean.mul_f64(1.0 - jitter + 2.0 * jitter * unit)
+    mean.mul_f64(1.0 - jitter + 2.0 * jitter * id_unit(id, b""))
+}
+
+/// The share of its length a container of a node's first fill runs, in (0, 1], fixed by a
+/// hash of its id (salted, so it does not follow the jitter's point). Spread evenly, the
+/// first fill ends at the rate a cluster that has run for a while turns over at (a
+/// container's remaining time, seen at a random moment, is even over its length when
+/// lengths are equal), and every later container, run whole, keeps that phase.
+fn first_fill_share(id: &str) -> f64 {
+    1.0 - id_unit(id, b"first fill")
+}
+
+/// A point in [0, 1) from an FNV-1a hash of `salt` then `id`, finished with SplitMix64's
+/// mixer: FNV-1a alone barely moves its top bits when only an id's last characters differ
+/// (a node's containers), which left their points bunched.
+fn id_unit(id: &str, salt: &[u8]) -> f64 {
+    let mut hash = salt
+        .iter()
+        .chain(id.as_bytes())
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+        });
+    hash = (hash ^ (hash >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    hash = (hash ^ (hash >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    hash ^= hash >> 31;
+    (hash >> 11) as f64 / (1u64 << 53) as f64
 }
 
 /// Runs one simulated node until the run stops.
@@ -360,6 +425,9 @@ pub(crate) async fn run(
         master_key_id: None,
         secret: String::new(),
         send_all: false,
+        first_fill_over: false,
+        first_launch: None,
+        used: (0, 0),
         interval: Duration::from_secs(1),
         result: NodeResult::default(),
     };
@@ -432,6 +500,8 @@ mod tests {
                 heartbeat: None,
                 container_run: Duration::from_millis(run_ms),
                 container_jitter: 0.0,
+                stagger_first_fill: false,
+                am_size: (1024, 1),
                 full_statuses: false,
                 unary_heartbeats: false,
                 framed_to: None,
@@ -448,6 +518,9 @@ mod tests {
             master_key_id: None,
             secret: String::new(),
             send_all: false,
+            first_fill_over: false,
+            first_launch: None,
+            used: (0, 0),
             interval: Duration::from_secs(1),
             result: NodeResult::default(),
         }
@@ -458,6 +531,7 @@ mod tests {
             id: id.into(),
             at: crate::clock::now(),
             forever,
+            size: None,
         }
     }
 
@@ -482,6 +556,25 @@ mod tests {
         assert_eq!((s.len(), new), (1, 0));
         assert_eq!(s[0].container_id, "am");
         assert_eq!(n.registration().container_statuses.len(), 1);
+    }
+
+    /// An AM container runs until its AM exits, then completes (exit 0) at the next
+    /// heartbeat; other nodes' exits do not touch it.
+    #[tokio::test]
+    async fn an_am_container_completes_once_its_am_has_exited() {
+        let mut n = node(0);
+        n.shared.launch(0, [launched("am", true)]);
+        let (s, new) = n.statuses(crate::clock::now());
+        assert_eq!((s.len(), new), (1, 0));
+        n.shared.exited(1, "am".into());
+        let (s, new) = n.statuses(crate::clock::now());
+        assert_eq!((s[0].state, new), (ContainerState::Running as i32, 0));
+        n.shared.exited(0, "am".into());
+        let (s, new) = n.statuses(crate::clock::now());
+        assert_eq!(new, 1);
+        assert_eq!(s[0].state, ContainerState::Complete as i32);
+        assert_eq!(s[0].exit_status, 0);
+        assert!(n.running.is_empty());
     }
 
     #[tokio::test]
@@ -528,6 +621,78 @@ mod tests {
         let (s, _) = n.statuses(crate::clock::now());
         let ids: Vec<&str> = s.iter().map(|s| s.container_id.as_str()).collect();
         assert_eq!(ids, ["c2"]);
+    }
+
+    /// With a staggered first fill, the containers that fill the node end after a share of
+    /// their length (spread over it: some in its first quarter, some in its last); once the
+    /// node has been full, new containers run their whole length, even after some ended.
+    #[tokio::test]
+    async fn a_staggered_first_fill_ends_spread_then_containers_run_whole() {
+        let mut n = delta_node(40_000);
+        (n.spec.memory_mb, n.spec.vcores) = (400 * 1024, 100);
+        n.spec.stagger_first_fill = true;
+        let start = crate::clock::now();
+        let task = |id: &str| crate::shared::Launched {
+            size: Some((4096, 1)),
+            ..launched(id, false)
+        };
+        let ids: Vec<String> = (0..100)
+            .map(|i| format!("container_1_0001_01_{i:06}"))
+            .collect();
+        // Filled over two heartbeats: the second half is still part of the first fill.
+        n.shared.launch(0, ids[..50].iter().map(|id| task(id)));
+        n.statuses(start);
+        assert!(!n.first_fill_over);
+        n.shared.launch(0, ids[50..].iter().map(|id| task(id)));
+        n.statuses(start);
+        assert!(n.first_fill_over, "a full node's first fill is over");
+        assert_eq!(n.used, (100 * 4096, 100));
+        let ends: Vec<f64> = n
+            .running
+            .iter()
+            .filter_map(|c| c.ends)
+            .map(|e| e.saturating_duration_since(start).as_secs_f64())
+            .collect();
+        assert_eq!(ends.len(), 100);
+        assert!(ends.iter().all(|e| *e > 0.0 && *e <= 40.5), "{ends:?}");
+        assert!(ends.iter().filter(|e| **e < 10.0).count() > 10, "{ends:?}");
+        assert!(ends.iter().filter(|e| **e > 30.0).count() > 10);
+        let (_, new) = n.statuses(start + Duration::from_secs(20));
+        assert!(new > 0);
+        assert_eq!(
+            n.used.1,
+            100 - new as i64,
+            "ended containers free their room"
+        );
+        n.shared.launch(0, [task("later")]);
+        n.statuses(start + Duration::from_secs(20));
+        let later = n
+            .running
+            .iter()
+            .find(|c| c.id == "later")
+            .and_then(|c| c.ends);
+        let run = later.map(|e| e.saturating_duration_since(crate::clock::now()));
+        assert!(run.is_some_and(|r| r > Duration::from_secs(39)), "{run:?}");
+        // A node never filled ends its first fill one container length after its first
+        // launch; a cold start (the flag off) runs every container whole.
+        let mut sparse = delta_node(40_000);
+        (sparse.spec.memory_mb, sparse.spec.vcores) = (400 * 1024, 100);
+        sparse.spec.stagger_first_fill = true;
+        sparse.shared.launch(0, [task("a")]);
+        sparse.statuses(start);
+        assert!(!sparse.first_fill_over);
+        let mut late = task("b");
+        late.at = start + Duration::from_secs(41);
+        sparse.shared.launch(0, [late]);
+        sparse.statuses(start + Duration::from_secs(41));
+        assert!(sparse.first_fill_over);
+        let mut cold = delta_node(40_000);
+        cold.shared.launch(0, [task(&ids[0])]);
+        cold.statuses(start);
+        let end = cold.running[0]
+            .ends
+            .map(|e| e.saturating_duration_since(start));
+        assert!(end.is_some_and(|r| r >= Duration::from_secs(40)), "{end:?}");
     }
 
     /// Jittered run times stay within the spread, average about the mean, depend only on

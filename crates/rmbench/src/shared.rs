@@ -18,6 +18,9 @@ pub(crate) struct Launched {
     pub(crate) at: Instant,
     /// It runs until the end of the run (the AM container).
     pub(crate) forever: bool,
+    /// Its memory (MB) and vcores, when the launcher knows them (an AM's launch through the
+    /// container manager does not: the node takes the preset's AM size).
+    pub(crate) size: Option<(i64, i64)>,
 }
 
 /// What every task of the run shares.
@@ -25,6 +28,8 @@ pub(crate) struct Shared {
     /// When the run started; sample times count from here.
     pub(crate) origin: Instant,
     inboxes: Vec<Mutex<Vec<Launched>>>,
+    /// Per node: AM containers whose process has exited (the AM unregistered).
+    exits: Vec<Mutex<Vec<String>>>,
     errors: AtomicU64,
     kept: Mutex<Vec<String>>,
     /// Whether the measurement window has closed (see [`Shared::close_window`]).
@@ -54,6 +59,7 @@ impl Shared {
         Shared {
             origin: crate::clock::now(),
             inboxes: (0..nodes).map(|_| Mutex::new(Vec::new())).collect(),
+            exits: (0..nodes).map(|_| Mutex::new(Vec::new())).collect(),
             errors: AtomicU64::new(0),
             kept: Mutex::new(Vec::new()),
             window_closed: AtomicBool::new(false),
@@ -107,6 +113,22 @@ impl Shared {
         self.inboxes
             .get(index)
             .and_then(|inbox| inbox.lock().ok().map(|mut v| std::mem::take(&mut *v)))
+            .unwrap_or_default()
+    }
+
+    /// The AM in container `id` on node `index` has exited (a YARN AM's process ends once it
+    /// has unregistered); the node reports the container complete at its next heartbeat.
+    pub(crate) fn exited(&self, index: usize, id: String) {
+        if let Some(Ok(mut exits)) = self.exits.get(index).map(Mutex::lock) {
+            exits.push(id);
+        }
+    }
+
+    /// Takes node `index`'s exited AM containers.
+    pub(crate) fn take_exited(&self, index: usize) -> Vec<String> {
+        self.exits
+            .get(index)
+            .and_then(|exits| exits.lock().ok().map(|mut v| std::mem::take(&mut *v)))
             .unwrap_or_default()
     }
 
@@ -202,6 +224,7 @@ mod tests {
             id: "c1".into(),
             at: crate::clock::now(),
             forever: false,
+            size: None,
         };
         shared.launch(1, [c.clone()]);
         shared.launch(7, [c]);

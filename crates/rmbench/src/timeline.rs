@@ -112,7 +112,8 @@ pub(crate) fn parse_driver_counters(text: &str) -> DriverCounters {
 /// The work a driver kind is part of.
 fn group_of(kind: &str) -> &'static str {
     let k = kind.to_ascii_lowercase();
-    if k.contains("heartbeat") {
+    // `node_update` is the scheduler's side of a heartbeat (the RM runs it per heartbeat).
+    if k.contains("heartbeat") || k == "node_update" {
         "heartbeats"
     } else if k.contains("allocate") || k == "state.answer" {
         // `State.answer` was the Allocate stream's handler before stop 33 (an older RM's
@@ -124,7 +125,7 @@ fn group_of(kind: &str) -> &'static str {
         "submissions"
     } else if k.contains("register") {
         "registers"
-    } else if matches!(k.as_str(), "tick" | "update" | "timeout") {
+    } else if matches!(k.as_str(), "tick" | "update" | "timeout" | "verify") {
         "ticks"
     } else {
         "other"
@@ -229,7 +230,7 @@ pub struct DriverInterval {
     pub to_s: f64,
     /// All kinds together.
     pub busy: f64,
-    /// NM heartbeats (unary and streamed).
+    /// NM heartbeats (unary and streamed) and the scheduler's node updates they cause.
     pub heartbeats: f64,
     /// AM Allocates.
     pub allocates: f64,
@@ -239,7 +240,7 @@ pub struct DriverInterval {
     pub submissions: f64,
     /// AM and NM registrations.
     pub registers: f64,
-    /// The driver's ticks, periodic updates and timeouts.
+    /// The driver's ticks, periodic updates, timeouts and verification slices.
     pub ticks: f64,
     /// Everything else (REST reads, `/metrics` itself, admin).
     pub other: f64,
@@ -633,6 +634,8 @@ mod tests {
             "registers"
         );
         assert_eq!(group_of("update"), "ticks");
+        assert_eq!(group_of("verify"), "ticks");
+        assert_eq!(group_of("node_update"), "heartbeats");
         assert_eq!(group_of("web.view"), "other");
     }
 

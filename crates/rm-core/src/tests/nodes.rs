@@ -504,6 +504,48 @@ fn delta_reports_are_checked_by_the_running_count() {
     assert!(!reply.send_all_statuses);
 }
 
+/// A finished app's AM container lingers (it exits by itself): the NM still counts it
+/// running, and the delta check expects it, so the node is not asked for every status at
+/// each heartbeat until the AM exits; once its completion arrives the count drops with it.
+#[test]
+fn a_lingering_am_is_expected_in_the_running_count() {
+    let mut c = core();
+    register(&mut c, 0, "h1:1");
+    let (_app, attempt, token, am) = running_app(&mut c, 1, "h1:1");
+    let delta = |c: &mut RmCore, t: u64, s: Vec<NmContainerStatus>, running: u32| {
+        c.tick(Time(t));
+        let secret = c.node_secret("h1:1").unwrap_or_default();
+        c.node_heartbeat(
+            Time(t),
+            "h1:1",
+            NodeStatus {
+                healthy: true,
+                containers: s,
+                secret,
+                running_containers: Some(running),
+                ..NodeStatus::default()
+            },
+        )
+        .expect("heartbeat")
+    };
+    assert!(!delta(&mut c, 2, vec![status(am, NmContainerState::Running, 0)], 1).send_all_statuses);
+    c.am_finish(Time(3), attempt, &token, FinalStatus::Succeeded, "", None)
+        .expect("finish");
+    drain(&mut c);
+    for t in 4..8 {
+        assert!(
+            !delta(&mut c, t, Vec::new(), 1).send_all_statuses,
+            "heartbeat at {t} while the AM lingers"
+        );
+    }
+    // A count still off by one more is still a difference.
+    assert!(delta(&mut c, 8, Vec::new(), 2).send_all_statuses);
+    let exited = vec![status(am, NmContainerState::Complete, 0)];
+    assert!(!delta(&mut c, 9, exited, 0).send_all_statuses);
+    assert!(!delta(&mut c, 10, Vec::new(), 0).send_all_statuses);
+    assert!(delta(&mut c, 11, Vec::new(), 1).send_all_statuses);
+}
+
 /// A heartbeat as `node_heartbeat_deferred` takes it (after a tick, like `heartbeat`).
 fn deferred_heartbeat(c: &mut RmCore, t: u64, node: &str, healthy: bool) -> HeartbeatReply {
     c.tick(Time(t));
