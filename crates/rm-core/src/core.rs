@@ -56,6 +56,11 @@ pub struct RmConfig {
     /// Allocate answer; the rest wait for the AM's next call
     /// (`weft.resourcemanager.am.allocate.max-containers`, Weft's own, 10,000).
     pub allocate_max_containers: usize,
+    /// Ended-container records kept for reports across all apps, at most
+    /// [`ENDED_CONTAINERS_KEPT`] per app; at the bound completed apps' records go first,
+    /// oldest completed first (`weft.resourcemanager.ended-containers.max-total`, Weft's
+    /// own, [`DEFAULT_ENDED_CONTAINERS_KEPT_TOTAL`]).
+    pub ended_containers_kept_total: usize,
     /// `yarn.node-labels.enabled` (false): whether the admin interfaces may change node labels
     /// (the allocation file's pools work either way).
     pub node_labels_enabled: bool,
@@ -100,6 +105,7 @@ impl RmConfig {
             store_max_completed_apps: crate::retention::DEFAULT_MAX_COMPLETED_APPS,
             am_recovery_grace: Duration::from_secs(10),
             allocate_max_containers: DEFAULT_ALLOCATE_MAX_CONTAINERS,
+            ended_containers_kept_total: DEFAULT_ENDED_CONTAINERS_KEPT_TOTAL,
             node_labels_enabled: false,
             demand_default_strategy: weft_demand_lang::Strategy::Loose,
             demand_timezone_minutes: 0,
@@ -143,6 +149,11 @@ pub(crate) struct App {
 /// first, so a long-running app's memory stays bounded.
 pub const ENDED_CONTAINERS_KEPT: usize = 1000;
 
+/// Ended-container records kept across all apps by default: ~80 MB at 80 bytes a record
+/// (rm-bench's full preset would keep ~2.5M: its 10,000 live apps' ended tasks and the
+/// 1,000 completed apps' records).
+pub const DEFAULT_ENDED_CONTAINERS_KEPT_TOTAL: usize = 1_000_000;
+
 /// Resource x time, as YARN's aggregate resource allocation (kept in milliseconds, reported in
 /// seconds).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -164,6 +175,17 @@ impl UsageMs {
 }
 
 impl App {
+    /// Gives back what a completed app no longer needs: its ended records' spare room, and
+    /// its attempts' queues for an AM that is gone (each kept the room of its largest
+    /// burst: ~18 KB an app at rm-bench's preset, for each of the 1,000 completed apps kept).
+    pub(crate) fn release_buffers(&mut self) {
+        self.ended.shrink();
+        for attempt in &mut self.attempts {
+            attempt.new_containers = VecDeque::new();
+            attempt.completed = VecDeque::new();
+        }
+    }
+
     pub(crate) fn current(&self) -> Option<&Attempt> {
         self.attempts.last()
     }
@@ -316,6 +338,8 @@ pub struct RmCore {
     pub(crate) keys: crate::tokens::ContainerKeys,
     /// Completed apps, oldest first, for the retention limits.
     pub(crate) completed: crate::retention::Completed,
+    /// Ended-container records kept by all apps, for their total bound.
+    pub(crate) ended_total: crate::ended_containers::EndedTotal,
     /// Recovered attempts whose AM container no node has reported yet: app -> (AM
     /// container, its node, when to give up on it).
     pub(crate) unconfirmed_am: BTreeMap<ApplicationId, (ContainerId, String, Time)>,
@@ -390,6 +414,7 @@ impl RmCore {
             am_expiry_check: (Time(0), weft_types::Duration::from_millis(0)),
             latest: now,
             completed: Default::default(),
+            ended_total: Default::default(),
         }
     }
 
@@ -700,17 +725,27 @@ impl RmCore {
                 .is_some_and(|t| !t.state.is_final());
         if !attempt_live {
             // Nothing else needs the diagnostics: the record takes them as they are.
-            app.ended.push(EndedContainer {
-                diagnostics: diagnostics.into_boxed_str(),
-                ..ended
-            });
+            self.keep_ended(
+                id.app,
+                EndedContainer {
+                    diagnostics: diagnostics.into_boxed_str(),
+                    ..ended
+                },
+            );
             return;
         }
-        app.ended.push(EndedContainer {
-            diagnostics: diagnostics.as_str().into(),
-            ..ended
-        });
-        let Some(attempt) = app.attempts.get_mut(id.attempt as usize - 1) else {
+        self.keep_ended(
+            id.app,
+            EndedContainer {
+                diagnostics: diagnostics.as_str().into(),
+                ..ended
+            },
+        );
+        let Some(attempt) = self
+            .apps
+            .get_mut(&id.app)
+            .and_then(|app| app.attempts.get_mut(id.attempt as usize - 1))
+        else {
             return;
         };
         let is_am = attempt.am_container == Some(id);

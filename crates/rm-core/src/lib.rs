@@ -42,7 +42,10 @@ mod tokens;
 #[cfg(test)]
 mod tests;
 
-pub use crate::core::{RmConfig, RmCore, DEFAULT_ALLOCATE_MAX_CONTAINERS, ENDED_CONTAINERS_KEPT};
+pub use crate::core::{
+    RmConfig, RmCore, DEFAULT_ALLOCATE_MAX_CONTAINERS, DEFAULT_ENDED_CONTAINERS_KEPT_TOTAL,
+    ENDED_CONTAINERS_KEPT,
+};
 pub use am_gangs::MAX_PENDING_GANGS_PER_ATTEMPT;
 pub use demands::{
     demand_state_name, DemandBatch, DemandOutcomes, DemandPreview, DemandReason, DemandReport,

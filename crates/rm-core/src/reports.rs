@@ -284,6 +284,132 @@ mod tests {
         );
     }
 
+    /// Runs an app on `node` from `t`: `tasks` containers allocated, completed and the app
+    /// finished (its AM container ended too); returns the app and the next free time.
+    fn app_with_ended_tasks(
+        c: &mut RmCore,
+        t: u64,
+        node: &str,
+        tasks: u32,
+    ) -> (weft_types::yarn_id::ApplicationId, u64) {
+        let (app, attempt, token, am) = running_app(c, t, node);
+        c.am_allocate(Time(t + 1), attempt, &token, ask(tasks))
+            .unwrap();
+        for _ in 0..tasks {
+            // One container a heartbeat.
+            heartbeat(c, t + 2, node);
+        }
+        drain(c);
+        let got = c
+            .am_allocate(Time(t + 3), attempt, &token, AllocateRequest::default())
+            .unwrap();
+        assert_eq!(got.allocated.len(), tasks as usize);
+        let done = got
+            .allocated
+            .iter()
+            .map(|a| status(a.id, NmContainerState::Complete, 0))
+            .collect();
+        report(c, t + 4, node, done);
+        drain(c);
+        c.am_finish(
+            Time(t + 5),
+            attempt,
+            &token,
+            FinalStatus::Succeeded,
+            "",
+            None,
+        )
+        .unwrap();
+        report(
+            c,
+            t + 6,
+            node,
+            vec![status(am, NmContainerState::Complete, 0)],
+        );
+        drain(c);
+        (app, t + 10)
+    }
+
+    fn ended_of(c: &RmCore, app: &weft_types::yarn_id::ApplicationId) -> usize {
+        c.container_reports(app).map_or(0, |cs| {
+            cs.iter()
+                .filter(|x| x.state == LiveContainerState::Complete)
+                .count()
+        })
+    }
+
+    #[test]
+    fn the_ended_containers_of_all_apps_stay_within_the_total_bound_completed_ones_going_first() {
+        let mut cfg = crate::tests::config("<allocations/>");
+        cfg.ended_containers_kept_total = 12;
+        let mut c = RmCore::new(cfg, crate::tests::TS, Time(0));
+        drain(&mut c);
+        register(&mut c, 0, "n1:1");
+        let mut t = 10;
+        let mut apps = Vec::new();
+        for _ in 0..40 {
+            let (app, next) = app_with_ended_tasks(&mut c, t, "n1:1", 4);
+            apps.push(app);
+            t = next;
+            let kept: usize = apps.iter().map(|a| ended_of(&c, a)).sum();
+            assert!(kept <= 12, "{kept} records kept over the bound of 12");
+            assert_eq!(kept, c.ended_total.kept, "the total is counted as kept");
+        }
+        // The newest apps keep theirs (4 tasks and the AM each); older ones gave theirs up.
+        let newest = apps.len() - 1;
+        assert_eq!(ended_of(&c, &apps[newest]), 5);
+        assert_eq!(ended_of(&c, &apps[newest - 1]), 5);
+        assert_eq!(
+            ended_of(&c, &apps[0]),
+            0,
+            "the oldest completed app went first"
+        );
+        // A live app at the bound keeps a rolling window of its latest.
+        let (app, attempt, token, _) = running_app(&mut c, t, "n1:1");
+        for round in 0..4 {
+            let t = t + 10 + 10 * round;
+            c.am_allocate(Time(t), attempt, &token, ask(5)).unwrap();
+            for _ in 0..5 {
+                heartbeat(&mut c, t + 1, "n1:1");
+            }
+            drain(&mut c);
+            let got = c
+                .am_allocate(Time(t + 2), attempt, &token, AllocateRequest::default())
+                .unwrap();
+            let done = got
+                .allocated
+                .iter()
+                .map(|a| status(a.id, NmContainerState::Complete, 0))
+                .collect();
+            report(&mut c, t + 3, "n1:1", done);
+            drain(&mut c);
+        }
+        assert_eq!(
+            ended_of(&c, &app),
+            12,
+            "every other app gave its records up"
+        );
+        assert_eq!(c.ended_total.kept, 12);
+    }
+
+    #[test]
+    fn retention_takes_an_evicted_apps_records_off_the_total() {
+        let mut cfg = crate::tests::config("<allocations/>");
+        cfg.max_completed_apps = 2;
+        let mut c = RmCore::new(cfg, crate::tests::TS, Time(0));
+        drain(&mut c);
+        register(&mut c, 0, "n1:1");
+        let mut t = 10;
+        for _ in 0..5 {
+            t = app_with_ended_tasks(&mut c, t, "n1:1", 3).1;
+        }
+        assert_eq!(
+            c.ended_total.kept,
+            2 * 4,
+            "two completed apps of 3 tasks and an AM"
+        );
+    }
+
     #[test]
     fn cluster_metrics_count_apps_nodes_and_resources() {
         let mut c = core();

@@ -24,9 +24,17 @@ pub(crate) struct Completed {
 impl RmCore {
     /// Records that `id` completed and evicts what the limits no longer allow.
     pub(crate) fn app_completed(&mut self, id: ApplicationId) {
+        if let Some(app) = self.apps.get_mut(&id) {
+            app.release_buffers();
+        }
         self.completed.in_memory.push_back(id);
         self.completed.in_store.push_back(id);
         self.enforce_retention();
+    }
+
+    /// The `i`-th completed app still in memory, oldest first.
+    pub(crate) fn completed_app_at(&self, i: usize) -> Option<ApplicationId> {
+        self.completed.in_memory.get(i).copied()
     }
 
     /// Sorts the recovered completed apps by completion (then id) and applies the limits.
@@ -40,6 +48,7 @@ impl RmCore {
         done.sort();
         self.completed.in_memory = done.iter().map(|(_, id)| *id).collect();
         self.completed.in_store = self.completed.in_memory.clone();
+        self.ended_total.next_completed = 0;
         self.enforce_retention();
     }
 
@@ -66,7 +75,10 @@ impl RmCore {
         }
         while self.completed.in_memory.len() > self.config.max_completed_apps {
             if let Some(id) = self.completed.in_memory.pop_front() {
-                self.apps.remove(&id);
+                self.ended_total.next_completed = self.ended_total.next_completed.saturating_sub(1);
+                if let Some(app) = self.apps.remove(&id) {
+                    self.forget_ended(app.ended.len());
+                }
                 for key in self.evictable_demands(id) {
                     self.demands.by_key.remove(&key);
                 }

@@ -284,7 +284,10 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
     }
     std::fs::create_dir_all(&settings.data_dir)
         .with_context(|| format!("cannot create {}", settings.data_dir.display()))?;
-    let store: Arc<dyn StateStore> = Arc::new(RedbStore::open(&settings.data_dir)?);
+    let store: Arc<dyn StateStore> = Arc::new(RedbStore::open_with_cache(
+        &settings.data_dir,
+        settings.store_cache_bytes,
+    )?);
     let recovered = store.load()?;
 
     let properties = settings.properties.clone();
@@ -317,6 +320,7 @@ pub async fn start(args: RmArgs) -> anyhow::Result<RunningRm> {
     config.max_completed_apps = settings.max_completed_apps;
     config.store_max_completed_apps = settings.store_max_completed_apps;
     config.allocate_max_containers = settings.allocate_max_containers;
+    config.ended_containers_kept_total = settings.ended_containers_kept_total;
     config.scheduler_address = scheduler.to_string();
     config.token_secret = clock::token_secret();
     config.admin_acl = settings.admin_acl.clone();

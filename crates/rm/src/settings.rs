@@ -114,6 +114,13 @@ pub struct Settings {
     /// `weft.resourcemanager.am.allocate.max-containers` (Weft's own, 10,000): at most this
     /// many allocated containers and this many completions in one Allocate answer.
     pub allocate_max_containers: usize,
+    /// `weft.resourcemanager.ended-containers.max-total` (Weft's own, 1,000,000): ended
+    /// containers kept for reports across all applications (each keeps at most 1,000);
+    /// at the bound completed applications' records go first, oldest completed first.
+    pub ended_containers_kept_total: usize,
+    /// `weft.resourcemanager.store.cache-mb` (Weft's own, 64): the state store's page cache
+    /// (redb's default, 1 GiB, would fill with the pages the RM writes and never reads).
+    pub store_cache_bytes: usize,
     /// `weft.resourcemanager.am.allocate-stream.enabled` (Weft's own, true): whether the RM
     /// serves Weft's Allocate stream (`AllocateStreams.Allocates`) and offers it to AMs at
     /// registration; off, Weft's AMs make one Allocate call each.
@@ -375,6 +382,12 @@ impl Settings {
             }
             Some(n) => count(n),
         };
+        let ended_containers_kept_total = num("weft.resourcemanager.ended-containers.max-total")?
+            .map_or(weft_rm_core::DEFAULT_ENDED_CONTAINERS_KEPT_TOTAL, count);
+        let store_cache_bytes = num("weft.resourcemanager.store.cache-mb")?
+            .map_or(weft_store::DEFAULT_CACHE_BYTES, |mb| {
+                count(mb).saturating_mul(1024 * 1024)
+            });
         let demands = crate::demand_settings::DemandSettings::read(&pairs)?;
         let groups = crate::groups::GroupSettings::read(&pairs)?;
         Ok(Settings {
@@ -382,6 +395,8 @@ impl Settings {
             notes,
             demands,
             allocate_max_containers,
+            ended_containers_kept_total,
+            store_cache_bytes,
             allocate_stream,
             deferred_node_updates,
             framed_transport,
@@ -507,6 +522,37 @@ mod tests {
             (600_000, 600_000, 2)
         );
         assert_eq!(s.verify_interval_ms, 60_000);
+    }
+
+    #[test]
+    fn the_memory_bounds_have_defaults_and_yarn_site_keys() {
+        let s = Settings::load(&args(&[])).unwrap();
+        assert_eq!(
+            (s.ended_containers_kept_total, s.store_cache_bytes),
+            (
+                weft_rm_core::DEFAULT_ENDED_CONTAINERS_KEPT_TOTAL,
+                weft_store::DEFAULT_CACHE_BYTES
+            )
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let site = dir.path().join("yarn-site.xml");
+        std::fs::write(
+            &site,
+            r#"<configuration>
+              <property><name>weft.resourcemanager.ended-containers.max-total</name><value>5000</value></property>
+              <property><name>weft.resourcemanager.store.cache-mb</name><value>8</value></property>
+            </configuration>"#,
+        )
+        .unwrap();
+        let s = Settings::load(&RmArgs {
+            yarn_site: Some(site),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(
+            (s.ended_containers_kept_total, s.store_cache_bytes),
+            (5000, 8 * 1024 * 1024)
+        );
     }
 
     #[test]

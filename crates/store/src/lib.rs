@@ -28,7 +28,7 @@ pub use records::{
     LocalResourceKind, NodeLabelsRecord, RecoveredApp, RecoveredState, ReservationDefinitionRecord,
     ReservationRecord, ReservationRequestRecord, ResourceRecord, Write,
 };
-pub use redb_store::{RedbStore, SCHEMA_VERSION, STORE_FILE_NAME};
+pub use redb_store::{RedbStore, DEFAULT_CACHE_BYTES, SCHEMA_VERSION, STORE_FILE_NAME};
 
 /// A place the RM's state survives in.
 ///
