@@ -387,15 +387,7 @@ fn allocates_over_the_framed_transport_are_answered_and_refused_as_over_grpc() {
     });
 
     // Once the attempt has ended, its Allocates are refused as unary ones are.
-    let finish = s
-        .creds
-        .request(FinishApplicationMasterRequest {
-            final_application_status: FinalApplicationStatus::Succeeded as i32,
-            ..Default::default()
-        })
-        .unwrap();
-    s.rt.block_on(s.am.finish_application_master(finish))
-        .unwrap();
+    s.finish_succeeded();
     let after =
         s.rt.block_on(link.allocate(AllocateRequest::default()))
             .unwrap_err();
