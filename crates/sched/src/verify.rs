@@ -21,7 +21,6 @@ use crate::engine::{Engine, WalkMode};
 use crate::objects::app::App;
 use crate::objects::containers::{Owner, RunList};
 use crate::objects::node::Node;
-use crate::objects::table::{Id, Table};
 use crate::order::ordset::OrderedSet;
 use crate::queues::QueueId;
 use crate::rules::{AppOf, Rules};
@@ -54,64 +53,12 @@ impl OwnerSum {
     };
 }
 
-/// A sliced round's walk over one table (the nodes' or the apps') within a slice: `check` on
-/// each live entity in slot order from `cursor.slot` on (it returns how many containers it
-/// walked; the entity counts one more towards `spent`), stopping before the next entity once
-/// `budget` is spent. True when the walk is past the table's last slot.
-fn slice_of_slots<K: Id, V>(
-    table: &Table<K, V>,
-    cursor: &mut VerifyCursor,
-    spent: &mut usize,
-    budget: usize,
-    mut check: impl FnMut(u32, &V) -> usize,
-) -> bool {
-    while cursor.slot < table.slot_bound() {
-        if *spent >= budget {
-            return false;
-        }
-        if let Some(entity) = table.at(cursor.slot) {
-            *spent += 1 + check(cursor.slot, entity);
-        }
-        cursor.slot += 1;
-    }
-    true
+fn app_label<X>(a: &App<X>) -> String {
+    format!("app {}", a.id)
 }
 
-/// What the container checks need of a list's owner, a node or an app (both forms check
-/// both kinds alike; static dispatch, so each kind's loop is as if written out).
-trait ListOwner {
-    const OWNER: Owner;
-    fn running(&self) -> RunList;
-    /// The figure its containers' sizes must sum to, with its name.
-    fn recorded(&self) -> (&'static str, Resource);
-    /// The owner in a drift message (formatted only when something drifted).
-    fn label(&self) -> String;
-}
-
-impl ListOwner for Node {
-    const OWNER: Owner = Owner::Node;
-    fn running(&self) -> RunList {
-        self.running
-    }
-    fn recorded(&self) -> (&'static str, Resource) {
-        ("allocated", self.allocated)
-    }
-    fn label(&self) -> String {
-        format!("node {}", self.host)
-    }
-}
-
-impl<X> ListOwner for App<X> {
-    const OWNER: Owner = Owner::App;
-    fn running(&self) -> RunList {
-        self.running
-    }
-    fn recorded(&self) -> (&'static str, Resource) {
-        ("usage", self.usage)
-    }
-    fn label(&self) -> String {
-        format!("app {}", self.id)
-    }
+fn node_label(n: &Node) -> String {
+    format!("node {}", n.host)
 }
 
 impl<R: Rules> Engine<R> {
@@ -173,17 +120,29 @@ impl<R: Rules> Engine<R> {
                     }
                 }
                 PHASE_NODES => {
-                    let check = |slot, n: &Node| self.verify_node_sliced(slot, n, drift);
-                    if !slice_of_slots(&self.nodes, cursor, &mut spent, budget, check) {
-                        return false;
+                    while cursor.slot < self.nodes.slot_bound() {
+                        if spent >= budget {
+                            return false;
+                        }
+                        if let Some(n) = self.nodes.at(cursor.slot) {
+                            spent += 1 + self.verify_node_list(cursor.slot, n, drift);
+                            self.verify_node(n, drift);
+                        }
+                        cursor.slot += 1;
                     }
                     cursor.phase = PHASE_APPS;
                     cursor.slot = 0;
                 }
                 PHASE_APPS => {
-                    let check = |slot, a: &AppOf<R>| self.verify_app_sliced(slot, a, drift);
-                    if !slice_of_slots(&self.apps, cursor, &mut spent, budget, check) {
-                        return false;
+                    while cursor.slot < self.apps.slot_bound() {
+                        if spent >= budget {
+                            return false;
+                        }
+                        if let Some(a) = self.apps.at(cursor.slot) {
+                            spent += 1 + self.verify_app_list(cursor.slot, a, drift);
+                            self.verify_app(a, drift);
+                        }
+                        cursor.slot += 1;
                     }
                     cursor.phase = PHASE_DONE;
                 }
@@ -414,42 +373,65 @@ impl<R: Rules> Engine<R> {
                 "{broken} containers are not linked right on their app's or node's list (the first: {first})"
             ));
         }
-        self.verify_table_counts(&self.nodes, &by_node, drift);
-        self.verify_table_counts(&self.apps, &by_app, drift);
+        for (slot, found) in (0..).zip(&by_node) {
+            if let Some(n) = self.nodes.at(slot) {
+                let recorded = ("allocated", n.allocated);
+                self.verify_table_count(
+                    n.running,
+                    Owner::Node,
+                    slot,
+                    found,
+                    recorded,
+                    || node_label(n),
+                    drift,
+                );
+            }
+        }
+        for (slot, found) in (0..).zip(&by_app) {
+            if let Some(a) = self.apps.at(slot) {
+                let recorded = ("usage", a.usage);
+                self.verify_table_count(
+                    a.running,
+                    Owner::App,
+                    slot,
+                    found,
+                    recorded,
+                    || app_label(a),
+                    drift,
+                );
+            }
+        }
     }
 
-    /// Each node's or each app's list against what the table pass found naming it (`found`,
-    /// by slot).
-    fn verify_table_counts<K: Id, V: ListOwner>(
+    /// One app's or node's list against what the table pass found naming it.
+    #[allow(clippy::too_many_arguments)]
+    fn verify_table_count(
         &self,
-        table: &Table<K, V>,
-        found: &[OwnerSum],
+        list: RunList,
+        owner: Owner,
+        slot: u32,
+        found: &OwnerSum,
+        (label, recorded): (&str, Resource),
+        what: impl Fn() -> String,
         drift: &mut Vec<String>,
     ) {
-        for (slot, found) in (0..).zip(found) {
-            let Some(owner) = table.at(slot) else {
-                continue;
-            };
-            let list = owner.running();
-            let (label, recorded) = owner.recorded();
-            if !self.head_holds(list, V::OWNER, slot) {
-                drift.push(format!("{}: its list does not start right", owner.label()));
-            }
-            if found.count as usize != list.len() {
-                drift.push(format!(
-                    "{}: {} running containers name it, its list counts {}",
-                    owner.label(),
-                    found.count,
-                    list.len()
-                ));
-            }
-            if found.total != recorded {
-                drift.push(format!(
-                    "{} {label} {recorded:?}, containers sum {:?}",
-                    owner.label(),
-                    found.total
-                ));
-            }
+        if !self.head_holds(list, owner, slot) {
+            drift.push(format!("{}: its list does not start right", what()));
+        }
+        if found.count as usize != list.len() {
+            drift.push(format!(
+                "{}: {} running containers name it, its list counts {}",
+                what(),
+                found.count,
+                list.len()
+            ));
+        }
+        if found.total != recorded {
+            drift.push(format!(
+                "{} {label} {recorded:?}, containers sum {:?}",
+                what(),
+                found.total
+            ));
         }
     }
 
@@ -499,20 +481,24 @@ impl<R: Rules> Engine<R> {
         }
     }
 
-    /// The sliced form's checks of one node: a walk of its list (every container names it,
-    /// links back, the walk finds as many as it counts and their sizes add up to its
-    /// allocation), then its own figures ([`Engine::verify_node`]). Returns how many
-    /// containers it walked.
-    fn verify_node_sliced(&self, slot: u32, n: &Node, drift: &mut Vec<String>) -> usize {
+    /// The sliced form's walk of a node's list: every container names it, links back, the
+    /// walk finds as many as it counts and their sizes add up to its allocation. Returns how
+    /// many containers it walked.
+    fn verify_node_list(&self, slot: u32, n: &Node, drift: &mut Vec<String>) -> usize {
         let walk = self.walk_list(n.running, Owner::Node, slot, |_| {});
-        self.verify_walk(&walk, n, drift);
-        self.verify_node(n, drift);
+        self.verify_walk(
+            &walk,
+            n.running,
+            ("allocated", n.allocated),
+            || node_label(n),
+            drift,
+        );
         walk.walked
     }
 
-    /// [`Engine::verify_node_sliced`] for an app: its list and usage, with pools also each
-    /// container's foreign flag, then its own figures ([`Engine::verify_app`]).
-    fn verify_app_sliced(&self, slot: u32, a: &AppOf<R>, drift: &mut Vec<String>) -> usize {
+    /// [`Engine::verify_node_list`] for an app's list and usage; with pools, also each
+    /// container's foreign flag.
+    fn verify_app_list(&self, slot: u32, a: &AppOf<R>, drift: &mut Vec<String>) -> usize {
         let pool = self.pools.as_ref().map(|_| self.queues.get(a.queue).pool);
         let mut misflagged = Vec::new();
         let walk = self.walk_list(a.running, Owner::App, slot, |c| {
@@ -526,38 +512,36 @@ impl<R: Rules> Engine<R> {
         for c in &misflagged {
             self.foreign_flag_drift(c, drift);
         }
-        self.verify_walk(&walk, a, drift);
-        self.verify_app(a, drift);
+        self.verify_walk(&walk, a.running, ("usage", a.usage), || app_label(a), drift);
         walk.walked
     }
 
-    /// A list's walk against its owner's count and figure.
     fn verify_walk(
         &self,
         walk: &crate::objects::containers::ListWalk,
-        owner: &impl ListOwner,
+        list: RunList,
+        (label, recorded): (&str, Resource),
+        what: impl Fn() -> String,
         drift: &mut Vec<String>,
     ) {
-        let list = owner.running();
-        let (label, recorded) = owner.recorded();
         if walk.misowned > 0 {
             drift.push(format!(
                 "{}: {} containers on its list hold another owner's slot",
-                owner.label(),
+                what(),
                 walk.misowned
             ));
         }
         if walk.broken_links > 0 {
             drift.push(format!(
                 "{}: {} links of its list do not hold",
-                owner.label(),
+                what(),
                 walk.broken_links
             ));
         }
         if walk.walked != list.len() {
             drift.push(format!(
                 "{} lists {} running containers, counts {}",
-                owner.label(),
+                what(),
                 walk.walked,
                 list.len()
             ));
@@ -565,7 +549,7 @@ impl<R: Rules> Engine<R> {
         if walk.total != recorded {
             drift.push(format!(
                 "{} {label} {recorded:?}, containers sum {:?}",
-                owner.label(),
+                what(),
                 walk.total
             ));
         }
