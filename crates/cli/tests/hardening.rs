@@ -240,29 +240,8 @@ fn start_rm(
     run: usize,
     extra: &[&str],
 ) -> (Proc, String) {
-    let ready = dir.join(format!("rm-{run}.ready"));
-    let mut args: Vec<String> = [
-        "rm",
-        "--data-dir",
-        &data.display().to_string(),
-        "--client-address",
-        "127.0.0.1:0",
-        "--scheduler-address",
-        "127.0.0.1:0",
-        "--tracker-address",
-        "127.0.0.1:0",
-        "--web-address",
-        "127.0.0.1:0",
-        "--ready-file",
-        &ready.display().to_string(),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    args.extend(extra.iter().map(|s| s.to_string()));
-    let mut rm = Proc::spawn("RM", &args, &dir.join(format!("rm-{run}.log")));
-    let v = harness::ready_json(&mut rm, &ready);
-    let web = v["web"].as_str().expect("web address").to_string();
+    let (rm, ready) = harness::start_lone_rm(dir, &format!("rm-{run}"), data, extra, &[]);
+    let web = ready["web"].as_str().expect("web address").to_string();
     (rm, web)
 }
 
@@ -369,22 +348,7 @@ fn the_rm_refuses_to_start_on_an_emptied_store() {
 
     let file = data.join("rm-state.redb");
     std::fs::write(&file, b"").expect("empty the store");
-    let args: Vec<String> = [
-        "rm",
-        "--data-dir",
-        &data.display().to_string(),
-        "--client-address",
-        "127.0.0.1:0",
-        "--scheduler-address",
-        "127.0.0.1:0",
-        "--tracker-address",
-        "127.0.0.1:0",
-        "--web-address",
-        "127.0.0.1:0",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    let args = harness::lone_rm_args(&data, &[]);
     let mut again = Proc::spawn("RM", &args, &dir.path().join("rm-2.log"));
     let exit = again.wait(Duration::from_secs(20));
     let out = again.output();

@@ -4,32 +4,10 @@
 #[allow(dead_code)]
 mod harness;
 
-use harness::Proc;
-
 /// Starts `weft rm` (every port ephemeral) with `env`, waits until it is ready, and returns
 /// it with its environment's `MIMALLOC_PURGE_DELAY`.
 fn rm_purge_delay(dir: &std::path::Path, name: &str, env: &[(&str, &str)]) -> Option<String> {
-    let ready = dir.join(format!("{name}.ready"));
-    let args: Vec<String> = [
-        "rm",
-        "--data-dir",
-        &dir.join(name).display().to_string(),
-        "--client-address",
-        "127.0.0.1:0",
-        "--scheduler-address",
-        "127.0.0.1:0",
-        "--tracker-address",
-        "127.0.0.1:0",
-        "--web-address",
-        "127.0.0.1:0",
-        "--ready-file",
-        &ready.display().to_string(),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let mut rm = Proc::spawn_env("RM", &args, &dir.join(format!("{name}.log")), env);
-    harness::ready_json(&mut rm, &ready);
+    let (rm, _) = harness::start_lone_rm(dir, name, &dir.join(name), &[], env);
     let environ = std::fs::read(format!("/proc/{}/environ", rm.pid())).expect("environ");
     environ
         .split(|b| *b == 0)

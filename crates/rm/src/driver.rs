@@ -819,6 +819,10 @@ mod tests {
 }
 
 #[cfg(test)]
+#[path = "driver_test_support.rs"]
+mod test_support;
+
+#[cfg(test)]
 #[path = "driver_store_failure.rs"]
 mod store_failure;
 

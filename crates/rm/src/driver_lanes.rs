@@ -2,28 +2,16 @@
 //! Allocates) is run before them.
 
 use std::sync::{mpsc, Arc, Mutex};
-use std::time::Duration;
 
-use weft_rm_core::{RmConfig, RmCore};
-use weft_sched::SchedulerConfig;
-use weft_store::{MemoryStore, StateStore};
-use weft_types::{ResourceTypes, Time};
+use weft_store::MemoryStore;
 
-use crate::driver::{self, LANE_CAPACITY};
+use super::test_support::start_driver;
+use crate::driver::LANE_CAPACITY;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_control_call_runs_before_the_queued_periodic_calls() {
-    let core = RmCore::new(RmConfig::new(SchedulerConfig::default()), 1, Time(1));
-    let (driver, mut driver_loop, _failure) = driver::new(
-        core,
-        Arc::new(MemoryStore::new()) as Arc<dyn StateStore>,
-        Duration::from_secs(3600),
-        ResourceTypes::default(),
-        Default::default(),
-    );
-    driver_loop.flush_startup().expect("startup writes");
-    let (_stop, stop_rx) = tokio::sync::watch::channel(false);
-    tokio::spawn(driver_loop.run(stop_rx));
+    let running = start_driver(Arc::new(MemoryStore::new()));
+    let driver = &running.driver;
 
     // A job that holds the driver until the backlog is queued behind it.
     let (open, gate) = mpsc::channel::<()>();

@@ -6,11 +6,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use weft_rm_core::{RmConfig, RmCore, Submission};
-use weft_sched::SchedulerConfig;
-use weft_store::{LaunchContext, MemoryStore, RecoveredState, StateStore, StoreError, Write};
-use weft_types::{Resource, ResourceTypes, Time};
+use weft_store::{MemoryStore, RecoveredState, StateStore, StoreError, Write};
 
+use super::test_support::{start_driver, submission};
 use crate::driver::{self, DriverError};
 
 /// A memory store whose writes fail while `full` is set, like a full disk.
@@ -37,35 +35,11 @@ impl StateStore for FillingStore {
     }
 }
 
-/// A small submission (shared with the other driver tests).
-pub(super) fn submission() -> Submission {
-    Submission {
-        name: "t".into(),
-        user: "alice".into(),
-        application_type: "YARN".into(),
-        am_resource: Resource::new(1024, 1),
-        launch: LaunchContext {
-            commands: vec!["sleep 1".into()],
-            ..LaunchContext::default()
-        },
-        ..Submission::default()
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_write_is_not_acknowledged_and_stops_the_driver() {
     let store = Arc::new(FillingStore::default());
-    let core = RmCore::new(RmConfig::new(SchedulerConfig::default()), 1, Time(1));
-    let (driver, mut driver_loop, failure) = driver::new(
-        core,
-        Arc::clone(&store) as Arc<dyn StateStore>,
-        Duration::from_secs(3600),
-        ResourceTypes::default(),
-        Default::default(),
-    );
-    driver_loop.flush_startup().expect("startup writes");
-    let (_stop, stop_rx) = tokio::sync::watch::channel(false);
-    let task = tokio::spawn(driver_loop.run(stop_rx));
+    let running = start_driver(Arc::clone(&store) as Arc<dyn StateStore>);
+    let driver = &running.driver;
 
     let submit = |driver: driver::Driver| async move {
         driver
@@ -84,14 +58,14 @@ async fn a_refused_write_is_not_acknowledged_and_stops_the_driver() {
         Err(DriverError::NotPersisted) => {}
         other => panic!("a submission the store refused was answered: {other:?}"),
     }
-    let message = tokio::time::timeout(Duration::from_secs(5), failure.wait())
+    let message = tokio::time::timeout(Duration::from_secs(5), running.failure.wait())
         .await
         .expect("the failure is published");
     assert!(
         message.contains("No space left on device") && message.contains("stops"),
         "{message}"
     );
-    tokio::time::timeout(Duration::from_secs(5), task)
+    tokio::time::timeout(Duration::from_secs(5), running.task)
         .await
         .expect("the driver stops by itself")
         .expect("join");

@@ -6,14 +6,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use weft_rm_core::{RmConfig, RmCore};
-
-use super::store_failure::submission;
-use weft_sched::SchedulerConfig;
+use weft_rm_core::RmCore;
 use weft_store::{MemoryStore, RecoveredState, StateStore, StoreError, Write};
-use weft_types::{ResourceTypes, Time};
 
-use crate::driver;
+use super::test_support::{start_driver, submission};
 
 /// A memory store whose writes wait while its gate is closed (a slow fsync).
 #[derive(Default)]
@@ -51,17 +47,8 @@ impl StateStore for GatedStore {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_that_reveals_nothing_is_answered_while_an_earlier_write_waits() {
     let store = Arc::new(GatedStore::default());
-    let core = RmCore::new(RmConfig::new(SchedulerConfig::default()), 1, Time(1));
-    let (driver, mut driver_loop, _failure) = driver::new(
-        core,
-        Arc::clone(&store) as Arc<dyn StateStore>,
-        Duration::from_secs(3600),
-        ResourceTypes::default(),
-        Default::default(),
-    );
-    driver_loop.flush_startup().expect("startup writes");
-    let (_stop, stop_rx) = tokio::sync::watch::channel(false);
-    tokio::spawn(driver_loop.run(stop_rx));
+    let running = start_driver(Arc::clone(&store) as Arc<dyn StateStore>);
+    let driver = &running.driver;
 
     let startup_writes = store.arrived.load(Ordering::SeqCst);
     store.set_closed(true);

@@ -169,15 +169,7 @@ fn rest_lists_the_ended_containers_of_a_finished_app() {
     assert_eq!(s.collect(&mut ids).iter().sum::<usize>(), 3);
     let failed = ids.first().cloned().unwrap();
     s.report_complete(&failed, 3, "exit code 3: boom");
-    let finish = s
-        .creds
-        .request(FinishApplicationMasterRequest {
-            final_application_status: FinalApplicationStatus::Succeeded as i32,
-            ..Default::default()
-        })
-        .unwrap();
-    s.rt.block_on(s.am.finish_application_master(finish))
-        .unwrap();
+    s.finish_succeeded();
 
     let attempt = &s.creds.attempt_id;
     let app = attempt

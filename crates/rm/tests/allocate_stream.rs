@@ -134,15 +134,7 @@ fn allocates_on_the_stream_are_answered_as_unary_ones() {
     assert_eq!(reply.response_id, 42);
 
     // Once the attempt has ended its stream is refused as a unary call is.
-    let finish = s
-        .creds
-        .request(FinishApplicationMasterRequest {
-            final_application_status: FinalApplicationStatus::Succeeded as i32,
-            ..Default::default()
-        })
-        .unwrap();
-    s.rt.block_on(s.am.finish_application_master(finish))
-        .unwrap();
+    s.finish_succeeded();
     let after = on_stream(&mut s, AllocateRequest::default()).unwrap_err();
     let unary =
         s.rt.block_on(s.am.allocate(s.creds.request(AllocateRequest::default()).unwrap()))

@@ -17,20 +17,11 @@ use weft_proto::frames::{
     error_status, preamble, put_frame, FrameReader, FrameType, FramedOpen, Kind, MAX_MESSAGE,
 };
 use weft_proto::heartbeat_link::HeartbeatLink;
-use weft_proto::v1::resource_tracker_client::ResourceTrackerClient;
 use weft_proto::v1::*;
 
-type Setup = support::am_setup::AmSetup;
+use support::node_setup::{beat, NodeSetup};
 
-fn beat(node_id: &str, secret: &str, response_id: i32) -> NodeHeartbeatRequest {
-    NodeHeartbeatRequest {
-        node_id: node_id.to_string(),
-        response_id,
-        node_secret: secret.to_string(),
-        running_containers: Some(0),
-        ..Default::default()
-    }
-}
+type Setup = support::am_setup::AmSetup;
 
 /// A framed connection spoken by hand, to send what the links never send.
 struct Raw {
@@ -93,30 +84,11 @@ impl Raw {
 
 #[test]
 fn heartbeats_over_the_framed_transport_are_answered_and_refused_as_over_grpc() {
-    let dir = tempfile::tempdir().unwrap();
-    let rt = support::runtime();
-    let rm = support::start_rm(&rt, dir.path(), 100);
-    let address = rm.tracker.to_string();
-    let channel = rt
-        .block_on(
-            tonic::transport::Endpoint::from_shared(format!("http://{address}"))
-                .unwrap()
-                .connect(),
-        )
-        .unwrap();
-    let mut tracker = ResourceTrackerClient::new(channel.clone());
-    let mut register = |node_id: &str| {
-        rt.block_on(tracker.register_node_manager(RegisterNodeManagerRequest {
-            node_id: node_id.to_string(),
-            address: "127.0.0.1:1".to_string(),
-            total_capability: Some(Resource::new(8 * 1024, 8)),
-            ..Default::default()
-        }))
-        .unwrap()
-        .into_inner()
-    };
-    let a = register("a-host:1");
-    let b = register("b-host:1");
+    let mut s = NodeSetup::start("");
+    let a = s.register("a-host:1");
+    let b = s.register("b-host:1");
+    let (rt, tracker) = (&s.rt, &mut s.tracker);
+    let (channel, address) = (s.channel.clone(), s.address.clone());
     assert!(a.framed_transport, "Weft's RM offers the framed transport");
 
     // The NM's side: every beat on one connection, answered in order, and as the gRPC stream
@@ -237,37 +209,13 @@ fn heartbeats_over_the_framed_transport_are_answered_and_refused_as_over_grpc() 
         .unwrap()
         .into_inner();
     assert_eq!(unary.response_id, 1);
-    drop(rm);
 }
 
 #[test]
 fn a_heartbeat_link_falls_back_to_the_grpc_stream_when_the_rm_turns_framing_off() {
-    let dir = tempfile::tempdir().unwrap();
-    let rt = support::runtime();
-    let rm = support::start_rm_with(
-        &rt,
-        dir.path(),
-        100,
-        "\"weft.resourcemanager.framed-transport.enabled\" = false\n",
-    );
-    let address = rm.tracker.to_string();
-    let channel = rt
-        .block_on(
-            tonic::transport::Endpoint::from_shared(format!("http://{address}"))
-                .unwrap()
-                .connect(),
-        )
-        .unwrap();
-    let mut tracker = ResourceTrackerClient::new(channel.clone());
-    let a = rt
-        .block_on(tracker.register_node_manager(RegisterNodeManagerRequest {
-            node_id: "a-host:1".to_string(),
-            address: "127.0.0.1:1".to_string(),
-            total_capability: Some(Resource::new(8 * 1024, 8)),
-            ..Default::default()
-        }))
-        .unwrap()
-        .into_inner();
+    let mut s = NodeSetup::start("\"weft.resourcemanager.framed-transport.enabled\" = false\n");
+    let a = s.register("a-host:1");
+    let (rt, channel, address) = (&s.rt, s.channel.clone(), s.address.clone());
     assert!(!a.framed_transport, "not offered");
     assert!(a.heartbeat_stream);
     // A link told the transport is there (an offer from before a restart) finds it refused as
@@ -291,7 +239,6 @@ fn a_heartbeat_link_falls_back_to_the_grpc_stream_when_the_rm_turns_framing_off(
         .err()
         .unwrap();
     assert_eq!(refused.code(), Code::Unimplemented, "{refused:?}");
-    drop(rm);
 }
 
 fn ask(priority: i32, total: i32) -> ResourceRequest {
@@ -440,15 +387,7 @@ fn allocates_over_the_framed_transport_are_answered_and_refused_as_over_grpc() {
     });
 
     // Once the attempt has ended, its Allocates are refused as unary ones are.
-    let finish = s
-        .creds
-        .request(FinishApplicationMasterRequest {
-            final_application_status: FinalApplicationStatus::Succeeded as i32,
-            ..Default::default()
-        })
-        .unwrap();
-    s.rt.block_on(s.am.finish_application_master(finish))
-        .unwrap();
+    s.finish_succeeded();
     let after =
         s.rt.block_on(link.allocate(AllocateRequest::default()))
             .unwrap_err();

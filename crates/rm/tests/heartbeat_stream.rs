@@ -9,44 +9,16 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use weft_proto::heartbeat_link::HeartbeatLink;
 use weft_proto::v1::node_heartbeats_client::NodeHeartbeatsClient;
-use weft_proto::v1::resource_tracker_client::ResourceTrackerClient;
 use weft_proto::v1::*;
 
-fn beat(node_id: &str, secret: &str, response_id: i32) -> NodeHeartbeatRequest {
-    NodeHeartbeatRequest {
-        node_id: node_id.to_string(),
-        response_id,
-        node_secret: secret.to_string(),
-        running_containers: Some(0),
-        ..Default::default()
-    }
-}
+use support::node_setup::{beat, NodeSetup};
 
 #[test]
 fn heartbeats_on_the_stream_are_answered_in_order_and_checked_as_unary_ones() {
-    let dir = tempfile::tempdir().unwrap();
-    let rt = support::runtime();
-    let rm = support::start_rm(&rt, dir.path(), 100);
-    let channel = rt
-        .block_on(
-            tonic::transport::Endpoint::from_shared(format!("http://{}", rm.tracker))
-                .unwrap()
-                .connect(),
-        )
-        .unwrap();
-    let mut tracker = ResourceTrackerClient::new(channel.clone());
-    let mut register = |node_id: &str| {
-        rt.block_on(tracker.register_node_manager(RegisterNodeManagerRequest {
-            node_id: node_id.to_string(),
-            address: "127.0.0.1:1".to_string(),
-            total_capability: Some(Resource::new(8 * 1024, 8)),
-            ..Default::default()
-        }))
-        .unwrap()
-        .into_inner()
-    };
-    let a = register("a-host:1");
-    let b = register("b-host:1");
+    let mut s = NodeSetup::start("");
+    let a = s.register("a-host:1");
+    let b = s.register("b-host:1");
+    let (rt, tracker, channel) = (&s.rt, &mut s.tracker, s.channel.clone());
     assert!(a.heartbeat_stream, "Weft's RM offers the stream");
 
     // The NM's side: every beat on one stream, answered in order.
@@ -91,5 +63,4 @@ fn heartbeats_on_the_stream_are_answered_in_order_and_checked_as_unary_ones() {
     let other = rt.block_on(replies.message()).unwrap_err();
     assert_eq!(other.code(), tonic::Code::PermissionDenied, "{other:?}");
     assert!(other.message().contains("a-host:1"), "{other:?}");
-    drop(rm);
 }

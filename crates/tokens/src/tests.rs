@@ -205,15 +205,9 @@ fn the_token_text_is_stable_and_the_borrowed_fields_issue_it() {
     let signer = Signer::new(&key);
     assert_eq!(container().issue(&key), CONTAINER);
     assert_eq!(nm().issue(&key), NM);
+    // The same fields borrowed from an identifier, as a caller holding them elsewhere passes them.
     let c = container();
-    let fields = ContainerTokenFields {
-        container: c.container,
-        node_id: &c.node_id,
-        user: &c.user,
-        memory_mb: c.memory_mb,
-        vcores: c.vcores,
-        expiry_ms: c.expiry_ms,
-    };
+    let fields = c.fields();
     assert_eq!(fields.issue_with(&signer), CONTAINER);
     let n = nm();
     let fields = NmTokenFields {
@@ -245,14 +239,7 @@ fn hex_in_place_gives_the_hex_of_every_length() {
     }
     // A token's buffer is sized once: hex, the dot and the signature fit without growing.
     let c = container();
-    let fields = ContainerTokenFields {
-        container: c.container,
-        node_id: &c.node_id,
-        user: &c.user,
-        memory_mb: c.memory_mb,
-        vcores: c.vcores,
-        expiry_ms: c.expiry_ms,
-    };
+    let fields = c.fields();
     let identifier = fields.encode(7);
     assert_eq!(identifier.capacity(), codec::token_len(identifier.len()));
 }

@@ -167,6 +167,50 @@ pub(crate) fn weft_up(dir: &Path, extra: &[&str]) -> (Proc, Value) {
     (up, v)
 }
 
+/// The command line of a lone `weft rm` (no cluster configuration): its store in `data`, every
+/// address ephemeral on 127.0.0.1, then `extra`.
+#[allow(dead_code)] // only the binaries that start a lone RM
+pub(crate) fn lone_rm_args(data: &Path, extra: &[&str]) -> Vec<String> {
+    let data = data.display().to_string();
+    [
+        "rm",
+        "--data-dir",
+        &data,
+        "--client-address",
+        "127.0.0.1:0",
+        "--scheduler-address",
+        "127.0.0.1:0",
+        "--tracker-address",
+        "127.0.0.1:0",
+        "--web-address",
+        "127.0.0.1:0",
+    ]
+    .iter()
+    .chain(extra)
+    .map(|s| s.to_string())
+    .collect()
+}
+
+/// Starts a lone `weft rm` ([`lone_rm_args`]) with `env` added to its environment, its ready
+/// file `<dir>/<name>.ready` and its output in `<dir>/<name>.log`, and waits until it is ready;
+/// returns it and its ready file's JSON.
+#[allow(dead_code)] // only the binaries that start a lone RM
+pub(crate) fn start_lone_rm(
+    dir: &Path,
+    name: &str,
+    data: &Path,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> (Proc, Value) {
+    let ready = dir.join(format!("{name}.ready"));
+    let ready_arg = ready.display().to_string();
+    let mut args = lone_rm_args(data, &["--ready-file", &ready_arg]);
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let mut rm = Proc::spawn_env("RM", &args, &dir.join(format!("{name}.log")), env);
+    let v = ready_json(&mut rm, &ready);
+    (rm, v)
+}
+
 /// GET a path of the web server at `web` (host:port): (status, body); panics when unreachable.
 #[allow(dead_code)] // only the binaries that read pages of a `weft up` cluster
 pub(crate) fn get_text(web: &str, path: &str) -> (u16, String) {

@@ -172,6 +172,20 @@ impl AmSetup {
         assert_ne!(reply.node_action, NodeAction::Resync as i32);
     }
 
+    /// The AM unregisters (FinishApplicationMaster), its final status SUCCEEDED.
+    pub(crate) fn finish_succeeded(&mut self) {
+        let finish = self
+            .creds
+            .request(FinishApplicationMasterRequest {
+                final_application_status: FinalApplicationStatus::Succeeded as i32,
+                ..Default::default()
+            })
+            .unwrap();
+        self.rt
+            .block_on(self.am.finish_application_master(finish))
+            .unwrap();
+    }
+
     /// Sends `asks` (priority, total) of 1 GB / 1 vcore containers anywhere.
     pub(crate) fn allocate(&mut self, asks: &[(i32, i32)]) -> AllocateResponse {
         let ask = asks

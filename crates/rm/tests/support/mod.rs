@@ -1,8 +1,10 @@
 //! What the RM's integration tests share: a fake NodeManager's container manager, an RM
-//! started in-process with every address ephemeral, and REST posts.
+//! started in-process with every address ephemeral (with a node's connection to it in
+//! `node_setup`, with a registered AM in `am_setup`), and REST posts.
 #![allow(dead_code)] // each test binary uses its own part
 
 pub(crate) mod am_setup;
+pub(crate) mod node_setup;
 
 use std::net::SocketAddr;
 use std::path::Path;
