@@ -448,6 +448,24 @@ fn repeated_running_statuses_change_nothing_and_write_nothing() {
     );
 }
 
+/// A delta heartbeat of node "h1:1" (after a tick): `statuses` and the NM's running count.
+fn delta(c: &mut RmCore, t: u64, statuses: Vec<NmContainerStatus>, running: u32) -> HeartbeatReply {
+    c.tick(Time(t));
+    let secret = c.node_secret("h1:1").unwrap_or_default();
+    c.node_heartbeat(
+        Time(t),
+        "h1:1",
+        NodeStatus {
+            healthy: true,
+            containers: statuses,
+            secret,
+            running_containers: Some(running),
+            ..NodeStatus::default()
+        },
+    )
+    .expect("heartbeat")
+}
+
 /// Weft's NMs leave out RUNNING statuses an answered heartbeat already carried and send how
 /// many containers run: the RM takes the count as the check of what was left out and asks for
 /// every status when its own count of containers seen running on the node differs.
@@ -465,22 +483,6 @@ fn delta_reports_are_checked_by_the_running_count() {
         .expect("allocate")
         .allocated;
     assert_eq!(granted.len(), 2);
-    let delta = |c: &mut RmCore, t: u64, s: Vec<NmContainerStatus>, running: u32| {
-        c.tick(Time(t));
-        let secret = c.node_secret("h1:1").unwrap_or_default();
-        c.node_heartbeat(
-            Time(t),
-            "h1:1",
-            NodeStatus {
-                healthy: true,
-                containers: s,
-                secret,
-                running_containers: Some(running),
-                ..NodeStatus::default()
-            },
-        )
-        .expect("heartbeat")
-    };
     // The AM and one container are new: reported, and the count agrees.
     let first = vec![
         status(am, NmContainerState::Running, 0),
@@ -512,22 +514,6 @@ fn a_lingering_am_is_expected_in_the_running_count() {
     let mut c = core();
     register(&mut c, 0, "h1:1");
     let (_app, attempt, token, am) = running_app(&mut c, 1, "h1:1");
-    let delta = |c: &mut RmCore, t: u64, s: Vec<NmContainerStatus>, running: u32| {
-        c.tick(Time(t));
-        let secret = c.node_secret("h1:1").unwrap_or_default();
-        c.node_heartbeat(
-            Time(t),
-            "h1:1",
-            NodeStatus {
-                healthy: true,
-                containers: s,
-                secret,
-                running_containers: Some(running),
-                ..NodeStatus::default()
-            },
-        )
-        .expect("heartbeat")
-    };
     assert!(!delta(&mut c, 2, vec![status(am, NmContainerState::Running, 0)], 1).send_all_statuses);
     c.am_finish(Time(3), attempt, &token, FinalStatus::Succeeded, "", None)
         .expect("finish");
