@@ -307,6 +307,9 @@ pub struct RmCore {
     pub(crate) cluster_ts: u64,
     pub(crate) epoch: u64,
     pub(crate) next_seq: u64,
+    /// Application ids below this may have been handed out: the store's `next_app_seq`, raised
+    /// a block at a time (`APP_ID_BLOCK`) so that most new ids write nothing.
+    pub(crate) app_id_ceiling: u64,
     pub(crate) apps: crate::app_table::AppTable,
     pub(crate) containers: crate::container_table::ContainerTable,
     pub(crate) nodes: NodeTable,
@@ -395,6 +398,7 @@ impl RmCore {
             cluster_ts,
             epoch,
             next_seq: 1,
+            app_id_ceiling: 1,
             apps: Default::default(),
             containers: Default::default(),
             nodes,
@@ -550,7 +554,7 @@ impl RmCore {
     pub(crate) fn meta(&self) -> ClusterMeta {
         ClusterMeta {
             cluster_timestamp: self.cluster_ts,
-            next_app_seq: self.next_seq,
+            next_app_seq: self.app_id_ceiling,
             epoch: self.epoch,
         }
     }

@@ -104,6 +104,8 @@ impl RmCore {
         core.restore_demands(now, &state.demands)?;
         core.ask_recovered_gangs(now);
         core.ask_due_ams(now);
+        // No id is handed out yet: the next one raises the ceiling by a block.
+        core.app_id_ceiling = core.next_seq;
         core.persist_meta();
         core.retain_recovered();
         Ok(core)

@@ -26,7 +26,39 @@ fn ids_handed_out_but_never_submitted_are_not_reissued_after_a_restart() {
     drain(&mut c);
     let next = c.new_application(Time(11));
     assert_eq!(next.cluster_ts, TS);
-    assert_eq!(next.seq, 4, "after 1 and {handed_out:?}");
+    assert_eq!(
+        next.seq,
+        1 + crate::apps::APP_ID_BLOCK,
+        "after the stored ceiling, above 1 and {handed_out:?}"
+    );
+}
+
+#[test]
+fn new_ids_write_the_store_once_a_block() {
+    let mut c = core();
+    let block = crate::apps::APP_ID_BLOCK;
+    let mut ceilings = Vec::new();
+    for t in 0..2 * block + 1 {
+        let id = c.new_application(Time(t));
+        for w in writes(&drain(&mut c)) {
+            if let Write::Meta(m) = w {
+                assert!(
+                    m.next_app_seq > id.seq,
+                    "the ceiling is above the id it covers"
+                );
+                ceilings.push((id.seq, m.next_app_seq));
+            }
+        }
+    }
+    assert_eq!(
+        ceilings,
+        vec![
+            (1, 1 + block),
+            (1 + block, 1 + 2 * block),
+            (1 + 2 * block, 1 + 3 * block)
+        ],
+        "one write per block of ids"
+    );
 }
 
 #[test]
@@ -35,18 +67,17 @@ fn submission_is_accepted_and_persisted_with_its_first_attempt() {
     let id = c.new_application(Time(100));
     let issued = writes(&drain(&mut c));
     assert!(
-        matches!(&issued[..], [Write::Meta(m)] if m.next_app_seq == 2),
-        "the sequence is stored with the id: {issued:?}"
+        matches!(&issued[..], [Write::Meta(m)] if m.next_app_seq > 1),
+        "a ceiling above the id is stored with it: {issued:?}"
     );
     c.submit(Time(100), id, submission("alice", None)).unwrap();
     let out = drain(&mut c);
     let w = writes(&out);
-    assert!(matches!(&w[0], Write::Meta(m) if m.next_app_seq == 2));
     assert!(
-        matches!(&w[1], Write::PutApp(a) if a.app_id == 1 && a.state == AppState::Accepted && a.queue == "root.alice")
+        matches!(&w[0], Write::PutApp(a) if a.app_id == 1 && a.state == AppState::Accepted && a.queue == "root.alice")
     );
     assert!(
-        matches!(&w[2], Write::PutAttempt(t) if t.attempt == 1 && t.state == AttemptState::Scheduled && !t.am_token.is_empty())
+        matches!(&w[1], Write::PutAttempt(t) if t.attempt == 1 && t.state == AttemptState::Scheduled && !t.am_token.is_empty())
     );
     let r = c.app_report(&id).unwrap();
     assert_eq!(r.state, AppState::Accepted);

@@ -38,7 +38,11 @@ fn restart_keeps_apps_and_rebinds_running_work() {
         states,
         [AppState::Accepted, AppState::Killed, AppState::Accepted]
     );
-    assert_eq!(c.new_application(Time(50_001)).seq, 4);
+    assert_eq!(
+        c.new_application(Time(50_001)).seq,
+        1 + crate::apps::APP_ID_BLOCK,
+        "ids continue from the stored ceiling"
+    );
 
     // The running AM re-registers with its persisted token; a wrong one is refused.
     assert!(matches!(
