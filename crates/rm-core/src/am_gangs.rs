@@ -141,7 +141,10 @@ impl RmCore {
         if !over {
             return;
         }
-        let id = self.app_key(app);
+        let id = ApplicationId {
+            cluster_ts: self.cluster_ts,
+            seq: app.0,
+        };
         let removed = self
             .apps
             .get_mut(&id)

@@ -1,16 +1,12 @@
 //! The RM's live containers, kept per application: found by id in two short steps on the hot
 //! paths (every allocation, node status and completion: the application's entry, then its
-//! ordered map, a few hundred containers at most), found by the scheduler's id the same way
-//! (the scheduler names the application in every decision about a container), and listed per
-//! application in id order (reports, an AM's containers when it registers again, a demand's
-//! warned containers).
+//! ordered map, a few hundred containers at most), and listed per application in id order
+//! (reports, an AM's containers when it registers again, a demand's warned containers).
 //!
-//! Why not one hash table of every container by id: container ids are always new, so
-//! completions leave tombstones in a hash table, and once they have used up its room the table
-//! rehashes all ~1.2M entries in one call, on the driver. For the table by the RM's ids that
-//! was ~1.3 s in which the RM answered nothing, every minute or so at seed 003's scale (stop
-//! 35); the map by the scheduler's ids, ~2 minutes after the cluster filled, doubled at once
-//! after a minute of slowing probes (stop 36, in a replay of its pattern). Here no operation
+//! Why not one table of every container by id: container ids are always new, so each
+//! completion left a tombstone in the hash table, and once they had used up its room the
+//! table rehashed all ~1.2M entries in one call, on the driver: ~1.3 s in which the RM
+//! answered nothing, every minute or so at seed 003's scale (stop 35). Here no operation
 //! moves more than one application's containers.
 
 use std::collections::BTreeMap;
@@ -20,19 +16,11 @@ use weft_types::yarn_id::{ApplicationId, AttemptId, ContainerId};
 use crate::core::Container;
 use crate::id_map::IdMap;
 
-/// One application's live containers.
-#[derive(Default)]
-struct AppContainers {
-    /// By (attempt, number), in id order.
-    live: BTreeMap<(u32, u64), Container>,
-    /// The scheduler's id of each live container that has one (`Container::sched`).
-    by_sched: BTreeMap<weft_types::ContainerId, (u32, u64)>,
-}
-
 #[derive(Default)]
 pub(crate) struct ContainerTable {
-    /// Each application's live containers; an application with none has no entry.
-    by_app: IdMap<ApplicationId, AppContainers>,
+    /// Each application's live containers by (attempt, number), in id order; an application
+    /// with none has no entry.
+    by_app: IdMap<ApplicationId, BTreeMap<(u32, u64), Container>>,
     /// Live containers in all.
     len: usize,
 }
@@ -40,17 +28,12 @@ pub(crate) struct ContainerTable {
 impl ContainerTable {
     #[inline]
     pub(crate) fn get(&self, id: &ContainerId) -> Option<&Container> {
-        self.by_app.get(&id.app)?.live.get(&(id.attempt, id.n))
+        self.by_app.get(&id.app)?.get(&(id.attempt, id.n))
     }
 
-    /// The container, to change anything but its scheduler id (`forget_sched` does that, so
-    /// the index by scheduler id stays true).
     #[inline]
     pub(crate) fn get_mut(&mut self, id: &ContainerId) -> Option<&mut Container> {
-        self.by_app
-            .get_mut(&id.app)?
-            .live
-            .get_mut(&(id.attempt, id.n))
+        self.by_app.get_mut(&id.app)?.get_mut(&(id.attempt, id.n))
     }
 
     #[inline]
@@ -59,61 +42,24 @@ impl ContainerTable {
     }
 
     pub(crate) fn insert(&mut self, id: ContainerId, container: Container) -> Option<Container> {
-        let of_app = self
+        let replaced = self
             .by_app
-            .get_or_insert_with(id.app, AppContainers::default);
-        let key = (id.attempt, id.n);
-        let sched = container.sched;
-        if let Some(s) = sched {
-            of_app.by_sched.insert(s, key);
-        }
-        let replaced = of_app.live.insert(key, container);
-        match replaced.as_ref().map(|old| old.sched) {
-            None => self.len += 1,
-            Some(Some(old)) if Some(old) != sched && of_app.by_sched.get(&old) == Some(&key) => {
-                of_app.by_sched.remove(&old);
-            }
-            Some(_) => {}
+            .get_or_insert_with(id.app, BTreeMap::new)
+            .insert((id.attempt, id.n), container);
+        if replaced.is_none() {
+            self.len += 1;
         }
         replaced
     }
 
     pub(crate) fn remove(&mut self, id: &ContainerId) -> Option<Container> {
         let of_app = self.by_app.get_mut(&id.app)?;
-        let container = of_app.live.remove(&(id.attempt, id.n))?;
-        if let Some(s) = container.sched {
-            of_app.by_sched.remove(&s);
-        }
-        if of_app.live.is_empty() {
+        let container = of_app.remove(&(id.attempt, id.n))?;
+        if of_app.is_empty() {
             self.by_app.remove(&id.app);
         }
         self.len -= 1;
         Some(container)
-    }
-
-    /// The live container of `app` the scheduler knows as `sched`.
-    pub(crate) fn by_sched(
-        &self,
-        app: ApplicationId,
-        sched: weft_types::ContainerId,
-    ) -> Option<ContainerId> {
-        let &(attempt, n) = self.by_app.get(&app)?.by_sched.get(&sched)?;
-        Some(ContainerId { app, attempt, n })
-    }
-
-    /// The scheduler has let go of `sched` (it ended there): the container it named, kept
-    /// until the RM ends it too, no longer has a scheduler id. Returns that container.
-    pub(crate) fn forget_sched(
-        &mut self,
-        app: ApplicationId,
-        sched: weft_types::ContainerId,
-    ) -> Option<ContainerId> {
-        let of_app = self.by_app.get_mut(&app)?;
-        let (attempt, n) = of_app.by_sched.remove(&sched)?;
-        if let Some(c) = of_app.live.get_mut(&(attempt, n)) {
-            c.sched = None;
-        }
-        Some(ContainerId { app, attempt, n })
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -128,7 +74,7 @@ impl ContainerTable {
         self.by_app
             .get(&app)
             .into_iter()
-            .flat_map(|of_app| &of_app.live)
+            .flatten()
             .map(move |(&(attempt, n), c)| (ContainerId { app, attempt, n }, c))
     }
 
@@ -142,7 +88,7 @@ impl ContainerTable {
         self.by_app
             .get(&app)
             .into_iter()
-            .flat_map(move |of_app| of_app.live.range((attempt, 0)..=(attempt, u64::MAX)))
+            .flat_map(move |of_app| of_app.range((attempt, 0)..=(attempt, u64::MAX)))
             .map(move |(&(attempt, n), c)| (ContainerId { app, attempt, n }, c))
     }
 }
@@ -215,47 +161,6 @@ mod tests {
         );
         assert_eq!(t.len(), 3, "a replaced container is counted once");
         assert!(t.remove(&id(9, 1, 1)).is_none());
-        assert_eq!(t.len(), 3);
-    }
-
-    fn scheduled(sched: u64) -> Container {
-        Container {
-            sched: Some(weft_types::ContainerId(sched)),
-            ..container(0)
-        }
-    }
-
-    #[test]
-    fn a_container_is_found_by_its_scheduler_id_until_either_side_lets_go() {
-        let mut t = ContainerTable::default();
-        let s = weft_types::ContainerId;
-        t.insert(id(1, 1, 1), scheduled(10));
-        t.insert(id(1, 2, 4), scheduled(11));
-        t.insert(id(2, 1, 1), scheduled(12));
-        t.insert(id(2, 1, 2), container(0));
-        assert_eq!(t.by_sched(app(1), s(11)), Some(id(1, 2, 4)));
-        assert_eq!(t.by_sched(app(2), s(12)), Some(id(2, 1, 1)));
-        assert_eq!(
-            t.by_sched(app(2), s(11)),
-            None,
-            "the id belongs to another app"
-        );
-
-        // The scheduler ended it first: the RM still holds the container, without a
-        // scheduler id, until it ends it too.
-        assert_eq!(t.forget_sched(app(1), s(10)), Some(id(1, 1, 1)));
-        assert_eq!(t.forget_sched(app(1), s(10)), None);
-        assert_eq!(t.get(&id(1, 1, 1)).map(|c| c.sched), Some(None));
-        assert_eq!(t.by_sched(app(1), s(10)), None);
-
-        // The RM ended it first.
-        assert!(t.remove(&id(2, 1, 1)).is_some());
-        assert_eq!(t.by_sched(app(2), s(12)), None);
-
-        // Replaced under a new scheduler id: only the new one finds it.
-        t.insert(id(1, 2, 4), scheduled(13));
-        assert_eq!(t.by_sched(app(1), s(11)), None);
-        assert_eq!(t.by_sched(app(1), s(13)), Some(id(1, 2, 4)));
         assert_eq!(t.len(), 3);
     }
 }

@@ -312,6 +312,7 @@ pub struct RmCore {
     pub(crate) app_id_ceiling: u64,
     pub(crate) apps: crate::app_table::AppTable,
     pub(crate) containers: crate::container_table::ContainerTable,
+    pub(crate) by_sched: IdMap<weft_types::ContainerId, ContainerId>,
     pub(crate) nodes: NodeTable,
     pub(crate) node_by_sched: IdMap<NodeId, NodeKey>,
     pub(crate) next_node: u32,
@@ -401,6 +402,7 @@ impl RmCore {
             app_id_ceiling: 1,
             apps: Default::default(),
             containers: Default::default(),
+            by_sched: IdMap::default(),
             nodes,
             node_by_sched: IdMap::default(),
             next_node: 0,
@@ -595,18 +597,17 @@ impl RmCore {
                     self.on_allocated(now, app, container, node, resources, am, priority, demand)
                 }
                 Decision::Completed {
-                    app,
                     container,
                     exit,
                     status,
-                } => self.on_sched_completed(now, app, container, exit, status),
+                    ..
+                } => self.on_sched_completed(now, container, exit, status),
                 Decision::Preempted {
-                    app,
                     container,
                     am,
                     for_queue,
                     ..
-                } => self.on_preempted(now, app, container, am, for_queue),
+                } => self.on_preempted(now, container, am, for_queue),
                 // A warning changes nothing here: the AM reads the marked containers from
                 // the scheduler on its next Allocate (`strict_preemption_contract`).
                 Decision::Gang { app, gang, change } => {
@@ -630,15 +631,17 @@ impl RmCore {
     fn on_sched_completed(
         &mut self,
         now: Time,
-        app: AppId,
         sched_id: weft_types::ContainerId,
         how: ContainerExit,
         status: Option<weft_sched::ExitStatus>,
     ) {
         let for_queue = self.preempted_for.remove(&sched_id);
-        let Some(id) = self.containers.forget_sched(self.app_key(app), sched_id) else {
+        let Some(id) = self.by_sched.remove(&sched_id) else {
             return;
         };
+        if let Some(c) = self.containers.get_mut(&id) {
+            c.sched = None;
+        }
         // A status comes from the NM's own report (nothing to stop), except for a foreign
         // container the scheduler killed at its pool's timeout (the NM must stop it).
         let scheduler_kill = how == ContainerExit::Preempted;
@@ -684,7 +687,8 @@ impl RmCore {
         let ended = self.ended_record(id, &c, now, status);
         if let Some(s) = c.sched {
             // Reported by its node: the scheduler frees it; its `Completed` decision is then
-            // ignored because the container is no longer in the table.
+            // ignored because the container is no longer mapped.
+            self.by_sched.remove(&s);
             let _ = self.sched.handle(
                 now,
                 weft_sched::Event::ContainerCompleted {
@@ -829,15 +833,6 @@ impl RmCore {
         }
     }
 
-    /// The RM's id of the application the scheduler knows as `app` (the scheduler's id is the
-    /// sequence number; every id shares the cluster timestamp, kept over restarts).
-    pub(crate) fn app_key(&self, app: AppId) -> ApplicationId {
-        ApplicationId {
-            cluster_ts: self.cluster_ts,
-            seq: app.0,
-        }
-    }
-
     /// Records a new container of `app` on `node`.
     #[allow(clippy::too_many_arguments)]
     fn on_allocated(
@@ -854,7 +849,10 @@ impl RmCore {
         let Some(node_key) = self.node_by_sched.get(&node).copied() else {
             return;
         };
-        let app_key = self.app_key(app_id);
+        let app_key = ApplicationId {
+            cluster_ts: self.cluster_ts,
+            seq: app_id.0,
+        };
         let Some(app) = self.apps.get_mut(&app_key) else {
             let _ = self.release_to_sched(now, app_id, sched_id);
             return;
@@ -885,6 +883,7 @@ impl RmCore {
                 demand,
             },
         );
+        self.by_sched.insert(sched_id, id);
         if let Some(demand_id) = demand {
             self.demand_container_allocated(id, demand_id);
         }

@@ -87,12 +87,11 @@ impl RmCore {
     pub(crate) fn on_preempted(
         &mut self,
         now: Time,
-        app: weft_types::AppId,
         sched_id: weft_types::ContainerId,
         am: bool,
         for_queue: String,
     ) {
-        let Some(id) = self.containers.by_sched(self.app_key(app), sched_id) else {
+        let Some(&id) = self.by_sched.get(&sched_id) else {
             return;
         };
         let Some(c) = self.containers.get(&id) else {
@@ -130,7 +129,7 @@ impl RmCore {
         self.sched
             .preemption_contract(app)
             .into_iter()
-            .filter_map(|c| self.containers.by_sched(self.app_key(app), c))
+            .filter_map(|c| self.by_sched.get(&c).copied())
             .collect()
     }
 

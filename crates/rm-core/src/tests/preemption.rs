@@ -35,13 +35,7 @@ fn preempt(c: &mut RmCore, t: u64, id: ContainerId, for_queue: &str) {
             },
         )
         .expect("the scheduler frees it");
-    c.on_preempted(
-        Time(t),
-        weft_types::AppId(id.app.seq),
-        sched_id,
-        am,
-        for_queue.to_string(),
-    );
+    c.on_preempted(Time(t), sched_id, am, for_queue.to_string());
     c.drain(Time(t));
 }
 
