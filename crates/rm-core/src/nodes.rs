@@ -198,7 +198,7 @@ impl RmCore {
         if let Some(n) = self.nodes.at_mut(key) {
             n.containers.recovered_running(c);
         }
-        self.by_sched.insert(sched, c);
+        self.by_sched.insert_fresh(sched, c);
         self.containers.insert(
             c,
             Container {
