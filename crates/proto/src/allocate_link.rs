@@ -5,7 +5,9 @@
 //! offered that (`allocate_stream`), else one `Allocate` call each (Hadoop's RM speaks
 //! another protocol; a Weft RM without either). The framed connection behaves as the stream
 //! below does (refusals end it, a request it did not take up goes as a unary call); an RM that
-//! refuses it as UNIMPLEMENTED gets the stream or unary calls from then on.
+//! refuses it as UNIMPLEMENTED gets the stream or unary calls from then on. Given shared
+//! framed connections ([`AllocateLink::shared`], for a process hosting many AMs), the attempt
+//! takes a lane of one before all of these ([`crate::shared_frames`]).
 //!
 //! The stream opens with the attempt's credentials as metadata (the RM checks them then, once)
 //! and carries one request at a time: [`AllocateLink::allocate`] sends a request and waits for
@@ -16,6 +18,7 @@
 //! goes as a unary call, and the next one opens a new stream. An RM that does not know the call (UNIMPLEMENTED) gets unary
 //! calls from then on.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use tonic::transport::Channel;
@@ -24,6 +27,7 @@ use tonic::{Code, Status};
 use crate::auth::AmCredentials;
 use crate::call_stream::{self, OpenCall};
 use crate::frames::{FramedCall, FramedOpen, Kind, MAX_MESSAGE};
+use crate::shared_frames::{SharedAllocates, SharedLane};
 use crate::v1::allocate_streams_client::AllocateStreamsClient;
 use crate::v1::application_master_protocol_client::ApplicationMasterProtocolClient;
 use crate::v1::{AllocateRequest, AllocateResponse};
@@ -41,6 +45,10 @@ pub struct AllocateLink {
     /// The RM's address while it offers the framed transport.
     framed_address: Option<String>,
     framed: Option<FramedCall>,
+    /// Shared framed connections to the RM while it offers the framed transport, and this
+    /// attempt's lane on one.
+    shared: Option<Arc<SharedAllocates>>,
+    lane: Option<SharedLane>,
     /// The largest answer decoded.
     max_answer: usize,
 }
@@ -57,6 +65,8 @@ impl AllocateLink {
             limit: None,
             framed_address: None,
             framed: None,
+            shared: None,
+            lane: None,
             max_answer: MAX_MESSAGE,
         }
     }
@@ -71,6 +81,20 @@ impl AllocateLink {
     /// Whether calls go over the framed transport (until the RM refuses it as unimplemented).
     pub fn framing(&self) -> bool {
         self.framed_address.is_some()
+    }
+
+    /// Allocates on a lane of `connections` (shared framed connections to the RM's AM port,
+    /// which bound their own answers' size) when `offered` (the register answer's
+    /// `framed_transport`), before an own framed connection, the stream or unary calls.
+    pub fn shared(mut self, connections: Arc<SharedAllocates>, offered: bool) -> Self {
+        self.shared = offered.then_some(connections);
+        self
+    }
+
+    /// Whether calls go on a lane of a shared connection (until the RM refuses it as
+    /// unimplemented).
+    pub fn sharing(&self) -> bool {
+        self.shared.is_some()
     }
 
     /// Bounds each call (opening a stream included) to `limit`: DEADLINE_EXCEEDED after it, as
@@ -110,6 +134,22 @@ impl AllocateLink {
     }
 
     async fn call(&mut self, request: AllocateRequest) -> Result<AllocateResponse, Status> {
+        if self.lane.as_ref().is_some_and(|lane| !lane.in_step()) {
+            self.lane = None;
+        }
+        if self.shared.is_some() && self.lane.is_none() {
+            self.lane = self.open_lane().await?;
+        }
+        if let Some(lane) = &mut self.lane {
+            // A refusal or a broken connection ends the lane; the next call opens another.
+            return match lane.exchange(&request).await {
+                Ok(reply) => Ok(reply),
+                Err(status) => {
+                    self.lane = None;
+                    Err(status)
+                }
+            };
+        }
         if self.framed.as_ref().is_some_and(|call| !call.in_step()) {
             self.framed = None;
         }
@@ -172,6 +212,27 @@ impl AllocateLink {
     pub fn close(&mut self) {
         self.open = None;
         self.framed = None;
+        self.lane = None;
+    }
+
+    /// Opens a lane with the attempt's credentials; `None` (and an own framed connection,
+    /// the stream or unary calls from now on) when the RM does not serve shared connections.
+    async fn open_lane(&mut self) -> Result<Option<SharedLane>, Status> {
+        let Some(connections) = &self.shared else {
+            return Ok(None);
+        };
+        let open = FramedOpen {
+            attempt_id: self.credentials.attempt_id.clone(),
+            am_token: self.credentials.token.clone(),
+        };
+        match connections.open(&open).await {
+            Ok(lane) => Ok(Some(lane)),
+            Err(status) if status.code() == Code::Unimplemented => {
+                self.shared = None;
+                Ok(None)
+            }
+            Err(status) => Err(status),
+        }
     }
 
     /// Opens a framed connection with the attempt's credentials; `None` (and the stream or

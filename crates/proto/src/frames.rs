@@ -50,6 +50,10 @@ pub enum Kind {
     Heartbeats = 1,
     /// An AM attempt's Allocates (the AM service's port).
     Allocates = 2,
+    /// Many AM attempts' Allocates on one connection, each on its own lane
+    /// ([`crate::shared_frames`]): for a process that hosts many AMs, as Hadoop's IPC client
+    /// shares one connection among its callers.
+    SharedAllocates = 3,
 }
 
 /// What a frame carries (its first byte).
@@ -63,6 +67,9 @@ pub enum FrameType {
     Open = 2,
     /// The RM took the opening frame; requests may follow.
     Accepted = 3,
+    /// The client ends a lane of a shared connection ([`Kind::SharedAllocates`]); not
+    /// answered.
+    Close = 4,
 }
 
 impl FrameType {
@@ -72,6 +79,7 @@ impl FrameType {
             1 => Ok(FrameType::Error),
             2 => Ok(FrameType::Open),
             3 => Ok(FrameType::Accepted),
+            4 => Ok(FrameType::Close),
             other => Err(FrameError::Type(other)),
         }
     }
@@ -103,6 +111,9 @@ pub enum FrameError {
     /// The connection closed inside the preamble or a frame.
     #[error("the connection closed inside a frame")]
     Truncated,
+    /// A shared connection's frame too short to name its lane.
+    #[error("a frame of a shared connection is {0} bytes, too short for its lane")]
+    NoLane(usize),
     /// The connection failed.
     #[error("the connection failed: {0}")]
     Io(#[from] std::io::Error),
@@ -125,6 +136,7 @@ pub fn parse_preamble(bytes: &[u8; PREAMBLE_LEN]) -> Result<Kind, FrameError> {
     match bytes[5] {
         1 => Ok(Kind::Heartbeats),
         2 => Ok(Kind::Allocates),
+        3 => Ok(Kind::SharedAllocates),
         other => Err(FrameError::Kind(other)),
     }
 }
@@ -149,8 +161,31 @@ pub fn put_frame(
     frame_type: FrameType,
     message: &impl Message,
 ) -> Result<(), FrameError> {
+    put_message(out, frame_type, None, message)
+}
+
+/// Appends `message` to `out` as one frame of `frame_type` on `lane` of a shared connection:
+/// the payload begins with the lane's number ([`LANE_LEN`] bytes, big-endian).
+pub fn put_lane_frame(
+    out: &mut Vec<u8>,
+    frame_type: FrameType,
+    lane: u32,
+    message: &impl Message,
+) -> Result<(), FrameError> {
+    put_message(out, frame_type, Some(lane), message)
+}
+
+fn put_message(
+    out: &mut Vec<u8>,
+    frame_type: FrameType,
+    lane: Option<u32>,
+    message: &impl Message,
+) -> Result<(), FrameError> {
     let start = out.len();
     out.extend_from_slice(&[frame_type as u8, 0, 0, 0, 0]);
+    if let Some(lane) = lane {
+        out.extend_from_slice(&lane.to_be_bytes());
+    }
     // Encoding into a Vec cannot run out of room; the length is taken from what was written,
     // so prost computes the message's length once.
     if message.encode(out).is_err() {
@@ -170,6 +205,34 @@ pub fn put_frame(
     };
     out[start + 1..start + HEADER_LEN].copy_from_slice(&len.to_be_bytes());
     Ok(())
+}
+
+/// Bytes a shared connection's frame spends on its lane's number.
+pub const LANE_LEN: usize = 4;
+
+/// Appends an empty frame of `frame_type` on `lane` (the RM's [`FrameType::Accepted`], the
+/// client's [`FrameType::Close`]).
+pub fn put_lane_empty(out: &mut Vec<u8>, frame_type: FrameType, lane: u32) {
+    out.extend_from_slice(&[frame_type as u8, 0, 0, 0, LANE_LEN as u8]);
+    out.extend_from_slice(&lane.to_be_bytes());
+}
+
+/// Appends `status` as a refusal frame on `lane` (which ends that lane only).
+pub fn put_lane_error(out: &mut Vec<u8>, lane: u32, status: &Status) {
+    let refusal = FramedError {
+        code: status.code() as i32,
+        message: status.message().to_string(),
+    };
+    // A refusal's message is a short text: it always fits a frame.
+    let _ = put_lane_frame(out, FrameType::Error, lane, &refusal);
+}
+
+/// A shared connection's frame payload split into its lane and its message.
+pub fn split_lane(payload: &[u8]) -> Result<(u32, &[u8]), FrameError> {
+    match payload.split_first_chunk::<LANE_LEN>() {
+        Some((lane, message)) => Ok((u32::from_be_bytes(*lane), message)),
+        None => Err(FrameError::NoLane(payload.len())),
+    }
 }
 
 /// Appends an empty frame of `frame_type` (the RM's [`FrameType::Accepted`]).
@@ -481,6 +544,39 @@ mod tests {
             parse_preamble(&preamble(Kind::Allocates)).unwrap(),
             Kind::Allocates
         );
+        assert_eq!(
+            parse_preamble(&preamble(Kind::SharedAllocates)).unwrap(),
+            Kind::SharedAllocates
+        );
+    }
+
+    #[test]
+    fn lane_frames_carry_their_lane_before_the_message() {
+        let mut out = Vec::new();
+        put_lane_frame(&mut out, FrameType::Message, 7, &beat("a:1", 3)).unwrap();
+        put_lane_empty(&mut out, FrameType::Close, 70_000);
+        put_lane_error(&mut out, 9, &Status::not_found("gone"));
+        let mut wire: &[u8] = &out;
+        let mut reader = FrameReader::new();
+        block_on(async {
+            let (frame_type, payload) = reader.next(&mut wire, MAX_MESSAGE).await.unwrap().unwrap();
+            assert_eq!(frame_type, FrameType::Message);
+            let (lane, message) = split_lane(payload).unwrap();
+            assert_eq!(lane, 7);
+            assert_eq!(
+                NodeHeartbeatRequest::decode(message).unwrap(),
+                beat("a:1", 3)
+            );
+            let (frame_type, payload) = reader.next(&mut wire, MAX_MESSAGE).await.unwrap().unwrap();
+            assert_eq!(frame_type, FrameType::Close);
+            assert_eq!(split_lane(payload).unwrap(), (70_000, &[][..]));
+            let (frame_type, payload) = reader.next(&mut wire, MAX_MESSAGE).await.unwrap().unwrap();
+            assert_eq!(frame_type, FrameType::Error);
+            let (lane, message) = split_lane(payload).unwrap();
+            assert_eq!(lane, 9);
+            assert_eq!(error_status(message).code(), Code::NotFound);
+        });
+        assert!(matches!(split_lane(&[0, 1, 2]), Err(FrameError::NoLane(3))));
     }
 
     #[test]

@@ -32,6 +32,7 @@ pub mod hadoop_tokens;
 pub mod heartbeat_link;
 pub mod master_key;
 pub mod resource;
+pub mod shared_frames;
 
 /// The generated messages, enums, clients and servers of package `weft.v1`.
 #[allow(

@@ -5,7 +5,8 @@
 //! as the gRPC stream answers it: heartbeats through `tracker::node_heartbeat` with the
 //! stream's node pinning (`heartbeat_stream::same_node`), Allocates through
 //! `allocate_stream::answer` after the same credential check at open
-//! (`allocate_stream::authenticate`). A refusal is a frame with the gRPC path's code and
+//! (`allocate_stream::authenticate`); shared connections, many attempts' Allocates on lanes
+//! of one connection, in `framed_lanes`. A refusal is a frame with the gRPC path's code and
 //! message, and ends the connection as it ends a gRPC call.
 //!
 //! Why: over gRPC about four fifths of the RM's CPU per message was the framework (tonic's
@@ -130,7 +131,7 @@ impl FramedPort {
         };
         let served = match kind {
             Kind::Heartbeats => self.heartbeats.is_some(),
-            Kind::Allocates => self.allocates.is_some(),
+            Kind::Allocates | Kind::SharedAllocates => self.allocates.is_some(),
         };
         let refusal = if !self.enabled {
             Some(Status::unimplemented(
@@ -204,6 +205,10 @@ impl FramedPort {
                     connection.serve(answers, *idle, stop).await;
                 }
             }
+            // The opening frame names no attempt: each lane's does.
+            (Kind::SharedAllocates, _, Some((am, idle))) => {
+                crate::framed_lanes::serve(stream, reader, Arc::clone(am), *idle, stop).await;
+            }
             // `open` refused kinds this port does not serve.
             _ => {}
         }
@@ -213,7 +218,7 @@ impl FramedPort {
 /// The attempt an Allocate connection's opening frame names, with the gRPC path's refusals
 /// (`am_service::credentials`): PERMISSION_DENIED without credentials, INVALID_ARGUMENT for an
 /// attempt id that does not parse.
-fn allocate_credentials(open: &FramedOpen) -> Result<(AttemptId, String), Status> {
+pub(crate) fn allocate_credentials(open: &FramedOpen) -> Result<(AttemptId, String), Status> {
     if open.attempt_id.is_empty() || open.am_token.is_empty() {
         return Err(Status::permission_denied(
             "missing AM credentials: the opening frame carries the attempt id and AM token",

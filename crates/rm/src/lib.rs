@@ -13,6 +13,7 @@ mod clock;
 mod demand_settings;
 mod driver;
 mod framed;
+mod framed_lanes;
 #[doc(hidden)]
 pub mod fuzzing;
 mod groups;

@@ -3,20 +3,25 @@
 //! stream answers them, it refuses what the gRPC path refuses with the same codes (a wrong
 //! node secret, a second node on one connection, bad AM credentials, a request naming
 //! another attempt), it bounds frames, and the links fall back to the gRPC stream when the RM
-//! turns it off.
+//! turns it off. Shared connections carry many attempts' Allocates on lanes, each answered
+//! and refused on its own.
 
 mod support;
 
 use prost::Message;
+use std::sync::Arc;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tonic::{Code, Status};
 use weft_proto::allocate_link::AllocateLink;
 use weft_proto::auth::AmCredentials;
+
 use weft_proto::frames::{
-    error_status, preamble, put_frame, FrameReader, FrameType, FramedOpen, Kind, MAX_MESSAGE,
+    error_status, preamble, put_frame, put_lane_frame, split_lane, FrameReader, FrameType,
+    FramedOpen, Kind, MAX_MESSAGE,
 };
 use weft_proto::heartbeat_link::HeartbeatLink;
+use weft_proto::shared_frames::SharedAllocates;
 use weft_proto::v1::*;
 
 use support::node_setup::{beat, NodeSetup};
@@ -252,6 +257,39 @@ fn ask(priority: i32, total: i32) -> ResourceRequest {
     }
 }
 
+/// The sizes of three answers after a grant of 7 (capped at 5 per answer), their ids checked.
+fn capped_grant(s: &Setup, link: &mut AllocateLink, first_id: i32) -> Vec<usize> {
+    let mut sizes = Vec::new();
+    for response_id in first_id..first_id + 3 {
+        let reply =
+            s.rt.block_on(link.allocate(AllocateRequest {
+                response_id,
+                ..Default::default()
+            }))
+            .unwrap();
+        assert_eq!(reply.response_id, response_id + 1);
+        sizes.push(reply.allocated_containers.len());
+    }
+    sizes
+}
+
+/// Releasing an unknown container is refused over `link` as the unary call refuses it.
+fn refused_as_unary(s: &Setup, link: &mut AllocateLink) {
+    let unknown = AllocateRequest {
+        release: vec!["container_1_0001_01_000099".into()],
+        ..Default::default()
+    };
+    let unary =
+        s.rt.block_on(
+            s.am.clone()
+                .allocate(s.creds.request(unknown.clone()).unwrap()),
+        )
+        .unwrap_err();
+    let refused = s.rt.block_on(link.allocate(unknown)).unwrap_err();
+    assert_eq!(refused.code(), unary.code(), "{refused:?} / {unary:?}");
+    assert_eq!(refused.message(), unary.message());
+}
+
 #[test]
 fn allocates_over_the_framed_transport_are_answered_and_refused_as_over_grpc() {
     let mut s = Setup::start(5, "");
@@ -277,32 +315,12 @@ fn allocates_over_the_framed_transport_are_answered_and_refused_as_over_grpc() {
     assert_eq!(first.num_cluster_nodes, 1);
     s.heartbeat();
     // The grant comes capped per answer, as over gRPC.
-    let mut sizes = Vec::new();
-    for response_id in 8..11 {
-        let reply =
-            s.rt.block_on(link.allocate(AllocateRequest {
-                response_id,
-                ..Default::default()
-            }))
-            .unwrap();
-        assert_eq!(reply.response_id, response_id + 1);
-        sizes.push(reply.allocated_containers.len());
-    }
-    assert_eq!(sizes, vec![5, 2, 0]);
+    assert_eq!(capped_grant(&s, &mut link, 8), vec![5, 2, 0]);
     assert!(link.framing());
 
     // A refusal has the unary call's code and message and ends the connection; the next call
     // opens another.
-    let unknown = AllocateRequest {
-        release: vec!["container_1_0001_01_000099".into()],
-        ..Default::default()
-    };
-    let unary =
-        s.rt.block_on(s.am.allocate(s.creds.request(unknown.clone()).unwrap()))
-            .unwrap_err();
-    let framed = s.rt.block_on(link.allocate(unknown)).unwrap_err();
-    assert_eq!(framed.code(), unary.code(), "{framed:?} / {unary:?}");
-    assert_eq!(framed.message(), unary.message());
+    refused_as_unary(&s, &mut link);
     let reply =
         s.rt.block_on(link.allocate(AllocateRequest {
             response_id: 41,
@@ -419,4 +437,152 @@ fn an_allocate_link_falls_back_to_the_grpc_stream_when_the_rm_turns_framing_off(
     assert_eq!(reply.response_id, 4);
     assert!(!link.framing(), "the gRPC stream from now on");
     assert!(link.streaming());
+}
+
+/// A frame on a lane of a shared connection, spoken by hand.
+fn lane_frame(frame_type: FrameType, lane: u32, message: &impl Message) -> Vec<u8> {
+    let mut out = Vec::new();
+    put_lane_frame(&mut out, frame_type, lane, message).unwrap();
+    out
+}
+
+/// The next frame of a shared connection: its type, lane and message.
+async fn lane_answer(raw: &mut Raw) -> Option<(FrameType, u32, Vec<u8>)> {
+    let (frame_type, payload) = raw.frame().await?;
+    let (lane, message) = split_lane(&payload).unwrap();
+    Some((frame_type, lane, message.to_vec()))
+}
+
+#[test]
+fn many_attempts_allocate_on_lanes_of_one_shared_connection() {
+    let mut s = Setup::start(5, "");
+    assert!(s.registered.framed_transport);
+    let lanes = Arc::new(SharedAllocates::new(&s.scheduler, MAX_MESSAGE));
+    let link = |s: &Setup| {
+        AllocateLink::new(s.channel.clone(), s.creds.clone(), true)
+            .shared(Arc::clone(&lanes), s.registered.framed_transport)
+    };
+    // Two links of the attempt on lanes of one connection, answered each on its own.
+    let (mut first, mut second) = (link(&s), link(&s));
+    let (a, b) = s.rt.block_on(async {
+        tokio::join!(
+            first.allocate(AllocateRequest {
+                ask: vec![ask(1, 7)],
+                response_id: 10,
+                ..Default::default()
+            }),
+            second.allocate(AllocateRequest {
+                response_id: 20,
+                ..Default::default()
+            }),
+        )
+    });
+    assert_eq!(a.unwrap().response_id, 11);
+    assert_eq!(b.unwrap().response_id, 21);
+    assert!(first.sharing() && second.sharing());
+    s.heartbeat();
+    // The grant comes capped per answer, as over gRPC and an own framed connection.
+    assert_eq!(capped_grant(&s, &mut first, 11), vec![5, 2, 0]);
+
+    // A refusal has the unary call's code and message and ends that lane only.
+    refused_as_unary(&s, &mut first);
+    let reply =
+        s.rt.block_on(second.allocate(AllocateRequest {
+            response_id: 30,
+            ..Default::default()
+        }))
+        .unwrap();
+    assert_eq!(reply.response_id, 31, "the other lane goes on");
+    let reply =
+        s.rt.block_on(first.allocate(AllocateRequest {
+            response_id: 40,
+            ..Default::default()
+        }))
+        .unwrap();
+    assert_eq!(reply.response_id, 41, "the refused link opened a new lane");
+
+    // A forged token is refused when its lane opens, with the gRPC path's code.
+    let forged = AmCredentials {
+        token: "not-the-token".into(),
+        ..s.creds.clone()
+    };
+    let mut bad =
+        AllocateLink::new(s.channel.clone(), forged, true).shared(Arc::clone(&lanes), true);
+    let refused =
+        s.rt.block_on(bad.allocate(AllocateRequest::default()))
+            .unwrap_err();
+    assert_eq!(refused.code(), Code::PermissionDenied, "{refused:?}");
+
+    // What the links never send, by hand: a lane that is not open, a second request before
+    // the first is answered, a lane opened twice, and a frame too short to name its lane.
+    let scheduler = s.scheduler.clone();
+    let creds = s.creds.clone();
+    s.rt.block_on(async {
+        let open = FramedOpen {
+            attempt_id: creds.attempt_id.clone(),
+            am_token: creds.token.clone(),
+        };
+        let mut raw = Raw::open(&scheduler, Kind::SharedAllocates, &FramedOpen::default())
+            .await
+            .unwrap();
+        let request = AllocateRequest {
+            response_id: 5,
+            ..Default::default()
+        };
+        raw.stream
+            .write_all(&lane_frame(FrameType::Message, 3, &request))
+            .await
+            .unwrap();
+        let (frame_type, lane, message) = lane_answer(&mut raw).await.unwrap();
+        assert_eq!((frame_type, lane), (FrameType::Error, 3));
+        assert_eq!(error_status(&message).code(), Code::InvalidArgument);
+
+        raw.stream
+            .write_all(&lane_frame(FrameType::Open, 1, &open))
+            .await
+            .unwrap();
+        let (frame_type, lane, _) = lane_answer(&mut raw).await.unwrap();
+        assert_eq!((frame_type, lane), (FrameType::Accepted, 1));
+        raw.stream
+            .write_all(&lane_frame(FrameType::Open, 1, &open))
+            .await
+            .unwrap();
+        let (frame_type, lane, message) = lane_answer(&mut raw).await.unwrap();
+        assert_eq!((frame_type, lane), (FrameType::Error, 1), "opened twice");
+        assert_eq!(error_status(&message).code(), Code::InvalidArgument);
+
+        raw.stream
+            .write_all(&lane_frame(FrameType::Open, 2, &open))
+            .await
+            .unwrap();
+        let (frame_type, lane, _) = lane_answer(&mut raw).await.unwrap();
+        assert_eq!((frame_type, lane), (FrameType::Accepted, 2));
+        // Both requests arrive in one read: the second is taken while the first is with the
+        // driver, and is refused; the lane ends, and the first's answer goes to nobody.
+        let mut two = lane_frame(FrameType::Message, 2, &request);
+        two.extend(lane_frame(FrameType::Message, 2, &request));
+        raw.stream.write_all(&two).await.unwrap();
+        let (frame_type, lane, message) = lane_answer(&mut raw).await.unwrap();
+        assert_eq!((frame_type, lane), (FrameType::Error, 2));
+        assert_eq!(error_status(&message).code(), Code::InvalidArgument);
+        // Lane 1 is still open and answered.
+        raw.stream
+            .write_all(&lane_frame(FrameType::Message, 1, &request))
+            .await
+            .unwrap();
+        let (frame_type, lane, message) = lane_answer(&mut raw).await.unwrap();
+        assert_eq!((frame_type, lane), (FrameType::Message, 1));
+        assert_eq!(
+            AllocateResponse::decode(message.as_slice())
+                .unwrap()
+                .response_id,
+            6
+        );
+
+        raw.stream.write_all(&[0, 0, 0, 0, 2, 0, 1]).await.unwrap();
+        let (frame_type, payload) = raw.frame().await.unwrap();
+        assert_eq!(frame_type, FrameType::Error, "too short for its lane");
+        assert_eq!(error_status(&payload).code(), Code::InvalidArgument);
+        assert!(raw.closed().await, "and the connection ends");
+    });
 }

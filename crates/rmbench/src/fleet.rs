@@ -14,6 +14,8 @@ use tokio::sync::{mpsc, watch, Semaphore};
 use tokio::task::JoinHandle;
 use tonic::transport::Channel;
 use weft_proto::auth::AmCredentials;
+use weft_proto::frames::LANE_LEN;
+use weft_proto::shared_frames::SharedAllocates;
 use weft_proto::v1::application_master_protocol_client::ApplicationMasterProtocolClient;
 use weft_sim::presets::preset;
 use weft_sim::scale::metrics::{schedule_minute, valid_schedule};
@@ -353,6 +355,9 @@ struct AmContext {
     /// The RM's AM service address (`host:port`) when AMs take the framed transport the RM
     /// offers; `None` with `--grpc-streams` or `--unary-allocates`.
     framed_to: Option<String>,
+    /// Shared framed connections AMs take lanes of, in turn; empty when AMs take their own
+    /// framed connections or the gRPC stream.
+    lanes: Vec<Arc<SharedAllocates>>,
     again: mpsc::UnboundedSender<u64>,
     stop: watch::Receiver<bool>,
 }
@@ -385,6 +390,7 @@ fn dispatcher(
                 channel,
                 unary_allocates: c.unary_allocates,
                 framed_to: c.framed_to.clone(),
+                lanes: (!c.lanes.is_empty()).then(|| Arc::clone(&c.lanes[count % c.lanes.len()])),
                 creds: AmCredentials {
                     attempt_id: launch.attempt_id.clone(),
                     token: launch.token.clone(),
@@ -473,7 +479,7 @@ async fn drive(
             eprintln!("rm-bench: {} nodes' framed connections would pass the open-file limit ({limit}): nodes use the gRPC stream", nodes.len());
         }
         if !ams_framed && !args.unary_allocates {
-            eprintln!("rm-bench: {} AMs' framed connections beside the nodes' would pass the open-file limit ({limit}): AMs use the gRPC stream", plan.apps.concurrent);
+            eprintln!("rm-bench: {} AMs' framed connections beside the nodes' would pass the open-file limit ({limit}): AMs share framed connections, {} to a connection", plan.apps.concurrent, args.per_connection);
         }
     }
     let mut channels = Vec::new();
@@ -545,6 +551,14 @@ async fn drive(
     {
         am_channels.push(connect(&rm.scheduler).await?);
     }
+    // AMs that cannot have a framed connection each share them (unless told to take gRPC).
+    let am_lanes = if !ams_framed && !args.grpc_streams && !args.unary_allocates {
+        (0..am_channels.len())
+            .map(|_| Arc::new(SharedAllocates::new(&rm.scheduler, usize::MAX - LANE_LEN)))
+            .collect()
+    } else {
+        Vec::new()
+    };
     let (numbers, numbers_rx) = mpsc::unbounded_channel();
     let submit_task = submitter(
         Arc::clone(&fleet),
@@ -560,6 +574,7 @@ async fn drive(
             interval: Duration::from_millis(plan.am_interval_ms),
             unary_allocates: args.unary_allocates,
             framed_to: ams_framed.then(|| rm.scheduler.clone()),
+            lanes: am_lanes,
             again: numbers.clone(),
             stop: am_stop_rx.clone(),
         },

@@ -13,6 +13,7 @@ use tokio::sync::watch;
 use tonic::transport::Channel;
 use weft_proto::allocate_link::AllocateLink;
 use weft_proto::auth::AmCredentials;
+use weft_proto::shared_frames::SharedAllocates;
 use weft_proto::v1::application_master_protocol_client::ApplicationMasterProtocolClient;
 use weft_proto::v1::{
     AllocateRequest, AmCommand, FinalApplicationStatus, FinishApplicationMasterRequest,
@@ -79,6 +80,10 @@ pub(crate) struct AppMaster {
     /// RM offers (one connection per AM, where gRPC shares a connection among many); `None`
     /// with `--grpc-streams` or `--unary-allocates`.
     pub(crate) framed_to: Option<String>,
+    /// Shared framed connections to the RM's AM service its Allocates take a lane of, when
+    /// the AMs' own framed connections would not fit the open-file limit; `None` with
+    /// `--grpc-streams` or `--unary-allocates`.
+    pub(crate) lanes: Option<Arc<SharedAllocates>>,
     pub(crate) creds: AmCredentials,
     /// Its own container and node, which it leaves when it has unregistered.
     pub(crate) container: Option<(usize, String)>,
@@ -127,6 +132,9 @@ impl AppMaster {
             registered.framed_transport && self.framed_to.is_some(),
         )
         .max_decoding_message_size(usize::MAX);
+        if let Some(lanes) = &self.lanes {
+            link = link.shared(Arc::clone(lanes), registered.framed_transport);
+        }
         let total = i64::from(self.tasks.count);
         self.counters.pending.fetch_add(total, Ordering::Relaxed);
         let mut outstanding = total;

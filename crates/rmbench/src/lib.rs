@@ -126,7 +126,8 @@ pub struct RmBenchArgs {
     /// flood protection in the RM's server, which then closes the connection).
     #[arg(long, default_value_t = 0)]
     pub connections: usize,
-    /// With --preset: simulated NMs, and AMs, sharing one HTTP/2 connection (default 100;
+    /// With --preset: simulated NMs, and AMs, sharing one HTTP/2 connection, or AMs one shared
+    /// framed connection when their own would pass the open-file limit (default 100;
     /// 1 gives each its own, as real NMs and AMs have, the framed transport's shape).
     #[arg(long = "per-connection", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
     pub per_connection: u64,
