@@ -11,8 +11,9 @@
 //! gRPC stream the AMs fell back to cost the RM about five `writev`s per Allocate.
 //!
 //! Bounds (every byte is untrusted): at most [`MAX_LANES`] lanes per connection; one request
-//! in flight per lane (a second is refused and ends the lane), so a connection never has more
-//! than [`MAX_LANES`] calls in flight; frames as on an own connection (`MAX_MESSAGE` plus the
+//! in flight per lane (a second is refused and ends the lane); a lane opens only while the
+//! connection has fewer than [`MAX_LANES`] calls in flight (a lane closed with a call in
+//! flight leaves it to finish unanswered), so never more than twice that; frames as on an own connection (`MAX_MESSAGE` plus the
 //! lane's number, an opening at most `MAX_OPEN`); a connection with no frame for the AM
 //! expiry is closed; the port's bound on framed connections counts it once.
 
@@ -43,12 +44,15 @@ use crate::framed::allocate_credentials;
 /// 100 on each).
 pub(crate) const MAX_LANES: usize = 4_096;
 
-/// Where a lane is.
-enum Lane {
-    /// Its credentials are with the driver.
-    Opening,
-    /// Open for `attempt`; `busy` while a request is in flight.
-    Open { attempt: AttemptId, busy: bool },
+/// A lane the client has opened.
+struct Lane {
+    /// Which opening of the lane's number this is: a call still in flight for an earlier one
+    /// (closed, then opened again) is answered to nobody.
+    generation: u64,
+    /// The attempt it speaks for, once the driver has checked the credentials.
+    attempt: Option<AttemptId>,
+    /// A call of the lane is with the driver.
+    busy: bool,
 }
 
 /// What came back from the driver for a lane. (Moved once, from its call's future to the
@@ -59,7 +63,7 @@ enum Outcome {
     Answered(Result<AllocateResponse, Status>),
 }
 
-type InFlight = Pin<Box<dyn Future<Output = (u32, Outcome)> + Send>>;
+type InFlight = Pin<Box<dyn Future<Output = (u32, u64, Outcome)> + Send>>;
 
 /// Serves a shared connection whose preamble and opening frame have arrived, until it closes,
 /// goes idle for `idle`, breaks the framing, or the RM stops.
@@ -75,7 +79,7 @@ pub(crate) async fn serve(
     if write_out(&mut stream, &mut out).await.is_err() {
         return;
     }
-    let mut lanes: HashMap<u32, Lane> = HashMap::new();
+    let mut lanes = Lanes::default();
     let mut in_flight: FuturesUnordered<InFlight> = FuturesUnordered::new();
     let mut last_frame = Instant::now();
     let idle_timer = tokio::time::sleep(idle);
@@ -87,11 +91,11 @@ pub(crate) async fn serve(
         // would hold the stop signal's guard across the await).
         let step = tokio::select! {
             biased;
-            Some((lane, outcome)) = in_flight.next(), if !in_flight.is_empty() => {
-                settle(&mut lanes, &mut out, lane, outcome);
+            Some((lane, generation, outcome)) = in_flight.next(), if !in_flight.is_empty() => {
+                lanes.settle(&mut out, lane, generation, outcome);
                 // Answers the driver gave in the same round go out in the same write.
-                while let Some(Some((lane, outcome))) = in_flight.next().now_or_never() {
-                    settle(&mut lanes, &mut out, lane, outcome);
+                while let Some(Some((lane, generation, outcome))) = in_flight.next().now_or_never() {
+                    lanes.settle(&mut out, lane, generation, outcome);
                 }
                 Step::Go
             }
@@ -99,7 +103,8 @@ pub(crate) async fn serve(
                 Ok(Some((frame_type, payload))) => match split_lane(payload) {
                     Ok((lane, message)) => {
                         last_frame = Instant::now();
-                        if let Some(call) = take(&am, &mut lanes, &mut out, frame_type, lane, message) {
+                        let busy = in_flight.len();
+                        if let Some(call) = lanes.take(&am, &mut out, busy, frame_type, lane, message) {
                             in_flight.push(call);
                         }
                         Step::Go
@@ -141,136 +146,170 @@ enum Step {
     Refuse(FrameError),
 }
 
-/// Takes one frame on `lane`: the call it starts, if any; refusals go into `out`.
-fn take(
-    am: &Arc<AmService>,
-    lanes: &mut HashMap<u32, Lane>,
-    out: &mut Vec<u8>,
-    frame_type: FrameType,
-    lane: u32,
-    message: &[u8],
-) -> Option<InFlight> {
-    match frame_type {
-        FrameType::Open => {
-            let refusal = if lanes.contains_key(&lane) {
-                Some(Status::invalid_argument(format!(
-                    "lane {lane} is already open"
-                )))
-            } else if lanes.len() >= MAX_LANES {
-                Some(Status::resource_exhausted(format!(
-                    "a shared connection holds at most {MAX_LANES} lanes"
-                )))
-            } else if message.len() > MAX_OPEN {
-                Some(Status::invalid_argument(format!(
-                    "a lane's opening frame is {} bytes, above the limit of {MAX_OPEN}",
-                    message.len()
-                )))
-            } else {
-                None
-            };
-            if let Some(status) = refusal {
-                put_lane_error(out, lane, &status);
-                return None;
-            }
-            let credentials = FramedOpen::decode(message)
-                .map_err(|e| Status::internal(format!("undecodable opening frame: {e}")))
-                .and_then(|open| allocate_credentials(&open));
-            let (attempt, token) = match credentials {
-                Ok(credentials) => credentials,
-                Err(status) => {
-                    put_lane_error(out, lane, &status);
-                    return None;
-                }
-            };
-            lanes.insert(lane, Lane::Opening);
-            let am = Arc::clone(am);
-            Some(Box::pin(async move {
-                let opened = crate::allocate_stream::authenticate(&am, attempt, token)
-                    .await
-                    .map(|()| attempt);
-                (lane, Outcome::Opened(opened))
-            }))
-        }
-        FrameType::Message => {
-            let attempt = match lanes.get_mut(&lane) {
-                Some(Lane::Open {
-                    attempt,
-                    busy: busy @ false,
-                }) => {
-                    *busy = true;
-                    *attempt
-                }
-                Some(_) => {
-                    lanes.remove(&lane);
-                    let status = Status::invalid_argument(format!(
-                        "lane {lane} sent a request before its last one was answered"
-                    ));
-                    put_lane_error(out, lane, &status);
-                    return None;
-                }
-                None => {
-                    let status = Status::invalid_argument(format!("lane {lane} is not open"));
-                    put_lane_error(out, lane, &status);
-                    return None;
-                }
-            };
-            let request = match AllocateRequest::decode(message) {
-                Ok(request) => request,
-                Err(e) => {
-                    lanes.remove(&lane);
-                    let status = Status::internal(format!("failed to decode the request: {e}"));
-                    put_lane_error(out, lane, &status);
-                    return None;
-                }
-            };
-            let am = Arc::clone(am);
-            Some(Box::pin(async move {
-                let answer = crate::allocate_stream::answer(&am, attempt, request).await;
-                (lane, Outcome::Answered(answer))
-            }))
-        }
-        // A call still in flight on a closed lane is answered to nobody (`settle`).
-        FrameType::Close => {
-            lanes.remove(&lane);
-            None
-        }
-        FrameType::Accepted | FrameType::Error => {
-            let status = Status::invalid_argument(format!(
-                "a client does not send {frame_type:?} frames (lane {lane})"
-            ));
-            put_lane_error(out, lane, &status);
-            lanes.remove(&lane);
-            None
-        }
-    }
+/// A connection's open lanes by number.
+#[derive(Default)]
+struct Lanes {
+    open: HashMap<u32, Lane>,
+    /// Openings so far (each lane's `generation`).
+    openings: u64,
 }
 
-/// Writes what the driver answered for `lane` into `out`, unless the lane closed meanwhile.
-fn settle(lanes: &mut HashMap<u32, Lane>, out: &mut Vec<u8>, lane: u32, outcome: Outcome) {
-    let Some(state) = lanes.get_mut(&lane) else {
-        return;
-    };
-    match outcome {
-        Outcome::Opened(Ok(attempt)) => {
-            *state = Lane::Open {
-                attempt,
-                busy: false,
-            };
-            put_lane_empty(out, FrameType::Accepted, lane);
-        }
-        Outcome::Answered(Ok(answer)) => {
-            if let Lane::Open { busy, .. } = state {
-                *busy = false;
+impl Lanes {
+    /// Takes one frame on `lane`: the call it starts, if any; refusals go into `out`.
+    /// `in_flight` is how many calls the connection has with the driver.
+    fn take(
+        &mut self,
+        am: &Arc<AmService>,
+        out: &mut Vec<u8>,
+        in_flight: usize,
+        frame_type: FrameType,
+        lane: u32,
+        message: &[u8],
+    ) -> Option<InFlight> {
+        match frame_type {
+            FrameType::Open => self.open(am, out, in_flight, lane, message),
+            FrameType::Message => self.request(am, out, lane, message),
+            // A call still in flight on a closed lane is answered to nobody (`settle`).
+            FrameType::Close => {
+                self.open.remove(&lane);
+                None
             }
-            if let Err(e) = put_lane_frame(out, FrameType::Message, lane, &answer) {
-                lanes.remove(&lane);
-                let status = Status::internal(format!("cannot frame the answer: {e}"));
-                put_lane_error(out, lane, &status);
+            FrameType::Accepted | FrameType::Error => {
+                self.refuse(
+                    out,
+                    lane,
+                    &Status::invalid_argument(format!(
+                        "a client does not send {frame_type:?} frames (lane {lane})"
+                    )),
+                );
+                None
             }
         }
-        Outcome::Opened(Err(status)) | Outcome::Answered(Err(status)) => {
-            lanes.remove(&lane);
-            put_lane_error(out, lane, &status);
+    }
+
+    fn open(
+        &mut self,
+        am: &Arc<AmService>,
+        out: &mut Vec<u8>,
+        in_flight: usize,
+        lane: u32,
+        message: &[u8],
+    ) -> Option<InFlight> {
+        let refusal = if self.open.contains_key(&lane) {
+            Some(Status::invalid_argument(format!(
+                "lane {lane} is already open"
+            )))
+        } else if self.open.len() >= MAX_LANES || in_flight >= MAX_LANES {
+            Some(Status::resource_exhausted(format!(
+                "a shared connection holds at most {MAX_LANES} lanes"
+            )))
+        } else if message.len() > MAX_OPEN {
+            Some(Status::invalid_argument(format!(
+                "a lane's opening frame is {} bytes, above the limit of {MAX_OPEN}",
+                message.len()
+            )))
+        } else {
+            None
+        };
+        let credentials = match refusal {
+            Some(status) => Err(status),
+            None => FramedOpen::decode(message)
+                .map_err(|e| Status::internal(format!("undecodable opening frame: {e}")))
+                .and_then(|open| allocate_credentials(&open)),
+        };
+        let (attempt, token) = match credentials {
+            Ok(credentials) => credentials,
+            Err(status) => {
+                self.refuse(out, lane, &status);
+                return None;
+            }
+        };
+        self.openings += 1;
+        let generation = self.openings;
+        self.open.insert(
+            lane,
+            Lane {
+                generation,
+                attempt: None,
+                busy: true,
+            },
+        );
+        let am = Arc::clone(am);
+        Some(Box::pin(async move {
+            let opened = crate::allocate_stream::authenticate(&am, attempt, token)
+                .await
+                .map(|()| attempt);
+            (lane, generation, Outcome::Opened(opened))
+        }))
+    }
+
+    fn request(
+        &mut self,
+        am: &Arc<AmService>,
+        out: &mut Vec<u8>,
+        lane: u32,
+        message: &[u8],
+    ) -> Option<InFlight> {
+        let refusal = match self.open.get_mut(&lane) {
+            None => Status::invalid_argument(format!("lane {lane} is not open")),
+            Some(Lane {
+                busy: true,
+                attempt: None,
+                ..
+            }) => {
+                Status::invalid_argument(format!("lane {lane} sent a request before it was open"))
+            }
+            Some(Lane { busy: true, .. }) => Status::invalid_argument(format!(
+                "lane {lane} sent a request before its last one was answered"
+            )),
+            Some(state) => match (state.attempt, AllocateRequest::decode(message)) {
+                (Some(attempt), Ok(request)) => {
+                    state.busy = true;
+                    let generation = state.generation;
+                    let am = Arc::clone(am);
+                    return Some(Box::pin(async move {
+                        let answer = crate::allocate_stream::answer(&am, attempt, request).await;
+                        (lane, generation, Outcome::Answered(answer))
+                    }));
+                }
+                (_, Err(e)) => Status::internal(format!("failed to decode the request: {e}")),
+                (None, Ok(_)) => Status::internal(format!("lane {lane} names no attempt")),
+            },
+        };
+        self.refuse(out, lane, &refusal);
+        None
+    }
+
+    /// Refuses on `lane`, which ends it.
+    fn refuse(&mut self, out: &mut Vec<u8>, lane: u32, status: &Status) {
+        self.open.remove(&lane);
+        put_lane_error(out, lane, status);
+    }
+
+    /// Writes what the driver answered for `lane` into `out`, unless the lane closed meanwhile.
+    fn settle(&mut self, out: &mut Vec<u8>, lane: u32, generation: u64, outcome: Outcome) {
+        let Some(state) = self
+            .open
+            .get_mut(&lane)
+            .filter(|state| state.generation == generation)
+        else {
+            return;
+        };
+        state.busy = false;
+        match outcome {
+            Outcome::Opened(Ok(attempt)) => {
+                state.attempt = Some(attempt);
+                put_lane_empty(out, FrameType::Accepted, lane);
+            }
+            Outcome::Answered(Ok(answer)) => {
+                if let Err(e) = put_lane_frame(out, FrameType::Message, lane, &answer) {
+                    let status = Status::internal(format!("cannot frame the answer: {e}"));
+                    self.refuse(out, lane, &status);
+                }
+            }
+            Outcome::Opened(Err(status)) | Outcome::Answered(Err(status)) => {
+                self.refuse(out, lane, &status);
+            }
         }
     }
 }

@@ -17,8 +17,8 @@ use weft_proto::allocate_link::AllocateLink;
 use weft_proto::auth::AmCredentials;
 
 use weft_proto::frames::{
-    error_status, preamble, put_frame, put_lane_frame, split_lane, FrameReader, FrameType,
-    FramedOpen, Kind, MAX_MESSAGE,
+    error_status, preamble, put_frame, put_lane_empty, put_lane_frame, split_lane, FrameReader,
+    FrameType, FramedOpen, Kind, MAX_MESSAGE,
 };
 use weft_proto::heartbeat_link::HeartbeatLink;
 use weft_proto::shared_frames::SharedAllocates;
@@ -548,7 +548,11 @@ fn many_attempts_allocate_on_lanes_of_one_shared_connection() {
             .await
             .unwrap();
         let (frame_type, lane, message) = lane_answer(&mut raw).await.unwrap();
-        assert_eq!((frame_type, lane), (FrameType::Error, 1), "opened twice");
+        assert_eq!(
+            (frame_type, lane),
+            (FrameType::Error, 1),
+            "opened twice: refused, and ended"
+        );
         assert_eq!(error_status(&message).code(), Code::InvalidArgument);
 
         raw.stream
@@ -565,7 +569,13 @@ fn many_attempts_allocate_on_lanes_of_one_shared_connection() {
         let (frame_type, lane, message) = lane_answer(&mut raw).await.unwrap();
         assert_eq!((frame_type, lane), (FrameType::Error, 2));
         assert_eq!(error_status(&message).code(), Code::InvalidArgument);
-        // Lane 1 is still open and answered.
+        // A refused lane's number opens again.
+        raw.stream
+            .write_all(&lane_frame(FrameType::Open, 1, &open))
+            .await
+            .unwrap();
+        let (frame_type, lane, _) = lane_answer(&mut raw).await.unwrap();
+        assert_eq!((frame_type, lane), (FrameType::Accepted, 1));
         raw.stream
             .write_all(&lane_frame(FrameType::Message, 1, &request))
             .await
@@ -577,6 +587,42 @@ fn many_attempts_allocate_on_lanes_of_one_shared_connection() {
                 .unwrap()
                 .response_id,
             6
+        );
+
+        // A lane closed with a request in flight and opened again at once: the old request's
+        // answer goes to nobody, the new opening's lane gets only its own.
+        raw.stream
+            .write_all(&lane_frame(FrameType::Open, 7, &open))
+            .await
+            .unwrap();
+        let (frame_type, lane, _) = lane_answer(&mut raw).await.unwrap();
+        assert_eq!((frame_type, lane), (FrameType::Accepted, 7));
+        let stale = AllocateRequest {
+            response_id: 60,
+            ..Default::default()
+        };
+        let mut again = lane_frame(FrameType::Message, 7, &stale);
+        put_lane_empty(&mut again, FrameType::Close, 7);
+        again.extend(lane_frame(FrameType::Open, 7, &open));
+        raw.stream.write_all(&again).await.unwrap();
+        let (frame_type, lane, _) = lane_answer(&mut raw).await.unwrap();
+        assert_eq!((frame_type, lane), (FrameType::Accepted, 7));
+        let fresh = AllocateRequest {
+            response_id: 70,
+            ..Default::default()
+        };
+        raw.stream
+            .write_all(&lane_frame(FrameType::Message, 7, &fresh))
+            .await
+            .unwrap();
+        let (frame_type, lane, message) = lane_answer(&mut raw).await.unwrap();
+        assert_eq!((frame_type, lane), (FrameType::Message, 7));
+        assert_eq!(
+            AllocateResponse::decode(message.as_slice())
+                .unwrap()
+                .response_id,
+            71,
+            "the answer to the new opening's request, not the closed one's"
         );
 
         raw.stream.write_all(&[0, 0, 0, 0, 2, 0, 1]).await.unwrap();
