@@ -107,6 +107,13 @@ impl SharedAllocates {
         put_lane_frame(&mut frame, FrameType::Open, lane, open)
             .map_err(|e| Status::invalid_argument(e.to_string()))?;
         let answer = connection.send(lane, frame)?;
+        // Until the RM accepts it, the lane closes when this call fails or is dropped: an
+        // opening the RM takes up late would otherwise hold one of its lanes.
+        let mut opening = SharedLane {
+            connection,
+            lane,
+            waiting: true,
+        };
         let opened = match tokio::time::timeout(OPEN_TIMEOUT, answer).await {
             Ok(Ok(opened)) => opened,
             Ok(Err(_)) => return Err(broken("it closed before the lane opened")),
@@ -118,11 +125,10 @@ impl SharedAllocates {
             }
         };
         match opened {
-            (FrameType::Accepted, _) => Ok(SharedLane {
-                connection,
-                lane,
-                waiting: false,
-            }),
+            (FrameType::Accepted, _) => {
+                opening.waiting = false;
+                Ok(opening)
+            }
             (FrameType::Error, payload) => Err(error_status(&payload)),
             (other, _) => Err(Status::internal(format!(
                 "the RM answered a lane's opening with a {other:?} frame"
@@ -185,7 +191,7 @@ impl SharedAllocates {
             reader,
             queued,
             Arc::downgrade(&connection),
-            self.max_answer + LANE_LEN,
+            self.max_answer.saturating_add(LANE_LEN),
         ));
         Ok(connection)
     }

@@ -141,10 +141,7 @@ impl RmCore {
         if !over {
             return;
         }
-        let id = ApplicationId {
-            cluster_ts: self.cluster_ts,
-            seq: app.0,
-        };
+        let id = self.app_key(app);
         let removed = self
             .apps
             .get_mut(&id)

@@ -835,6 +835,15 @@ impl RmCore {
         }
     }
 
+    /// The RM's id of the application the scheduler knows as `app` (the scheduler's id is the
+    /// sequence number; every id shares the cluster timestamp, kept over restarts).
+    pub(crate) fn app_key(&self, app: AppId) -> ApplicationId {
+        ApplicationId {
+            cluster_ts: self.cluster_ts,
+            seq: app.0,
+        }
+    }
+
     /// Records a new container of `app` on `node`.
     #[allow(clippy::too_many_arguments)]
     fn on_allocated(
@@ -851,10 +860,7 @@ impl RmCore {
         let Some(node_key) = self.node_by_sched.get(&node).copied() else {
             return;
         };
-        let app_key = ApplicationId {
-            cluster_ts: self.cluster_ts,
-            seq: app_id.0,
-        };
+        let app_key = self.app_key(app_id);
         let Some(app) = self.apps.get_mut(&app_key) else {
             let _ = self.release_to_sched(now, app_id, sched_id);
             return;

@@ -12,7 +12,6 @@ use std::collections::BTreeMap;
 
 use weft_sched::{Event, PlanReservations, PlannedReservation};
 use weft_store::{AppState, FinalStatus, Write};
-use weft_types::yarn_id::ApplicationId;
 use weft_types::{AppId, Duration, Resource, Time};
 
 use crate::apps::app_record;
@@ -151,10 +150,7 @@ impl crate::RmCore {
         queue: &str,
         moved_to: Option<String>,
     ) {
-        let id = ApplicationId {
-            cluster_ts: self.cluster_ts,
-            seq: app.0,
-        };
+        let id = self.app_key(app);
         match moved_to {
             Some(to) => {
                 let Some(a) = self.apps.get_mut(&id) else {

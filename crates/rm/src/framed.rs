@@ -232,7 +232,7 @@ pub(crate) fn allocate_credentials(open: &FramedOpen) -> Result<(AttemptId, Stri
 }
 
 /// Writes `status` as a refusal frame and closes the connection.
-async fn refuse(stream: &mut TcpStream, status: &Status) {
+pub(crate) async fn refuse(stream: &mut TcpStream, status: &Status) {
     let mut out = Vec::new();
     put_error(&mut out, status);
     let _ = write_out(stream, &mut out).await;
@@ -294,12 +294,14 @@ struct Connection {
 }
 
 /// The status of a request frame the RM cannot take (tonic's words for a too large one).
-fn unreadable(e: &FrameError) -> Option<Status> {
+pub(crate) fn unreadable(e: &FrameError) -> Option<Status> {
     match e {
         FrameError::TooLarge { len, max } => Some(Status::out_of_range(format!(
             "Error, decoded message length too large: found {len} bytes, the limit is: {max} bytes"
         ))),
-        FrameError::Type(_) => Some(Status::invalid_argument(e.to_string())),
+        FrameError::Type(_) | FrameError::NoLane(_) => {
+            Some(Status::invalid_argument(e.to_string()))
+        }
         // The connection broke: nobody to answer.
         _ => None,
     }

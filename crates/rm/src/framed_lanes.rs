@@ -31,8 +31,8 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tonic::Status;
 use weft_proto::frames::{
-    put_empty, put_error, put_lane_empty, put_lane_error, put_lane_frame, split_lane, write_out,
-    FrameError, FrameReader, FrameType, FramedOpen, LANE_LEN, MAX_MESSAGE, MAX_OPEN,
+    put_empty, put_lane_empty, put_lane_error, put_lane_frame, split_lane, write_out, FrameError,
+    FrameReader, FrameType, FramedOpen, LANE_LEN, MAX_MESSAGE, MAX_OPEN,
 };
 use weft_proto::v1::{AllocateRequest, AllocateResponse};
 use weft_types::yarn_id::AttemptId;
@@ -130,7 +130,7 @@ pub(crate) async fn serve(
         match step {
             Step::Go => {}
             Step::End => return,
-            Step::Refuse(e) => return refuse(&mut stream, &mut out, &e).await,
+            Step::Refuse(e) => return refuse(&mut stream, &e).await,
         }
         if !out.is_empty() && write_out(&mut stream, &mut out).await.is_err() {
             return;
@@ -315,17 +315,9 @@ impl Lanes {
 }
 
 /// Ends the connection after a frame it cannot take, telling the client why where the framing
-/// still allows it.
-async fn refuse(stream: &mut TcpStream, out: &mut Vec<u8>, e: &FrameError) {
-    let status = match e {
-        FrameError::TooLarge { len, max } => Status::out_of_range(format!(
-            "Error, decoded message length too large: found {len} bytes, the limit is: {max} bytes"
-        )),
-        FrameError::Type(_) | FrameError::NoLane(_) => Status::invalid_argument(e.to_string()),
-        // The connection broke: nobody to answer.
-        _ => return,
-    };
-    put_error(out, &status);
-    let _ = write_out(stream, out).await;
-    let _ = tokio::io::AsyncWriteExt::shutdown(stream).await;
+/// still allows it (as an own framed connection does).
+async fn refuse(stream: &mut TcpStream, e: &FrameError) {
+    if let Some(status) = crate::framed::unreadable(e) {
+        crate::framed::refuse(stream, &status).await;
+    }
 }

@@ -446,11 +446,13 @@ fn lane_frame(frame_type: FrameType, lane: u32, message: &impl Message) -> Vec<u
     out
 }
 
-/// The next frame of a shared connection: its type, lane and message.
-async fn lane_answer(raw: &mut Raw) -> Option<(FrameType, u32, Vec<u8>)> {
-    let (frame_type, payload) = raw.frame().await?;
+/// Sends `bytes` (lane frames) on a shared connection and reads the next frame: its type,
+/// lane and message.
+async fn lane_call(raw: &mut Raw, bytes: &[u8]) -> (FrameType, u32, Vec<u8>) {
+    raw.stream.write_all(bytes).await.unwrap();
+    let (frame_type, payload) = raw.frame().await.expect("an answer");
     let (lane, message) = split_lane(&payload).unwrap();
-    Some((frame_type, lane, message.to_vec()))
+    (frame_type, lane, message.to_vec())
 }
 
 #[test]
@@ -529,25 +531,16 @@ fn many_attempts_allocate_on_lanes_of_one_shared_connection() {
             response_id: 5,
             ..Default::default()
         };
-        raw.stream
-            .write_all(&lane_frame(FrameType::Message, 3, &request))
-            .await
-            .unwrap();
-        let (frame_type, lane, message) = lane_answer(&mut raw).await.unwrap();
+        let (frame_type, lane, message) =
+            lane_call(&mut raw, &lane_frame(FrameType::Message, 3, &request)).await;
         assert_eq!((frame_type, lane), (FrameType::Error, 3));
         assert_eq!(error_status(&message).code(), Code::InvalidArgument);
 
-        raw.stream
-            .write_all(&lane_frame(FrameType::Open, 1, &open))
-            .await
-            .unwrap();
-        let (frame_type, lane, _) = lane_answer(&mut raw).await.unwrap();
+        let (frame_type, lane, _) =
+            lane_call(&mut raw, &lane_frame(FrameType::Open, 1, &open)).await;
         assert_eq!((frame_type, lane), (FrameType::Accepted, 1));
-        raw.stream
-            .write_all(&lane_frame(FrameType::Open, 1, &open))
-            .await
-            .unwrap();
-        let (frame_type, lane, message) = lane_answer(&mut raw).await.unwrap();
+        let (frame_type, lane, message) =
+            lane_call(&mut raw, &lane_frame(FrameType::Open, 1, &open)).await;
         assert_eq!(
             (frame_type, lane),
             (FrameType::Error, 1),
@@ -555,32 +548,22 @@ fn many_attempts_allocate_on_lanes_of_one_shared_connection() {
         );
         assert_eq!(error_status(&message).code(), Code::InvalidArgument);
 
-        raw.stream
-            .write_all(&lane_frame(FrameType::Open, 2, &open))
-            .await
-            .unwrap();
-        let (frame_type, lane, _) = lane_answer(&mut raw).await.unwrap();
+        let (frame_type, lane, _) =
+            lane_call(&mut raw, &lane_frame(FrameType::Open, 2, &open)).await;
         assert_eq!((frame_type, lane), (FrameType::Accepted, 2));
         // Both requests arrive in one read: the second is taken while the first is with the
         // driver, and is refused; the lane ends, and the first's answer goes to nobody.
         let mut two = lane_frame(FrameType::Message, 2, &request);
         two.extend(lane_frame(FrameType::Message, 2, &request));
-        raw.stream.write_all(&two).await.unwrap();
-        let (frame_type, lane, message) = lane_answer(&mut raw).await.unwrap();
+        let (frame_type, lane, message) = lane_call(&mut raw, &two).await;
         assert_eq!((frame_type, lane), (FrameType::Error, 2));
         assert_eq!(error_status(&message).code(), Code::InvalidArgument);
         // A refused lane's number opens again.
-        raw.stream
-            .write_all(&lane_frame(FrameType::Open, 1, &open))
-            .await
-            .unwrap();
-        let (frame_type, lane, _) = lane_answer(&mut raw).await.unwrap();
+        let (frame_type, lane, _) =
+            lane_call(&mut raw, &lane_frame(FrameType::Open, 1, &open)).await;
         assert_eq!((frame_type, lane), (FrameType::Accepted, 1));
-        raw.stream
-            .write_all(&lane_frame(FrameType::Message, 1, &request))
-            .await
-            .unwrap();
-        let (frame_type, lane, message) = lane_answer(&mut raw).await.unwrap();
+        let (frame_type, lane, message) =
+            lane_call(&mut raw, &lane_frame(FrameType::Message, 1, &request)).await;
         assert_eq!((frame_type, lane), (FrameType::Message, 1));
         assert_eq!(
             AllocateResponse::decode(message.as_slice())
@@ -591,11 +574,8 @@ fn many_attempts_allocate_on_lanes_of_one_shared_connection() {
 
         // A lane closed with a request in flight and opened again at once: the old request's
         // answer goes to nobody, the new opening's lane gets only its own.
-        raw.stream
-            .write_all(&lane_frame(FrameType::Open, 7, &open))
-            .await
-            .unwrap();
-        let (frame_type, lane, _) = lane_answer(&mut raw).await.unwrap();
+        let (frame_type, lane, _) =
+            lane_call(&mut raw, &lane_frame(FrameType::Open, 7, &open)).await;
         assert_eq!((frame_type, lane), (FrameType::Accepted, 7));
         let stale = AllocateRequest {
             response_id: 60,
@@ -604,18 +584,14 @@ fn many_attempts_allocate_on_lanes_of_one_shared_connection() {
         let mut again = lane_frame(FrameType::Message, 7, &stale);
         put_lane_empty(&mut again, FrameType::Close, 7);
         again.extend(lane_frame(FrameType::Open, 7, &open));
-        raw.stream.write_all(&again).await.unwrap();
-        let (frame_type, lane, _) = lane_answer(&mut raw).await.unwrap();
+        let (frame_type, lane, _) = lane_call(&mut raw, &again).await;
         assert_eq!((frame_type, lane), (FrameType::Accepted, 7));
         let fresh = AllocateRequest {
             response_id: 70,
             ..Default::default()
         };
-        raw.stream
-            .write_all(&lane_frame(FrameType::Message, 7, &fresh))
-            .await
-            .unwrap();
-        let (frame_type, lane, message) = lane_answer(&mut raw).await.unwrap();
+        let (frame_type, lane, message) =
+            lane_call(&mut raw, &lane_frame(FrameType::Message, 7, &fresh)).await;
         assert_eq!((frame_type, lane), (FrameType::Message, 7));
         assert_eq!(
             AllocateResponse::decode(message.as_slice())

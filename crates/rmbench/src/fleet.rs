@@ -14,7 +14,6 @@ use tokio::sync::{mpsc, watch, Semaphore};
 use tokio::task::JoinHandle;
 use tonic::transport::Channel;
 use weft_proto::auth::AmCredentials;
-use weft_proto::frames::LANE_LEN;
 use weft_proto::shared_frames::SharedAllocates;
 use weft_proto::v1::application_master_protocol_client::ApplicationMasterProtocolClient;
 use weft_sim::presets::preset;
@@ -554,7 +553,7 @@ async fn drive(
     // AMs that cannot have a framed connection each share them (unless told to take gRPC).
     let am_lanes = if !ams_framed && !args.grpc_streams && !args.unary_allocates {
         (0..am_channels.len())
-            .map(|_| Arc::new(SharedAllocates::new(&rm.scheduler, usize::MAX - LANE_LEN)))
+            .map(|_| Arc::new(SharedAllocates::new(&rm.scheduler, usize::MAX)))
             .collect()
     } else {
         Vec::new()

@@ -88,13 +88,6 @@ fn request_size(spec: &ResourceDescription) -> Resource {
 }
 
 impl RmCore {
-    fn app_key(&self, app: AppId) -> ApplicationId {
-        ApplicationId {
-            cluster_ts: self.cluster_ts,
-            seq: app.0,
-        }
-    }
-
     /// The app's demands sent over the AM protocol that still run (may ask or hold).
     fn live_am_demands(&self, app: ApplicationId) -> impl Iterator<Item = &super::Demand> {
         self.demands
